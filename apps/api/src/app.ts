@@ -1,0 +1,29 @@
+import express, { Express, Router } from 'express';
+import type { Logger } from '@facilitator/logging';
+import { requestId } from './middleware/request-id';
+import { requestLogger } from './middleware/request-logger';
+import { errorHandler, notFoundHandler } from './middleware/error-handler';
+import { healthRoutes, ReadinessCheck } from './routes/health';
+
+export interface AppOptions {
+  logger: Logger;
+  maxBodyBytes: number;
+  readinessChecks: readonly ReadinessCheck[];
+  /** Feature routers (verify, settle, status …), mounted at the root in order. */
+  routers: readonly Router[];
+}
+
+/** The HTTP shell: request ids, logging, JSON parsing, routes, and the single error mapping. */
+export function createApp(options: AppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(requestId());
+  app.use(requestLogger(options.logger));
+  app.use(healthRoutes(options.readinessChecks));
+  app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
+  for (const router of options.routers) app.use(router);
+  app.use(notFoundHandler());
+  app.use(errorHandler(options.logger, options.maxBodyBytes));
+  return app;
+}

@@ -1,0 +1,97 @@
+import type { Express } from 'express';
+import type { Config } from '@facilitator/config';
+import { createProvider, RpcChainReader } from '@facilitator/chain';
+import {
+  createPrismaClient,
+  IdempotencyRepository,
+  SettlementRepository,
+  VerificationRepository,
+} from '@facilitator/db';
+import type { Logger } from '@facilitator/logging';
+import { createQueues, createRedisConnection } from '@facilitator/queue';
+import { InvalidRequestError } from '@facilitator/core';
+import { EnabledNetworks, VerificationService } from '@facilitator/verification';
+import { assertAcceptableWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
+import { createApp } from './app';
+import type { ReadinessCheck } from './routes/health';
+import { statusRoutes } from './routes/status';
+import { verifyRoutes } from './routes/verify';
+import { verificationEvents } from './verification-events';
+
+export interface ApiRuntime {
+  app: Express;
+  close(): Promise<void>;
+}
+
+/** The composition root of the API: every dependency is made here, once, from the validated config. */
+export function buildApi(config: Config, logger: Logger): ApiRuntime {
+  const prisma = createPrismaClient(config.databaseUrl);
+  const redis = createRedisConnection(config.redisUrl, 'producer');
+  redis.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
+  const queues = createQueues(redis, config.queuePrefix);
+  const endpoints = config.networks.map((n) => ({
+    chainId: n.chainId,
+    provider: createProvider(n.rpcUrl, n.chainId),
+    tokenAddress: n.tokenAddress,
+    eip712Name: n.eip712Name,
+    eip712Version: n.eip712Version,
+  }));
+  const chain = new RpcChainReader(endpoints);
+  const verifications = new VerificationRepository(prisma);
+  const settlements = new SettlementRepository(prisma);
+  const outbox = new WebhookOutbox(prisma, queues);
+  const networks = new EnabledNetworks(config.networks);
+
+  const verification = new VerificationService({
+    chain,
+    verifications,
+    settlements,
+    treasuryAddress: config.treasury.address,
+    expiryMarginSeconds: config.authorizationExpiryMarginSeconds,
+    onVerified: verificationEvents(outbox, logger),
+  });
+
+  const webhookPolicy = { requireHttps: config.nodeEnv === 'production', allowPrivate: config.webhookAllowPrivate };
+  const checkWebhookUrl = async (url: string) => {
+    try {
+      await assertAcceptableWebhookUrl(url, webhookPolicy);
+    } catch (err) {
+      if (err instanceof WebhookUrlRejected) {
+        throw new InvalidRequestError(err.message, { errors: [{ path: '/webhook_url', message: err.message }] });
+      }
+      throw err;
+    }
+  };
+
+  const readinessChecks: ReadinessCheck[] = [
+    { name: 'postgres', check: async () => void (await prisma.$queryRaw`SELECT 1`) },
+    { name: 'redis', check: async () => void (await redis.ping()) },
+    ...endpoints.map((e) => ({ name: `rpc:eip155:${e.chainId}`, check: async () => void (await e.provider.getBlockNumber()) })),
+  ];
+
+  const app = createApp({
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    readinessChecks,
+    routers: [
+      verifyRoutes({
+        networks,
+        verification,
+        idempotencyKeys: new IdempotencyRepository(prisma),
+        idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+        checkWebhookUrl,
+      }),
+      statusRoutes({ apiKeys: config.apiKeys, verifications, settlements }),
+    ],
+  });
+
+  return {
+    app,
+    async close() {
+      await queues.close();
+      redis.disconnect();
+      for (const e of endpoints) e.provider.destroy();
+      await prisma.$disconnect();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import {
+  FacilitatorError,
+  InvalidRequestError,
+  NotFoundError,
+  PayloadTooLargeError,
+  internalErrorEnvelope,
+} from '@facilitator/core';
+import type { Logger } from '@facilitator/logging';
+
+interface BodyParserError extends Error {
+  type?: string;
+  limit?: number;
+}
+
+/** body-parser's own failures, which are the client's fault and deserve a 4xx in our envelope. */
+function fromBodyParser(err: BodyParserError, maxBodyBytes: number): FacilitatorError | undefined {
+  switch (err.type) {
+    case 'entity.too.large':
+      return new PayloadTooLargeError(maxBodyBytes);
+    case 'entity.parse.failed':
+      return new InvalidRequestError('request body is not valid JSON');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new InvalidRequestError('request body encoding is not supported; send UTF-8 JSON');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new InvalidRequestError('request body could not be read');
+    default:
+      return undefined;
+  }
+}
+
+/** The one place errors become responses: typed errors keep their status; anything else is a logged 500. */
+export function errorHandler(logger: Logger, maxBodyBytes: number): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    const known =
+      err instanceof FacilitatorError ? err : err instanceof Error ? fromBodyParser(err as BodyParserError, maxBodyBytes) : undefined;
+    if (res.headersSent) {
+      logger.error('error after response started', { requestId: req.id, err });
+      return;
+    }
+    if (known) {
+      res.status(known.status).json(known.toEnvelope());
+      return;
+    }
+    logger.error('unhandled error', { requestId: req.id, err });
+    res.status(500).json(internalErrorEnvelope());
+  };
+}
+
+export function notFoundHandler(): RequestHandler {
+  return (req, _res, next) => next(new NotFoundError(`no route for ${req.method} ${req.path}`));
+}

@@ -1,0 +1,42 @@
+import { Router } from 'express';
+
+/** Something /readyz depends on: Postgres, Redis, each enabled RPC. */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: boolean; error?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([check.check(), timeout]);
+    return { name: check.name, ok: true };
+  } catch (err) {
+    return { name: check.name, ok: false, error: err instanceof Error ? err.message : String(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function healthRoutes(checks: readonly ReadinessCheck[]): Router {
+  const router = Router();
+  // Liveness: the process answers. Nothing else, so an orchestrator never restarts us for a dependency.
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const results = await Promise.all(checks.map(runCheck));
+    const failed = results.filter((r) => !r.ok);
+    const body = {
+      status: failed.length === 0 ? 'ready' : 'not_ready',
+      checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? 'ok' : `failed: ${r.error}`])),
+    };
+    res.status(failed.length === 0 ? 200 : 503).json(body);
+  });
+  return router;
+}

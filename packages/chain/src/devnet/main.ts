@@ -1,0 +1,54 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatUnits } from 'ethers';
+import { startDevnet } from './devnet';
+
+/**
+ * Runs a devnet until ^C, for working on the API and worker by hand:
+ *   node -r esbuild-register packages/chain/src/devnet/main.ts [--port 8545] [--block-time 2] [--chain-id 84532] [--info-file .devnet/devnet.json]
+ * Other processes read the info file (see DevnetInfo); it is removed on exit.
+ */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      'block-time': { type: 'string' },
+      'chain-id': { type: 'string' },
+      'info-file': { type: 'string', default: '.devnet/devnet.json' },
+    },
+  });
+  const infoFile = resolve(values['info-file']!);
+  mkdirSync(dirname(infoFile), { recursive: true });
+  const devnet = await startDevnet({
+    port: optionalNumber(values.port),
+    blockTime: optionalNumber(values['block-time']),
+    chainId: optionalNumber(values['chain-id']),
+    infoFile,
+  });
+  const { accounts } = devnet;
+  console.log(`devnet ${devnet.rpcUrl} (chain ${devnet.chainId}, anvil pid ${devnet.pid})`);
+  console.log(`USDC ${devnet.token}; description in ${infoFile}`);
+  console.log(`payer ${accounts.payer.address}: ${formatUnits(await devnet.balanceOf(accounts.payer.address), 6)} USDC`);
+  console.log(`merchant ${accounts.merchant.address}; treasury ${accounts.treasury.address}`);
+
+  const shutdown = async () => {
+    rmSync(infoFile, { force: true });
+    await devnet.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+function optionalNumber(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isFinite(number)) throw new Error(`not a number: ${value}`);
+  return number;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,5 @@
+export * from './token-abi';
+export * from './rpc-provider';
+// Test tooling; it loads anvil and Circle's artifacts (dev dependencies) only when called.
+export * from './devnet';
+export * from './rpc-chain-reader';

@@ -1,0 +1,55 @@
+/**
+ * "The external transaction provider" of the spec: whatever lands our transactions on chain. One
+ * implementation today (local keys, LocalKeyTransactionProvider); a hosted relayer can replace it
+ * behind this interface.
+ *
+ * Every transaction has an idempotency key, (settlementId, purpose): however often `submit` is called
+ * for one key, across crashes and processes, at most one transaction for it is ever mined.
+ */
+export type TransactionPurpose = 'fee' | 'transfer';
+
+export interface TransactionRequest {
+  settlementId: string;
+  purpose: TransactionPurpose;
+  chainId: number;
+  /** the address of a key this provider holds: the treasury for fees, a relayer for transfers */
+  from: string;
+  to: string;
+  /** calldata, 0x hex */
+  data: string;
+}
+
+export interface SubmittedTransaction {
+  /** our id of the transaction (stable across fee bumps) */
+  id: string;
+  from: string;
+  nonce: bigint;
+  /** the newest signed version's hash */
+  hash: string;
+  /** every hash ever broadcast for it, oldest first */
+  hashes: string[];
+}
+
+export interface TransactionLog {
+  address: string;
+  topics: string[];
+  data: string;
+}
+
+export type TransactionOutcome =
+  | { status: 'confirmed'; hash: string; blockNumber: number; logs: TransactionLog[] }
+  | { status: 'reverted'; hash: string; blockNumber: number; reason?: string };
+
+export interface TransactionProvider {
+  /** Sends the transaction, or returns (and re-broadcasts if the node lost it) the one already sent for this key. */
+  submit(request: TransactionRequest): Promise<SubmittedTransaction>;
+  /** The transaction already sent for this key, if any; nothing is sent. */
+  find(settlementId: string, purpose: TransactionPurpose): Promise<SubmittedTransaction | null>;
+  /**
+   * Waits until one version of the transaction is mined with `confirmations` confirmations. Replaces it
+   * with a fee bump when it stays unmined, and re-broadcasts it when the node dropped it.
+   */
+  waitForOutcome(transactionId: string, confirmations: number): Promise<TransactionOutcome>;
+  /** The keys this provider sends from, so callers can choose a relayer. */
+  readonly senders: readonly string[];
+}

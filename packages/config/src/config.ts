@@ -1,0 +1,153 @@
+import { NETWORKS } from '@facilitator/core';
+import { ConfigError } from './config-error';
+import { Env, EnvReader } from './parsers';
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+
+export interface NetworkConfig {
+  chainId: number;
+  caip2: string;
+  legacyName: string;
+  rpcUrl: string;
+  /** lowercase */
+  tokenAddress: string;
+  /** When unset, read once from the token's name()/version() and cached. */
+  eip712Name?: string;
+  eip712Version?: string;
+  confirmations: number;
+}
+
+export interface KeyConfig {
+  privateKey: string;
+  /** lowercase */
+  address: string;
+}
+
+export interface Config {
+  nodeEnv: (typeof NODE_ENVS)[number];
+  databaseUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  port: number;
+  host: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** Only the networks whose RPC URL is set. */
+  networks: NetworkConfig[];
+  treasury: KeyConfig;
+  relayers: KeyConfig[];
+  feeAmount: bigint;
+  webhookSecret: string;
+  apiKeys: string[];
+  /** Largest request body accepted, in bytes. */
+  maxBodyBytes: number;
+  /** An authorization must stay valid this long after verify, so that it can still be settled. */
+  authorizationExpiryMarginSeconds: number;
+  /** How long POST /v1/settle waits for an outcome before answering 202 pending. */
+  settleWaitTimeoutMs: number;
+  /** How long an Idempotency-Key is remembered. */
+  idempotencyTtlSeconds: number;
+  /** Development and tests only: let webhooks reach private addresses. */
+  webhookAllowPrivate: boolean;
+  /** Delays before webhook attempts 2 to 6. */
+  webhookRetryDelaysMs: number[];
+}
+
+/** The spec's schedule: attempt 1 at once, then after 1 min, 5 min, 15 min, 30 min and 1 h. */
+export const WEBHOOK_RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 1_800_000, 3_600_000] as const;
+
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+function readNetworks(reader: EnvReader): NetworkConfig[] {
+  const enabled: NetworkConfig[] = [];
+  for (const network of NETWORKS) {
+    const id = network.chainId;
+    const rpcUrl = reader.optionalUrl(`RPC_URL_${id}`, ['http:', 'https:']);
+    if (rpcUrl === undefined) continue;
+    enabled.push({
+      chainId: id,
+      caip2: network.caip2,
+      legacyName: network.legacyName,
+      rpcUrl,
+      tokenAddress: reader.address(`TOKEN_ADDRESS_${id}`, network.defaultTokenAddress),
+      eip712Name: reader.optionalString(`TOKEN_EIP712_NAME_${id}`),
+      eip712Version: reader.optionalString(`TOKEN_EIP712_VERSION_${id}`),
+      confirmations: reader.integer(`CONFIRMATIONS_${id}`, 1, 1, 100),
+    });
+  }
+  if (enabled.length === 0) {
+    throw new ConfigError(
+      NETWORKS.map((n) => `RPC_URL_${n.chainId}`).join(' / '),
+      'must be set for at least one network (a network is enabled only when its RPC URL is set)',
+    );
+  }
+  return enabled;
+}
+
+function readRelayers(reader: EnvReader, treasury: KeyConfig): KeyConfig[] {
+  const keys = reader.list('RELAYER_PRIVATE_KEYS');
+  if (keys.length === 0) return [treasury];
+  const relayers = keys.map((key, index) => {
+    try {
+      return reader.privateKey('RELAYER_PRIVATE_KEYS', key);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new ConfigError('RELAYER_PRIVATE_KEYS', `entry ${index + 1} must be a 32-byte hex private key`);
+      throw err;
+    }
+  });
+  if (new Set(relayers.map((r) => r.address)).size !== relayers.length) {
+    throw new ConfigError('RELAYER_PRIVATE_KEYS', 'lists the same key twice');
+  }
+  return relayers;
+}
+
+function readWebhookAllowPrivate(reader: EnvReader, nodeEnv: Config['nodeEnv']): boolean {
+  const allow = reader.boolean('WEBHOOK_ALLOW_PRIVATE', false);
+  if (allow && nodeEnv === 'production') throw new ConfigError('WEBHOOK_ALLOW_PRIVATE', 'must not be true in production');
+  return allow;
+}
+
+/** Reads and validates the whole configuration. Throws a ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const reader = new EnvReader(env);
+  const nodeEnv = reader.oneOf('NODE_ENV', NODE_ENVS, 'development');
+  const treasury = reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY'));
+  const queuePrefix = reader.string('QUEUE_PREFIX', 'x402');
+  if (!/^[A-Za-z0-9_.{}-]{1,64}$/.test(queuePrefix)) {
+    throw new ConfigError('QUEUE_PREFIX', 'may only contain letters, digits, "_", ".", "-", "{" and "}" (at most 64)');
+  }
+  return {
+    nodeEnv,
+    databaseUrl: reader.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: reader.url('REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS_URL),
+    queuePrefix,
+    port: reader.integer('PORT', 4020, 0, 65535),
+    host: reader.string('HOST', '0.0.0.0'),
+    logLevel: reader.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    networks: readNetworks(reader),
+    treasury,
+    relayers: readRelayers(reader, treasury),
+    feeAmount: reader.bigint('FEE_AMOUNT', 10_000n),
+    webhookSecret: reader.string('WEBHOOK_SECRET'),
+    apiKeys: reader.list('API_KEYS'),
+    maxBodyBytes: reader.integer('MAX_BODY_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
+    authorizationExpiryMarginSeconds: reader.integer('AUTHORIZATION_EXPIRY_MARGIN_SECONDS', 10, 0, 3600),
+    settleWaitTimeoutMs: reader.milliseconds('SETTLE_WAIT_TIMEOUT_MS', 30_000),
+    idempotencyTtlSeconds: reader.integer('IDEMPOTENCY_TTL_SECONDS', 24 * 60 * 60, 60, 30 * 24 * 60 * 60),
+    webhookAllowPrivate: readWebhookAllowPrivate(reader, nodeEnv),
+    webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
+  };
+}
+
+/** For process entry points: the one-line failure the operator sees, then exit 1. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,109 @@
+import { ErrorCode } from './error-codes';
+
+export type ErrorDetails = Record<string, unknown>;
+
+/** The spec's error envelope: `{ "error": { "code", "message", "details"? } }`. */
+export interface ErrorEnvelope {
+  error: { code: ErrorCode; message: string; details?: ErrorDetails };
+}
+
+/**
+ * Base of every error that reaches a client. It carries the spec's code, the HTTP status and the
+ * details; one middleware turns it into the envelope. Anything else that escapes is an internal error.
+ */
+export class FacilitatorError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly status: number,
+    message: string,
+    readonly details?: ErrorDetails,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    const error: ErrorEnvelope['error'] = { code: this.code, message: this.message };
+    if (this.details !== undefined) error.details = this.details;
+    return { error };
+  }
+}
+
+export class InvalidRequestError extends FacilitatorError {
+  constructor(message: string, details?: ErrorDetails) {
+    super(ErrorCode.InvalidRequest, 400, message, details);
+  }
+}
+
+export class UnsupportedNetworkError extends FacilitatorError {
+  constructor(network: string, enabled: readonly string[]) {
+    super(ErrorCode.UnsupportedNetwork, 400, `network ${JSON.stringify(network)} is not supported here`, {
+      network,
+      supported: [...enabled],
+    });
+  }
+}
+
+export class VerificationFailedError extends FacilitatorError {
+  constructor(message: string, details: ErrorDetails) {
+    super(ErrorCode.VerificationFailed, 400, message, details);
+  }
+}
+
+export class InsufficientAllowanceError extends FacilitatorError {
+  constructor(message: string, details: ErrorDetails) {
+    super(ErrorCode.InsufficientAllowance, 400, message, details);
+  }
+}
+
+export class FeeCollectionFailedError extends FacilitatorError {
+  constructor(message: string, details: ErrorDetails) {
+    super(ErrorCode.FeeCollectionFailed, 400, message, details);
+  }
+}
+
+export class SettlementFailedError extends FacilitatorError {
+  constructor(message: string, details: ErrorDetails) {
+    super(ErrorCode.SettlementFailed, 400, message, details);
+  }
+}
+
+export class NotFoundError extends FacilitatorError {
+  constructor(message = 'not found') {
+    super(ErrorCode.NotFound, 404, message);
+  }
+}
+
+export class UnauthorizedError extends FacilitatorError {
+  constructor(message = 'a valid X-API-Key header is required') {
+    super(ErrorCode.Unauthorized, 401, message);
+  }
+}
+
+export class IdempotencyKeyInFlightError extends FacilitatorError {
+  constructor() {
+    super(ErrorCode.IdempotencyKeyInFlight, 409, 'a request with this Idempotency-Key is still being processed');
+  }
+}
+
+export class IdempotencyKeyReusedError extends FacilitatorError {
+  constructor() {
+    super(ErrorCode.IdempotencyKeyReused, 422, 'this Idempotency-Key was used with a different request body');
+  }
+}
+
+export class PayloadTooLargeError extends FacilitatorError {
+  constructor(limitBytes: number) {
+    super(ErrorCode.PayloadTooLarge, 413, `request body is larger than ${limitBytes} bytes`, { limit_bytes: limitBytes });
+  }
+}
+
+export class ServiceUnavailableError extends FacilitatorError {
+  constructor(message: string, details?: ErrorDetails) {
+    super(ErrorCode.ServiceUnavailable, 503, message, details);
+  }
+}
+
+export function internalErrorEnvelope(): ErrorEnvelope {
+  return { error: { code: ErrorCode.InternalError, message: 'internal error' } };
+}

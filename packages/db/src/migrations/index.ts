@@ -1,0 +1,2 @@
+export { applyMigrations, type ApplyMigrationsOptions } from './apply-migrations';
+export { findMigrationsDir } from './find-migrations-dir';

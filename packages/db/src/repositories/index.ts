@@ -1,0 +1,3 @@
+export * from './verification-repository';
+export * from './settlement-repository';
+export * from './idempotency-repository';

@@ -1,0 +1,8 @@
+/** Jobs carry ids only: Postgres holds the records, so a job can never disagree with them. */
+export interface SettlementJobData {
+  settlementId: string;
+}
+
+export interface WebhookJobData {
+  eventId: string;
+}

@@ -1,0 +1,16 @@
+import { compileValidator } from './validator';
+import { settleFormASchema, verifyFormASchema } from './verify-form-a';
+import { settleFormBSchema, verifyFormBSchema } from './verify-form-b';
+import type { FormARequest, FormBSettleRequest, FormBVerifyRequest } from './request-types';
+
+export * from './primitives';
+export * from './verify-form-a';
+export * from './verify-form-b';
+export * from './request-types';
+export * from './validator';
+export * from './nesting';
+
+export const validateVerifyFormA = compileValidator<FormARequest>(verifyFormASchema, 'verify request (Form A)');
+export const validateVerifyFormB = compileValidator<FormBVerifyRequest>(verifyFormBSchema, 'verify request (Form B)');
+export const validateSettleFormA = compileValidator<FormARequest>(settleFormASchema, 'settle request (Form A)');
+export const validateSettleFormB = compileValidator<FormBSettleRequest>(settleFormBSchema, 'settle request (Form B)');

@@ -1,0 +1,55 @@
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { InvalidRequestError } from '@facilitator/core';
+
+// strictRequired is off because `anyOf: [{ required: [...] }]` names properties defined one level up.
+const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, verbose: true });
+addFormats(ajv);
+
+export interface RequestProblem {
+  /** JSON Pointer into the request body ("" is the body itself) */
+  path: string;
+  message: string;
+}
+
+function describe(error: ErrorObject): RequestProblem {
+  const path = error.instancePath;
+  switch (error.keyword) {
+    case 'required':
+      return { path: `${path}/${(error.params as { missingProperty: string }).missingProperty}`, message: 'is required' };
+    case 'additionalProperties':
+      return {
+        path: `${path}/${(error.params as { additionalProperty: string }).additionalProperty}`,
+        message: 'is not an allowed field',
+      };
+    case 'const':
+      return { path, message: `must be ${JSON.stringify((error.params as { allowedValue: unknown }).allowedValue)}` };
+    case 'pattern':
+      return { path, message: `${error.message ?? 'has the wrong format'}${error.parentSchema?.description ? ` (${error.parentSchema.description})` : ''}` };
+    default:
+      return { path, message: error.message ?? 'is invalid' };
+  }
+}
+
+/** At most this many problems are listed, so a hostile body cannot make the answer huge. */
+const MAX_PROBLEMS = 20;
+
+export function problemsOf(validate: ValidateFunction): RequestProblem[] {
+  const problems = (validate.errors ?? [])
+    // anyOf repeats its branches' errors; the summary line says it better
+    .filter((e) => !(e.keyword === 'required' && e.schemaPath.includes('/anyOf/')))
+    .map(describe);
+  const unique = [...new Map(problems.map((p) => [`${p.path}|${p.message}`, p])).values()];
+  return unique.slice(0, MAX_PROBLEMS);
+}
+
+export type Validator<T> = (body: unknown) => T;
+
+/** Compiles a schema into a function that returns the typed body or throws a 400 listing each problem. */
+export function compileValidator<T>(schema: object, what: string): Validator<T> {
+  const validate = ajv.compile(schema);
+  return (body: unknown): T => {
+    if (validate(body)) return body as T;
+    throw new InvalidRequestError(`invalid ${what}`, { errors: problemsOf(validate) });
+  };
+}

@@ -1,0 +1,15 @@
+/**
+ * What verification needs from the chain. Implemented over RPC by the chain package; errors thrown
+ * here mean the chain could not be asked (the caller answers 503), never that a payment is invalid.
+ */
+export interface ChainReader {
+  /** The pinned EIP-712 domain separator of the network's token (configured or read once, then cached). */
+  domainSeparator(chainId: number): Promise<Uint8Array>;
+  /** USDC's authorizationState: true when the nonce was used or cancelled on chain. */
+  isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean>;
+  /**
+   * For contract wallets (ERC-1271): does `signer` accept this signature for this digest?
+   * Returns undefined when the signer has no code (an ordinary key, whose signature simply failed).
+   */
+  isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<boolean | undefined>;
+}

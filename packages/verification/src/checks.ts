@@ -1,0 +1,140 @@
+import { recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/core';
+import type { ChainReader } from './chain-reader';
+import { FailureReason, VerificationFailure } from './failure-reasons';
+import type { Payment } from './payment';
+
+/** The spec's checks 2–6, which need nothing but the payment, the domain and the clock. */
+export interface OfflineCheckContext {
+  payment: Payment;
+  domainSeparator: Uint8Array;
+  treasury: string;
+  nowSeconds: bigint;
+  /** an authorization must stay valid at least this long after verify */
+  marginSeconds: bigint;
+}
+
+type Failure = VerificationFailure | undefined;
+
+/** Check 2. Returns the recovered signer, or the failure; contract wallets are tried by the caller. */
+export function checkSignature(ctx: OfflineCheckContext): { digest: Uint8Array; failure: Failure } {
+  const { authorization, signature } = ctx.payment;
+  const digest = transferAuthorizationDigest(ctx.domainSeparator, authorization);
+  const recovered = recoverAuthorizationSigner(digest, signature);
+  if (recovered.ok && recovered.address === authorization.from) return { digest, failure: undefined };
+  return {
+    digest,
+    failure: {
+      reason: FailureReason.InvalidSignature,
+      message: 'invalid signature',
+      details: {
+        reason: recovered.ok ? 'signature was not made by authorization.from' : recovered.reason,
+        recovered: recovered.ok ? recovered.address : null,
+        expected: authorization.from,
+      },
+    },
+  };
+}
+
+/** Check 3. */
+export function checkRecipient(ctx: OfflineCheckContext): Failure {
+  const { authorization, expected } = ctx.payment;
+  if (authorization.to === ctx.treasury) {
+    return {
+      reason: FailureReason.RecipientIsTreasury,
+      message: 'payment must be to merchant address',
+      details: {
+        authorization_to: authorization.to,
+        expected_payTo: expected.payTo,
+        reason: 'the authorization pays the facilitator treasury; payments go directly to the merchant',
+      },
+    };
+  }
+  if (authorization.to !== expected.payTo) {
+    return {
+      reason: FailureReason.RecipientMismatch,
+      message: 'payment must be to merchant address',
+      details: {
+        authorization_to: authorization.to,
+        expected_payTo: expected.payTo,
+        reason: 'authorization.to does not equal the merchant address (payTo)',
+      },
+    };
+  }
+  return undefined;
+}
+
+/** Check 4: exact equality; paying more is as wrong as paying less. */
+export function checkAmount(ctx: OfflineCheckContext): Failure {
+  const { authorization, expected } = ctx.payment;
+  if (authorization.value === expected.amount) return undefined;
+  return {
+    reason: FailureReason.AmountMismatch,
+    message: 'amount mismatch',
+    details: { authorization_value: authorization.value.toString(), expected_amount: expected.amount.toString() },
+  };
+}
+
+/** Check 5: the requirements may name a token; it must be the one this network settles. */
+export function checkToken(ctx: OfflineCheckContext): Failure {
+  const { expected, network } = ctx.payment;
+  if (expected.token === undefined || expected.token === network.tokenAddress) return undefined;
+  return {
+    reason: FailureReason.TokenMismatch,
+    message: 'token mismatch',
+    details: {
+      expected_token: expected.token,
+      supported_token: network.tokenAddress,
+      reason: `only the token ${network.tokenAddress} is settled on ${network.caip2}`,
+    },
+  };
+}
+
+/**
+ * Check 6, on the wall clock (block timestamps on Base follow it within seconds). USDC requires
+ * validAfter < now < validBefore; we also require `marginSeconds` of validity left, since an
+ * authorization that expires during settlement cannot be settled.
+ */
+export function checkTime(ctx: OfflineCheckContext): Failure {
+  const { validAfter, validBefore } = ctx.payment.authorization;
+  const now = ctx.nowSeconds;
+  if (validAfter >= now) {
+    return {
+      reason: FailureReason.NotYetValid,
+      message: 'authorization not yet valid',
+      details: { validAfter: validAfter.toString(), currentTime: now.toString() },
+    };
+  }
+  if (validBefore <= now) {
+    return {
+      reason: FailureReason.Expired,
+      message: 'authorization expired',
+      details: { validBefore: validBefore.toString(), currentTime: now.toString() },
+    };
+  }
+  if (validBefore <= now + ctx.marginSeconds) {
+    return {
+      reason: FailureReason.ExpiresTooSoon,
+      message: 'authorization expires too soon to be settled',
+      details: {
+        validBefore: validBefore.toString(),
+        currentTime: now.toString(),
+        minimum_validity_seconds: Number(ctx.marginSeconds),
+      },
+    };
+  }
+  return undefined;
+}
+
+/** Where a contract wallet's signature is accepted by the wallet itself (ERC-1271), as USDC would. */
+export async function checkContractSignature(
+  chain: ChainReader,
+  payment: Payment,
+  digest: Uint8Array,
+  failure: VerificationFailure,
+): Promise<Failure> {
+  const accepted = await chain.isValidContractSignature(payment.network.chainId, payment.authorization.from, digest, payment.signature);
+  if (accepted === true) return undefined;
+  if (accepted === false) return { ...failure, details: { ...failure.details, reason: 'the payer contract (ERC-1271) rejected the signature' } };
+  return failure;
+}
+

@@ -1,0 +1,24 @@
+/**
+ * Why a verification failed, as stable codes (the messages are for people). The x402 surface maps
+ * these to the x402 specification's `invalidReason` values.
+ */
+export const FailureReason = {
+  InvalidSignature: 'invalid_signature',
+  RecipientIsTreasury: 'recipient_is_treasury',
+  RecipientMismatch: 'recipient_mismatch',
+  AmountMismatch: 'amount_mismatch',
+  TokenMismatch: 'token_mismatch',
+  NotYetValid: 'not_yet_valid',
+  Expired: 'expired',
+  ExpiresTooSoon: 'expires_too_soon',
+  NonceUsed: 'nonce_used',
+} as const;
+
+export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
+
+export interface VerificationFailure {
+  reason: FailureReason;
+  /** the spec's message, e.g. "invalid signature" */
+  message: string;
+  details: Record<string, unknown>;
+}

@@ -1,0 +1,105 @@
+import { AmountFormatError, InvalidRequestError, parseAtomicAmount, parsePrice, TOKEN_DECIMALS } from '@facilitator/core';
+import type { AuthorizationBody, ExactEvmPayloadBody, FormARequest, FormBVerifyRequest, RequirementsBody } from '@facilitator/schemas';
+import type { EnabledNetworks } from './networks';
+import type { Payment } from './payment';
+
+function invalid(path: string, message: string): InvalidRequestError {
+  return new InvalidRequestError('invalid request', { errors: [{ path, message }] });
+}
+
+function uint(text: string, path: string): bigint {
+  try {
+    return parseAtomicAmount(text);
+  } catch (err) {
+    if (err instanceof AmountFormatError) throw invalid(path, err.message);
+    throw err;
+  }
+}
+
+function authorizationOf(body: AuthorizationBody, path: string) {
+  return {
+    from: body.from.toLowerCase(),
+    to: body.to.toLowerCase(),
+    value: uint(body.value, `${path}/value`),
+    validAfter: uint(body.validAfter, `${path}/validAfter`),
+    validBefore: uint(body.validBefore, `${path}/validBefore`),
+    nonce: body.nonce.toLowerCase(),
+  };
+}
+
+/** The amount the merchant asked for: `price`, else `amount` (x402 v2), else `maxAmountRequired` (x402 v1). */
+function expectedAmountOf(requirements: RequirementsBody): bigint {
+  const candidates: Array<[string, bigint]> = [];
+  try {
+    if (requirements.price !== undefined) candidates.push(['price', parsePrice(requirements.price, TOKEN_DECIMALS)]);
+  } catch (err) {
+    if (err instanceof AmountFormatError) throw invalid('/requirements/price', err.message);
+    throw err;
+  }
+  if (requirements.amount !== undefined) candidates.push(['amount', uint(requirements.amount, '/requirements/amount')]);
+  if (requirements.maxAmountRequired !== undefined) {
+    candidates.push(['maxAmountRequired', uint(requirements.maxAmountRequired, '/requirements/maxAmountRequired')]);
+  }
+  const [first] = candidates;
+  const disagreeing = candidates.find(([, value]) => value !== first[1]);
+  if (disagreeing) throw invalid(`/requirements/${disagreeing[0]}`, `disagrees with ${first[0]}`);
+  return first[1];
+}
+
+function expectedTokenOf(requirements: RequirementsBody): string | undefined {
+  const { token, asset } = requirements;
+  if (token && asset && token.toLowerCase() !== asset.toLowerCase()) throw invalid('/requirements/asset', 'disagrees with token');
+  return (token ?? asset)?.toLowerCase();
+}
+
+export function paymentFromFormA(body: FormARequest, networks: EnabledNetworks, surface: Payment['surface']): Payment {
+  const { payment, requirements } = body;
+  const network = networks.fromCaip2(requirements.network);
+  if (payment.network !== undefined && payment.network !== requirements.network) {
+    throw invalid('/payment/network', 'disagrees with requirements.network');
+  }
+  return {
+    protocolVersion: 2,
+    surface,
+    network,
+    networkName: requirements.network,
+    ...payloadOf(payment.payload, '/payment/payload'),
+    expected: {
+      payTo: requirements.payTo.toLowerCase(),
+      amount: expectedAmountOf(requirements),
+      token: expectedTokenOf(requirements),
+    },
+    request: body,
+  };
+}
+
+function payloadOf(payload: ExactEvmPayloadBody, path: string) {
+  return { authorization: authorizationOf(payload.authorization, `${path}/authorization`), signature: payload.signature.toLowerCase() };
+}
+
+export function paymentFromFormB(body: FormBVerifyRequest, networks: EnabledNetworks): Payment {
+  const network = networks.fromLegacyName(body.chain);
+  const paymentPayload = body.metadata.paymentPayload;
+  if (networks.fromLegacyName(paymentPayload.network).chainId !== network.chainId) {
+    throw invalid('/metadata/paymentPayload/network', 'disagrees with chain');
+  }
+  const payload = payloadOf(paymentPayload.payload, '/metadata/paymentPayload/payload');
+  if (body.transaction_hash.toLowerCase() !== payload.authorization.nonce) {
+    throw invalid('/transaction_hash', 'must be the authorization nonce');
+  }
+  return {
+    protocolVersion: 1,
+    surface: 'v1',
+    network,
+    networkName: body.chain,
+    ...payload,
+    expected: {
+      payTo: body.seller_address.toLowerCase(),
+      amount: uint(body.expected_amount, '/expected_amount'),
+      token: body.expected_token.toLowerCase(),
+    },
+    metadata: body.metadata,
+    webhookUrl: body.webhook_url,
+    request: body,
+  };
+}

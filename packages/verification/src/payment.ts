@@ -1,0 +1,34 @@
+import type { NetworkConfig } from '@facilitator/config';
+import type { TransferAuthorization } from '@facilitator/core';
+
+/**
+ * A payment to verify, whichever form it arrived in. Normalizers build it from the request bodies;
+ * the checks and the records only ever see this.
+ */
+export interface Payment {
+  /** 2 for Form A and x402 v2 bodies, 1 for Form B and x402 v1 bodies */
+  protocolVersion: 1 | 2;
+  /** which API received it: "v1" (/v1 routes) or "x402" (the x402 facilitator routes) */
+  surface: 'v1' | 'x402';
+  network: NetworkConfig;
+  /** the network name as the client wrote it, echoed back in answers */
+  networkName: string;
+  /** addresses lowercased, numbers as bigint */
+  authorization: TransferAuthorization;
+  signature: string;
+  expected: {
+    payTo: string;
+    amount: bigint;
+    /** lowercase; undefined when the requirements name no token */
+    token?: string;
+  };
+  metadata?: Record<string, unknown>;
+  webhookUrl?: string;
+  /** what was received, stored with the verification so it can be settled later */
+  request: unknown;
+}
+
+/** "chainId:token:payer:nonce": the identity of one payment, whatever form it came in. */
+export function paymentKey(chainId: number, token: string, payer: string, nonce: string): string {
+  return `${chainId}:${token}:${payer}:${nonce}`.toLowerCase();
+}

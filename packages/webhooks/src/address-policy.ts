@@ -1,0 +1,65 @@
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Which addresses a webhook may reach. Only globally routable unicast addresses: never loopback,
+ * private, link-local (cloud metadata lives there), unique-local, multicast or reserved ranges,
+ * including IPv4 hidden inside IPv6 (::ffff:127.0.0.1). Ranges come from ipaddr.js's tables.
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  }
+  return parsed.range() === 'unicast';
+}
+
+export interface WebhookUrlPolicy {
+  /** production: https only */
+  requireHttps: boolean;
+  /** development and tests only: lift the public-address rule */
+  allowPrivate: boolean;
+}
+
+export class WebhookUrlRejected extends Error {}
+
+/** The host of a URL without IPv6 brackets. */
+export function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Refuses a webhook URL that breaks the policy. DNS names are resolved here to reject them early with a
+ * clear answer; delivery checks the address again when it connects, so DNS rebinding gains nothing.
+ */
+export async function assertAcceptableWebhookUrl(text: string, policy: WebhookUrlPolicy): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new WebhookUrlRejected('webhook_url is not a valid URL');
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && !policy.requireHttps)) {
+    throw new WebhookUrlRejected(policy.requireHttps ? 'webhook_url must use https' : 'webhook_url must use http or https');
+  }
+  if (url.username || url.password) throw new WebhookUrlRejected('webhook_url must not carry credentials');
+  if (policy.allowPrivate) return url;
+  const host = hostOf(url);
+  const addresses = ipaddr.isValid(host) ? [host] : await resolveAll(host);
+  const refused = addresses.find((address) => !isPublicAddress(address));
+  if (refused !== undefined) {
+    throw new WebhookUrlRejected(`webhook_url resolves to a non-public address (${refused})`);
+  }
+  return url;
+}
+
+async function resolveAll(host: string): Promise<string[]> {
+  try {
+    const answers = await lookup(host, { all: true, verbatim: true });
+    if (answers.length === 0) throw new Error('no addresses');
+    return answers.map((a) => a.address);
+  } catch {
+    throw new WebhookUrlRejected(`webhook_url host ${JSON.stringify(host)} does not resolve`);
+  }
+}

@@ -1,0 +1,20 @@
+/** The spec's event types. */
+export const WebhookEventType = {
+  VerificationCompleted: 'verification.completed',
+  VerificationFailed: 'verification.failed',
+  SettlementCompleted: 'settlement.completed',
+  SettlementRejected: 'settlement.rejected',
+} as const;
+
+export type WebhookEventType = (typeof WebhookEventType)[keyof typeof WebhookEventType];
+
+/** The delivered body, less `signature` (added at delivery, computed over everything else). */
+export interface WebhookPayload {
+  event_type: WebhookEventType;
+  event_id: string;
+  timestamp: string;
+  verification_id: string;
+  settlement_id: string | null;
+  status: string;
+  data: Record<string, unknown>;
+}

@@ -1,0 +1,3 @@
+export * from './event-types';
+export * from './address-policy';
+export * from './webhook-outbox';

@@ -1,0 +1,142 @@
+// Everything an end-to-end test needs, real and isolated: its own anvil with Circle's USDC, its own
+// Postgres database, its own queue prefix on the shared Redis, and the API app built from config.
+import { randomBytes } from 'node:crypto';
+import IORedis from 'ioredis';
+import supertest from 'supertest';
+import { startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/chain';
+import { loadConfig, type Config } from '@facilitator/config';
+import { createSilentLogger, type Logger } from '@facilitator/logging';
+import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
+import { createTestDatabase, type TestDatabase } from './database';
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const WEBHOOK_SECRET = 'test-webhook-secret';
+
+export interface TestStackOptions {
+  env?: Record<string, string | undefined>;
+  devnet?: DevnetOptions;
+  logger?: Logger;
+}
+
+export interface TestStack {
+  devnet: Devnet;
+  db: TestDatabase;
+  env: Record<string, string>;
+  config: Config;
+  api: ApiRuntime;
+  http: ReturnType<typeof supertest>;
+  /** A signed payment to the devnet merchant, as both request forms. */
+  payment(fields?: Partial<AuthorizationFields> & { payerKey?: string }): Promise<PaymentBodies>;
+  stop(): Promise<void>;
+}
+
+export interface PaymentBodies {
+  authorization: { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string };
+  signature: string;
+  formA(requirements?: Record<string, unknown>): { payment: Record<string, unknown>; requirements: Record<string, unknown> };
+  formB(overrides?: Record<string, unknown>): Record<string, unknown>;
+}
+
+export const PRICE_UNITS = 10_000n; // "$0.01"
+
+export function stackEnv(devnet: Devnet, databaseUrl: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    QUEUE_PREFIX: `t${randomBytes(6).toString('hex')}`,
+    RPC_URL_84532: devnet.rpcUrl,
+    TOKEN_ADDRESS_84532: devnet.token,
+    TREASURY_PRIVATE_KEY: devnet.accounts.treasury.privateKey,
+    RELAYER_PRIVATE_KEYS: devnet.accounts.relayers.map((r) => r.privateKey).join(','),
+    WEBHOOK_SECRET,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+  return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>;
+}
+
+export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+  const [devnet, db] = await Promise.all([startDevnet(options.devnet), createTestDatabase()]);
+  const env = stackEnv(devnet, db.url, options.env);
+  const config = loadConfig(env);
+  const api = buildApi(config, options.logger ?? createSilentLogger());
+  const http = supertest(api.app);
+
+  async function payment(fields: Partial<AuthorizationFields> & { payerKey?: string } = {}): Promise<PaymentBodies> {
+    const signed = await devnet.signTransferAuthorization(fields.payerKey ?? devnet.accounts.payer.privateKey, {
+      to: fields.to ?? devnet.accounts.merchant.address,
+      value: fields.value ?? PRICE_UNITS,
+      validAfter: fields.validAfter,
+      validBefore: fields.validBefore,
+      nonce: fields.nonce,
+    });
+    const a = signed.authorization;
+    const authorization = {
+      from: a.from,
+      to: a.to,
+      value: a.value.toString(),
+      validAfter: a.validAfter.toString(),
+      validBefore: a.validBefore.toString(),
+      nonce: a.nonce,
+    };
+    const payload = { authorization, signature: signed.signature };
+    return {
+      authorization,
+      signature: signed.signature,
+      formA: (requirements = {}) => ({
+        payment: { x402Version: 2, payload: structuredClone(payload) },
+        requirements: {
+          scheme: 'exact',
+          price: '$0.01',
+          network: 'eip155:84532',
+          payTo: devnet.accounts.merchant.address,
+          token: devnet.token,
+          ...requirements,
+        },
+      }),
+      formB: (overrides = {}) => ({
+        transaction_hash: authorization.nonce,
+        chain: 'layer2-sepolia',
+        seller_address: devnet.accounts.merchant.address,
+        expected_amount: PRICE_UNITS.toString(),
+        expected_token: devnet.token,
+        metadata: {
+          source: 'test',
+          paymentPayload: { x402Version: 1, scheme: 'exact', network: 'layer2-sepolia', payload: structuredClone(payload) },
+        },
+        ...overrides,
+      }),
+    };
+  }
+
+  return {
+    devnet,
+    db,
+    env,
+    config,
+    api,
+    http,
+    payment,
+    async stop() {
+      await api.close();
+      await Promise.all([devnet.stop(), db.drop(), deleteRedisKeys(config.queuePrefix)]);
+    },
+  };
+}
+
+/** Removes every Redis key under a test's queue prefix. */
+export async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
