@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '@facilitator/config';
 import { createSilentLogger, type Logger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
 import { createTestDatabase, type TestDatabase } from './database';
+import { startWorkerProcess, type WorkerProcess } from './worker-process';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const WEBHOOK_SECRET = 'test-webhook-secret';
@@ -27,6 +28,8 @@ export interface TestStack {
   http: ReturnType<typeof supertest>;
   /** A signed payment to the devnet merchant, as both request forms. */
   payment(fields?: Partial<AuthorizationFields> & { payerKey?: string }): Promise<PaymentBodies>;
+  /** Starts the compiled worker app as its own process against this stack; stopped with the stack. */
+  startWorker(env?: Record<string, string>): Promise<WorkerProcess>;
   stop(): Promise<void>;
 }
 
@@ -85,7 +88,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     return {
       authorization,
       signature: signed.signature,
-      formA: (requirements = {}) => ({
+      formA: (requirements: Record<string, unknown> = {}) => ({
         payment: { x402Version: 2, payload: structuredClone(payload) },
         requirements: {
           scheme: 'exact',
@@ -111,6 +114,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     };
   }
 
+  const workers: WorkerProcess[] = [];
   return {
     devnet,
     db,
@@ -119,7 +123,13 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     api,
     http,
     payment,
+    async startWorker(extra = {}) {
+      const worker = await startWorkerProcess({ ...env, ...extra });
+      workers.push(worker);
+      return worker;
+    },
     async stop() {
+      await Promise.all(workers.map((w) => w.stop('SIGKILL')));
       await api.close();
       await Promise.all([devnet.stop(), db.drop(), deleteRedisKeys(config.queuePrefix)]);
     },

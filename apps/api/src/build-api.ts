@@ -10,10 +10,12 @@ import {
 import type { Logger } from '@facilitator/logging';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { InvalidRequestError } from '@facilitator/core';
+import { SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService } from '@facilitator/verification';
 import { assertAcceptableWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
 import type { ReadinessCheck } from './routes/health';
+import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
 import { verifyRoutes } from './routes/verify';
 import { verificationEvents } from './verification-events';
@@ -80,6 +82,13 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
         idempotencyKeys: new IdempotencyRepository(prisma),
         idempotencyTtlSeconds: config.idempotencyTtlSeconds,
         checkWebhookUrl,
+      }),
+      settleRoutes({
+        networks,
+        verifications,
+        settlements,
+        requests: new SettlementRequests(settlements, queues, config.feeAmount),
+        settleWaitTimeoutMs: config.settleWaitTimeoutMs,
       }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements }),
     ],

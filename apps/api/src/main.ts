@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { loadConfigOrExit } from '@facilitator/config';
 import { createLogger } from '@facilitator/logging';
 import { buildApi } from './build-api';
@@ -8,24 +9,52 @@ const logger = createLogger({
   level: config.logLevel,
   secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys],
 });
-const runtime = buildApi(config, logger);
-const server = runtime.app.listen(config.port, config.host, () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info('api listening', { url: `http://${config.host}:${port}`, networks: config.networks.map((n) => n.caip2) });
-});
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  logger.info('api shutting down', { signal });
-  // stop accepting, let in-flight requests finish, then release connections
-  server.close(() => {
-    void runtime.close().finally(() => process.exit(0));
-  });
-  server.closeIdleConnections();
-  setTimeout(() => process.exit(1), 10_000).unref();
+// Verification is CPU-bound (JSON, hashing, signature recovery): one process per core shares the port.
+if (config.apiProcesses > 1 && cluster.isPrimary) {
+  runPrimary();
+} else {
+  runServer();
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+
+function runPrimary(): void {
+  let stopping = false;
+  for (let i = 0; i < config.apiProcesses; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    logger.error('api process exited; starting another', { pid: worker.process.pid, code, signal });
+    cluster.fork();
+  });
+  const stop = (signal: string) => {
+    stopping = true;
+    logger.info('api shutting down', { signal });
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    const exit = () => Object.keys(cluster.workers ?? {}).length === 0 && process.exit(0);
+    cluster.on('exit', exit);
+    exit();
+    setTimeout(() => process.exit(1), 12_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function runServer(): void {
+  const runtime = buildApi(config, logger);
+  const server = runtime.app.listen(config.port, config.host, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    logger.info('api listening', { url: `http://${config.host}:${port}`, networks: config.networks.map((n) => n.caip2), pid: process.pid });
+  });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('api process shutting down', { signal });
+    // stop accepting, let in-flight requests finish, then release connections
+    server.close(() => void runtime.close().finally(() => process.exit(0)));
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}

@@ -3,3 +3,5 @@ export * from './rpc-provider';
 // Test tooling; it loads anvil and Circle's artifacts (dev dependencies) only when called.
 export * from './devnet';
 export * from './rpc-chain-reader';
+export * from './usdc-client';
+export * from './sending';

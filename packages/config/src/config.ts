@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { NETWORKS } from '@facilitator/core';
 import { ConfigError } from './config-error';
 import { Env, EnvReader } from './parsers';
@@ -31,6 +32,8 @@ export interface Config {
   queuePrefix: string;
   port: number;
   host: string;
+  /** API processes (Node cluster) sharing the port; default one per CPU core */
+  apiProcesses: number;
   logLevel: (typeof LOG_LEVELS)[number];
   /** Only the networks whose RPC URL is set. */
   networks: NetworkConfig[];
@@ -51,6 +54,24 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** Delays before webhook attempts 2 to 6. */
   webhookRetryDelaysMs: number[];
+  worker: WorkerConfig;
+}
+
+export const WORKER_QUEUE_NAMES = ['settlement', 'webhook'] as const;
+
+export interface WorkerConfig {
+  /** which queues this worker process serves (WORKER_QUEUES); default both */
+  queues: Array<(typeof WORKER_QUEUE_NAMES)[number]>;
+  settlementConcurrency: number;
+  webhookConcurrency: number;
+  /** a job whose worker stops renewing its lock for this long is taken back (e.g. after SIGKILL) */
+  lockDurationMs: number;
+  /** how often stalled jobs are looked for */
+  stalledIntervalMs: number;
+  /** how long SIGTERM waits for in-flight jobs before exiting */
+  shutdownTimeoutMs: number;
+  /** 0 disables the metrics listener */
+  metricsPort: number;
 }
 
 /** The spec's schedule: attempt 1 at once, then after 1 min, 5 min, 15 min, 30 min and 1 h. */
@@ -107,6 +128,21 @@ function readWebhookAllowPrivate(reader: EnvReader, nodeEnv: Config['nodeEnv']):
   return allow;
 }
 
+function readWorker(reader: EnvReader): WorkerConfig {
+  const queues = reader.list('WORKER_QUEUES');
+  const unknown = queues.find((q) => !WORKER_QUEUE_NAMES.includes(q as WorkerConfig['queues'][number]));
+  if (unknown !== undefined) throw new ConfigError('WORKER_QUEUES', `names an unknown queue "${unknown}" (known: ${WORKER_QUEUE_NAMES.join(', ')})`);
+  return {
+    queues: (queues.length > 0 ? queues : [...WORKER_QUEUE_NAMES]) as WorkerConfig['queues'],
+    settlementConcurrency: reader.integer('SETTLEMENT_CONCURRENCY', 50, 1, 1000),
+    webhookConcurrency: reader.integer('WEBHOOK_CONCURRENCY', 20, 1, 1000),
+    lockDurationMs: reader.integer('WORKER_LOCK_DURATION_MS', 15_000, 1_000, 600_000),
+    stalledIntervalMs: reader.integer('WORKER_STALLED_INTERVAL_MS', 5_000, 500, 600_000),
+    shutdownTimeoutMs: reader.integer('WORKER_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    metricsPort: reader.integer('WORKER_METRICS_PORT', 0, 0, 65535),
+  };
+}
+
 /** Reads and validates the whole configuration. Throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const reader = new EnvReader(env);
@@ -123,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     queuePrefix,
     port: reader.integer('PORT', 4020, 0, 65535),
     host: reader.string('HOST', '0.0.0.0'),
+    apiProcesses: reader.integer('API_PROCESSES', availableParallelism(), 1, 256),
     logLevel: reader.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     networks: readNetworks(reader),
     treasury,
@@ -136,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlSeconds: reader.integer('IDEMPOTENCY_TTL_SECONDS', 24 * 60 * 60, 60, 30 * 24 * 60 * 60),
     webhookAllowPrivate: readWebhookAllowPrivate(reader, nodeEnv),
     webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
+    worker: readWorker(reader),
   };
 }
 

@@ -13,6 +13,8 @@ export interface NetworkInfo {
   /** Circle's USDC on this network, the default token. */
   defaultTokenAddress: string;
   label: string;
+  /** a public RPC endpoint, for commands we show to merchants (never our own, which may carry a key) */
+  publicRpcUrl: string;
 }
 
 export const NETWORKS: readonly NetworkInfo[] = [
@@ -23,6 +25,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     legacyAliases: ['layer2', 'base'],
     defaultTokenAddress: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
     label: 'Base',
+    publicRpcUrl: 'https://mainnet.base.org',
   },
   {
     chainId: 84532,
@@ -31,6 +34,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     legacyAliases: ['layer2-sepolia', 'base-sepolia'],
     defaultTokenAddress: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
     label: 'Base Sepolia',
+    publicRpcUrl: 'https://sepolia.base.org',
   },
 ];
 

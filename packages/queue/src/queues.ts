@@ -3,6 +3,8 @@ import type { Redis } from 'ioredis';
 import { QueueName } from './queue-names';
 import type { SettlementJobData, WebhookJobData } from './job-payloads';
 
+export const WEBHOOK_ATTEMPTS = 6;
+
 export interface Queues {
   settlement: Queue<SettlementJobData>;
   webhook: Queue<WebhookJobData>;
@@ -19,9 +21,16 @@ export function createQueues(connection: Redis, prefix: string): Queues {
   const settlement = new Queue<SettlementJobData>(QueueName.Settlement, {
     connection,
     prefix,
-    defaultJobOptions: { ...RETENTION, attempts: 1000, backoff: { type: 'exponential', delay: 1000 } },
+    // a settlement job retries for as long as a step keeps throwing (RPC or database down): each step is
+    // idempotent, and giving up would strand money mid-way. The worker's backoff paces the retries.
+    defaultJobOptions: { ...RETENTION, attempts: Number.MAX_SAFE_INTEGER, backoff: { type: 'settlement' } },
   });
-  const webhook = new Queue<WebhookJobData>(QueueName.Webhook, { connection, prefix, defaultJobOptions: RETENTION });
+  const webhook = new Queue<WebhookJobData>(QueueName.Webhook, {
+    connection,
+    prefix,
+    // the spec: 6 attempts, on the schedule the worker's backoff gives
+    defaultJobOptions: { ...RETENTION, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' } },
+  });
   return {
     settlement,
     webhook,

@@ -1,3 +1,6 @@
 export * from './event-types';
 export * from './address-policy';
 export * from './webhook-outbox';
+export * from './signature';
+export * from './safe-http-post';
+export * from './webhook-delivery';

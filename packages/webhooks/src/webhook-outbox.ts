@@ -1,5 +1,5 @@
 import { IdPrefix, newId } from '@facilitator/core';
-import type { PrismaClient } from '@facilitator/db';
+import type { Prisma, PrismaClient } from '@facilitator/db';
 import type { Queues } from '@facilitator/queue';
 import type { WebhookEventType, WebhookPayload } from './event-types';
 
@@ -12,9 +12,12 @@ export interface NewWebhookEvent {
   data: Record<string, unknown>;
 }
 
+type Writer = Pick<PrismaClient, 'webhookEvent'> | Prisma.TransactionClient;
+
 /**
- * Records an event in Postgres, then enqueues its delivery. The row comes first, so an event is never
- * lost between the two: a pending row without a job is found and enqueued again by the sweeper.
+ * Records an event in Postgres, then enqueues its delivery. The row comes first (inside the caller's
+ * transaction when there is one), so an event is never lost between the two: a pending row without a
+ * job is found and enqueued again by the sweeper.
  */
 export class WebhookOutbox {
   constructor(
@@ -22,7 +25,15 @@ export class WebhookOutbox {
     private readonly queues: Pick<Queues, 'webhook'>,
   ) {}
 
+  /** Stores and enqueues in one go, for callers with no transaction of their own. */
   async publish(event: NewWebhookEvent): Promise<WebhookPayload> {
+    const payload = await this.store(this.prisma, event);
+    await this.enqueue(payload.event_id);
+    return payload;
+  }
+
+  /** Writes the event row through `writer` (e.g. a transaction); call `enqueue` after it commits. */
+  async store(writer: Writer, event: NewWebhookEvent): Promise<WebhookPayload> {
     const payload: WebhookPayload = {
       event_type: event.type,
       event_id: newId(IdPrefix.WebhookEvent),
@@ -32,7 +43,7 @@ export class WebhookOutbox {
       status: event.status,
       data: event.data,
     };
-    await this.prisma.webhookEvent.create({
+    await writer.webhookEvent.create({
       data: {
         id: payload.event_id,
         eventType: payload.event_type,
@@ -42,7 +53,6 @@ export class WebhookOutbox {
         payload: payload as unknown as object,
       },
     });
-    await this.enqueue(payload.event_id);
     return payload;
   }
 

@@ -7,6 +7,8 @@ export const BASE_SEPOLIA_CHAIN_ID = 84532;
 export interface AnvilOptions {
   /** TCP port on 127.0.0.1; 0 or absent lets the OS pick a free one (no race between parallel tests). */
   port?: number;
+  /** Address to listen on; default 127.0.0.1. A container serving other containers needs 0.0.0.0. */
+  host?: string;
   /** Default 84532 (Base Sepolia). */
   chainId?: number;
   /** Seconds between blocks; absent means a block per transaction (automine). Fractions are allowed. */
@@ -51,7 +53,7 @@ export function anvilBinaryPath(): string {
 }
 
 export function anvilArgs(options: AnvilOptions): string[] {
-  const args = ['--host', HOST, '--port', String(options.port ?? 0)];
+  const args = ['--host', options.host ?? HOST, '--port', String(options.port ?? 0)];
   args.push('--chain-id', String(options.chainId ?? BASE_SEPOLIA_CHAIN_ID));
   if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));
   if (options.mnemonic !== undefined) args.push('--mnemonic', options.mnemonic);

@@ -10,7 +10,7 @@ import { ANVIL_DEFAULT_MNEMONIC, devnetAccounts, mnemonicAccountCount, type Devn
 import { signTransferAuthorization, type AuthorizationFields, type SignedAuthorization } from './transfer-authorization';
 import { DEVNET_TOKEN_NAME, USDC_DECIMALS, USDC_EIP712_VERSION, planApprove, planMint, planUsdcDeployment } from './usdc-deployment';
 
-export interface DevnetOptions extends Pick<AnvilOptions, 'port' | 'chainId' | 'blockTime' | 'startupTimeoutMs'> {
+export interface DevnetOptions extends Pick<AnvilOptions, 'port' | 'host' | 'chainId' | 'blockTime' | 'startupTimeoutMs'> {
   /** Relayer accounts to derive (mnemonic indexes 2, 3, ...); default 2. */
   relayerCount?: number;
   /** USDC minted to the payer, in atomic units; default 1000 USDC. */
@@ -67,6 +67,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const accounts = devnetAccounts(ANVIL_DEFAULT_MNEMONIC, options.relayerCount ?? 2);
   const anvil = await startAnvil({
     port: options.port,
+    host: options.host,
     chainId: options.chainId,
     blockTime: options.blockTime,
     startupTimeoutMs: options.startupTimeoutMs,

@@ -6,13 +6,14 @@ import { startDevnet } from './devnet';
 
 /**
  * Runs a devnet until ^C, for working on the API and worker by hand:
- *   node -r esbuild-register packages/chain/src/devnet/main.ts [--port 8545] [--block-time 2] [--chain-id 84532] [--info-file .devnet/devnet.json]
+ *   node packages/chain/dist/devnet/main.js [--port 8545] [--host 0.0.0.0] [--block-time 2] [--chain-id 84532] [--info-file .devnet/devnet.json]
  * Other processes read the info file (see DevnetInfo); it is removed on exit.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       port: { type: 'string' },
+      host: { type: 'string' },
       'block-time': { type: 'string' },
       'chain-id': { type: 'string' },
       'info-file': { type: 'string', default: '.devnet/devnet.json' },
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
   mkdirSync(dirname(infoFile), { recursive: true });
   const devnet = await startDevnet({
     port: optionalNumber(values.port),
+    host: values.host,
     blockTime: optionalNumber(values['block-time']),
     chainId: optionalNumber(values['chain-id']),
     infoFile,

@@ -43,7 +43,10 @@ export type TransactionOutcome =
 export interface TransactionProvider {
   /** Sends the transaction, or returns (and re-broadcasts if the node lost it) the one already sent for this key. */
   submit(request: TransactionRequest): Promise<SubmittedTransaction>;
-  /** The transaction already sent for this key, if any; nothing is sent. */
+  /**
+   * The transaction already sent (signed and stored) for this key, if any; nothing is sent. A transaction
+   * whose nonce was stored but that a crash left unsigned is not returned: `submit` finishes it.
+   */
   find(settlementId: string, purpose: TransactionPurpose): Promise<SubmittedTransaction | null>;
   /**
    * Waits until one version of the transaction is mined with `confirmations` confirmations. Replaces it

@@ -1,0 +1,85 @@
+import type { Settlement } from '@facilitator/db';
+import { statusOf } from '@facilitator/settlement';
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+function feeCollectionStatus(s: Settlement): 'collected' | 'failed' | 'pending' | 'not_collected' {
+  if (s.feeCollectedAt) return 'collected';
+  if (s.state === 'failed') return s.errorCode === 'fee_collection_failed' ? 'failed' : 'not_collected';
+  return 'pending';
+}
+
+/** Spec "Settlement result (Form A)", with the fee breakdown variant's timestamps. */
+export function formASettlementResult(s: Settlement) {
+  const fee = BigInt(s.feeAmount);
+  return {
+    success: true,
+    transaction: null,
+    message: 'Payment settled',
+    details: {
+      settlement_id: s.id,
+      verification_id: s.verificationId,
+      settled_amount: s.amount,
+      merchant_received: Number(s.amount),
+      fee_amount_wei: Number(fee),
+      fee_collection_status: 'collected',
+      fee_tx_hash: s.feeTxHash,
+      settlement_tx_hash: s.settlementTxHash,
+      fee_collected_first: true,
+      pricing_model: 'flat_rate',
+      description: `A flat fee of ${fee} token units was collected from the merchant (transferFrom against the merchant's allowance to the treasury) before the payer's transfer was executed; the payer paid exactly the price.`,
+      fee_collection_timestamp: iso(s.feeCollectedAt),
+      settlement_timestamp: iso(s.settledAt),
+    },
+  };
+}
+
+/** Form A answer when the outcome is not known within the wait: 202, poll the status record. */
+export function formASettlementPending(s: Settlement) {
+  return {
+    success: false,
+    transaction: null,
+    message: `settlement in progress; poll GET /v1/settlements/${s.id}`,
+    details: { settlement_id: s.id, verification_id: s.verificationId, status: 'pending', state: s.state },
+  };
+}
+
+/** Spec "Settlement result (Form B)": the create response. */
+export function formBSettlementCreated(s: Settlement) {
+  return {
+    settlement_id: s.id,
+    verification_id: s.verificationId,
+    status: statusOf(s.state),
+    transaction_hash: s.state === 'settled' ? s.settlementTxHash : null,
+    destination_address: s.merchant,
+    created_at: s.createdAt.toISOString(),
+  };
+}
+
+/** Spec "Status record" of a settlement, plus the processing state, both hashes and the error. */
+export function settlementStatusRecord(s: Settlement) {
+  return {
+    id: s.id,
+    type: 'settlement',
+    status: statusOf(s.state),
+    state: s.state,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+    transaction_hash: s.state === 'settled' ? s.settlementTxHash : null,
+    settled_at: iso(s.settledAt),
+    details: {
+      verification_id: s.verificationId,
+      destination_address: s.merchant,
+      settled_amount: s.state === 'settled' ? s.amount : '0',
+      payer_address: s.payer,
+      amount: s.amount,
+      fee_amount: s.feeAmount,
+      fee_collection_status: feeCollectionStatus(s),
+      fee_tx_hash: s.feeTxHash,
+      settlement_tx_hash: s.settlementTxHash,
+      fee_collection_timestamp: iso(s.feeCollectedAt),
+      metadata: s.metadata ?? {},
+    },
+    ...(s.state === 'failed' ? { error: { code: s.errorCode, message: s.errorMessage, details: s.errorDetails ?? {} } } : {}),
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * `npm run dev`: the whole stack on this machine in one command — a local chain with Circle's USDC,
+ * migrations, the API and the worker (compiled, as in production) — then a copy-paste example.
+ * Postgres and Redis come from DATABASE_URL / REDIS_URL, defaulting to the local servers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { formatUnits } from 'ethers';
+import { startDevnet } from '@facilitator/chain';
+import { applyMigrations } from '@facilitator/db';
+import { ensureDatabase } from './dev-database';
+import { exampleVerifyCommand } from './example-request';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const env = process.env;
+
+async function waitForReady(url: string, children: ChildProcess[]): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (children.some((c) => c.exitCode !== null)) throw new Error('a process of the stack exited during start-up (see its output above)');
+    try {
+      if ((await fetch(`${url}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url}/readyz never answered 200`);
+}
+
+async function main(): Promise<void> {
+  const databaseUrl = env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/facilitator_dev';
+  const port = Number(env.PORT ?? 4020);
+  const infoFile = path.join(ROOT, '.devnet/devnet.json');
+  mkdirSync(path.dirname(infoFile), { recursive: true });
+
+  const devnet = await startDevnet({
+    port: Number(env.DEVNET_PORT ?? 8545),
+    blockTime: env.DEVNET_BLOCK_TIME ? Number(env.DEVNET_BLOCK_TIME) : undefined,
+    infoFile,
+  });
+  await ensureDatabase(databaseUrl);
+  await applyMigrations(databaseUrl);
+
+  const { accounts } = devnet;
+  const stackEnv: Record<string, string> = {
+    ...(env as Record<string, string>),
+    NODE_ENV: env.NODE_ENV ?? 'development',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    QUEUE_PREFIX: env.QUEUE_PREFIX ?? 'x402dev',
+    PORT: String(port),
+    RPC_URL_84532: devnet.rpcUrl,
+    TOKEN_ADDRESS_84532: devnet.token,
+    TREASURY_PRIVATE_KEY: accounts.treasury.privateKey,
+    RELAYER_PRIVATE_KEYS: accounts.relayers.map((r) => r.privateKey).join(','),
+    WEBHOOK_SECRET: env.WEBHOOK_SECRET ?? 'dev-webhook-secret',
+    WEBHOOK_ALLOW_PRIVATE: env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
+  };
+  const children = ['apps/api/dist/main.js', 'apps/worker/dist/main.js'].map((main) =>
+    spawn(process.execPath, [path.join(ROOT, main)], { env: stackEnv, stdio: ['ignore', 'inherit', 'inherit'] }),
+  );
+  const stop = async () => {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    await devnet.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+
+  const apiUrl = `http://127.0.0.1:${port}`;
+  await waitForReady(apiUrl, children);
+  const usdc = async (address: string) => `${formatUnits(await devnet.balanceOf(address), 6)} USDC`;
+  const lines = [
+    '',
+    '==== x402 facilitator dev stack is up ====',
+    `API          ${apiUrl}   (ready: ${apiUrl}/readyz)`,
+    `chain        ${devnet.rpcUrl} (chain id ${devnet.chainId}, network eip155:${devnet.chainId})`,
+    `USDC         ${devnet.token}`,
+    `payer        ${accounts.payer.address}  key ${accounts.payer.privateKey}  ${await usdc(accounts.payer.address)}`,
+    `merchant     ${accounts.merchant.address}  key ${accounts.merchant.privateKey}  ${await usdc(accounts.merchant.address)}`,
+    `treasury     ${accounts.treasury.address}  (fee allowance from the merchant: ${formatUnits(await devnet.allowance(accounts.merchant.address, accounts.treasury.address), 6)} USDC)`,
+    `devnet file  ${infoFile}`,
+    '',
+    'Verify, then settle, a freshly signed $0.01 payment:',
+    '',
+    await exampleVerifyCommand(devnet, apiUrl),
+    '',
+    'Ctrl-C stops everything.',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`dev stack failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

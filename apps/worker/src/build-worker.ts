@@ -1,0 +1,101 @@
+import { Worker } from 'bullmq';
+import type { Config } from '@facilitator/config';
+import { createProvider, LocalKeyTransactionProvider, UsdcClient } from '@facilitator/chain';
+import { createPrismaClient, SettlementRepository } from '@facilitator/db';
+import type { Logger } from '@facilitator/logging';
+import { createQueues, createRedisConnection, type QueueName } from '@facilitator/queue';
+import { SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
+import { assertCatalogComplete, type JobCatalog } from './job-catalog';
+import { settlementHandler } from './settlement-handler';
+import { Sweeper } from './sweeper';
+import { webhookHandler } from './webhook-handler';
+
+export interface WorkerRuntime {
+  workers: Worker[];
+  /** Stops taking jobs, waits up to the shutdown timeout for running ones, then releases everything. */
+  close(): Promise<void>;
+}
+
+/** The composition root of the worker process. */
+export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
+  const prisma = createPrismaClient(config.databaseUrl, { poolMax: Math.min(50, config.worker.settlementConcurrency + 10) });
+  const producer = createRedisConnection(config.redisUrl, 'producer');
+  producer.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
+  const queues = createQueues(producer, config.queuePrefix);
+  const providers = new Map(config.networks.map((n) => [n.chainId, createProvider(n.rpcUrl, n.chainId)]));
+  const transactions = new LocalKeyTransactionProvider(
+    prisma,
+    providers,
+    [config.treasury, ...config.relayers.filter((r) => r.address !== config.treasury.address)],
+    { logger },
+  );
+  const networks = new Map<number, SettlementNetwork>(
+    config.networks.map((n) => [
+      n.chainId,
+      { chainId: n.chainId, caip2: n.caip2, rpcUrl: n.rpcUrl, confirmations: n.confirmations, usdc: new UsdcClient(providers.get(n.chainId)!, n.tokenAddress) },
+    ]),
+  );
+  const settlements = new SettlementRepository(prisma);
+  const outbox = new WebhookOutbox(prisma, queues);
+  const machine = new SettlementMachine({
+    settlements,
+    networks,
+    transactions,
+    treasury: config.treasury.address,
+    relayers: config.relayers.map((r) => r.address),
+    feeAmount: config.feeAmount,
+    expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
+    outbox,
+    onTransition: (t) => logger.info('settlement transition', t),
+  });
+  const delivery = new WebhookDelivery({ prisma, secret: config.webhookSecret, allowPrivate: config.webhookAllowPrivate });
+
+  const catalog: JobCatalog = {
+    settlement: settlementHandler(machine, logger, config.worker.settlementConcurrency),
+    webhook: webhookHandler(delivery, logger, config.worker.webhookConcurrency, config.webhookRetryDelaysMs),
+  };
+  const served = config.worker.queues as QueueName[];
+  assertCatalogComplete(catalog, served);
+
+  const workers = served.map((queue) => {
+    const handler = catalog[queue];
+    const connection = createRedisConnection(config.redisUrl, 'worker');
+    const worker = new Worker(queue, (job) => handler.process(job), {
+      connection,
+      prefix: config.queuePrefix,
+      concurrency: handler.concurrency,
+      lockDuration: config.worker.lockDurationMs,
+      stalledInterval: config.worker.stalledIntervalMs,
+      // steps are idempotent: a job taken back after a crash is simply resumed, however often
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
+      settings: { backoffStrategy: (attemptsMade: number) => handler.backoff?.(attemptsMade) ?? 1000 },
+    });
+    worker.on('error', (err) => logger.error('worker error', { queue, err: err.message }));
+    worker.on('failed', (job, err) => {
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) logger.warn('job failed for good', { queue, jobId: job.id, err: err.message });
+    });
+    return worker;
+  });
+
+  const sweeper = new Sweeper({ settlements, queues, prisma, outbox, logger, serves: served });
+  sweeper.start();
+
+  return {
+    workers,
+    async close() {
+      sweeper.stop();
+      const drained = Promise.all(workers.map((w) => w.close()));
+      const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.worker.shutdownTimeoutMs).unref());
+      if ((await Promise.race([drained, timedOut])) === 'timeout') {
+        // the jobs still running keep their persisted state; their locks lapse and another worker resumes them
+        logger.warn('shutdown timeout: leaving in-flight jobs to be resumed elsewhere');
+        await Promise.all(workers.map((w) => w.close(true)));
+      }
+      await queues.close();
+      producer.disconnect();
+      for (const provider of providers.values()) provider.destroy();
+      await prisma.$disconnect();
+    },
+  };
+}

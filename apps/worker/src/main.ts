@@ -1,0 +1,31 @@
+import { loadConfigOrExit } from '@facilitator/config';
+import { createLogger } from '@facilitator/logging';
+import { buildWorker } from './build-worker';
+
+const config = loadConfigOrExit();
+const logger = createLogger({
+  service: 'worker',
+  level: config.logLevel,
+  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys],
+});
+
+let runtime: ReturnType<typeof buildWorker>;
+try {
+  runtime = buildWorker(config, logger);
+} catch (err) {
+  logger.error('worker failed to start', { err: (err as Error).message });
+  process.exit(1);
+}
+logger.info('worker started', { queues: config.worker.queues, networks: config.networks.map((n) => n.caip2) });
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info('worker draining', { signal });
+  await runtime.close();
+  logger.info('worker stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

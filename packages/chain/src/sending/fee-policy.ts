@@ -1,0 +1,58 @@
+import type { JsonRpcProvider } from 'ethers';
+
+export interface Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+const BASIS_POINTS = 10_000n;
+
+/**
+ * EIP-1559 fees for new transactions and for replacements. A replacement must raise both fees by the
+ * node's minimum bump (10% on geth and its forks) or it is refused as underpriced; we bump by at least
+ * `bumpPercent`, or to the market when the market moved further. Nothing ever exceeds `maxFeePerGasCap`.
+ */
+export class FeePolicy {
+  private readonly bumpBasisPoints: bigint;
+
+  constructor(
+    readonly maxFeePerGasCap: bigint,
+    readonly bumpPercent: number,
+  ) {
+    this.bumpBasisPoints = BigInt(Math.round(bumpPercent * 100));
+  }
+
+  /** Twice the latest base fee plus the node's suggested tip: stays includable through several full blocks. */
+  async market(provider: JsonRpcProvider): Promise<Fees> {
+    const [block, tip] = await Promise.all([provider.getBlock('latest'), provider.send('eth_maxPriorityFeePerGas', []) as Promise<string>]);
+    const baseFee = block?.baseFeePerGas ?? 0n;
+    const maxPriorityFeePerGas = BigInt(tip);
+    return this.capped({ maxFeePerGas: baseFee * 2n + maxPriorityFeePerGas, maxPriorityFeePerGas });
+  }
+
+  capped(fees: Fees): Fees {
+    const maxFeePerGas = fees.maxFeePerGas < this.maxFeePerGasCap ? fees.maxFeePerGas : this.maxFeePerGasCap;
+    const maxPriorityFeePerGas = fees.maxPriorityFeePerGas < maxFeePerGas ? fees.maxPriorityFeePerGas : maxFeePerGas;
+    return { maxFeePerGas, maxPriorityFeePerGas };
+  }
+
+  /** The fees of a replacement for `previous`, or null when the cap leaves no room for a bump the node accepts. */
+  bump(previous: Fees, market: Fees): Fees | null {
+    const minimum = { maxFeePerGas: this.raise(previous.maxFeePerGas), maxPriorityFeePerGas: this.raise(previous.maxPriorityFeePerGas) };
+    const bumped = this.capped({
+      maxFeePerGas: max(minimum.maxFeePerGas, market.maxFeePerGas),
+      maxPriorityFeePerGas: max(minimum.maxPriorityFeePerGas, market.maxPriorityFeePerGas),
+    });
+    if (bumped.maxFeePerGas < minimum.maxFeePerGas || bumped.maxPriorityFeePerGas < minimum.maxPriorityFeePerGas) return null;
+    return bumped;
+  }
+
+  private raise(value: bigint): bigint {
+    // rounded up: a bump rounded down can fall short of the node's minimum by one wei
+    return (value * (BASIS_POINTS + this.bumpBasisPoints) + BASIS_POINTS - 1n) / BASIS_POINTS;
+  }
+}
+
+function max(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}

@@ -1,0 +1,121 @@
+import type { PrismaClient } from '@facilitator/db';
+import type { JsonRpcProvider } from 'ethers';
+import { ChainTransactionStore, type StoredTransaction } from './chain-transaction-store';
+import { IdempotencyConflictError, RpcUnavailableError, TransactionRejectedError, TransactionWouldRevertError } from './errors';
+import { FeePolicy } from './fee-policy';
+import { classifyNodeError } from './node-error-classification';
+import { OutcomeWatcher } from './outcome-watcher';
+import { decodeRevert } from './revert-reason';
+import { resolveSendingOptions, type LocalKeyTransactionProviderOptions, type ResolvedSendingOptions } from './sending-options';
+import { SigningKeyring, type SigningKey } from './signing-keyring';
+import { TransactionDispatcher } from './transaction-dispatcher';
+import type {
+  SubmittedTransaction,
+  TransactionOutcome,
+  TransactionProvider,
+  TransactionPurpose,
+  TransactionRequest,
+} from './transaction-provider';
+
+export type SendingNetworks = ReadonlyMap<number, JsonRpcProvider> | Readonly<Record<number, JsonRpcProvider>>;
+
+/**
+ * The transaction provider of the spec, with local private keys (the treasury and the relayers).
+ *
+ * State lives in Postgres only, so any number of processes can share the keys: nonces come from
+ * `signer_nonces`, a nonce is stored on its (settlementId, purpose) row before anything is signed, and
+ * every signed version is stored before it is broadcast. A process that dies at any point leaves a row
+ * that the next `submit` or `waitForOutcome`, in any process, finishes with the same nonce.
+ */
+export class LocalKeyTransactionProvider implements TransactionProvider {
+  readonly senders: readonly string[];
+  private readonly options: ResolvedSendingOptions;
+  private readonly keyring: SigningKeyring;
+  private readonly store: ChainTransactionStore;
+  private readonly dispatcher: TransactionDispatcher;
+  private readonly watcher: OutcomeWatcher;
+
+  constructor(prisma: PrismaClient, networks: SendingNetworks, keys: readonly SigningKey[], options: LocalKeyTransactionProviderOptions = {}) {
+    this.options = resolveSendingOptions(options);
+    this.keyring = new SigningKeyring(keys);
+    this.senders = Object.freeze(this.keyring.addresses);
+    this.store = new ChainTransactionStore(prisma);
+    const fees = new FeePolicy(this.options.maxFeePerGasCap, this.options.feeBumpPercent);
+    this.dispatcher = new TransactionDispatcher(this.store, this.keyring, toMap(networks), fees, this.options);
+    this.watcher = new OutcomeWatcher(this.store, this.dispatcher, this.options);
+  }
+
+  async submit(request: TransactionRequest): Promise<SubmittedTransaction> {
+    const from = request.from.toLowerCase();
+    if (!this.keyring.has(from)) throw new Error(`no signing key for ${request.from}`);
+    this.dispatcher.network(request.chainId);
+    const existing = await this.store.findByKey(request.settlementId, request.purpose);
+    if (existing) return this.resume(existing, request);
+
+    const { gasLimit, chainPendingNonce, fees } = await this.simulate({ ...request, from });
+    const row = await this.store.allocateAndInsert(
+      { ...request, from, to: request.to.toLowerCase(), data: request.data.toLowerCase(), gasLimit },
+      chainPendingNonce,
+    );
+    // null: a concurrent submit (maybe in another process) stored this key first, and its nonce is the one
+    if (!row) return this.resume((await this.store.findByKey(request.settlementId, request.purpose))!, request);
+    this.options.logger.info('transaction nonce allocated', { id: row.id, settlementId: row.settlementId, purpose: row.purpose, from, nonce: row.nonce.toString() });
+    await this.dispatcher.phase('nonce_allocated', row);
+    const sent = await this.dispatcher.sendFirst(row, fees);
+    this.options.logger.info('transaction broadcast', { id: sent.id, nonce: sent.nonce.toString(), hash: sent.attempts.at(-1)?.hash });
+    return toSubmitted(sent);
+  }
+
+  /** Only transactions with a signed version: one a crash left unsigned was never sent, and `submit` finishes it. */
+  async find(settlementId: string, purpose: TransactionPurpose): Promise<SubmittedTransaction | null> {
+    const row = await this.store.findByKey(settlementId, purpose);
+    return row && row.attempts.length > 0 ? toSubmitted(row) : null;
+  }
+
+  waitForOutcome(transactionId: string, confirmations: number): Promise<TransactionOutcome> {
+    return this.watcher.wait(transactionId, confirmations);
+  }
+
+  private async resume(row: StoredTransaction, request: TransactionRequest): Promise<SubmittedTransaction> {
+    // `from` may differ on purpose (a retry that picked another relayer): the stored transaction wins
+    if (row.chainId !== request.chainId) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'chainId');
+    if (row.toAddress !== request.to.toLowerCase()) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'to');
+    if (row.data !== request.data.toLowerCase()) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'data');
+    return toSubmitted(await this.dispatcher.ensureSent(row));
+  }
+
+  /**
+   * Dry-runs the transaction from the sending key before anything is allocated, and reads what signing
+   * needs in the same round trip: the chain's pending nonce (to notice the key was used elsewhere) and fees.
+   */
+  private async simulate(request: TransactionRequest) {
+    const provider = this.dispatcher.network(request.chainId);
+    const estimate = provider.estimateGas({ from: request.from, to: request.to, data: request.data }).catch((error: unknown) => {
+      const classified = classifyNodeError(error);
+      if (classified.category === 'execution_reverted') {
+        const { reason, data } = decodeRevert(error);
+        throw new TransactionWouldRevertError(reason, data, { cause: error });
+      }
+      if (classified.category === 'rpc_unavailable') throw new RpcUnavailableError(request.chainId, classified.message, { cause: error });
+      throw new TransactionRejectedError(classified.category, classified.retryable, undefined, classified.message, { cause: error });
+    });
+    const [gas, chainPendingNonce, fees] = await Promise.all([
+      estimate,
+      this.dispatcher.rpc(request.chainId, (p) => p.getTransactionCount(request.from, 'pending')),
+      this.dispatcher.marketFees(request.chainId),
+    ]);
+    const marginBasisPoints = BigInt(Math.round(this.options.gasLimitMarginPercent * 100));
+    const gasLimit = (gas * (10_000n + marginBasisPoints) + 9_999n) / 10_000n;
+    return { gasLimit, chainPendingNonce: BigInt(chainPendingNonce), fees };
+  }
+}
+
+function toSubmitted(row: StoredTransaction): SubmittedTransaction {
+  const hashes = row.attempts.map((attempt) => attempt.hash);
+  return { id: row.id, from: row.fromAddress, nonce: row.nonce, hash: hashes[hashes.length - 1], hashes };
+}
+
+function toMap(networks: SendingNetworks): ReadonlyMap<number, JsonRpcProvider> {
+  if (networks instanceof Map) return networks;
+  return new Map(Object.entries(networks).map(([chainId, provider]) => [Number(chainId), provider as JsonRpcProvider]));
+}

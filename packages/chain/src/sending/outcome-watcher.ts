@@ -1,0 +1,95 @@
+import type { TransactionReceipt } from 'ethers';
+import type { ChainTransactionStore, StoredTransaction } from './chain-transaction-store';
+import { NonceConsumedError, OutcomeTimeoutError, RpcUnavailableError, TransactionRejectedError } from './errors';
+import type { ResolvedSendingOptions } from './sending-options';
+import { latest, sleep, type TransactionDispatcher } from './transaction-dispatcher';
+import type { TransactionOutcome } from './transaction-provider';
+
+type Observation = { kind: 'unmined' } | { kind: 'awaiting_confirmations' } | { kind: 'final'; outcome: TransactionOutcome };
+
+/**
+ * `waitForOutcome`: polls the receipts of every version of a transaction until one is mined deep enough,
+ * and meanwhile keeps the transaction alive: hands it to the node again in case it was dropped, and
+ * replaces it with higher fees when it stays unmined.
+ */
+export class OutcomeWatcher {
+  constructor(
+    private readonly store: ChainTransactionStore,
+    private readonly dispatcher: TransactionDispatcher,
+    private readonly options: ResolvedSendingOptions,
+  ) {}
+
+  async wait(transactionId: string, confirmations: number): Promise<TransactionOutcome> {
+    const started = Date.now();
+    const required = Math.max(1, Math.floor(confirmations));
+    let row = await this.store.getById(transactionId);
+    // a transaction a crash left unbroadcast is sent at once; others are first given a rebroadcast interval
+    let lastKeepAlive = row.status === 'signed' ? 0 : started;
+    let outageSince: number | undefined;
+    for (;;) {
+      try {
+        const observed = await this.observe(row, required);
+        if (observed.kind === 'final') return observed.outcome;
+        outageSince = undefined;
+        if (observed.kind === 'unmined' && Date.now() - lastKeepAlive >= this.options.rebroadcastIntervalMs) {
+          lastKeepAlive = Date.now(); // before the attempt: a failing re-send is retried at the interval, not every poll
+          // reloaded: another process may have signed a replacement, and its hash must be watched too
+          row = await this.keepAlive(await this.store.getById(transactionId));
+        }
+      } catch (error) {
+        if (error instanceof TransactionRejectedError && error.retryable) {
+          // e.g. the key ran out of ETH: a version may still sit in the pool, and a later re-send may succeed
+          this.options.logger.error('node refused to take the transaction again; still waiting', { id: transactionId, error: error.message });
+        } else {
+          if (!(error instanceof RpcUnavailableError)) throw error;
+          outageSince ??= Date.now();
+          if (Date.now() - outageSince >= this.options.rpcOutageToleranceMs) throw error;
+          this.options.logger.warn('RPC unavailable while waiting for a transaction; still waiting', { id: transactionId, error: error.message });
+        }
+      }
+      if (Date.now() - started >= this.options.outcomeTimeoutMs) throw new OutcomeTimeoutError(transactionId, Date.now() - started);
+      await sleep(this.options.receiptPollIntervalMs);
+    }
+  }
+
+  private async observe(row: StoredTransaction, required: number): Promise<Observation> {
+    const mined = await this.dispatcher.findMined(row);
+    if (!mined) return { kind: 'unmined' };
+    const { receipt } = mined;
+    if (required > 1) {
+      const head = await this.dispatcher.rpc(row.chainId, (provider) => provider.getBlockNumber());
+      if (head - receipt.blockNumber + 1 < required) return { kind: 'awaiting_confirmations' };
+    }
+    return { kind: 'final', outcome: await this.record(row, receipt) };
+  }
+
+  private async record(row: StoredTransaction, receipt: TransactionReceipt): Promise<TransactionOutcome> {
+    const { hash, blockNumber } = receipt;
+    if (receipt.status === 1) {
+      await this.store.recordMined(row.id, { status: 'confirmed', hash, blockNumber });
+      const logs = receipt.logs.map((log) => ({ address: log.address, topics: [...log.topics], data: log.data }));
+      return { status: 'confirmed', hash, blockNumber, logs };
+    }
+    const reason = await this.dispatcher.revertReason(row, receipt);
+    await this.store.recordMined(row.id, { status: 'reverted', hash, blockNumber, revertReason: reason });
+    this.options.logger.warn('transaction reverted on chain', { id: row.id, hash, blockNumber, reason });
+    return reason === undefined ? { status: 'reverted', hash, blockNumber } : { status: 'reverted', hash, blockNumber, reason };
+  }
+
+  /** Re-sends the newest version, or replaces it once it has waited `replaceAfterMs`. */
+  private async keepAlive(row: StoredTransaction): Promise<StoredTransaction> {
+    if (row.status === 'replaced') {
+      // another process concluded the nonce is lost; believe it unless a receipt says otherwise
+      if (!(await this.dispatcher.findMined(row))) throw new NonceConsumedError(row.id, row.fromAddress, row.nonce);
+      return row;
+    }
+    if (row.status !== 'broadcast') return this.dispatcher.ensureSent(row);
+    const age = Date.now() - latest(row).createdAt.getTime();
+    if (age >= this.options.replaceAfterMs) {
+      // a lower nonce left unsent holds ours in the node's queue, and no fee bump would move it
+      const lowerSent = await this.dispatcher.sendLowerNonces(row);
+      if (lowerSent === 0 && (await this.dispatcher.replace(row, `unmined after ${age} ms`))) return this.store.getById(row.id);
+    }
+    return this.dispatcher.ensureSent(row);
+  }
+}

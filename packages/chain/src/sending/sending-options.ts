@@ -1,0 +1,69 @@
+import { parseUnits } from 'ethers';
+
+/** Anything with winston's leveled methods; nothing is logged when absent. */
+export interface TransactionLogger {
+  info(message: string, meta?: Record<string, unknown>): unknown;
+  warn(message: string, meta?: Record<string, unknown>): unknown;
+  error(message: string, meta?: Record<string, unknown>): unknown;
+}
+
+/** The durable steps of sending, each written before the next starts. */
+export type SendPhase = 'nonce_allocated' | 'attempt_stored' | 'broadcast';
+
+/**
+ * Called right after each durable step. A testing seam: throwing from it stops `submit` exactly where a
+ * crash would, leaving the database as that crash would.
+ */
+export type SendPhaseHook = (phase: SendPhase, transaction: { id: string; nonce: bigint; hash?: string }) => void | Promise<void>;
+
+export interface LocalKeyTransactionProviderOptions {
+  /** How often receipts are polled; default 100 ms (a 1 s block is seen within a tenth of its time). */
+  receiptPollIntervalMs?: number;
+  /** How often an unmined transaction is handed to the node again, in case it was dropped; default 2 s. */
+  rebroadcastIntervalMs?: number;
+  /** An unmined transaction this old is signed again with the same nonce and higher fees; default 10 s. */
+  replaceAfterMs?: number;
+  /** How much a replacement raises both fees; default and minimum 12.5 (nodes refuse less than 10). */
+  feeBumpPercent?: number;
+  /** The highest max fee per gas ever signed; default 100 gwei. */
+  maxFeePerGasCap?: bigint;
+  /** Added to the gas estimate for the gas limit; default 20 (percent). */
+  gasLimitMarginPercent?: number;
+  /** `waitForOutcome` gives up (retryably) after this long; default 120 s. */
+  outcomeTimeoutMs?: number;
+  /** `waitForOutcome` rides out RPC failures this long before throwing RpcUnavailableError; default 3 s. */
+  rpcOutageToleranceMs?: number;
+  logger?: TransactionLogger;
+  /** Testing seam; see SendPhaseHook. */
+  onPhase?: SendPhaseHook;
+}
+
+export type ResolvedSendingOptions = Required<Omit<LocalKeyTransactionProviderOptions, 'onPhase'>> & Pick<LocalKeyTransactionProviderOptions, 'onPhase'>;
+
+export const MIN_FEE_BUMP_PERCENT = 12.5;
+
+const SILENT: TransactionLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+export function resolveSendingOptions(options: LocalKeyTransactionProviderOptions): ResolvedSendingOptions {
+  const resolved: ResolvedSendingOptions = {
+    receiptPollIntervalMs: options.receiptPollIntervalMs ?? 100,
+    rebroadcastIntervalMs: options.rebroadcastIntervalMs ?? 2_000,
+    replaceAfterMs: options.replaceAfterMs ?? 10_000,
+    feeBumpPercent: options.feeBumpPercent ?? MIN_FEE_BUMP_PERCENT,
+    maxFeePerGasCap: options.maxFeePerGasCap ?? parseUnits('100', 'gwei'),
+    gasLimitMarginPercent: options.gasLimitMarginPercent ?? 20,
+    outcomeTimeoutMs: options.outcomeTimeoutMs ?? 120_000,
+    rpcOutageToleranceMs: options.rpcOutageToleranceMs ?? 3_000,
+    logger: options.logger ?? SILENT,
+    onPhase: options.onPhase,
+  };
+  if (!(resolved.feeBumpPercent >= MIN_FEE_BUMP_PERCENT)) {
+    throw new Error(`feeBumpPercent must be at least ${MIN_FEE_BUMP_PERCENT}, got ${resolved.feeBumpPercent}`);
+  }
+  if (resolved.maxFeePerGasCap <= 0n) throw new Error('maxFeePerGasCap must be positive');
+  for (const key of ['receiptPollIntervalMs', 'rebroadcastIntervalMs', 'replaceAfterMs', 'outcomeTimeoutMs'] as const) {
+    if (!(resolved[key] > 0)) throw new Error(`${key} must be positive, got ${resolved[key]}`);
+  }
+  if (!(resolved.gasLimitMarginPercent >= 0)) throw new Error('gasLimitMarginPercent must not be negative');
+  return resolved;
+}

@@ -1,0 +1,105 @@
+import { ErrorCode } from '@facilitator/core';
+import type { StepResult } from './step';
+
+interface Failure {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** A final failure. `paymentReleased`: no fee was taken, so a later settle may try this payment again. */
+export function failed(failure: Failure, paymentReleased: boolean, extra: StepResult['data'] = {}): StepResult {
+  return {
+    to: 'failed',
+    data: {
+      ...extra,
+      errorCode: failure.code,
+      errorMessage: failure.message,
+      errorDetails: failure.details as object,
+      ...(paymentReleased ? { paymentKey: null } : {}),
+    },
+    note: { error: failure.code, reason: failure.details.reason },
+  };
+}
+
+const NOTHING_CHARGED = 'no fee was collected and the payer was not charged';
+
+export function insufficientAllowance(args: {
+  required: bigint;
+  available: bigint;
+  merchant: string;
+  treasury: string;
+  approvalCommand: string;
+  approvalCommandCast: string;
+}): Failure {
+  return {
+    code: ErrorCode.InsufficientAllowance,
+    message: 'merchant allowance to the treasury is below the settlement fee',
+    details: {
+      required: args.required.toString(),
+      available: args.available.toString(),
+      merchant: args.merchant,
+      treasury: args.treasury,
+      approval_command: args.approvalCommand,
+      approval_command_cast: args.approvalCommandCast,
+      timing: 'checked before any transfer',
+      impact: `the payment was not settled; ${NOTHING_CHARGED}`,
+    },
+  };
+}
+
+export function feeCollectionFailed(reason: string, merchantBalance: bigint, requiredFee: bigint): Failure {
+  return {
+    code: ErrorCode.FeeCollectionFailed,
+    message: 'the settlement fee could not be collected from the merchant',
+    details: {
+      reason,
+      merchant_balance: merchantBalance.toString(),
+      required_fee: requiredFee.toString(),
+      timing: 'before the payment transfer',
+      impact: `the payment was not settled; ${NOTHING_CHARGED}`,
+    },
+  };
+}
+
+/** The transfer cannot succeed, found before the fee was taken: nobody pays anything. */
+export function settlementDoomed(reason: string, extra: Record<string, unknown> = {}): Failure {
+  return {
+    code: ErrorCode.SettlementFailed,
+    message: `settlement failed: ${reason}`,
+    details: {
+      reason,
+      ...extra,
+      fee_status: 'not_collected',
+      merchant_charged: false,
+      customer_charged: false,
+      note: `checked before collecting the fee; ${NOTHING_CHARGED}`,
+    },
+  };
+}
+
+/** The transfer failed after the fee was taken: the fee stays collected (the merchant paid for the attempt). */
+export function settlementFailedAfterFee(args: {
+  reason: string;
+  feeAmount: bigint;
+  feeTxHash: string;
+  settlementError: string;
+  customerCharged: boolean;
+  extra?: Record<string, unknown>;
+}): Failure {
+  return {
+    code: ErrorCode.SettlementFailed,
+    message: `settlement failed: ${args.reason}`,
+    details: {
+      reason: args.reason,
+      ...args.extra,
+      fee_status: 'collected',
+      fee_amount: args.feeAmount.toString(),
+      fee_tx_hash: args.feeTxHash,
+      settlement_error: args.settlementError,
+      merchant_charged: true,
+      customer_charged: args.customerCharged,
+      note: 'the fee was collected before the transfer was attempted and is kept; the payer was not charged',
+    },
+  };
+}

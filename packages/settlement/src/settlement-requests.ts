@@ -1,0 +1,43 @@
+import { IdPrefix, newId } from '@facilitator/core';
+import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
+import type { Queues } from '@facilitator/queue';
+
+/** Mirrors verification's payment identity: "chainId:token:payer:nonce". */
+export function settlementPaymentKey(v: Pick<Verification, 'chainId' | 'tokenAddress' | 'payer' | 'nonce'>): string {
+  return `${v.chainId}:${v.tokenAddress}:${v.payer}:${v.nonce}`.toLowerCase();
+}
+
+/**
+ * Starts the settlement of a verified payment, or returns the one it already has: a payment is settled
+ * at most once; a new attempt starts only after an earlier one failed before any fee was taken.
+ */
+export class SettlementRequests {
+  constructor(
+    private readonly settlements: SettlementRepository,
+    private readonly queues: Pick<Queues, 'settlement'>,
+    private readonly feeAmount: bigint,
+  ) {}
+
+  async start(verification: Verification, surface: string): Promise<{ settlement: Settlement; created: boolean }> {
+    const result = await this.settlements.createOrGetForPayment({
+      id: newId(IdPrefix.Settlement),
+      verificationId: verification.id,
+      paymentKey: settlementPaymentKey(verification),
+      surface,
+      chainId: verification.chainId,
+      tokenAddress: verification.tokenAddress!,
+      payer: verification.payer!,
+      merchant: verification.merchant!,
+      amount: verification.amount!,
+      nonce: verification.nonce!,
+      feeAmount: this.feeAmount.toString(),
+      metadata: (verification.metadata as object | null) ?? undefined,
+    });
+    // enqueued on every call: the job id is the settlement id, so this only ever makes one job,
+    // and it revives a settlement whose job was lost
+    if (result.settlement.state !== 'settled' && result.settlement.state !== 'failed') {
+      await this.queues.settlement.add('settle', { settlementId: result.settlement.id }, { jobId: result.settlement.id });
+    }
+    return result;
+  }
+}

@@ -1,0 +1,32 @@
+import type { SettlementState } from '@facilitator/db';
+
+/**
+ * The spec's settlement state machine as data: for each state, the states it may move to. Every
+ * transition the worker persists is checked against this table.
+ */
+export const TRANSITIONS: Readonly<Record<SettlementState, readonly SettlementState[]>> = {
+  pending: ['check_allowance', 'failed'],
+  check_allowance: ['collect_fee', 'failed'],
+  collect_fee: ['fee_collected', 'failed'],
+  // Beyond the spec's `executing`: straight to `failed` when the transfer cannot even be submitted (fee
+  // kept), or to `settled` when someone else executed the authorization first and it paid the merchant.
+  fee_collected: ['executing', 'settled', 'failed'],
+  executing: ['settled', 'failed'],
+  settled: [],
+  failed: [],
+};
+
+export const FINAL_STATES: readonly SettlementState[] = ['settled', 'failed'];
+
+export function isFinal(state: SettlementState): boolean {
+  return FINAL_STATES.includes(state);
+}
+
+export function canTransition(from: SettlementState, to: SettlementState): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** The status-record value of a processing state. */
+export function statusOf(state: SettlementState): 'pending' | 'settled' | 'failed' {
+  return state === 'settled' ? 'settled' : state === 'failed' ? 'failed' : 'pending';
+}

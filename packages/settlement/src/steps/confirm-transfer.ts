@@ -1,0 +1,19 @@
+import { paidBetween } from '@facilitator/chain';
+import type { Step } from '../step';
+import { transferNotExecuted } from './transfer-not-executed';
+
+/** `executing`: wait for the transfer's confirmations; settled, or failed with the fee kept. */
+export const confirmTransfer: Step = async (ctx) => {
+  const { settlement } = ctx;
+  const sent = await ctx.transactions.find(settlement.id, 'transfer');
+  // executing is only entered after the transfer was stored, so this is a broken invariant, not a chain failure
+  if (!sent) throw new Error(`settlement ${settlement.id} is executing but has no transfer transaction`);
+  const outcome = await ctx.transactions.waitForOutcome(sent.id, ctx.network.confirmations);
+  if (outcome.status === 'reverted') return transferNotExecuted(ctx, outcome.reason ?? 'transfer reverted', outcome.hash);
+  const paid = paidBetween(outcome.logs, ctx.network.usdc.tokenAddress, settlement.payer, settlement.merchant);
+  return {
+    to: 'settled',
+    data: { settlementTxHash: outcome.hash, settledAt: new Date(), merchantPaid: true },
+    note: { tx_hash: outcome.hash, block: outcome.blockNumber, paid: paid.toString() },
+  };
+};

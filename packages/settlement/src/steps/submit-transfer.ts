@@ -1,0 +1,26 @@
+import { TransactionWouldRevertError } from '@facilitator/chain';
+import { authorizationOf, signatureOf } from '../authorization';
+import type { Step } from '../step';
+import { transferNotExecuted } from './transfer-not-executed';
+
+/** `fee_collected`: submit the payer's transferWithAuthorization from a relayer. */
+export const submitTransfer: Step = async (ctx) => {
+  const { settlement } = ctx;
+  const existing = await ctx.transactions.find(settlement.id, 'transfer');
+  if (existing) return { to: 'executing', data: { settlementTxHash: existing.hash }, note: { resumed: true } };
+  const { usdc } = ctx.network;
+  try {
+    const tx = await ctx.transactions.submit({
+      settlementId: settlement.id,
+      purpose: 'transfer',
+      chainId: ctx.network.chainId,
+      from: ctx.nextRelayer(),
+      to: usdc.tokenAddress,
+      data: usdc.transferWithAuthorizationData(authorizationOf(settlement), signatureOf(settlement)),
+    });
+    return { to: 'executing', data: { settlementTxHash: tx.hash }, note: { tx_hash: tx.hash, relayer: tx.from } };
+  } catch (err) {
+    if (!(err instanceof TransactionWouldRevertError)) throw err;
+    return transferNotExecuted(ctx, err.reason);
+  }
+};

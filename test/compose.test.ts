@@ -1,0 +1,46 @@
+// No Docker engine runs here: the compose file is validated by docker-compose itself (offline) and its
+// operational promises are checked on the parsed file.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+
+const FILE = path.resolve(__dirname, '../docker-compose.yml');
+
+function hasDockerCompose(): boolean {
+  try {
+    execFileSync('docker-compose', ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('docker-compose.yml', () => {
+  const compose = parse(readFileSync(FILE, 'utf8'));
+
+  it('is valid for docker-compose (config -q)', () => {
+    if (!hasDockerCompose()) throw new Error('docker-compose is not installed: apt-get install docker-compose (.ci/run does)');
+    expect(() => execFileSync('docker-compose', ['-f', FILE, 'config', '-q'], { stdio: 'pipe' })).not.toThrow();
+  });
+
+  it('runs postgres, redis, a local chain, migrations, api and worker', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'chain', 'migrate', 'postgres', 'redis', 'worker']);
+  });
+
+  it('gives Redis what BullMQ requires: AOF persistence and noeviction', () => {
+    const command: string[] = compose.services.redis.command;
+    expect(command.join(' ')).toContain('--appendonly yes');
+    expect(command.join(' ')).toContain('--maxmemory-policy noeviction');
+  });
+
+  it('lets the worker scale: no container name, no host ports', () => {
+    expect(compose.services.worker.container_name).toBeUndefined();
+    expect(compose.services.worker.ports).toBeUndefined();
+  });
+
+  it('builds from the Dockerfile in the repo', () => {
+    expect(readFileSync(path.resolve(__dirname, '../Dockerfile'), 'utf8')).toContain('npm run build');
+    for (const name of ['api', 'worker', 'chain', 'migrate']) expect(compose.services[name].build).toBe('.');
+  });
+});

@@ -1,0 +1,34 @@
+// A bad or missing variable stops start-up with one line naming it, for both long-running apps.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..');
+const good = {
+  DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres',
+  TREASURY_PRIVATE_KEY: '0x' + '11'.repeat(32),
+  WEBHOOK_SECRET: 'secret',
+  RPC_URL_84532: 'http://127.0.0.1:1',
+};
+
+function start(app: 'api' | 'worker', env: Record<string, string | undefined>) {
+  const clean = Object.fromEntries(Object.entries({ ...good, ...env }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  return spawnSync(process.execPath, [path.join(ROOT, `apps/${app}/dist/main.js`)], {
+    env: { PATH: process.env.PATH ?? '', ...clean },
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+}
+
+describe.each(['api', 'worker'] as const)('%s start-up', (app) => {
+  it.each([
+    [{ TREASURY_PRIVATE_KEY: '0x12' }, 'configuration error: TREASURY_PRIVATE_KEY must be a 32-byte hex private key'],
+    [{ TREASURY_PRIVATE_KEY: undefined }, 'configuration error: TREASURY_PRIVATE_KEY is required but not set'],
+    [{ DATABASE_URL: undefined }, 'configuration error: DATABASE_URL is required but not set'],
+    [{ PORT: 'http' }, 'configuration error: PORT must be a whole number (got "http")'],
+    [{ RPC_URL_84532: undefined }, 'configuration error: RPC_URL_8453 / RPC_URL_84532 must be set for at least one network (a network is enabled only when its RPC URL is set)'],
+  ])('%j stops it with one line naming the variable', (env, line) => {
+    const result = start(app, env);
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toBe(line);
+  });
+});

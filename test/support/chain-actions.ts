@@ -1,0 +1,47 @@
+// Things a payer or merchant does on chain by themselves, outside the facilitator.
+import { Signature, Wallet } from 'ethers';
+import type { Devnet } from '@facilitator/chain';
+
+const CANCEL_TYPES = {
+  CancelAuthorization: [
+    { name: 'authorizer', type: 'address' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+};
+
+/** The payer cancels an authorization (EIP-3009 cancelAuthorization), submitted by the deployer who has ETH. */
+export async function cancelAuthorization(devnet: Devnet, payerKey: string, nonce: string, opts: { wait?: boolean } = {}): Promise<string> {
+  const payer = new Wallet(payerKey);
+  const signature = Signature.from(await payer.signTypedData(devnet.eip712Domain, CANCEL_TYPES, { authorizer: payer.address, nonce }));
+  const submitter = new Wallet(devnet.accounts.deployer.privateKey, devnet.provider);
+  const token = devnet.usdc.connect(submitter) as unknown as {
+    cancelAuthorization(a: string, n: string, v: number, r: string, s: string): Promise<{ hash: string; wait(): Promise<unknown> }>;
+  };
+  const tx = await token.cancelAuthorization(payer.address, nonce, signature.v, signature.r, signature.s);
+  if (opts.wait !== false) await tx.wait();
+  return tx.hash;
+}
+
+/** A fresh merchant with ETH for gas, some USDC (maybe none) and an allowance to the treasury (maybe none). */
+export async function newMerchant(devnet: Devnet, opts: { balance: bigint; allowance: bigint }): Promise<Wallet> {
+  const merchant = Wallet.createRandom();
+  await devnet.setEthBalance(merchant.address, 10n ** 18n);
+  if (opts.balance > 0n) await devnet.mint(merchant.address, opts.balance);
+  if (opts.allowance > 0n) await devnet.approveTreasury(merchant.privateKey, opts.allowance);
+  return new Wallet(merchant.privateKey);
+}
+
+export interface Balances {
+  payer: bigint;
+  merchant: bigint;
+  treasury: bigint;
+}
+
+export async function balances(devnet: Devnet, merchant = devnet.accounts.merchant.address, payer = devnet.accounts.payer.address): Promise<Balances> {
+  const [p, m, t] = await Promise.all([devnet.balanceOf(payer), devnet.balanceOf(merchant), devnet.balanceOf(devnet.accounts.treasury.address)]);
+  return { payer: p, merchant: m, treasury: t };
+}
+
+export function difference(after: Balances, before: Balances): Balances {
+  return { payer: after.payer - before.payer, merchant: after.merchant - before.merchant, treasury: after.treasury - before.treasury };
+}
