@@ -30,6 +30,8 @@ export interface TestStack {
   payment(fields?: Partial<AuthorizationFields> & { payerKey?: string }): Promise<PaymentBodies>;
   /** Starts the compiled worker app as its own process against this stack; stopped with the stack. */
   startWorker(env?: Record<string, string>): Promise<WorkerProcess>;
+  /** SIGKILLs every worker process started so far. */
+  killWorkers(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -127,6 +129,9 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       const worker = await startWorkerProcess({ ...env, ...extra });
       workers.push(worker);
       return worker;
+    },
+    async killWorkers() {
+      await Promise.all(workers.splice(0).map((w) => w.stop('SIGKILL')));
     },
     async stop() {
       await Promise.all(workers.map((w) => w.stop('SIGKILL')));

@@ -17,6 +17,7 @@ import { createApp } from './app';
 import type { ReadinessCheck } from './routes/health';
 import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
+import { webhookRoutes } from './routes/webhooks';
 import { verifyRoutes } from './routes/verify';
 import { verificationEvents } from './verification-events';
 
@@ -91,6 +92,7 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
         settleWaitTimeoutMs: config.settleWaitTimeoutMs,
       }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements }),
+      webhookRoutes({ apiKeys: config.apiKeys, prisma, outbox }),
     ],
   });
 

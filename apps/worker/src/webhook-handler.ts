@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { Logger } from '@facilitator/logging';
-import type { WebhookJobData } from '@facilitator/queue';
+import { WEBHOOK_ATTEMPTS, type WebhookJobData } from '@facilitator/queue';
 import type { WebhookDelivery } from '@facilitator/webhooks';
 import type { JobHandler } from './job-catalog';
 
@@ -16,7 +16,7 @@ export function webhookHandler(delivery: WebhookDelivery, logger: Logger, concur
     backoff: webhookBackoff(delaysMs),
     async process(job: Job) {
       const { eventId } = job.data as WebhookJobData;
-      const result = await delivery.attempt(eventId, job.attemptsMade + 1);
+      const result = await delivery.attempt(eventId, job.attemptsMade + 1 >= (job.opts.attempts ?? WEBHOOK_ATTEMPTS));
       if (result.outcome === 'delivered') return { delivered: true };
       logger.info('webhook attempt failed', { eventId, attempt: job.attemptsMade + 1, error: result.error });
       if (result.outcome === 'failed') throw new UnrecoverableError(`delivery failed after ${job.attemptsMade + 1} attempts: ${result.error}`);

@@ -60,4 +60,20 @@ export class WebhookOutbox {
     // the job id is the event id: enqueueing twice is harmless
     await this.queues.webhook.add('deliver', { eventId }, { jobId: eventId });
   }
+
+  /**
+   * Sends an event again, with the same event_id, for another full round of attempts. Only a delivery
+   * that failed for good can be redelivered; returns false otherwise.
+   */
+  async redeliver(eventId: string): Promise<boolean> {
+    const { count } = await this.prisma.webhookEvent.updateMany({ where: { id: eventId, status: 'failed' }, data: { status: 'pending' } });
+    if (count === 0) return false;
+    const job = await this.queues.webhook.getJob(eventId);
+    if (job && (await job.isFailed())) await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    else {
+      await job?.remove();
+      await this.enqueue(eventId);
+    }
+    return true;
+  }
 }

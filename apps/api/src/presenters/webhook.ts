@@ -1,0 +1,25 @@
+import type { WebhookAttempt, WebhookEvent } from '@facilitator/db';
+
+/** A webhook delivery as operators see it: the event, where it goes, and every attempt. */
+export function webhookDeliveryRecord(event: WebhookEvent & { attempts: WebhookAttempt[] }) {
+  return {
+    id: event.id,
+    event_id: event.id,
+    event_type: event.eventType,
+    url: event.url,
+    status: event.status,
+    verification_id: event.verificationId,
+    settlement_id: event.settlementId,
+    attempt_count: event.attemptCount,
+    delivered_at: event.deliveredAt?.toISOString() ?? null,
+    created_at: event.createdAt.toISOString(),
+    attempts: event.attempts.map((a) => ({
+      number: a.number,
+      at: a.at.toISOString(),
+      status_code: a.statusCode,
+      error: a.error,
+      duration_ms: a.durationMs,
+    })),
+    payload: event.payload,
+  };
+}

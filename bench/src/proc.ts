@@ -1,0 +1,160 @@
+// Linux /proc sampling: memory of the API processes, and which process used the two cores during a run.
+// On a 2-core machine the load generator, Postgres and anvil compete with the API, so where the CPU went
+// is part of the result, not a detail.
+import { readdirSync, readFileSync } from 'node:fs';
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux x86-64; /proc/<pid>/stat counts in these
+
+interface ProcStat {
+  pid: number;
+  comm: string;
+  ppid: number;
+  /** user + system CPU, in ticks */
+  ticks: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // comm may contain spaces and parentheses: split after the last ')'
+    const close = text.lastIndexOf(')');
+    const comm = text.slice(text.indexOf('(') + 1, close);
+    const fields = text.slice(close + 2).split(' ');
+    return { pid, comm, ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return undefined; // exited meanwhile
+  }
+}
+
+function allStats(): ProcStat[] {
+  const stats: ProcStat[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat) stats.push(stat);
+  }
+  return stats;
+}
+
+/** The pid and every descendant of it. */
+export function processTree(root: number, stats: ProcStat[] = allStats()): number[] {
+  const children = new Map<number, number[]>();
+  for (const s of stats) children.set(s.ppid, [...(children.get(s.ppid) ?? []), s.pid]);
+  const tree: number[] = [];
+  const queue = [root];
+  while (queue.length) {
+    const pid = queue.shift()!;
+    tree.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return tree;
+}
+
+function rssKiB(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export interface RssPeak {
+  /** highest sum over the whole process tree at one sample */
+  totalMiB: number;
+  /** highest RSS of each process seen */
+  perProcessMiB: number[];
+}
+
+/** Samples the RSS of a process tree (e.g. the API cluster primary and its workers) until stopped. */
+export function sampleRss(root: number, intervalMs = 250): { stop(): RssPeak } {
+  const peaks = new Map<number, number>();
+  let peakTotal = 0;
+  const sample = () => {
+    let total = 0;
+    for (const pid of processTree(root)) {
+      const kib = rssKiB(pid);
+      total += kib;
+      peaks.set(pid, Math.max(peaks.get(pid) ?? 0, kib));
+    }
+    peakTotal = Math.max(peakTotal, total);
+  };
+  sample();
+  const timer = setInterval(sample, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      const mib = (kib: number) => Number((kib / 1024).toFixed(1));
+      return { totalMiB: mib(peakTotal), perProcessMiB: [...peaks.values()].map(mib) };
+    },
+  };
+}
+
+export interface CpuGroups {
+  /** named process trees, e.g. { api: apiPid, anvil: anvilPid } */
+  trees: Record<string, number>;
+}
+
+/** CPU seconds per group between two snapshots, and the machine's busy share from /proc/stat. */
+export interface CpuUsage {
+  seconds: number;
+  /** cores used on average by each group (1.0 = one core busy all the time) */
+  cores: Record<string, number>;
+  /** share of all cores that were busy (0..1) */
+  machineBusy: number;
+}
+
+function machineTicks(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+  const values = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = values[3] + (values[4] ?? 0); // idle + iowait
+  const total = values.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+function groupTicks(groups: CpuGroups): Map<string, number> {
+  const stats = allStats();
+  const byPid = new Map(stats.map((s) => [s.pid, s]));
+  const assigned = new Set<number>();
+  const ticks = new Map<string, number>();
+  const add = (group: string, s: ProcStat) => {
+    if (assigned.has(s.pid)) return;
+    assigned.add(s.pid);
+    ticks.set(group, (ticks.get(group) ?? 0) + s.ticks);
+  };
+  for (const [group, root] of Object.entries(groups.trees)) {
+    for (const pid of processTree(root, stats)) {
+      const s = byPid.get(pid);
+      if (s) add(group, s);
+    }
+  }
+  for (const s of stats) {
+    if (s.comm.startsWith('postgres')) add('postgres', s);
+    else if (s.comm.startsWith('redis')) add('redis', s);
+  }
+  for (const s of stats) add('other', s);
+  return ticks;
+}
+
+export function startCpuMeter(groups: CpuGroups): { stop(): CpuUsage } {
+  const startedAt = performance.now();
+  const before = groupTicks(groups);
+  const machineBefore = machineTicks();
+  return {
+    stop() {
+      const seconds = (performance.now() - startedAt) / 1000;
+      const after = groupTicks(groups);
+      const machineAfter = machineTicks();
+      const cores: Record<string, number> = {};
+      for (const [group, t] of after) {
+        // a process that started during the interval counts from zero
+        const used = (t - (before.get(group) ?? 0)) / CLOCK_TICKS;
+        cores[group] = Number((Math.max(0, used) / seconds).toFixed(2));
+      }
+      const busy = machineAfter.busy - machineBefore.busy;
+      const total = machineAfter.total - machineBefore.total;
+      return { seconds: Number(seconds.toFixed(1)), cores, machineBusy: Number((total > 0 ? busy / total : 0).toFixed(2)) };
+    },
+  };
+}

@@ -1,0 +1,90 @@
+// Crash safety: the worker is SIGKILLed twice at random moments while 20 settlements run on a chain
+// with 1 s blocks (so kills land between fees and transfers). Every settlement must end settled, with
+// exactly one fee and one transfer each on chain.
+import { id as topicOf, zeroPadValue } from 'ethers';
+import { balances, difference } from './support/chain-actions';
+import { PRICE_UNITS, startTestStack, TestStack } from './support/test-stack';
+
+const COUNT = 20;
+const FEE = 10_000n;
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({ devnet: { blockTime: 1 } });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const randomBetween = (min: number, max: number) => min + Math.floor(Math.random() * (max - min));
+
+async function transfersOnChain(fromBlock: number, from: string, to: string): Promise<number> {
+  const logs = await stack.devnet.provider.getLogs({
+    address: stack.devnet.token,
+    fromBlock,
+    toBlock: 'latest',
+    topics: [topicOf('Transfer(address,address,uint256)'), zeroPadValue(from, 32), zeroPadValue(to, 32)],
+  });
+  return logs.length;
+}
+
+it('20 settlements survive two SIGKILLs of the worker: all settled, exactly 20 fees and 20 transfers', async () => {
+  const { merchant, payer, treasury } = stack.devnet.accounts;
+  const verificationIds: string[] = [];
+  for (let i = 0; i < COUNT; i++) {
+    const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB());
+    expect(v.status).toBe(200);
+    verificationIds.push(v.body.verification_id);
+  }
+  const startBlock = await stack.devnet.provider.getBlockNumber();
+  const before = await balances(stack.devnet);
+
+  let worker = await stack.startWorker();
+  const settlementIds = await Promise.all(
+    verificationIds.map(async (verification_id) => {
+      const res = await stack.http.post('/v1/settle').send({ verification_id, destination_address: merchant.address });
+      expect(res.status).toBe(200);
+      return res.body.settlement_id as string;
+    }),
+  );
+
+  // the first kill lands while fees and transfers are in flight, the second once the new worker resumed
+  const kills: string[][] = [];
+  for (const [min, max] of [
+    [300, 1_500],
+    [500, 1_500],
+  ]) {
+    await sleep(randomBetween(min, max));
+    const states = await stack.db.prisma.settlement.findMany({ where: { id: { in: settlementIds } }, select: { state: true } });
+    kills.push(states.map((s) => s.state));
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    worker = await stack.startWorker();
+  }
+
+  const deadline = Date.now() + 90_000;
+  let open = COUNT;
+  while (Date.now() < deadline) {
+    open = await stack.db.prisma.settlement.count({ where: { id: { in: settlementIds }, state: { notIn: ['settled', 'failed'] } } });
+    if (open === 0) break;
+    await sleep(250);
+  }
+  expect(open).toBe(0);
+
+  const final = await stack.db.prisma.settlement.findMany({ where: { id: { in: settlementIds } } });
+  expect(final.map((s) => s.state)).toEqual(Array(COUNT).fill('settled'));
+  // the first kill interrupted money movement: some settlements were between their fee and their transfer
+  expect(kills[0].some((state) => ['collect_fee', 'fee_collected', 'executing'].includes(state))).toBe(true);
+
+  expect(await transfersOnChain(startBlock, merchant.address, treasury.address)).toBe(COUNT);
+  expect(await transfersOnChain(startBlock, payer.address, merchant.address)).toBe(COUNT);
+  const n = BigInt(COUNT);
+  expect(difference(await balances(stack.devnet), before)).toEqual({
+    payer: -n * PRICE_UNITS,
+    merchant: n * (PRICE_UNITS - FEE),
+    treasury: n * FEE,
+  });
+  // one fee and one transfer transaction per settlement, never a second of either
+  expect(await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: settlementIds } } })).toBe(2 * COUNT);
+}, 150_000);
