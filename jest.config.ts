@@ -9,7 +9,7 @@ const config: Config = {
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', {}] },
-  transformIgnorePatterns: ['/node_modules/(?!(@noble|@x402|@scure)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@noble|@x402|@scure|@seriousme)/)'],
   moduleNameMapper: {
     '^@facilitator/([a-z-]+)$': '<rootDir>/packages/$1/src',
     '^(\\.{1,2}/.*)\\.js$': '$1',

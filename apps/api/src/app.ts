@@ -1,5 +1,7 @@
 import express, { Express, Router } from 'express';
 import type { Logger } from '@facilitator/logging';
+import type { Metrics } from '@facilitator/metrics';
+import { httpMetrics } from './middleware/http-metrics';
 import { requestId } from './middleware/request-id';
 import { requestLogger } from './middleware/request-logger';
 import { errorHandler, notFoundHandler } from './middleware/error-handler';
@@ -7,6 +9,7 @@ import { healthRoutes, ReadinessCheck } from './routes/health';
 
 export interface AppOptions {
   logger: Logger;
+  metrics: Metrics;
   maxBodyBytes: number;
   readinessChecks: readonly ReadinessCheck[];
   /** Feature routers (verify, settle, status …), mounted at the root in order. */
@@ -20,6 +23,7 @@ export function createApp(options: AppOptions): Express {
   app.set('trust proxy', false);
   app.use(requestId());
   app.use(requestLogger(options.logger));
+  app.use(httpMetrics(options.metrics));
   app.use(healthRoutes(options.readinessChecks));
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   for (const router of options.routers) app.use(router);

@@ -8,13 +8,19 @@ import {
   VerificationRepository,
 } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
+import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { InvalidRequestError } from '@facilitator/core';
+import { buildOpenApiDocument } from '@facilitator/schemas';
 import { SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService } from '@facilitator/verification';
 import { assertAcceptableWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
+import { adminQueueRoutes } from './routes/admin-queues';
+import { docsRoutes } from './routes/docs';
 import type { ReadinessCheck } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
+import { queueRoutes } from './routes/queues';
 import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
@@ -23,6 +29,7 @@ import { verificationEvents } from './verification-events';
 
 export interface ApiRuntime {
   app: Express;
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -44,6 +51,8 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
   const settlements = new SettlementRepository(prisma);
   const outbox = new WebhookOutbox(prisma, queues);
   const networks = new EnabledNetworks(config.networks);
+  const metrics = createMetrics('api', { queues: [queues.settlement, queues.webhook] });
+  const publishVerificationEvents = verificationEvents(outbox, logger);
 
   const verification = new VerificationService({
     chain,
@@ -51,7 +60,10 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
     settlements,
     treasuryAddress: config.treasury.address,
     expiryMarginSeconds: config.authorizationExpiryMarginSeconds,
-    onVerified: verificationEvents(outbox, logger),
+    onVerified: async (outcome, payment) => {
+      metrics.verifications.inc({ result: outcome.record.status, reason: outcome.failure?.reason ?? 'none' });
+      await publishVerificationEvents(outcome, payment);
+    },
   });
 
   const webhookPolicy = { requireHttps: config.nodeEnv === 'production', allowPrivate: config.webhookAllowPrivate };
@@ -74,6 +86,7 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
 
   const app = createApp({
     logger,
+    metrics,
     maxBodyBytes: config.maxBodyBytes,
     readinessChecks,
     routers: [
@@ -93,11 +106,18 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
       }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements }),
       webhookRoutes({ apiKeys: config.apiKeys, prisma, outbox }),
+      queueRoutes(queues, config.apiKeys),
+      metricsRoutes(metrics),
+      adminQueueRoutes(queues, config.admin),
+      docsRoutes(buildOpenApiDocument()),
     ],
   });
 
+  if (!config.admin) logger.info('queue dashboard is off: set ADMIN_USERNAME and ADMIN_PASSWORD to turn it on');
+
   return {
     app,
+    metrics,
     async close() {
       await queues.close();
       redis.disconnect();

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { loadConfigOrExit } from '@facilitator/config';
 import { createLogger } from '@facilitator/logging';
 import { buildApi } from './build-api';
+import { serveClusterMetrics } from './cluster-metrics';
 
 const config = loadConfigOrExit();
 const logger = createLogger({
@@ -19,6 +20,7 @@ if (config.apiProcesses > 1 && cluster.isPrimary) {
 
 function runPrimary(): void {
   let stopping = false;
+  serveClusterMetrics();
   for (let i = 0; i < config.apiProcesses; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;

@@ -3,6 +3,7 @@ import type { Config } from '@facilitator/config';
 import { createProvider, LocalKeyTransactionProvider, UsdcClient } from '@facilitator/chain';
 import { createPrismaClient, SettlementRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
+import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { createQueues, createRedisConnection, type QueueName } from '@facilitator/queue';
 import { SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
@@ -10,9 +11,11 @@ import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { settlementHandler } from './settlement-handler';
 import { Sweeper } from './sweeper';
 import { webhookHandler } from './webhook-handler';
+import { keyBalances, recordTransition, serveWorkerMetrics } from './worker-metrics';
 
 export interface WorkerRuntime {
   workers: Worker[];
+  metrics: Metrics;
   /** Stops taking jobs, waits up to the shutdown timeout for running ones, then releases everything. */
   close(): Promise<void>;
 }
@@ -36,6 +39,10 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
       { chainId: n.chainId, caip2: n.caip2, rpcUrl: n.rpcUrl, confirmations: n.confirmations, usdc: new UsdcClient(providers.get(n.chainId)!, n.tokenAddress) },
     ]),
   );
+  const metrics = createMetrics('worker', {
+    queues: [queues.settlement, queues.webhook],
+    balances: keyBalances(config, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
+  });
   const settlements = new SettlementRepository(prisma);
   const outbox = new WebhookOutbox(prisma, queues);
   const machine = new SettlementMachine({
@@ -47,13 +54,16 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
     feeAmount: config.feeAmount,
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
     outbox,
-    onTransition: (t) => logger.info('settlement transition', t),
+    onTransition: (t) => {
+      logger.info('settlement transition', { settlementId: t.settlementId, from: t.from, to: t.to, note: t.note });
+      recordTransition(metrics, t);
+    },
   });
   const delivery = new WebhookDelivery({ prisma, secret: config.webhookSecret, allowPrivate: config.webhookAllowPrivate });
 
   const catalog: JobCatalog = {
     settlement: settlementHandler(machine, logger, config.worker.settlementConcurrency),
-    webhook: webhookHandler(delivery, logger, config.worker.webhookConcurrency, config.webhookRetryDelaysMs),
+    webhook: webhookHandler(delivery, logger, config.worker.webhookConcurrency, config.webhookRetryDelaysMs, metrics),
   };
   const served = config.worker.queues as QueueName[];
   assertCatalogComplete(catalog, served);
@@ -80,11 +90,14 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
 
   const sweeper = new Sweeper({ settlements, queues, prisma, outbox, logger, serves: served });
   sweeper.start();
+  const metricsServer = config.worker.metricsPort > 0 ? serveWorkerMetrics(metrics, config.worker.metricsPort, logger) : undefined;
 
   return {
     workers,
+    metrics,
     async close() {
       sweeper.stop();
+      metricsServer?.close();
       const drained = Promise.all(workers.map((w) => w.close()));
       const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.worker.shutdownTimeoutMs).unref());
       if ((await Promise.race([drained, timedOut])) === 'timeout') {

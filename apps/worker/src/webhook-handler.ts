@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { Logger } from '@facilitator/logging';
+import type { Metrics } from '@facilitator/metrics';
 import { WEBHOOK_ATTEMPTS, type WebhookJobData } from '@facilitator/queue';
 import type { WebhookDelivery } from '@facilitator/webhooks';
 import type { JobHandler } from './job-catalog';
@@ -10,13 +11,20 @@ export function webhookBackoff(delaysMs: readonly number[]) {
   return (attemptsMade: number) => delaysMs[Math.min(attemptsMade, delaysMs.length) - 1] ?? delaysMs[delaysMs.length - 1];
 }
 
-export function webhookHandler(delivery: WebhookDelivery, logger: Logger, concurrency: number, delaysMs: readonly number[]): JobHandler {
+export function webhookHandler(
+  delivery: WebhookDelivery,
+  logger: Logger,
+  concurrency: number,
+  delaysMs: readonly number[],
+  metrics: Metrics,
+): JobHandler {
   return {
     concurrency,
     backoff: webhookBackoff(delaysMs),
     async process(job: Job) {
       const { eventId } = job.data as WebhookJobData;
       const result = await delivery.attempt(eventId, job.attemptsMade + 1 >= (job.opts.attempts ?? WEBHOOK_ATTEMPTS));
+      metrics.webhookAttempts.inc({ outcome: result.outcome });
       if (result.outcome === 'delivered') return { delivered: true };
       logger.info('webhook attempt failed', { eventId, attempt: job.attemptsMade + 1, error: result.error });
       if (result.outcome === 'failed') throw new UnrecoverableError(`delivery failed after ${job.attemptsMade + 1} attempts: ${result.error}`);

@@ -55,6 +55,8 @@ export interface Config {
   /** Delays before webhook attempts 2 to 6. */
   webhookRetryDelaysMs: number[];
   worker: WorkerConfig;
+  /** the queue dashboard's basic-auth credentials; the dashboard is off when unset */
+  admin?: { username: string; password: string };
 }
 
 export const WORKER_QUEUE_NAMES = ['settlement', 'webhook'] as const;
@@ -143,6 +145,16 @@ function readWorker(reader: EnvReader): WorkerConfig {
   };
 }
 
+function readAdmin(reader: EnvReader): Config['admin'] {
+  const username = reader.optionalString('ADMIN_USERNAME');
+  const password = reader.optionalString('ADMIN_PASSWORD');
+  if (username === undefined && password === undefined) return undefined;
+  if (username === undefined) throw new ConfigError('ADMIN_USERNAME', 'must be set together with ADMIN_PASSWORD');
+  if (password === undefined) throw new ConfigError('ADMIN_PASSWORD', 'must be set together with ADMIN_USERNAME');
+  if (password.length < 12) throw new ConfigError('ADMIN_PASSWORD', 'must be at least 12 characters');
+  return { username, password };
+}
+
 /** Reads and validates the whole configuration. Throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const reader = new EnvReader(env);
@@ -174,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: readWebhookAllowPrivate(reader, nodeEnv),
     webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
     worker: readWorker(reader),
+    admin: readAdmin(reader),
   };
 }
 

@@ -14,3 +14,5 @@ export const validateVerifyFormA = compileValidator<FormARequest>(verifyFormASch
 export const validateVerifyFormB = compileValidator<FormBVerifyRequest>(verifyFormBSchema, 'verify request (Form B)');
 export const validateSettleFormA = compileValidator<FormARequest>(settleFormASchema, 'settle request (Form A)');
 export const validateSettleFormB = compileValidator<FormBSettleRequest>(settleFormBSchema, 'settle request (Form B)');
+export * from './responses';
+export * from './openapi';

@@ -1,5 +1,5 @@
 import type { TransactionProvider } from '@facilitator/chain';
-import type { SettlementRepository, SettlementState } from '@facilitator/db';
+import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { finalSettlementEvent } from './settlement-events';
 import { canTransition, isFinal } from './states';
@@ -16,7 +16,16 @@ export interface SettlementMachineOptions {
   expiryMarginSeconds: number;
   outbox: WebhookOutbox;
   now?: () => number;
-  onTransition?: (event: { settlementId: string; from: SettlementState; to: SettlementState; note?: Record<string, unknown> }) => void;
+  onTransition?: (event: SettlementTransitionEvent) => void;
+}
+
+export interface SettlementTransitionEvent {
+  settlementId: string;
+  /** the settlement as it was before this transition */
+  settlement: Settlement;
+  from: SettlementState;
+  to: SettlementState;
+  note?: Record<string, unknown>;
 }
 
 /** Thrown when a job names a settlement that does not exist; retrying cannot help. */
@@ -60,7 +69,7 @@ export class SettlementMachine {
       },
     });
     if (!moved) return; // another worker advanced it meanwhile; the loop reloads
-    this.options.onTransition?.({ settlementId: settlement.id, from, to: result.to, note: result.note });
+    this.options.onTransition?.({ settlementId: settlement.id, settlement, from, to: result.to, note: result.note });
     // after commit; a failure here leaves a pending event row that the webhook sweeper enqueues
     if (eventId) await this.options.outbox.enqueue(eventId).catch(() => undefined);
   }

@@ -1,0 +1,28 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { Router } from 'express';
+import { NotFoundError } from '@facilitator/core';
+import type { Queues } from '@facilitator/queue';
+import { basicAuth } from '../middleware/basic-auth';
+
+export const ADMIN_QUEUES_PATH = '/admin/queues';
+
+/**
+ * Bull Board for the settlement and webhook queues: operators see waiting, active, delayed and failed
+ * jobs and can retry a failed one. Off unless ADMIN_USERNAME/ADMIN_PASSWORD are set, and says so.
+ */
+export function adminQueueRoutes(queues: Queues, admin: { username: string; password: string } | undefined): Router {
+  const router = Router();
+  if (!admin) {
+    router.use(ADMIN_QUEUES_PATH, (_req, _res, next) =>
+      next(new NotFoundError('the queue dashboard is off: set ADMIN_USERNAME and ADMIN_PASSWORD to turn it on')),
+    );
+    return router;
+  }
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
+  createBullBoard({ queues: [new BullMQAdapter(queues.settlement), new BullMQAdapter(queues.webhook)], serverAdapter });
+  router.use(ADMIN_QUEUES_PATH, basicAuth(admin, 'x402 facilitator queues'), serverAdapter.getRouter());
+  return router;
+}

@@ -1,0 +1,1 @@
+console.log("facilitator CLI: not built yet");

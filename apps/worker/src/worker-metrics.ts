@@ -1,0 +1,56 @@
+import http from 'node:http';
+import type { Config } from '@facilitator/config';
+import type { UsdcClient } from '@facilitator/chain';
+import { cached, type KeyBalance, type Metrics } from '@facilitator/metrics';
+import type { Logger } from '@facilitator/logging';
+import type { SettlementTransitionEvent } from '@facilitator/settlement';
+
+/** Balances of the treasury and relayer keys on every network, read at most every 15 s. */
+export function keyBalances(config: Config, clients: ReadonlyMap<number, UsdcClient>): () => Promise<KeyBalance[]> {
+  const keys = [
+    { address: config.treasury.address, role: 'treasury' as const },
+    ...config.relayers.filter((r) => r.address !== config.treasury.address).map((r) => ({ address: r.address, role: 'relayer' as const })),
+  ];
+  return cached(async () => {
+    const reads = config.networks.flatMap((network) => {
+      const usdc = clients.get(network.chainId)!;
+      return keys.map(async (key) => ({
+        chain: network.caip2,
+        address: key.address,
+        role: key.role,
+        native: await usdc.provider.getBalance(key.address),
+        token: await usdc.balanceOf(key.address),
+      }));
+    });
+    return Promise.all(reads);
+  }, 15_000);
+}
+
+/** Counts fees and final states, and times request-to-settled, from the state machine's transitions. */
+export function recordTransition(metrics: Metrics, event: SettlementTransitionEvent): void {
+  if (event.to === 'fee_collected') {
+    metrics.feesCollected.inc();
+    metrics.feeUnitsCollected.inc(Number(event.settlement.feeAmount));
+  }
+  if (event.to === 'settled' || event.to === 'failed') {
+    const code = event.to === 'failed' ? String((event.note?.error as string | undefined) ?? 'unknown') : 'none';
+    metrics.settlements.inc({ state: event.to, error_code: code });
+  }
+  if (event.to === 'settled') metrics.settlementDuration.observe((Date.now() - event.settlement.createdAt.getTime()) / 1000);
+}
+
+/** A small HTTP listener for Prometheus on WORKER_METRICS_PORT. */
+export function serveWorkerMetrics(metrics: Metrics, port: number, logger: Logger): http.Server {
+  const server = http.createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      (err: Error) => res.writeHead(500).end(err.message),
+    );
+  });
+  server.listen(port, () => logger.info('worker metrics listening', { port: (server.address() as { port: number }).port }));
+  return server;
+}

@@ -1,0 +1,41 @@
+// Where results go, and small helpers shared by the benchmark entry points.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './stack';
+
+export const RESULTS_DIR = path.join(ROOT, 'bench/results');
+
+export function writeResult(name: string, data: unknown): string {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${name}.json`);
+  writeFileSync(file, JSON.stringify(data, null, 2) + '\n');
+  return file;
+}
+
+export function readResult<T>(name: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path.join(RESULTS_DIR, `${name}.json`), 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Positive number from the environment, so a run can be shortened or lengthened without editing code. */
+export function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+/** Plain-text table for the console. */
+export function table(rows: ReadonlyArray<ReadonlyArray<string | number>>): string {
+  const cells = rows.map((row) => row.map(String));
+  const widths = cells[0].map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ')).join('\n');
+}

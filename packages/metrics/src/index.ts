@@ -1,0 +1,3 @@
+export * from './metrics';
+export * from './queue-depth';
+export * from './cached';

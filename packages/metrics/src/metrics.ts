@@ -1,0 +1,112 @@
+import type { Queue } from 'bullmq';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { QUEUE_STATES, snapshotQueue } from './queue-depth';
+
+export interface KeyBalance {
+  chain: string;
+  address: string;
+  role: 'treasury' | 'relayer';
+  native: bigint;
+  token: bigint;
+}
+
+/** Where the gauges read their values at scrape time. */
+export interface MetricSources {
+  queues?: readonly Queue[];
+  balances?: () => Promise<KeyBalance[]>;
+}
+
+/**
+ * Every Prometheus series of ours, in one place (names are a public contract: dashboards read them).
+ * One registry per process; the API's cluster primary aggregates its processes' registries.
+ */
+export function createMetrics(service: 'api' | 'worker', sources: MetricSources = {}, registry = new Registry()) {
+  const balances = sources.balances;
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry, prefix: 'x402_process_' });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'x402_http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'x402_http_request_duration_seconds',
+      help: 'HTTP request latency by route and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    verifications: new Counter({
+      name: 'x402_verifications_total',
+      help: 'Verifications by result (verified or rejected) and failure reason',
+      labelNames: ['result', 'reason'] as const,
+      registers: [registry],
+    }),
+    settlements: new Counter({
+      name: 'x402_settlements_total',
+      help: 'Settlements that reached a final state, by state and error code',
+      labelNames: ['state', 'error_code'] as const,
+      registers: [registry],
+    }),
+    settlementDuration: new Histogram({
+      name: 'x402_settlement_duration_seconds',
+      help: 'Time from the settle request to settled',
+      buckets: [0.25, 0.5, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144],
+      registers: [registry],
+    }),
+    feesCollected: new Counter({
+      name: 'x402_fees_collected_total',
+      help: 'Settlement fees collected from merchants (count)',
+      registers: [registry],
+    }),
+    feeUnitsCollected: new Counter({
+      name: 'x402_fee_units_collected_total',
+      help: 'Settlement fees collected from merchants, in token units',
+      registers: [registry],
+    }),
+    webhookAttempts: new Counter({
+      name: 'x402_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    queueJobs: new Gauge({
+      name: 'x402_queue_jobs',
+      help: 'Jobs per queue and state',
+      labelNames: ['queue', 'state'] as const,
+      registers: [registry],
+      // every process reports the same shared Redis numbers: aggregate by taking one, not the sum
+      aggregator: 'max',
+      async collect() {
+        for (const snapshot of await Promise.all((sources.queues ?? []).map(snapshotQueue))) {
+          for (const state of QUEUE_STATES) this.set({ queue: snapshot.name, state }, snapshot.counts[state]);
+        }
+      },
+    }),
+    relayerNativeBalance: new Gauge({
+      name: 'x402_relayer_native_balance_wei',
+      help: 'Native (gas) balance of each sending key: a relayer running dry shows here before it fails',
+      labelNames: ['chain', 'address', 'role'] as const,
+      registers: [registry],
+      aggregator: 'max',
+      async collect() {
+        for (const b of (await balances?.()) ?? []) this.set({ chain: b.chain, address: b.address, role: b.role }, Number(b.native));
+      },
+    }),
+    relayerTokenBalance: new Gauge({
+      name: 'x402_relayer_token_balance_units',
+      help: 'Token balance of each sending key',
+      labelNames: ['chain', 'address', 'role'] as const,
+      registers: [registry],
+      aggregator: 'max',
+      async collect() {
+        for (const b of (await balances?.()) ?? []) this.set({ chain: b.chain, address: b.address, role: b.role }, Number(b.token));
+      },
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,53 @@
+// Several worker processes share the work without doing any of it twice.
+import { id as topicOf, zeroPadValue } from 'ethers';
+import { startTestStack, TestStack } from './support/test-stack';
+
+const COUNT = 40;
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({ devnet: { blockTime: 0.5 } });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+it('two worker processes with concurrency 5 each settle 40 payments, none processed twice', async () => {
+  const workers = await Promise.all([1, 2].map(() => stack.startWorker({ SETTLEMENT_CONCURRENCY: '5' })));
+  const { merchant, payer, treasury } = stack.devnet.accounts;
+  const startBlock = await stack.devnet.provider.getBlockNumber();
+  const ids: string[] = [];
+  for (let i = 0; i < COUNT; i++) {
+    const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB());
+    const s = await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: merchant.address });
+    ids.push(s.body.settlement_id);
+  }
+  const deadline = Date.now() + 60_000;
+  while ((await stack.db.prisma.settlement.count({ where: { id: { in: ids }, state: 'settled' } })) < COUNT) {
+    if (Date.now() > deadline) throw new Error('not all settled');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  // each state entered exactly once per settlement: no step ran twice to completion
+  const transitions = await stack.db.prisma.settlementTransition.groupBy({ by: ['settlementId', 'toState'], where: { settlementId: { in: ids } }, _count: true });
+  expect(transitions).toHaveLength(COUNT * 6);
+  expect(transitions.every((t) => t._count === 1)).toBe(true);
+  expect(await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: ids } } })).toBe(COUNT * 2);
+
+  const transfers = async (from: string, to: string) =>
+    (
+      await stack.devnet.provider.getLogs({
+        address: stack.devnet.token,
+        fromBlock: startBlock,
+        toBlock: 'latest',
+        topics: [topicOf('Transfer(address,address,uint256)'), zeroPadValue(from, 32), zeroPadValue(to, 32)],
+      })
+    ).length;
+  expect(await transfers(merchant.address, treasury.address)).toBe(COUNT);
+  expect(await transfers(payer.address, merchant.address)).toBe(COUNT);
+
+  // both processes took part
+  for (const worker of workers) {
+    expect(worker.lines.some((l) => l.includes('"settlement transition"'))).toBe(true);
+  }
+}, 120_000);
