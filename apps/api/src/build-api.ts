@@ -36,7 +36,7 @@ export interface ApiRuntime {
 /** The composition root of the API: every dependency is made here, once, from the validated config. */
 export function buildApi(config: Config, logger: Logger): ApiRuntime {
   const prisma = createPrismaClient(config.databaseUrl);
-  const redis = createRedisConnection(config.redisUrl, 'producer');
+  const redis = createRedisConnection({ url: config.redisUrl, clusterNodes: config.redisClusterNodes }, 'producer');
   redis.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
   const queues = createQueues(redis, config.queuePrefix);
   const endpoints = config.networks.map((n) => ({

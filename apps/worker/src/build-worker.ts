@@ -22,8 +22,9 @@ export interface WorkerRuntime {
 
 /** The composition root of the worker process. */
 export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
+  const redisTarget = { url: config.redisUrl, clusterNodes: config.redisClusterNodes };
   const prisma = createPrismaClient(config.databaseUrl, { poolMax: Math.min(50, config.worker.settlementConcurrency + 10) });
-  const producer = createRedisConnection(config.redisUrl, 'producer');
+  const producer = createRedisConnection(redisTarget, 'producer');
   producer.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
   const queues = createQueues(producer, config.queuePrefix);
   const providers = new Map(config.networks.map((n) => [n.chainId, createProvider(n.rpcUrl, n.chainId)]));
@@ -70,7 +71,7 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
 
   const workers = served.map((queue) => {
     const handler = catalog[queue];
-    const connection = createRedisConnection(config.redisUrl, 'worker');
+    const connection = createRedisConnection(redisTarget, 'worker');
     const worker = new Worker(queue, (job) => handler.process(job), {
       connection,
       prefix: config.queuePrefix,

@@ -29,6 +29,9 @@ export interface Config {
   nodeEnv: (typeof NODE_ENVS)[number];
   databaseUrl: string;
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES: when set, every connection goes to this Redis Cluster instead of REDIS_URL */
+  redisClusterNodes: Array<{ host: string; port: number }>;
+  /** the effective prefix: on a cluster, wrapped in a hash tag ({x402}) so each queue's keys share a slot */
   queuePrefix: string;
   port: number;
   host: string;
@@ -145,6 +148,14 @@ function readWorker(reader: EnvReader): WorkerConfig {
   };
 }
 
+function readClusterNodes(reader: EnvReader): Config['redisClusterNodes'] {
+  return reader.list('REDIS_CLUSTER_NODES').map((item) => {
+    const match = /^([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):([0-9]{1,5})$/.exec(item);
+    if (!match || Number(match[2]) > 65535) throw new ConfigError('REDIS_CLUSTER_NODES', `entry "${item}" must be host:port`);
+    return { host: match[1].replace(/^\[|\]$/g, ''), port: Number(match[2]) };
+  });
+}
+
 function readAdmin(reader: EnvReader): Config['admin'] {
   const username = reader.optionalString('ADMIN_USERNAME');
   const password = reader.optionalString('ADMIN_PASSWORD');
@@ -164,11 +175,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[A-Za-z0-9_.{}-]{1,64}$/.test(queuePrefix)) {
     throw new ConfigError('QUEUE_PREFIX', 'may only contain letters, digits, "_", ".", "-", "{" and "}" (at most 64)');
   }
+  const clusterNodes = readClusterNodes(reader);
   return {
     nodeEnv,
     databaseUrl: reader.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: reader.url('REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS_URL),
-    queuePrefix,
+    redisClusterNodes: clusterNodes,
+    queuePrefix: clusterNodes.length > 0 && !queuePrefix.includes('{') ? `{${queuePrefix}}` : queuePrefix,
     port: reader.integer('PORT', 4020, 0, 65535),
     host: reader.string('HOST', '0.0.0.0'),
     apiProcesses: reader.integer('API_PROCESSES', availableParallelism(), 1, 256),

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { QueueName } from './queue-names';
 import type { SettlementJobData, WebhookJobData } from './job-payloads';
 
@@ -17,7 +17,7 @@ const RETENTION = {
   removeOnFail: { age: 7 * 24 * 3600, count: 50_000 },
 };
 
-export function createQueues(connection: Redis, prefix: string): Queues {
+export function createQueues(connection: Redis | Cluster, prefix: string): Queues {
   const settlement = new Queue<SettlementJobData>(QueueName.Settlement, {
     connection,
     prefix,
