@@ -36,8 +36,8 @@ function allStats(): ProcStat[] {
   return stats;
 }
 
-/** The pid and every descendant of it. */
-export function processTree(root: number, stats: ProcStat[] = allStats()): number[] {
+/** The pid and every descendant of it, not descending into `stopAt` (roots of other groups). */
+export function processTree(root: number, stats: ProcStat[] = allStats(), stopAt: ReadonlySet<number> = new Set()): number[] {
   const children = new Map<number, number[]>();
   for (const s of stats) children.set(s.ppid, [...(children.get(s.ppid) ?? []), s.pid]);
   const tree: number[] = [];
@@ -45,7 +45,7 @@ export function processTree(root: number, stats: ProcStat[] = allStats()): numbe
   while (queue.length) {
     const pid = queue.shift()!;
     tree.push(pid);
-    queue.push(...(children.get(pid) ?? []));
+    queue.push(...(children.get(pid) ?? []).filter((child) => !stopAt.has(child)));
   }
   return tree;
 }
@@ -113,45 +113,54 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
-function groupTicks(groups: CpuGroups): Map<string, number> {
+/** Which group each live process belongs to right now, with its CPU ticks so far. */
+function snapshot(groups: CpuGroups): Map<number, { group: string; ticks: number }> {
   const stats = allStats();
   const byPid = new Map(stats.map((s) => [s.pid, s]));
-  const assigned = new Set<number>();
-  const ticks = new Map<string, number>();
-  const add = (group: string, s: ProcStat) => {
-    if (assigned.has(s.pid)) return;
-    assigned.add(s.pid);
-    ticks.set(group, (ticks.get(group) ?? 0) + s.ticks);
-  };
+  const seen = new Map<number, { group: string; ticks: number }>();
+  // the benchmark's own tree contains the apps it started: each app is charged to its own group
+  const roots = new Set(Object.values(groups.trees));
   for (const [group, root] of Object.entries(groups.trees)) {
-    for (const pid of processTree(root, stats)) {
+    for (const pid of processTree(root, stats, roots)) {
       const s = byPid.get(pid);
-      if (s) add(group, s);
+      if (s && !seen.has(pid)) seen.set(pid, { group, ticks: s.ticks });
     }
   }
   for (const s of stats) {
-    if (s.comm.startsWith('postgres')) add('postgres', s);
-    else if (s.comm.startsWith('redis')) add('redis', s);
+    if (seen.has(s.pid)) continue;
+    const group = s.comm.startsWith('postgres') ? 'postgres' : s.comm.startsWith('redis') ? 'redis' : 'other';
+    seen.set(s.pid, { group, ticks: s.ticks });
   }
-  for (const s of stats) add('other', s);
-  return ticks;
+  return seen;
 }
 
+/**
+ * Per-process deltas, sampled every half second: a process that exits during the run (a pooled Postgres
+ * backend closed when idle) keeps the CPU it used up to its last sample instead of vanishing from a sum.
+ */
 export function startCpuMeter(groups: CpuGroups): { stop(): CpuUsage } {
   const startedAt = performance.now();
-  const before = groupTicks(groups);
+  const first = snapshot(groups);
+  const last = new Map(first);
+  const sample = () => {
+    for (const [pid, entry] of snapshot(groups)) last.set(pid, entry);
+  };
+  const timer = setInterval(sample, 500);
   const machineBefore = machineTicks();
   return {
     stop() {
+      clearInterval(timer);
+      sample();
       const seconds = (performance.now() - startedAt) / 1000;
-      const after = groupTicks(groups);
       const machineAfter = machineTicks();
-      const cores: Record<string, number> = {};
-      for (const [group, t] of after) {
+      const ticks = new Map<string, number>();
+      for (const [pid, { group, ticks: t }] of last) {
         // a process that started during the interval counts from zero
-        const used = (t - (before.get(group) ?? 0)) / CLOCK_TICKS;
-        cores[group] = Number((Math.max(0, used) / seconds).toFixed(2));
+        const used = t - (first.get(pid)?.ticks ?? 0);
+        ticks.set(group, (ticks.get(group) ?? 0) + Math.max(0, used));
       }
+      const cores: Record<string, number> = {};
+      for (const [group, t] of ticks) cores[group] = Number((t / CLOCK_TICKS / seconds).toFixed(2));
       const busy = machineAfter.busy - machineBefore.busy;
       const total = machineAfter.total - machineBefore.total;
       return { seconds: Number(seconds.toFixed(1)), cores, machineBusy: Number((total > 0 ? busy / total : 0).toFixed(2)) };

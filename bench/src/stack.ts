@@ -135,8 +135,8 @@ export async function startApi(env: Record<string, string>, nodeArgs: string[] =
 }
 
 /** Starts the compiled worker; it says "worker started" at info level once its queues are being served. */
-export async function startWorker(env: Record<string, string>): Promise<AppProcess> {
-  const app = runApp(WORKER_MAIN, env);
+export async function startWorker(env: Record<string, string>, nodeArgs: string[] = []): Promise<AppProcess> {
+  const app = runApp(WORKER_MAIN, env, nodeArgs);
   const deadline = Date.now() + 30_000;
   while (!app.output().includes('"worker started"')) {
     if (app.child.exitCode !== null) throw new Error(`worker exited during start-up:\n${app.output()}`);
@@ -147,6 +147,12 @@ export async function startWorker(env: Record<string, string>): Promise<AppProce
     await new Promise((r) => setTimeout(r, 50));
   }
   return app;
+}
+
+/** Node flags that make an app write a V8 CPU profile into BENCH_CPU_PROF_DIR when it exits (none when unset). */
+export function profilingArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
 }
 
 /** Removes every Redis key under a run's queue prefix, so benchmark runs leave nothing behind. */

@@ -1,4 +1,4 @@
-import express, { Express, Router } from 'express';
+import express, { Express, RequestHandler, Router } from 'express';
 import type { Logger } from '@facilitator/logging';
 import type { Metrics } from '@facilitator/metrics';
 import { httpMetrics } from './middleware/http-metrics';
@@ -14,17 +14,25 @@ export interface AppOptions {
   readinessChecks: readonly ReadinessCheck[];
   /** Feature routers (verify, settle, status …), mounted at the root in order. */
   routers: readonly Router[];
+  /** per-client limiter for the paid-path endpoints, when configured */
+  rateLimiter?: RequestHandler;
+  trustProxyHops?: number;
 }
+
+/** The endpoints merchants call per payment; status and operations routes are not limited. */
+export const RATE_LIMITED_PATHS = ['/v1/verify', '/v1/settle', '/x402/verify', '/x402/settle'];
 
 /** The HTTP shell: request ids, logging, JSON parsing, routes, and the single error mapping. */
 export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // behind a load balancer, the client address comes from X-Forwarded-For, trusting only that many hops
+  app.set('trust proxy', options.trustProxyHops ?? 0);
   app.use(requestId());
   app.use(requestLogger(options.logger));
   app.use(httpMetrics(options.metrics));
   app.use(healthRoutes(options.readinessChecks));
+  if (options.rateLimiter) app.use(RATE_LIMITED_PATHS, options.rateLimiter);
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   for (const router of options.routers) app.use(router);
   app.use(notFoundHandler());

@@ -21,6 +21,7 @@ import { docsRoutes } from './routes/docs';
 import type { ReadinessCheck } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { queueRoutes } from './routes/queues';
+import { rateLimitPerClient } from './middleware/rate-limit';
 import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
@@ -87,6 +88,8 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
   const app = createApp({
     logger,
     metrics,
+    rateLimiter: config.rateLimit ? rateLimitPerClient(redis, config.queuePrefix, config.rateLimit) : undefined,
+    trustProxyHops: config.trustProxyHops,
     maxBodyBytes: config.maxBodyBytes,
     readinessChecks,
     routers: [

@@ -58,6 +58,10 @@ export interface Config {
   /** Delays before webhook attempts 2 to 6. */
   webhookRetryDelaysMs: number[];
   worker: WorkerConfig;
+  /** per-client limit on verify and settle; off (undefined) unless RATE_LIMIT_MAX is set */
+  rateLimit?: { max: number; windowMs: number };
+  /** Express `trust proxy`: how many proxy hops to trust for the client address (0: none) */
+  trustProxyHops: number;
   /** the queue dashboard's basic-auth credentials; the dashboard is off when unset */
   admin?: { username: string; password: string };
 }
@@ -156,6 +160,13 @@ function readClusterNodes(reader: EnvReader): Config['redisClusterNodes'] {
   });
 }
 
+function readRateLimit(reader: EnvReader): Config['rateLimit'] {
+  const max = reader.integer('RATE_LIMIT_MAX', 0, 0, 1_000_000);
+  const windowMs = reader.integer('RATE_LIMIT_WINDOW_MS', 60_000, 1_000, 3_600_000);
+  // the spec states no rate limit, so none applies unless an operator sets one
+  return max > 0 ? { max, windowMs } : undefined;
+}
+
 function readAdmin(reader: EnvReader): Config['admin'] {
   const username = reader.optionalString('ADMIN_USERNAME');
   const password = reader.optionalString('ADMIN_PASSWORD');
@@ -200,6 +211,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
     worker: readWorker(reader),
     admin: readAdmin(reader),
+    rateLimit: readRateLimit(reader),
+    trustProxyHops: reader.integer('TRUST_PROXY_HOPS', 0, 0, 10),
   };
 }
 

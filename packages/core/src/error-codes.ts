@@ -14,6 +14,7 @@ export const ErrorCode = {
   IdempotencyKeyInFlight: 'idempotency_key_in_flight',
   IdempotencyKeyReused: 'idempotency_key_reused',
   PayloadTooLarge: 'payload_too_large',
+  RateLimited: 'rate_limited',
   ServiceUnavailable: 'service_unavailable',
   InternalError: 'internal_error',
 } as const;

@@ -98,6 +98,12 @@ export class PayloadTooLargeError extends FacilitatorError {
   }
 }
 
+export class RateLimitedError extends FacilitatorError {
+  constructor(readonly retryAfterSeconds: number) {
+    super(ErrorCode.RateLimited, 429, `too many requests; retry after ${retryAfterSeconds} s`, { retry_after_seconds: retryAfterSeconds });
+  }
+}
+
 export class ServiceUnavailableError extends FacilitatorError {
   constructor(message: string, details?: ErrorDetails) {
     super(ErrorCode.ServiceUnavailable, 503, message, details);

@@ -7,6 +7,7 @@ import {
   internalErrorEnvelope,
 } from '@facilitator/core';
 import type { Logger } from '@facilitator/logging';
+import { asServiceUnavailable } from '../infrastructure-errors';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -42,7 +43,15 @@ export function errorHandler(logger: Logger, maxBodyBytes: number): ErrorRequest
       return;
     }
     if (known) {
+      if (known.status === 429 && known.details?.retry_after_seconds) res.setHeader('Retry-After', String(known.details.retry_after_seconds));
       res.status(known.status).json(known.toEnvelope());
+      return;
+    }
+    const unavailable = asServiceUnavailable(err);
+    if (unavailable) {
+      logger.warn('dependency unavailable', { requestId: req.id, err: (err as Error).message });
+      res.setHeader('Retry-After', '5');
+      res.status(503).json(unavailable.toEnvelope());
       return;
     }
     logger.error('unhandled error', { requestId: req.id, err });

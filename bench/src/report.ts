@@ -1,0 +1,146 @@
+// Renders BENCHMARKS.md from the JSON results, so the document never disagrees with the measurements.
+import type { SettleResults } from './settle-bench';
+import type { BreakdownResults, StageCost } from './verify-breakdown';
+import type { VerifyResults } from './verify-bench';
+
+const verdict = (met: boolean | null | undefined) => (met === null || met === undefined ? 'not measured' : met ? '**met**' : '**missed**');
+const row = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
+const header = (cells: string[]) => [row(cells), row(cells.map(() => '---'))];
+const n = (value: number | undefined, digits = 0) => (value === undefined || !Number.isFinite(value) ? '–' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+function machineSection(r: VerifyResults | SettleResults): string[] {
+  const m = r.machine;
+  const v = r.versions;
+  return [
+    '## Machine and versions',
+    '',
+    `- ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}`,
+    `- commit ${v.commit}; Postgres ${v.postgres}, Redis ${v.redis}, anvil (@foundry-rs/anvil) ${v['@foundry-rs/anvil']}`,
+    `- express ${v.express}, ajv ${v.ajv}, @prisma/client ${v['@prisma/client']}, pg ${v.pg}, bullmq ${v.bullmq}, ethers ${v.ethers}, secp256k1 ${v.secp256k1}, winston ${v.winston}`,
+    `- load generator autocannon ${v.autocannon}; reference @x402/evm ${v['@x402/evm']} with @x402/core ${v['@x402/core']} and viem ${v.viem}`,
+    '- Everything runs on this one machine: the load generator, the API processes, Postgres, Redis and anvil share the cores.',
+    '',
+  ];
+}
+
+function verifySection(r: VerifyResults): string[] {
+  const f = r.facilitator;
+  const ref = r.reference;
+  const non2xx = Object.entries(f.non2xx).map(([code, count]) => `${count}× ${code}`).join(', ') || 'none';
+  return [
+    '## Verify: `npm run bench:verify`',
+    '',
+    `Distinct, valid $0.01 payments (${r.settings.requestForm}), each request a different payment, ${r.settings.connections} connections, pipelining 1, ` +
+      `${r.settings.warmupSeconds} s warm-up then ${r.settings.seconds} s measured. The API is the compiled app with API_PROCESSES=${r.settings.apiProcesses} (Node cluster), LOG_LEVEL=${r.settings.logLevel}, a fresh database and its own queue prefix. ` +
+      `Only 200 answers count as verified. The reference is @x402/evm's exact facilitator scheme (\`ExactEvmScheme.verify\`) in-process against the same anvil, ${ref.concurrency} verifications in flight.`,
+    '',
+    ...header(['implementation', 'in flight', 'verified/s', 'p50 ms', 'p99 ms', 'verified', 'not verified', 'errors']),
+    row(['facilitator `POST /v1/verify` (HTTP)', r.settings.connections, n(f.perSecond, 1), n(f.latencyMs.p50, 1), n(f.latencyMs.p99, 1), n(f.verified), non2xx, f.errors + f.timeouts]),
+    row(['@x402/evm exact, in-process', ref.concurrency, n(ref.perSecond, 1), n(ref.latencyMs.p50, 1), n(ref.latencyMs.p99, 1), n(ref.verified), ref.invalid, ref.errors]),
+    '',
+    `- Ratio to the reference: **${r.ratio}×** — target ≥ ${r.targets.ratioToReference}×: ${verdict(r.targets.ratioMet)}.`,
+    `- Rate: **${n(f.perSecond)} verified/s** — target ≥ ${n(r.targets.perSecond)}/s: ${verdict(r.targets.perSecondMet)}.`,
+    `- Every 200 stored a row: ${n(f.verifiedRowsInDatabase)} verified rows in Postgres after the run (warm-up included).`,
+    `- Peak RSS of the API (primary + workers): ${f.peakRss.totalMiB} MiB (${f.peakRss.perProcessMiB.join(', ')} MiB).`,
+    `- CPU during the measured run, in cores: ${Object.entries(f.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}; machine ${Math.round(f.cpu.machineBusy * 100)}% busy. ` +
+      `That is ${n(((f.cpu.cores.api ?? 0) * f.cpu.seconds * 1e6) / f.verified)} µs of API CPU and ${n(((f.cpu.cores.postgres ?? 0) * f.cpu.seconds * 1e6) / f.verified)} µs of Postgres CPU per verification.`,
+    `- Reference CPU (in-process: bench = the reference itself): ${Object.entries(ref.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    '',
+  ];
+}
+
+function stage(b: BreakdownResults, prefix: string): StageCost | undefined {
+  return b.stages.find((s) => s.stage.startsWith(prefix));
+}
+
+function breakdownSection(b: BreakdownResults): string[] {
+  const prismaInsert = stage(b, 'INSERT verification via Prisma');
+  const rawInsert = stage(b, 'same INSERT via pg, prepared');
+  const prismaSelect = stage(b, 'nonce-use SELECT via Prisma');
+  const rawSelect = stage(b, 'same SELECT via pg');
+  const ethersCall = stage(b, 'authorizationState eth_call via ethers');
+  const httpCall = stage(b, 'same eth_call via node:http');
+  const pure = stage(b, 'VerificationService.verify: chain and database stubbed');
+  const lines = [
+    '### Where a verification\'s cost goes: `node bench/dist/verify-breakdown.js`',
+    '',
+    'Each stage of verification driven alone, in-process, with the facilitator\'s compiled packages (synchronous stages on one core; the others with ' +
+      `${b.stages.find((s) => s.concurrency > 1)?.concurrency ?? ''} operations in flight). CPU is per operation (per row or call for the batched lines).`,
+    '',
+    ...header(['stage', 'in flight', 'ops/s, one process', 'p50 ms', 'Node CPU µs/op', 'Postgres µs/op', 'anvil µs/op']),
+    ...b.stages.map((s) => row([s.stage, s.concurrency, n(s.perSecond), s.p50Ms === undefined ? '' : n(s.p50Ms, 2), n(s.cpuUsPerOp.node, 1), s.cpuUsPerOp.postgres === undefined ? '' : n(s.cpuUsPerOp.postgres, 1), s.cpuUsPerOp.anvil === undefined ? '' : n(s.cpuUsPerOp.anvil, 1)])),
+    '',
+    `HTTP shell alone (\`POST /v1/verify\` with \`{}\`, answered 400 by schema validation; ${b.httpShell.apiProcesses} API processes, ${b.httpShell.connections} connections): ` +
+      `${n(b.httpShell.answersPerSecond)} answers/s, ${n(b.httpShell.apiCpuUsPerRequest)} µs of API CPU and ${n(b.httpShell.loadGeneratorCpuUsPerRequest)} µs of load-generator CPU per request.`,
+    '',
+  ];
+  if (prismaInsert && rawInsert && prismaSelect && rawSelect && ethersCall && httpCall && pure) {
+    lines.push(
+      'Reading it:',
+      '',
+      `- The two Prisma queries of a verification cost ${n(prismaInsert.cpuUsPerOp.node + prismaSelect.cpuUsPerOp.node)} µs of Node CPU; the same SQL through \`pg\` with prepared statements costs ${n(rawInsert.cpuUsPerOp.node + rawSelect.cpuUsPerOp.node)} µs, ` +
+        `and Postgres itself spends ${n((prismaInsert.cpuUsPerOp.postgres ?? 0) + (prismaSelect.cpuUsPerOp.postgres ?? 0))} µs against ${n((rawInsert.cpuUsPerOp.postgres ?? 0) + (rawSelect.cpuUsPerOp.postgres ?? 0))} µs.`,
+      `- The on-chain \`authorizationState\` read costs ${n(ethersCall.cpuUsPerOp.node)} µs of Node CPU through ethers and waits ${n(ethersCall.p50Ms, 1)} ms (p50; ethers holds calls up to 10 ms to batch them); over a keep-alive \`node:http\` agent it is ${n(httpCall.cpuUsPerOp.node)} µs and ${n(httpCall.p50Ms, 1)} ms.`,
+      `- Everything that is not I/O — parsing, schema, hashing, signature recovery, checks — is ${n(pure.cpuUsPerOp.node)} µs per verification (${n(pure.perSecond)}/s on one process).`,
+      '',
+    );
+  }
+  return lines;
+}
+
+function settleSection(r: SettleResults): string[] {
+  const s = r.settings;
+  const lines = [
+    '## Settle: `npm run bench:settle`',
+    '',
+    `For each scenario: a fresh anvil with Circle's USDC (automine, or \`--block-time 1\`), a fresh database, the compiled API (API_PROCESSES=${s.apiProcesses}) and ${s.workerProcesses} compiled worker process(es) (LOG_LEVEL=${s.workerLogLevel}, SETTLEMENT_CONCURRENCY ${s.workerSettlementConcurrency}, CONFIRMATIONS ${s.confirmations}), ` +
+      'RELAYER_PRIVATE_KEYS with 1 or 3 keys. Payments are verified first (not timed), then settled with Form B `POST /v1/settle`, which answers `pending` at once. ' +
+      'Latency runs from just before the settle request (client clock) to the worker\'s `settled` transition row in Postgres (same machine clock); no status polling loads the API. ' +
+      `**steady**: an open loop offering ${s.steadyRatePerSecond} settlements/s for ${s.steadySeconds} s (latency without queueing). ` +
+      `**burst**: ${s.burstCount} settle requests with ${s.burstConcurrency} in flight (capacity: settled/s from the first request to the last \`settled\`; its latency is mostly queueing).`,
+    '',
+    ...header(['scenario', 'phase', 'settled/s', 'p50 ms', 'p95 ms', 'p99 ms', 'settled', 'failed', 'unfinished', 'settle requests refused']),
+  ];
+  for (const sc of r.scenarios) {
+    for (const [phase, p] of [['steady', sc.steady], ['burst', sc.burst]] as const) {
+      lines.push(row([sc.scenario, phase, n(p.perSecond, 1), n(p.latencyMs.p50), n(p.latencyMs.p95), n(p.latencyMs.p99), p.settled, p.failed, p.unfinished, p.rejected]));
+    }
+  }
+  lines.push(
+    '',
+    `- Automine, burst, ≥ ${r.targets.automineMinPerSecond} settlements/s: ${verdict(r.targets.automineMet)}.`,
+    `- 1 s blocks, steady, p50 ≤ 2 blocks + 0.5 s (${n(r.targets.blockTimeP50MaxMs)} ms): ${verdict(r.targets.blockTimeMet)}.`,
+    '',
+    'Median time in each part of a settlement (ms): request → worker picks it up (`check_allowance`), allowance check, fee `transferFrom` mined, transfer submitted, transfer mined (`settled`):',
+    '',
+    ...header(['scenario', 'phase', 'to pick-up', 'allowance', 'fee transfer', 'submit transfer', 'transfer mined', 'CPU cores (worker / api / postgres / anvil)']),
+  );
+  for (const sc of r.scenarios) {
+    for (const [phase, p] of [['steady', sc.steady], ['burst', sc.burst]] as const) {
+      const m = p.medianStagesMs;
+      const c = p.cpu.cores;
+      lines.push(row([sc.scenario, phase, n(m.toPickup), n(m.checkAllowance), n(m.feeTransfer), n(m.submitTransfer), n(m.transferConfirmed), `${c.worker ?? '–'} / ${c.api ?? '–'} / ${c.postgres ?? '–'} / ${c.anvil ?? '–'}`]));
+    }
+  }
+  lines.push('');
+  return lines;
+}
+
+export function renderBenchmarks(verify?: VerifyResults, settle?: SettleResults, breakdown?: BreakdownResults): string {
+  const first = verify ?? settle;
+  const lines = [
+    '# Benchmarks',
+    '',
+    'Generated by `npm run bench` (`bench/src/run-all.ts`) from `bench/results/*.json`; do not edit by hand. ' +
+      '`npm run bench:verify` and `npm run bench:settle` run one part. Durations and sizes can be changed with the `BENCH_*` variables read in `bench/src/*.ts`; ' +
+      'set `BENCH_CPU_PROF_DIR=<dir>` to make the API and worker write V8 CPU profiles, then `node bench/dist/profile-summary.js <dir>`.',
+    '',
+    `Measured ${first?.startedAt ?? 'never'}.`,
+    '',
+    ...(first ? machineSection(first) : []),
+    ...(verify ? verifySection(verify) : ['## Verify', '', 'not measured', '']),
+    ...(breakdown ? breakdownSection(breakdown) : []),
+    ...(settle ? settleSection(settle) : ['## Settle', '', 'not measured', '']),
+  ];
+  return lines.join('\n');
+}

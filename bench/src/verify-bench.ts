@@ -1,0 +1,201 @@
+// `npm run bench:verify`: verified requests per second and latency of POST /v1/verify on the compiled API
+// (Node cluster), against the same payments verified in-process by @x402/evm's exact facilitator.
+import { Client } from 'pg';
+import { startDevnet } from '@facilitator/chain';
+import { loadRun } from './autocannon-run';
+import { machineInfo, versions, type MachineInfo } from './machine';
+import { makeBodies, PaymentFactory } from './payments';
+import { sampleRss, startCpuMeter, type CpuUsage, type RssPeak } from './proc';
+import { measureReference, type ReferenceResult } from './reference-verify';
+import { envNumber, log, table, writeResult } from './results';
+import { createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi } from './stack';
+import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
+
+export const VERIFY_TARGETS = { perSecond: 3_000, ratioToReference: 5 };
+
+export interface VerifyResults {
+  benchmark: 'verify';
+  startedAt: string;
+  machine: MachineInfo;
+  versions: Record<string, string>;
+  settings: {
+    apiProcesses: number;
+    connections: number;
+    pipelining: 1;
+    warmupSeconds: number;
+    seconds: number;
+    requestForm: string;
+    logLevel: string;
+    cpuProfileDir?: string;
+  };
+  facilitator: {
+    verified: number;
+    perSecond: number;
+    latencyMs: LatencySummary;
+    non2xx: Record<string, number>;
+    firstNon2xxBody?: string;
+    errors: number;
+    timeouts: number;
+    /** verified rows in Postgres afterwards, to confirm each 200 stored a verification */
+    verifiedRowsInDatabase: number;
+    paymentsPregenerated: number;
+    paymentsUsed: number;
+    peakRss: RssPeak;
+    /** average cores used by each process group during the measured run */
+    cpu: CpuUsage;
+  };
+  reference: ReferenceResult & { cpu: CpuUsage };
+  ratio: number;
+  targets: { perSecond: number; ratioToReference: number; perSecondMet: boolean; ratioMet: boolean };
+}
+
+export async function runVerifyBench(): Promise<VerifyResults> {
+  const settings = {
+    apiProcesses: envNumber('BENCH_API_PROCESSES', 2),
+    connections: envNumber('BENCH_VERIFY_CONNECTIONS', 64),
+    pipelining: 1 as const,
+    warmupSeconds: envNumber('BENCH_VERIFY_WARMUP_SECONDS', 3),
+    seconds: envNumber('BENCH_VERIFY_SECONDS', 15),
+    requestForm: 'Form A (x402Version 2, { payment, requirements })',
+    logLevel: 'warn',
+    cpuProfileDir: process.env.BENCH_CPU_PROF_DIR || undefined,
+  };
+  const referenceSettings = {
+    concurrency: envNumber('BENCH_REFERENCE_CONCURRENCY', 32),
+    seconds: envNumber('BENCH_REFERENCE_SECONDS', 10),
+    warmupSeconds: envNumber('BENCH_REFERENCE_WARMUP_SECONDS', 2),
+  };
+  const startedAt = new Date().toISOString();
+  const [devnet, db] = await Promise.all([startDevnet(), createDatabase()]);
+  const env = stackEnv(devnet, db.url, { API_PROCESSES: String(settings.apiProcesses), LOG_LEVEL: settings.logLevel });
+  let api: Awaited<ReturnType<typeof startApi>> | undefined;
+  try {
+    const factory = new PaymentFactory(devnet);
+    // enough for 5,000/s over warm-up and run; more are made on the fly if the API is faster than that
+    const poolSize = envNumber('BENCH_VERIFY_PAYMENTS', Math.ceil(5_000 * (settings.warmupSeconds + settings.seconds)));
+    const t0 = epochMs();
+    const bodies = makeBodies(factory, poolSize);
+    log(`generated ${bodies.length} signed payments in ${Math.round(epochMs() - t0)} ms`);
+    let next = 0;
+    const nextBody = () => (next < bodies.length ? bodies[next++] : (next++, JSON.stringify(factory.formA(factory.make()))));
+
+    api = await startApi(env, profilingArgs());
+    log(`API up at ${api.url} (${settings.apiProcesses} processes); warming up ${settings.warmupSeconds} s`);
+    const load = { url: api.url, path: '/v1/verify', connections: settings.connections, nextBody };
+    const warmup = await loadRun({ ...load, seconds: settings.warmupSeconds });
+    log(`warm-up: ${warmup.ok} verified, ${JSON.stringify(warmup.otherStatuses)} other`);
+
+    const rss = sampleRss(api.child.pid!);
+    const cpu = startCpuMeter({ trees: { api: api.child.pid!, anvil: devnet.pid, bench: process.pid } });
+    log(`measuring ${settings.seconds} s at ${settings.connections} connections`);
+    const run = await loadRun({ ...load, seconds: settings.seconds });
+    const cpuUsage = cpu.stop();
+    const peakRss = rss.stop();
+    const latency = summarize(run.okLatenciesMs);
+    const verifiedRows = await countVerified(db.url);
+    await api.stop();
+    api = undefined;
+
+    log(`reference: @x402/evm exact facilitator in-process, concurrency ${referenceSettings.concurrency}, ${referenceSettings.seconds} s`);
+    const refCpu = startCpuMeter({ trees: { anvil: devnet.pid, bench: process.pid } });
+    const reference = await measureReference(devnet, factory, referenceSettings);
+    const referenceCpu = refCpu.stop();
+
+    const perSecond = run.ok / run.durationSeconds;
+    const ratio = perSecond / reference.perSecond;
+    return {
+      benchmark: 'verify',
+      startedAt,
+      machine: machineInfo(),
+      versions: await versions(),
+      settings,
+      facilitator: {
+        verified: run.ok,
+        perSecond: round(perSecond, 1),
+        latencyMs: roundSummary(latency),
+        non2xx: run.otherStatuses,
+        firstNon2xxBody: run.firstOtherBody,
+        errors: run.errors,
+        timeouts: run.timeouts,
+        verifiedRowsInDatabase: verifiedRows,
+        paymentsPregenerated: bodies.length,
+        paymentsUsed: next,
+        peakRss,
+        cpu: cpuUsage,
+      },
+      reference: { ...reference, perSecond: round(reference.perSecond, 1), latencyMs: roundSummary(reference.latencyMs), cpu: referenceCpu },
+      ratio: round(ratio, 2),
+      targets: {
+        ...VERIFY_TARGETS,
+        perSecondMet: perSecond >= VERIFY_TARGETS.perSecond,
+        ratioMet: ratio >= VERIFY_TARGETS.ratioToReference,
+      },
+    };
+  } finally {
+    await api?.stop();
+    await devnet.stop();
+    await Promise.all([db.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+  }
+}
+
+async function countVerified(url: string): Promise<number> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>("SELECT count(*) AS n FROM verifications WHERE status = 'verified'");
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
+export function printVerify(r: VerifyResults): void {
+  const f = r.facilitator;
+  const rows: Array<Array<string | number>> = [
+    ['implementation', 'concurrency', 'verified/s', 'p50 ms', 'p99 ms', 'verified', 'non-2xx', 'errors'],
+    [
+      `facilitator API (${r.settings.apiProcesses} processes, HTTP)`,
+      r.settings.connections,
+      f.perSecond,
+      f.latencyMs.p50,
+      f.latencyMs.p99,
+      f.verified,
+      Object.values(f.non2xx).reduce((a, b) => a + b, 0),
+      f.errors,
+    ],
+    [
+      '@x402/evm exact (in-process)',
+      r.reference.concurrency,
+      r.reference.perSecond,
+      r.reference.latencyMs.p50,
+      r.reference.latencyMs.p99,
+      r.reference.verified,
+      r.reference.invalid,
+      r.reference.errors,
+    ],
+  ];
+  process.stdout.write(`\nPOST /v1/verify — ${r.machine.cpuModel}, ${r.machine.cores} cores, node ${r.machine.node}\n`);
+  process.stdout.write(table(rows) + '\n');
+  process.stdout.write(
+    `ratio to reference: ${r.ratio}x (target ${r.targets.ratioToReference}x: ${r.targets.ratioMet ? 'met' : 'MISSED'}); ` +
+      `rate target ${r.targets.perSecond}/s: ${r.targets.perSecondMet ? 'met' : 'MISSED'}\n`,
+  );
+  process.stdout.write(`API peak RSS: ${f.peakRss.totalMiB} MiB total (${f.peakRss.perProcessMiB.join(', ')} MiB per process)\n`);
+  process.stdout.write(`CPU during the run (cores): ${JSON.stringify(f.cpu.cores)}; machine busy ${Math.round(f.cpu.machineBusy * 100)}%\n`);
+  if (f.firstNon2xxBody) process.stdout.write(`first non-200 answer: ${f.firstNon2xxBody}\n`);
+}
+
+if (require.main === module) {
+  runVerifyBench().then(
+    (results) => {
+      const file = writeResult('verify', results);
+      printVerify(results);
+      process.stdout.write(`written ${file}\n`);
+      process.exit(0);
+    },
+    (err: unknown) => {
+      process.stderr.write(`verify benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,339 @@
+// `node bench/dist/verify-breakdown.js`: where the cost of one verification goes. The facilitator's own
+// compiled packages are driven in-process, one stage at a time, so each figure is the cost of that stage
+// alone: CPU per operation in Node, in Postgres and in anvil, and the rate one process reaches with it.
+// It explains the verify benchmark; it is not a target itself.
+import http from 'node:http';
+import { Pool } from 'pg';
+import { createProvider, RpcChainReader, startDevnet, type Devnet } from '@facilitator/chain';
+import { loadConfig } from '@facilitator/config';
+import { domainSeparator, IdPrefix, newId, recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/core';
+import { createPrismaClient, SettlementRepository, VerificationRepository, type PrismaClient } from '@facilitator/db';
+import { validateVerifyFormA } from '@facilitator/schemas';
+import { EnabledNetworks, paymentFromFormA, VerificationService, type ChainReader, type Payment } from '@facilitator/verification';
+import { loadRun } from './autocannon-run';
+import { machineInfo, type MachineInfo } from './machine';
+import { PaymentFactory } from './payments';
+import { startCpuMeter } from './proc';
+import { envNumber, log, table, writeResult } from './results';
+import { createDatabase, deleteRedisKeys, stackEnv, startApi } from './stack';
+import { epochMs, round, summarize } from './stats';
+
+export interface StageCost {
+  stage: string;
+  /** concurrent operations in flight (1 for synchronous stages) */
+  concurrency: number;
+  perSecond: number;
+  p50Ms?: number;
+  /** CPU per operation, microseconds, by process group */
+  cpuUsPerOp: { node: number; postgres?: number; anvil?: number };
+}
+
+export interface BreakdownResults {
+  benchmark: 'verify-breakdown';
+  startedAt: string;
+  machine: MachineInfo;
+  stages: StageCost[];
+  /** POST /v1/verify with an empty JSON object (400 at schema validation) on the API cluster: the HTTP shell alone */
+  httpShell: { apiProcesses: number; connections: number; answersPerSecond: number; apiCpuUsPerRequest: number; loadGeneratorCpuUsPerRequest: number };
+}
+
+/** A synchronous stage: run it `count` times on one core. */
+function measureSync(stage: string, count: number, fn: (i: number) => unknown): StageCost {
+  for (let i = 0; i < Math.min(count, 500); i++) fn(i); // let V8 optimize first
+  const cpu0 = process.cpuUsage();
+  const t0 = epochMs();
+  for (let i = 0; i < count; i++) fn(i);
+  const ms = epochMs() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { stage, concurrency: 1, perSecond: round((count / ms) * 1000, 0), cpuUsPerOp: { node: round((cpu.user + cpu.system) / count, 1) } };
+}
+
+/**
+ * An asynchronous stage with `concurrency` operations in flight for `seconds`. Node CPU comes from
+ * process.cpuUsage (this process only); Postgres and anvil CPU from /proc.
+ */
+async function measureAsync(
+  stage: string,
+  devnet: Devnet,
+  concurrency: number,
+  seconds: number,
+  op: (i: number) => Promise<unknown>,
+  /** items one operation handles (a batch); rates and CPU are reported per item */
+  itemsPerOp = 1,
+): Promise<StageCost> {
+  let next = 0;
+  const run = async (untilMs: number, latencies?: number[]) => {
+    const loop = async () => {
+      while (epochMs() < untilMs) {
+        const t = epochMs();
+        await op(next++);
+        latencies?.push(epochMs() - t);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, loop));
+  };
+  await run(epochMs() + 500); // warm-up: connections opened, code optimized
+  const latencies: number[] = [];
+  const meter = startCpuMeter({ trees: { anvil: devnet.pid } });
+  const cpu0 = process.cpuUsage();
+  const start = next;
+  const t0 = epochMs();
+  await run(t0 + seconds * 1000, latencies);
+  const elapsed = (epochMs() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const usage = meter.stop();
+  const ops = (next - start) * itemsPerOp;
+  const perOp = (cores: number | undefined) => (cores ? round(((cores * usage.seconds) / ops) * 1e6, 1) : 0);
+  return {
+    stage,
+    concurrency,
+    perSecond: round(ops / elapsed, 0),
+    p50Ms: round(summarize(latencies).p50, 2),
+    cpuUsPerOp: { node: round((cpu.user + cpu.system) / ops, 1), postgres: perOp(usage.cores.postgres), anvil: perOp(usage.cores.anvil) },
+  };
+}
+
+/** One JSON-RPC POST over a keep-alive agent, with nothing but Node's http module. */
+function rawCall(url: string, body: string, agent: http.Agent): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** The row VerificationService stores for a verified payment (same columns and JSON). */
+function recordOf(payment: Payment) {
+  const { authorization: a, network, expected } = payment;
+  return {
+    id: newId(IdPrefix.Verification),
+    status: 'verified' as const,
+    protocolVersion: payment.protocolVersion,
+    surface: payment.surface,
+    chainId: network.chainId,
+    network: payment.networkName,
+    tokenAddress: network.tokenAddress,
+    payer: a.from,
+    merchant: expected.payTo,
+    amount: a.value.toString(),
+    expectedAmount: expected.amount.toString(),
+    nonce: a.nonce,
+    validAfter: a.validAfter.toString(),
+    validBefore: a.validBefore.toString(),
+    signature: payment.signature,
+    request: payment.request as object,
+  };
+}
+
+const RAW_INSERT = `INSERT INTO verifications (id, status, protocol_version, surface, chain_id, network, token_address, payer, merchant,
+  amount, expected_amount, nonce, valid_after, valid_before, signature, request, created_at, updated_at)
+  VALUES ($1, 'verified', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, now(), now())`;
+const RAW_INSERT_MANY = `INSERT INTO verifications (id, protocol_version, surface, chain_id, network, token_address, payer, merchant,
+  amount, expected_amount, nonce, valid_after, valid_before, signature, request, status, created_at, updated_at) VALUES `;
+const RAW_NONCE_USE = `SELECT id FROM settlements WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4
+  AND (state IN ('fee_collected', 'executing', 'settled') OR merchant_paid) LIMIT 1`;
+
+export async function runVerifyBreakdown(): Promise<BreakdownResults> {
+  const seconds = envNumber('BENCH_BREAKDOWN_SECONDS', 3);
+  const concurrency = envNumber('BENCH_BREAKDOWN_CONCURRENCY', 32);
+  const startedAt = new Date().toISOString();
+  const [devnet, db] = await Promise.all([startDevnet(), createDatabase()]);
+  const env = stackEnv(devnet, db.url, { API_PROCESSES: '2' });
+  const config = loadConfig(env);
+  const network = config.networks[0];
+  const provider = createProvider(network.rpcUrl, network.chainId);
+  const chain = new RpcChainReader([{ chainId: network.chainId, provider, tokenAddress: network.tokenAddress }]);
+  // the API's own pool size (pg's default, 10) so the DB stages see the same connection limit
+  const prisma: PrismaClient = createPrismaClient(db.url);
+  const pool = new Pool({ connectionString: db.url, max: 10 });
+  try {
+    const factory = new PaymentFactory(devnet);
+    const networks = new EnabledNetworks(config.networks);
+    const count = 20_000;
+    log(`breakdown: ${count} payments for the synchronous stages`);
+    const bodies = Array.from({ length: count }, () => JSON.stringify(factory.formA(factory.make())));
+    const parsed = bodies.map((b) => JSON.parse(b) as Record<string, unknown>);
+    const payments = parsed.map((p) => paymentFromFormA(validateVerifyFormA(p), networks, 'v1'));
+    const separator = domainSeparator(devnet.eip712Domain);
+    const digests = payments.map((p) => transferAuthorizationDigest(separator, p.authorization));
+
+    const stages: StageCost[] = [
+      measureSync('JSON.parse of the request body', count, (i) => JSON.parse(bodies[i])),
+      measureSync('schema validation (ajv, Form A)', count, (i) => validateVerifyFormA(parsed[i])),
+      measureSync('normalize to Payment', count, (i) => paymentFromFormA(validateVerifyFormA(parsed[i]), networks, 'v1')),
+      measureSync('EIP-712 digest (2 keccak, @noble/hashes)', count, (i) => transferAuthorizationDigest(separator, payments[i].authorization)),
+      measureSync('signature recovery (libsecp256k1 + keccak to address)', count, (i) => recoverAuthorizationSigner(digests[i], payments[i].signature)),
+      measureSync('JSON.stringify of the answer-sized object', count, (i) => JSON.stringify({ isValid: true, details: parsed[i] })),
+    ];
+
+    // Pre-made payments, reused round-robin: verification consumes nothing, and every INSERT gets a new id,
+    // so reuse changes no cost while keeping signing out of the measured CPU.
+    let fresh = 0;
+    const nextPayment = () => payments[fresh++ % count];
+    const verifications = new VerificationRepository(prisma);
+    const settlements = new SettlementRepository(prisma);
+    const p0 = payments[0];
+    const a0 = p0.authorization;
+    log('breakdown: database and RPC stages');
+    stages.push(
+      await measureAsync('INSERT verification via Prisma (VerificationRepository.create)', devnet, concurrency, seconds, () =>
+        verifications.create(recordOf(payments[fresh++ % count])),
+      ),
+    );
+    stages.push(
+      await measureAsync('same INSERT via pg, prepared statement', devnet, concurrency, seconds, () => {
+        const r = recordOf(payments[fresh++ % count]);
+        // a new id is enough: nothing in the table is unique on the payment itself
+        return pool.query({
+          name: 'insert-verification',
+          text: RAW_INSERT,
+          values: [newId(IdPrefix.Verification), r.protocolVersion, r.surface, r.chainId, r.network, r.tokenAddress, r.payer, r.merchant, r.amount, r.expectedAmount, r.nonce, r.validAfter, r.validBefore, r.signature, JSON.stringify(r.request)],
+        });
+      }),
+    );
+    const BATCH = 32;
+    stages.push(
+      await measureAsync(
+        `same INSERT via pg, ${BATCH} rows per statement (per row)`,
+        devnet,
+        Math.max(1, Math.round(concurrency / BATCH)) * 2,
+        seconds,
+        () => {
+          const values: unknown[] = [];
+          const tuples: string[] = [];
+          for (let b = 0; b < BATCH; b++) {
+            const r = recordOf(payments[fresh++ % count]);
+            const o = values.length;
+            tuples.push(`(${Array.from({ length: 15 }, (_, k) => `$${o + k + 1}`).join(', ')}, 'verified', now(), now())`);
+            values.push(newId(IdPrefix.Verification), r.protocolVersion, r.surface, r.chainId, r.network, r.tokenAddress, r.payer, r.merchant, r.amount, r.expectedAmount, r.nonce, r.validAfter, r.validBefore, r.signature, JSON.stringify(r.request));
+          }
+          return pool.query({ name: `insert-verifications-${BATCH}`, text: RAW_INSERT_MANY + tuples.join(', '), values });
+        },
+        BATCH,
+      ),
+    );
+    stages.push(
+      await measureAsync('nonce-use SELECT via Prisma (findNonceUse)', devnet, concurrency, seconds, () =>
+        settlements.findNonceUse(network.chainId, network.tokenAddress, a0.from, a0.nonce),
+      ),
+    );
+    stages.push(
+      await measureAsync('same SELECT via pg, prepared statement', devnet, concurrency, seconds, () =>
+        pool.query({ name: 'nonce-use', text: RAW_NONCE_USE, values: [network.chainId, network.tokenAddress, a0.from, a0.nonce] }),
+      ),
+    );
+    stages.push(
+      await measureAsync('authorizationState eth_call via ethers (RpcChainReader)', devnet, concurrency, seconds, () =>
+        chain.isAuthorizationUsed(network.chainId, a0.from, a0.nonce),
+      ),
+    );
+    const callBody = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_call',
+      params: [{ to: network.tokenAddress, data: '0xe94a0102' + a0.from.slice(2).padStart(64, '0') + a0.nonce.slice(2) }, 'latest'],
+    });
+    stages.push(
+      await measureAsync('same eth_call via fetch (undici), hand-encoded', devnet, concurrency, seconds, async () => {
+        const response = await fetch(network.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: callBody });
+        await response.json();
+      }),
+    );
+    const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+    stages.push(
+      await measureAsync('same eth_call via node:http keep-alive agent', devnet, concurrency, seconds, () => rawCall(network.rpcUrl, callBody, agent)),
+    );
+    const batchBody = JSON.stringify(Array.from({ length: BATCH }, (_, id) => ({ ...JSON.parse(callBody), id })));
+    stages.push(
+      await measureAsync(`same eth_call, JSON-RPC batch of ${BATCH} (per call)`, devnet, 2, seconds, () => rawCall(network.rpcUrl, batchBody, agent), BATCH),
+    );
+    agent.destroy();
+
+    // The whole verification service in-process, then with the chain, the database, or both replaced by stubs.
+    const noChain: ChainReader = {
+      domainSeparator: async () => separator,
+      isAuthorizationUsed: async () => false,
+      isValidContractSignature: async () => undefined,
+    };
+    const noDb = {
+      verifications: { create: async (d: object) => ({ ...d, createdAt: new Date(), updatedAt: new Date() }) } as unknown as VerificationRepository,
+      settlements: { findNonceUse: async () => null } as unknown as SettlementRepository,
+    };
+    const service = (chainReader: ChainReader, repos: { verifications: VerificationRepository; settlements: SettlementRepository }) =>
+      new VerificationService({ chain: chainReader, ...repos, treasuryAddress: config.treasury.address, expiryMarginSeconds: config.authorizationExpiryMarginSeconds });
+    const variants: Array<[string, VerificationService]> = [
+      ['VerificationService.verify: Prisma + ethers RPC (as in the API)', service(chain, { verifications, settlements })],
+      ['VerificationService.verify: Prisma, chain stubbed', service(noChain, { verifications, settlements })],
+      ['VerificationService.verify: RPC, database stubbed', service(chain, noDb)],
+      ['VerificationService.verify: chain and database stubbed (pure CPU)', service(noChain, noDb)],
+    ];
+    for (const [stage, svc] of variants) {
+      stages.push(
+        await measureAsync(stage, devnet, concurrency, seconds, async () => {
+          const { failure } = await svc.verify(nextPayment());
+          if (failure) throw new Error(`breakdown payment failed verification: ${failure.message}`);
+        }),
+      );
+    }
+
+    log('breakdown: HTTP shell (empty body, 400 at validation) on the API cluster');
+    const api = await startApi(env);
+    let shell: BreakdownResults['httpShell'];
+    try {
+      await loadRun({ url: api.url, path: '/v1/verify', connections: 64, seconds: 1, nextBody: () => '{}' });
+      const meter = startCpuMeter({ trees: { api: api.child.pid!, bench: process.pid } });
+      const run = await loadRun({ url: api.url, path: '/v1/verify', connections: 64, seconds: Math.max(3, seconds), nextBody: () => '{}' });
+      const usage = meter.stop();
+      const answers = run.ok + Object.values(run.otherStatuses).reduce((a, b) => a + b, 0);
+      shell = {
+        apiProcesses: 2,
+        connections: 64,
+        answersPerSecond: round(answers / run.durationSeconds, 0),
+        apiCpuUsPerRequest: round((((usage.cores.api ?? 0) * usage.seconds) / answers) * 1e6, 1),
+        loadGeneratorCpuUsPerRequest: round((((usage.cores.bench ?? 0) * usage.seconds) / answers) * 1e6, 1),
+      };
+    } finally {
+      await api.stop();
+    }
+    return { benchmark: 'verify-breakdown', startedAt, machine: machineInfo(), stages, httpShell: shell };
+  } finally {
+    provider.destroy();
+    await pool.end();
+    await prisma.$disconnect();
+    await devnet.stop();
+    await Promise.all([db.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+  }
+}
+
+export function printBreakdown(r: BreakdownResults): void {
+  const rows: Array<Array<string | number>> = [['stage', 'in flight', 'ops/s (one process)', 'p50 ms', 'CPU µs/op node', 'postgres', 'anvil']];
+  for (const s of r.stages) {
+    rows.push([s.stage, s.concurrency, s.perSecond, s.p50Ms ?? '', s.cpuUsPerOp.node, s.cpuUsPerOp.postgres ?? '', s.cpuUsPerOp.anvil ?? '']);
+  }
+  process.stdout.write(`\nverify cost breakdown — ${r.machine.cpuModel}, ${r.machine.cores} cores\n${table(rows)}\n`);
+  const h = r.httpShell;
+  process.stdout.write(
+    `HTTP shell (${h.apiProcesses} API processes, ${h.connections} connections, 400 answers): ${h.answersPerSecond}/s, ` +
+      `API CPU ${h.apiCpuUsPerRequest} µs/request, load generator ${h.loadGeneratorCpuUsPerRequest} µs/request\n`,
+  );
+}
+
+if (require.main === module) {
+  runVerifyBreakdown().then(
+    (results) => {
+      const file = writeResult('verify-breakdown', results);
+      printBreakdown(results);
+      process.stdout.write(`written ${file}\n`);
+      process.exit(0);
+    },
+    (err: unknown) => {
+      process.stderr.write(`verify breakdown failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,101 @@
+// Security checks: body limits, API keys, no secrets in logs, and per-client rate limiting that holds
+// across API processes.
+import { PassThrough } from 'node:stream';
+import supertest from 'supertest';
+import { loadConfig } from '@facilitator/config';
+import { createLogger, createSilentLogger } from '@facilitator/logging';
+import { buildApi } from '../apps/api/src/build-api';
+import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
+import { WebhookReceiver } from './support/webhook-receiver';
+
+let stack: TestStack;
+let loggedApi: ReturnType<typeof buildApi>;
+let http: ReturnType<typeof supertest>;
+let receiver: WebhookReceiver;
+const apiLog: string[] = [];
+
+beforeAll(async () => {
+  receiver = await new WebhookReceiver().start();
+  const stream = new PassThrough();
+  stream.on('data', (chunk: Buffer) => apiLog.push(chunk.toString()));
+  // the API logs at the most verbose level, with the same secret list main.ts gives it
+  stack = await startTestStack({ env: { LOG_LEVEL: 'silly', API_KEYS: 'status-key-1' } });
+  const config = stack.config;
+  const logger = createLogger({
+    service: 'api',
+    level: 'silly',
+    stream,
+    secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys],
+  });
+  loggedApi = buildApi(config, logger);
+  http = supertest(loggedApi.app);
+});
+afterAll(async () => {
+  await loggedApi?.close();
+  await stack?.stop();
+  await receiver?.stop();
+});
+
+it('a body over the size limit is 413 in the envelope', async () => {
+  const res = await http.post('/v1/verify').set('Content-Type', 'application/json').send(`{"pad":"${'x'.repeat(80_000)}"}`);
+  expect(res.status).toBe(413);
+  expect(res.body.error.code).toBe('payload_too_large');
+});
+
+it('status routes without a valid API key are 401 when keys are configured', async () => {
+  for (const path of ['/v1/verifications/ver_' + '0'.repeat(32), '/v1/settlements/stl_' + '0'.repeat(32), '/v1/queues', '/v1/webhooks/deliveries?verification_id=x']) {
+    expect((await http.get(path)).status).toBe(401);
+    expect((await http.get(path).set('X-API-Key', 'wrong')).status).toBe(401);
+  }
+});
+
+it('secrets never appear in the logs of a full run (API at silly level, worker)', async () => {
+  const worker = await stack.startWorker({ LOG_LEVEL: 'silly' });
+  const p = await stack.payment();
+  const url = receiver.endpoint('logs');
+  const v = await http.post('/v1/verify').send(p.formB({ webhook_url: url }));
+  await http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: stack.devnet.accounts.merchant.address });
+  await receiver.waitFor('logs', 2);
+  // a failing path too: errors are where secrets tend to leak
+  await http.post('/v1/verify').send((await stack.payment({ value: 1n })).formA());
+  await http.get('/v1/queues').set('X-API-Key', 'status-key-1');
+
+  const everything = apiLog.join('') + worker.lines.join('\n');
+  expect(everything.length).toBeGreaterThan(1000);
+  const secrets = [
+    stack.config.treasury.privateKey,
+    ...stack.config.relayers.map((r) => r.privateKey),
+    WEBHOOK_SECRET,
+    'status-key-1',
+  ];
+  for (const secret of secrets) {
+    expect(everything).not.toContain(secret.replace(/^0x/, ''));
+  }
+}, 30_000);
+
+describe('rate limiting', () => {
+  it('is off by default, as the spec states no limit', async () => {
+    const answers = await Promise.all(Array.from({ length: 30 }, () => http.post('/v1/verify').send({})));
+    expect(answers.every((a) => a.status === 400)).toBe(true);
+  });
+
+  it('when configured, limits each client across API processes with 429 and Retry-After', async () => {
+    const env = { ...stack.env, RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000' };
+    const [one, two] = [buildApi(loadConfig(env), createSilentLogger()), buildApi(loadConfig(env), createSilentLogger())];
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await supertest(one.app).post('/v1/verify').send({})).status);
+      for (let i = 0; i < 2; i++) statuses.push((await supertest(two.app).post('/v1/settle').send({})).status);
+      expect(statuses).toEqual([400, 400, 400, 400, 400]);
+      const limited = await supertest(two.app).post('/v1/verify').send({});
+      expect(limited.status).toBe(429);
+      expect(limited.body.error.code).toBe('rate_limited');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
+      // status queries are not limited
+      expect((await supertest(one.app).get('/healthz')).status).toBe(200);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+});
