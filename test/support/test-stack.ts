@@ -15,6 +15,8 @@ export const WEBHOOK_SECRET = 'test-webhook-secret';
 
 export interface TestStackOptions {
   env?: Record<string, string | undefined>;
+  /** an already migrated database to use instead of a fresh clone (e.g. on a private Postgres) */
+  database?: TestDatabase;
   devnet?: DevnetOptions;
   logger?: Logger;
 }
@@ -63,7 +65,7 @@ export function stackEnv(devnet: Devnet, databaseUrl: string, extra: Record<stri
 }
 
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
-  const [devnet, db] = await Promise.all([startDevnet(options.devnet), createTestDatabase()]);
+  const [devnet, db] = await Promise.all([startDevnet(options.devnet), options.database ?? createTestDatabase()]);
   const env = stackEnv(devnet, db.url, options.env);
   const config = loadConfig(env);
   const api = buildApi(config, options.logger ?? createSilentLogger());

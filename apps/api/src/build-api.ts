@@ -39,7 +39,7 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
   const prisma = createPrismaClient(config.databaseUrl);
   const redis = createRedisConnection({ url: config.redisUrl, clusterNodes: config.redisClusterNodes }, 'producer');
   redis.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
-  const queues = createQueues(redis, config.queuePrefix);
+  const queues = createQueues(redis, config.queuePrefix, (err) => logger.warn('queue connection error', { err: err.message }));
   const endpoints = config.networks.map((n) => ({
     chainId: n.chainId,
     provider: createProvider(n.rpcUrl, n.chainId),

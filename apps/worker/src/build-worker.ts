@@ -26,7 +26,7 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
   const prisma = createPrismaClient(config.databaseUrl, { poolMax: Math.min(50, config.worker.settlementConcurrency + 10) });
   const producer = createRedisConnection(redisTarget, 'producer');
   producer.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
-  const queues = createQueues(producer, config.queuePrefix);
+  const queues = createQueues(producer, config.queuePrefix, (err) => logger.warn('queue connection error', { err: err.message }));
   const providers = new Map(config.networks.map((n) => [n.chainId, createProvider(n.rpcUrl, n.chainId)]));
   const transactions = new LocalKeyTransactionProvider(
     prisma,
@@ -89,7 +89,16 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
     return worker;
   });
 
-  const sweeper = new Sweeper({ settlements, queues, prisma, outbox, logger, serves: served });
+  const sweeper = new Sweeper({
+    settlements,
+    queues,
+    prisma,
+    outbox,
+    logger,
+    serves: served,
+    intervalMs: config.worker.sweepIntervalMs,
+    staleAfterMs: config.worker.sweepStaleAfterMs,
+  });
   sweeper.start();
   const metricsServer = config.worker.metricsPort > 0 ? serveWorkerMetrics(metrics, config.worker.metricsPort, logger) : undefined;
 

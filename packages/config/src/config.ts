@@ -81,6 +81,10 @@ export interface WorkerConfig {
   shutdownTimeoutMs: number;
   /** 0 disables the metrics listener */
   metricsPort: number;
+  /** how often the sweeper looks for records whose job was lost */
+  sweepIntervalMs: number;
+  /** a non-final record untouched this long is checked for a lost job */
+  sweepStaleAfterMs: number;
 }
 
 /** The spec's schedule: attempt 1 at once, then after 1 min, 5 min, 15 min, 30 min and 1 h. */
@@ -149,6 +153,8 @@ function readWorker(reader: EnvReader): WorkerConfig {
     stalledIntervalMs: reader.integer('WORKER_STALLED_INTERVAL_MS', 5_000, 500, 600_000),
     shutdownTimeoutMs: reader.integer('WORKER_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
     metricsPort: reader.integer('WORKER_METRICS_PORT', 0, 0, 65535),
+    sweepIntervalMs: reader.integer('SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
+    sweepStaleAfterMs: reader.integer('SWEEP_STALE_AFTER_MS', 60_000, 100, 86_400_000),
   };
 }
 

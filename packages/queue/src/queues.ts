@@ -17,7 +17,8 @@ const RETENTION = {
   removeOnFail: { age: 7 * 24 * 3600, count: 50_000 },
 };
 
-export function createQueues(connection: Redis | Cluster, prefix: string): Queues {
+/** `onError` hears connection trouble (BullMQ would otherwise print it to the console). */
+export function createQueues(connection: Redis | Cluster, prefix: string, onError: (err: Error) => void = () => {}): Queues {
   const settlement = new Queue<SettlementJobData>(QueueName.Settlement, {
     connection,
     prefix,
@@ -31,6 +32,8 @@ export function createQueues(connection: Redis | Cluster, prefix: string): Queue
     // the spec: 6 attempts, on the schedule the worker's backoff gives
     defaultJobOptions: { ...RETENTION, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' } },
   });
+  settlement.on('error', onError);
+  webhook.on('error', onError);
   return {
     settlement,
     webhook,

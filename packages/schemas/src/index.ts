@@ -16,3 +16,4 @@ export const validateSettleFormA = compileValidator<FormARequest>(settleFormASch
 export const validateSettleFormB = compileValidator<FormBSettleRequest>(settleFormBSchema, 'settle request (Form B)');
 export * from './responses';
 export * from './openapi';
+export * from './x402-requests';

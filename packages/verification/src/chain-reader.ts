@@ -12,4 +12,10 @@ export interface ChainReader {
    * Returns undefined when the signer has no code (an ordinary key, whose signature simply failed).
    */
   isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<boolean | undefined>;
+  /**
+   * The pinned EIP-712 domain name and version of the network's token (configured or read from the
+   * token). Optional: only the x402 surface compares it with the `extra.name`/`extra.version` a request
+   * claims; without it that comparison is skipped and the signature check alone decides.
+   */
+  tokenDomain?(chainId: number): Promise<{ name: string; version: string }>;
 }

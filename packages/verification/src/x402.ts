@@ -1,0 +1,247 @@
+import type { NetworkConfig } from '@facilitator/config';
+import { AmountFormatError, FacilitatorError, InvalidRequestError, parseAtomicAmount, UnsupportedNetworkError } from '@facilitator/core';
+import {
+  assertShallowJson,
+  validateX402RequestV1,
+  validateX402RequestV2,
+  type AuthorizationBody,
+  type X402Eip712Extra,
+} from '@facilitator/schemas';
+import type { EnabledNetworks } from './networks';
+import type { Payment } from './payment';
+import { X402Reason } from './x402-reasons';
+
+/** The network names x402 v1 uses (its `Network` enum) for the chains we serve. */
+export const X402_V1_NETWORK_NAMES: Readonly<Record<number, string>> = { 8453: 'base', 84532: 'base-sepolia' };
+
+/** The EIP-712 domain a request claims for the token (`extra.name` / `extra.version`); either may be absent. */
+export interface ClaimedDomain {
+  name?: string;
+  version?: string;
+  /** where in the request it was claimed, for the message */
+  path: string;
+}
+
+/** A standard x402 verify/settle request, understood: the engine's Payment plus what the answers echo. */
+export interface X402Payment {
+  x402Version: 1 | 2;
+  payment: Payment;
+  /** the network as the request named it (`eip155:84532`, `base-sepolia`), echoed in settle answers */
+  network: string;
+  /** `authorization.from` as the client wrote it */
+  payer: string;
+  claimedDomains: ClaimedDomain[];
+}
+
+/** A request the x402 endpoints cannot take, with the standard reason code to answer with. */
+export class X402RequestRejected extends Error {
+  constructor(
+    readonly reason: X402Reason,
+    message: string,
+    /** best effort, for the answer's `payer` and `network` */
+    readonly payer?: string,
+    readonly network?: string,
+  ) {
+    super(message);
+    this.name = 'X402RequestRejected';
+  }
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const stringAt = (v: unknown, ...keys: string[]): string | undefined => {
+  let node = v;
+  for (const key of keys) node = isObject(node) ? node[key] : undefined;
+  return typeof node === 'string' ? node : undefined;
+};
+
+/** What an answer can say about a request it could not read: the payer and network, if present. */
+export function x402RequestEcho(body: unknown): { payer?: string; network?: string } {
+  return {
+    payer: stringAt(body, 'paymentPayload', 'payload', 'authorization', 'from'),
+    network: stringAt(body, 'paymentRequirements', 'network'),
+  };
+}
+
+/**
+ * Reads a standard x402 facilitator request (`{ x402Version, paymentPayload, paymentRequirements }`,
+ * version 1 or 2) into the engine's Payment. Throws X402RequestRejected with the specification's code
+ * for a request that is malformed, names another scheme or network, or contradicts itself.
+ */
+export function parseX402Request(body: unknown, networks: EnabledNetworks): X402Payment {
+  const echo = x402RequestEcho(body);
+  const reject = (reason: X402Reason, message: string) => new X402RequestRejected(reason, message, echo.payer, echo.network);
+  if (!isObject(body)) throw reject(X402Reason.InvalidPayload, 'the request body must be a JSON object');
+  try {
+    assertShallowJson(body);
+  } catch (err) {
+    if (err instanceof FacilitatorError) throw reject(X402Reason.InvalidPayload, err.message);
+    throw err;
+  }
+
+  const version = x402VersionOf(body, reject);
+  const requirements = body.paymentRequirements;
+  const scheme = stringAt(requirements, 'scheme');
+  if (scheme !== undefined && scheme !== 'exact') {
+    throw reject(X402Reason.UnsupportedScheme, `scheme ${JSON.stringify(scheme)} is not supported; this facilitator settles "exact" only`);
+  }
+  try {
+    return version === 2 ? fromV2(body, networks, reject) : fromV1(body, networks, reject);
+  } catch (err) {
+    if (err instanceof X402RequestRejected) throw err;
+    if (err instanceof InvalidRequestError) throw reject(reasonOfProblems(err), messageOfProblems(err));
+    throw err;
+  }
+}
+
+type Reject = (reason: X402Reason, message: string) => X402RequestRejected;
+
+function x402VersionOf(body: Json, reject: Reject): 1 | 2 {
+  const inPayload = isObject(body.paymentPayload) ? body.paymentPayload.x402Version : undefined;
+  const outer = body.x402Version;
+  if (inPayload !== undefined && outer !== undefined && inPayload !== outer) {
+    throw reject(X402Reason.InvalidX402Version, `x402Version ${JSON.stringify(outer)} disagrees with paymentPayload.x402Version ${JSON.stringify(inPayload)}`);
+  }
+  const version = inPayload ?? outer;
+  if (version !== 1 && version !== 2) {
+    throw reject(X402Reason.InvalidX402Version, `x402Version ${JSON.stringify(version ?? null)} is not supported; send 1 or 2`);
+  }
+  return version;
+}
+
+function reasonOfProblems(err: InvalidRequestError): X402Reason {
+  const problems = (err.details?.errors as Array<{ path: string }> | undefined) ?? [];
+  const first = problems[0]?.path ?? '';
+  if (first.startsWith('/paymentRequirements')) return X402Reason.InvalidPaymentRequirements;
+  if (first === '/x402Version' || first === '/paymentPayload/x402Version') return X402Reason.InvalidX402Version;
+  return X402Reason.InvalidPayload;
+}
+
+function messageOfProblems(err: InvalidRequestError): string {
+  const problems = (err.details?.errors as Array<{ path: string; message: string }> | undefined) ?? [];
+  if (problems.length === 0) return err.message;
+  return `${err.message}: ${problems.slice(0, 5).map((p) => `${p.path || '(body)'} ${p.message}`).join('; ')}`;
+}
+
+function uint(text: string, path: string): bigint {
+  try {
+    return parseAtomicAmount(text);
+  } catch (err) {
+    if (err instanceof AmountFormatError) throw new InvalidRequestError('invalid x402 request', { errors: [{ path, message: err.message }] });
+    throw err;
+  }
+}
+
+function authorizationOf(body: AuthorizationBody, path: string) {
+  return {
+    from: body.from.toLowerCase(),
+    to: body.to.toLowerCase(),
+    value: uint(body.value, `${path}/value`),
+    validAfter: uint(body.validAfter, `${path}/validAfter`),
+    validBefore: uint(body.validBefore, `${path}/validBefore`),
+    nonce: body.nonce.toLowerCase(),
+  };
+}
+
+function claimOf(extra: X402Eip712Extra | null | undefined, path: string): ClaimedDomain[] {
+  if (!extra || (extra.name === undefined && extra.version === undefined)) return [];
+  return [{ name: extra.name, version: extra.version, path }];
+}
+
+function resolveNetwork(name: string, resolve: () => NetworkConfig, reject: Reject): NetworkConfig {
+  try {
+    return resolve();
+  } catch (err) {
+    if (err instanceof UnsupportedNetworkError) {
+      const supported = (err.details?.supported as string[] | undefined) ?? [];
+      throw reject(X402Reason.InvalidNetwork, `network ${JSON.stringify(name)} is not supported here; supported: ${supported.join(', ') || 'none'}`);
+    }
+    throw err;
+  }
+}
+
+function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Payment {
+  const request = validateX402RequestV2(body);
+  const { paymentPayload, paymentRequirements: requirements } = request;
+  const accepted = paymentPayload.accepted;
+  if (accepted.scheme !== requirements.scheme) {
+    throw reject(X402Reason.InvalidScheme, `paymentPayload.accepted.scheme ${JSON.stringify(accepted.scheme)} disagrees with paymentRequirements.scheme`);
+  }
+  if (accepted.network !== requirements.network) {
+    throw reject(X402Reason.InvalidNetwork, `paymentPayload.accepted.network ${JSON.stringify(accepted.network)} disagrees with paymentRequirements.network ${JSON.stringify(requirements.network)}`);
+  }
+  for (const field of ['amount', 'asset', 'payTo'] as const) {
+    if (accepted[field].toLowerCase() !== requirements[field].toLowerCase()) {
+      throw reject(X402Reason.InvalidPayload, `paymentPayload.accepted.${field} disagrees with paymentRequirements.${field}`);
+    }
+  }
+  const network = resolveNetwork(requirements.network, () => networks.fromCaip2(requirements.network), reject);
+  const payload = paymentPayload.payload;
+  return {
+    x402Version: 2,
+    network: requirements.network,
+    payer: payload.authorization.from,
+    claimedDomains: [
+      ...claimOf(requirements.extra, 'paymentRequirements.extra'),
+      ...claimOf(accepted.extra, 'paymentPayload.accepted.extra'),
+    ],
+    payment: {
+      protocolVersion: 2,
+      surface: 'x402',
+      network,
+      networkName: requirements.network,
+      authorization: authorizationOf(payload.authorization, '/paymentPayload/payload/authorization'),
+      signature: payload.signature.toLowerCase(),
+      expected: {
+        payTo: requirements.payTo.toLowerCase(),
+        amount: uint(requirements.amount, '/paymentRequirements/amount'),
+        token: requirements.asset.toLowerCase(),
+      },
+      request: { x402Version: 2, paymentPayload, paymentRequirements: requirements },
+    },
+  };
+}
+
+function fromV1(body: Json, networks: EnabledNetworks, reject: Reject): X402Payment {
+  const request = validateX402RequestV1(body);
+  const { paymentPayload, paymentRequirements: requirements } = request;
+  if (paymentPayload.scheme !== requirements.scheme) {
+    throw reject(X402Reason.InvalidScheme, `paymentPayload.scheme ${JSON.stringify(paymentPayload.scheme)} disagrees with paymentRequirements.scheme`);
+  }
+  if (paymentPayload.network !== requirements.network) {
+    throw reject(X402Reason.InvalidNetwork, `paymentPayload.network ${JSON.stringify(paymentPayload.network)} disagrees with paymentRequirements.network ${JSON.stringify(requirements.network)}`);
+  }
+  const network = resolveNetwork(
+    requirements.network,
+    () => {
+      const chainId = Number(Object.entries(X402_V1_NETWORK_NAMES).find(([, name]) => name === requirements.network)?.[0]);
+      const enabled = networks.byChainId(chainId);
+      if (!enabled) {
+        throw new UnsupportedNetworkError(requirements.network, networks.all.map((n) => X402_V1_NETWORK_NAMES[n.chainId]).filter(Boolean));
+      }
+      return enabled;
+    },
+    reject,
+  );
+  const payload = paymentPayload.payload;
+  return {
+    x402Version: 1,
+    network: requirements.network,
+    payer: payload.authorization.from,
+    claimedDomains: claimOf(requirements.extra, 'paymentRequirements.extra'),
+    payment: {
+      protocolVersion: 1,
+      surface: 'x402',
+      network,
+      networkName: requirements.network,
+      authorization: authorizationOf(payload.authorization, '/paymentPayload/payload/authorization'),
+      signature: payload.signature.toLowerCase(),
+      expected: {
+        payTo: requirements.payTo.toLowerCase(),
+        amount: uint(requirements.maxAmountRequired, '/paymentRequirements/maxAmountRequired'),
+        token: requirements.asset.toLowerCase(),
+      },
+      request: { x402Version: 1, paymentPayload, paymentRequirements: requirements },
+    },
+  };
+}

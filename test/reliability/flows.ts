@@ -1,0 +1,93 @@
+// Money flows shared by the reliability scenarios, and the ledger checks each of them ends with.
+import { id as topicOf, zeroPadValue } from 'ethers';
+import type { TestStack } from '../support/test-stack';
+import { PRICE_UNITS } from '../support/test-stack';
+import type { ScenarioReport } from './scenario-report';
+
+export const FEE = 10_000n;
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function verifyMany(stack: TestStack, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await stack.http.post('/v1/verify').send((await stack.payment()).formB());
+    if (res.status !== 200) throw new Error(`verify failed: ${res.status} ${JSON.stringify(res.body)}`);
+    ids.push(res.body.verification_id);
+  }
+  return ids;
+}
+
+/** Form B settle: answers pending at once. Retries on 503 (a dependency may be down on purpose). */
+export async function startSettlement(stack: TestStack, verificationId: string): Promise<string> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const res = await stack.http
+      .post('/v1/settle')
+      .send({ verification_id: verificationId, destination_address: stack.devnet.accounts.merchant.address });
+    if (res.status === 200) return res.body.settlement_id;
+    if (res.status !== 503) throw new Error(`settle answered ${res.status}: ${JSON.stringify(res.body)}`);
+    await sleep(250);
+  }
+  throw new Error('settle never accepted');
+}
+
+export async function waitAllFinal(stack: TestStack, ids: string[], timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let open = ids.length;
+    try {
+      open = await stack.db.prisma.settlement.count({ where: { id: { in: ids }, state: { notIn: ['settled', 'failed'] } } });
+    } catch {
+      // the database may be the thing that is down
+    }
+    if (open === 0 || Date.now() > deadline) return open;
+    await sleep(250);
+  }
+}
+
+async function transfers(stack: TestStack, fromBlock: number, from: string, to: string): Promise<number> {
+  const logs = await stack.devnet.provider.getLogs({
+    address: stack.devnet.token,
+    fromBlock,
+    toBlock: 'latest',
+    topics: [topicOf('Transfer(address,address,uint256)'), zeroPadValue(from, 32), zeroPadValue(to, 32)],
+  });
+  return logs.length;
+}
+
+/**
+ * The checks every scenario ends with: all settlements recorded and final (settled), exactly one fee
+ * and one transfer each on chain, balances moved by exactly that, one transaction of each kind stored.
+ */
+export async function checkLedger(
+  report: ScenarioReport,
+  stack: TestStack,
+  args: { settlementIds: string[]; verificationIds: string[]; startBlock: number; before: { payer: bigint; merchant: bigint; treasury: bigint } },
+): Promise<boolean> {
+  const { merchant, payer, treasury } = stack.devnet.accounts;
+  const n = args.settlementIds.length;
+  const rows = await stack.db.prisma.settlement.findMany({ where: { id: { in: args.settlementIds } } });
+  const verifications = await stack.db.prisma.verification.count({ where: { id: { in: args.verificationIds } } });
+  const settled = rows.filter((r) => r.state === 'settled').length;
+  const fees = await transfers(stack, args.startBlock, merchant.address, treasury.address);
+  const payments = await transfers(stack, args.startBlock, payer.address, merchant.address);
+  const txRows = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: args.settlementIds } } });
+  const [p, m, t] = await Promise.all([payer, merchant, treasury].map((a) => stack.devnet.balanceOf(a.address)));
+  const results = [
+    report.check('verification records kept', args.verificationIds.length, verifications),
+    report.check('settlement records kept', n, rows.length),
+    report.check('settlements in a final state, settled', n, settled),
+    report.check('fee transfers on chain (merchant → treasury)', n, fees),
+    report.check('payment transfers on chain (payer → merchant)', n, payments),
+    report.check('transactions stored (one fee + one transfer each)', 2 * n, txRows),
+    report.check('payer balance change', (-BigInt(n) * PRICE_UNITS).toString(), (p - args.before.payer).toString()),
+    report.check('merchant balance change', (BigInt(n) * (PRICE_UNITS - FEE)).toString(), (m - args.before.merchant).toString()),
+    report.check('treasury balance change', (BigInt(n) * FEE).toString(), (t - args.before.treasury).toString()),
+  ];
+  return results.every(Boolean);
+}
+
+export async function ledgerStart(stack: TestStack) {
+  const { merchant, payer, treasury } = stack.devnet.accounts;
+  const [p, m, t] = await Promise.all([payer, merchant, treasury].map((a) => stack.devnet.balanceOf(a.address)));
+  return { startBlock: await stack.devnet.provider.getBlockNumber(), before: { payer: p, merchant: m, treasury: t } };
+}

@@ -1,0 +1,45 @@
+// Scenario: the worker is SIGKILLed again and again while a stream of settlements runs on a chain with
+// 1 s blocks, so kills land between fees and transfers.
+import { startTestStack, TestStack } from '../support/test-stack';
+import { checkLedger, ledgerStart, sleep, startSettlement, verifyMany, waitAllFinal } from './flows';
+import { ScenarioReport } from './scenario-report';
+
+const COUNT = 30;
+const report = new ScenarioReport('1-worker-kills', 'Worker SIGKILLed repeatedly during a stream of settlements', '4 SIGKILLs of the worker, about 1.5 s apart, while 30 settlements arrive at 5 per second (1 s blocks)');
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack({ devnet: { blockTime: 1, payerBalance: 10n ** 9n } });
+});
+afterAll(async () => {
+  report.save();
+  await stack?.stop();
+});
+
+it('every settlement ends settled, with no fee or transfer twice', async () => {
+  const verificationIds = await verifyMany(stack, COUNT);
+  const ledger = await ledgerStart(stack);
+  let worker = await stack.startWorker();
+  const settlementIds: string[] = [];
+  const stream = (async () => {
+    for (const id of verificationIds) {
+      settlementIds.push(await startSettlement(stack, id));
+      await sleep(200);
+    }
+  })();
+  const interrupted: string[] = [];
+  for (let kill = 0; kill < 4; kill++) {
+    await sleep(1_000 + Math.floor(Math.random() * 1_000));
+    const moving = await stack.db.prisma.settlement.count({ where: { state: { in: ['collect_fee', 'fee_collected', 'executing'] } } });
+    interrupted.push(String(moving));
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    worker = await stack.startWorker();
+  }
+  await stream;
+  const open = await waitAllFinal(stack, settlementIds, 120_000);
+  report.note(`settlements between their fee and their transfer (or about to be) at each kill: ${interrupted.join(', ')}`);
+  expect(report.check('settlements still open at the end', 0, open)).toBe(true);
+  expect(report.assert('kills that interrupted money movement', 'at least 1', interrupted.filter((n) => n !== '0').length, interrupted.some((n) => n !== '0'))).toBe(true);
+  expect(await checkLedger(report, stack, { settlementIds, verificationIds, ...ledger })).toBe(true);
+}, 240_000);

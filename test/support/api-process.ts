@@ -1,0 +1,105 @@
+// Runs the compiled API app as its own process, as production does, so a test can watch it: whether it is
+// still alive, and how much memory (RSS) it holds.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+export const API_MAIN = path.join(ROOT, 'apps/api/dist/main.js');
+
+export interface ApiProcess {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  /** every line the process wrote (stdout and stderr) */
+  lines: string[];
+  /** resolves with the exit code (or signal name) when it exits */
+  exited: Promise<number | string | null>;
+  alive(): boolean;
+  /** resident set size in KiB, from /proc/<pid>/status (VmRSS) */
+  rssKiB(): number;
+  stop(signal?: NodeJS.Signals): Promise<number | string | null>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+  });
+}
+
+export function rssKiBOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
+  if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(match[1]);
+}
+
+/**
+ * Starts `node apps/api/dist/main.js` with exactly `env` (plus PATH, HOST and a free PORT) and waits until
+ * GET /healthz answers. Set API_PROCESSES=1 in `env` so the pid is the process that serves requests.
+ */
+export async function startApiProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ApiProcess> {
+  if (!existsSync(API_MAIN)) throw new Error(`${API_MAIN} is missing: run "npm run build" first (npm test does)`);
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [...nodeArgs, API_MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const collect = (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    if (lines.length > 5_000) lines.splice(0, lines.length - 5_000);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  let exitedWith: number | string | null | undefined;
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.on('exit', (code, signal) => {
+      exitedWith = code ?? signal;
+      resolve(exitedWith);
+    }),
+  );
+
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (exitedWith !== undefined) throw new Error(`api exited with ${exitedWith} before answering:\n${lines.join('\n')}`);
+    try {
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`api did not answer /healthz within 20 s:\n${lines.join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const alive = () => exitedWith === undefined && child.exitCode === null && child.signalCode === null;
+  return {
+    child,
+    pid: child.pid!,
+    url,
+    lines,
+    exited,
+    alive,
+    rssKiB: () => rssKiBOf(child.pid!),
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (alive()) child.kill(signal);
+      const timer = setTimeout(() => alive() && child.kill('SIGKILL'), 12_000);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
