@@ -6,7 +6,7 @@ import type { SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, Payment, paymentFromFormA } from '@facilitator/verification';
 import { formASettlementPending, formASettlementResult, formBSettlementCreated } from '../presenters/settlement';
 import { settlementError, waitForFinal } from '../settlement-outcome';
-import { isFormA, requireJsonObject } from './verify';
+import { isFormA, requireJsonObject } from '../request-body';
 
 export interface SettleRouteDeps {
   networks: EnabledNetworks;

@@ -1,10 +1,11 @@
 import { Router } from 'express';
-import { InvalidRequestError, VerificationFailedError } from '@facilitator/core';
+import { VerificationFailedError } from '@facilitator/core';
 import type { IdempotencyRepository } from '@facilitator/db';
-import { assertShallowJson, validateVerifyFormA, validateVerifyFormB } from '@facilitator/schemas';
+import { validateVerifyFormA, validateVerifyFormB } from '@facilitator/schemas';
 import { EnabledNetworks, paymentFromFormA, paymentFromFormB, VerificationService } from '@facilitator/verification';
 import { idempotency } from '../middleware/idempotency';
 import { formAVerificationResult, formBVerificationResult } from '../presenters/verification';
+import { isFormA, requireJsonObject } from '../request-body';
 
 export interface VerifyRouteDeps {
   networks: EnabledNetworks;
@@ -13,21 +14,6 @@ export interface VerifyRouteDeps {
   idempotencyTtlSeconds: number;
   /** Refuses an unacceptable webhook_url with a 400 (rules live with the webhooks). */
   checkWebhookUrl(url: string): Promise<void>;
-}
-
-export function isJsonObject(body: unknown): body is Record<string, unknown> {
-  return typeof body === 'object' && body !== null && !Array.isArray(body);
-}
-
-export function requireJsonObject(body: unknown): Record<string, unknown> {
-  if (!isJsonObject(body)) throw new InvalidRequestError('request body must be a JSON object sent with Content-Type: application/json');
-  assertShallowJson(body);
-  return body;
-}
-
-/** Form A carries `payment`/`requirements`; anything else is read as the flat Form B. */
-export function isFormA(body: Record<string, unknown>): boolean {
-  return 'payment' in body || 'requirements' in body;
 }
 
 export function verifyRoutes(deps: VerifyRouteDeps): Router {
