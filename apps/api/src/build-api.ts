@@ -1,7 +1,8 @@
 import type { Express } from 'express';
 import type { Config } from '@facilitator/config';
-import { createProvider, RpcChainReader } from '@facilitator/chain';
+import { createProvider, JsonRpcBatchClient, RpcChainReader } from '@facilitator/chain';
 import {
+  createPgPool,
   createPrismaClient,
   IdempotencyRepository,
   SettlementRepository,
@@ -11,9 +12,9 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { InvalidRequestError } from '@facilitator/core';
-import { buildOpenApiDocument } from '@facilitator/schemas';
+import { buildOpenApiDocument, x402OpenApiPaths, x402OpenApiSchemas } from '@facilitator/schemas';
 import { SettlementRequests } from '@facilitator/settlement';
-import { EnabledNetworks, VerificationService } from '@facilitator/verification';
+import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertAcceptableWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
 import { adminQueueRoutes } from './routes/admin-queues';
@@ -26,6 +27,7 @@ import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
 import { verifyRoutes } from './routes/verify';
+import { x402Routes } from './routes/x402';
 import { verificationEvents } from './verification-events';
 
 export interface ApiRuntime {
@@ -43,12 +45,14 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
   const endpoints = config.networks.map((n) => ({
     chainId: n.chainId,
     provider: createProvider(n.rpcUrl, n.chainId),
+    rpc: new JsonRpcBatchClient(n.rpcUrl),
     tokenAddress: n.tokenAddress,
     eip712Name: n.eip712Name,
     eip712Version: n.eip712Version,
   }));
   const chain = new RpcChainReader(endpoints);
-  const verifications = new VerificationRepository(prisma);
+  const pool = createPgPool(config.databaseUrl);
+  const verifications = new VerificationRepository(prisma, pool);
   const settlements = new SettlementRepository(prisma);
   const outbox = new WebhookOutbox(prisma, queues);
   const networks = new EnabledNetworks(config.networks);
@@ -112,7 +116,22 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
       queueRoutes(queues, config.apiKeys),
       metricsRoutes(metrics),
       adminQueueRoutes(queues, config.admin),
-      docsRoutes(buildOpenApiDocument()),
+      docsRoutes(buildOpenApiDocument({ extraPaths: x402OpenApiPaths, extraSchemas: x402OpenApiSchemas })),
+      x402Routes({
+        networks,
+        verifier: new X402Verifier({
+          service: verification,
+          chain,
+          verifications,
+          onRejected: (failure) => metrics.verifications.inc({ result: 'rejected', reason: failure.reason }),
+        }),
+        verifications,
+        settlements,
+        requests: new SettlementRequests(settlements, queues, config.feeAmount),
+        settleWaitTimeoutMs: config.settleWaitTimeoutMs,
+        signers: [...config.relayers.map((r) => r.address), config.treasury.address],
+        logger,
+      }),
     ],
   });
 
@@ -124,8 +143,11 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
     async close() {
       await queues.close();
       redis.disconnect();
-      for (const e of endpoints) e.provider.destroy();
-      await prisma.$disconnect();
+      for (const e of endpoints) {
+        e.provider.destroy();
+        e.rpc.destroy();
+      }
+      await Promise.all([prisma.$disconnect(), pool.end()]);
     },
   };
 }

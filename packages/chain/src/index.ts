@@ -5,3 +5,4 @@ export * from './devnet';
 export * from './rpc-chain-reader';
 export * from './usdc-client';
 export * from './sending';
+export * from './json-rpc-batch-client';

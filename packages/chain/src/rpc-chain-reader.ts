@@ -1,16 +1,20 @@
 import { Interface, JsonRpcProvider } from 'ethers';
 import { bytesToHex, domainSeparator } from '@facilitator/core';
+import { JsonRpcBatchClient } from './json-rpc-batch-client';
 import { fiatTokenInterface } from './token-abi';
 
 export interface ChainEndpoint {
   chainId: number;
   provider: JsonRpcProvider;
+  /** the hot path's lean client (authorizationState on every verify); ethers serves the rest */
+  rpc: JsonRpcBatchClient;
   tokenAddress: string;
   /** pinned by configuration; otherwise read from the token once */
   eip712Name?: string;
   eip712Version?: string;
 }
 
+const AUTHORIZATION_STATE_SELECTOR = fiatTokenInterface.getFunction('authorizationState')!.selector;
 const erc1271 = new Interface(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)']);
 const ERC1271_MAGIC = '0x1626ba7e';
 
@@ -53,13 +57,12 @@ export class RpcChainReader {
     return separator;
   }
 
+  /** Called on every verify, so the calldata is written by hand: selector, address word, nonce word. */
   async isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean> {
     const endpoint = this.endpoint(chainId);
-    const data = await endpoint.provider.call({
-      to: endpoint.tokenAddress,
-      data: fiatTokenInterface.encodeFunctionData('authorizationState', [payer, nonce]),
-    });
-    return fiatTokenInterface.decodeFunctionResult('authorizationState', data)[0] as boolean;
+    const data = AUTHORIZATION_STATE_SELECTOR + payer.slice(2).toLowerCase().padStart(64, '0') + nonce.slice(2).toLowerCase();
+    const result = await endpoint.rpc.call<string>('eth_call', [{ to: endpoint.tokenAddress, data }, 'latest']);
+    return BigInt(result) !== 0n;
   }
 
   async isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<boolean | undefined> {

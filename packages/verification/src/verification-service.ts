@@ -1,5 +1,5 @@
 import { IdPrefix, newId, ServiceUnavailableError } from '@facilitator/core';
-import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
+import type { NewVerificationRow, SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkAmount, checkContractSignature, checkRecipient, checkSignature, checkTime, checkToken, OfflineCheckContext } from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
@@ -33,14 +33,37 @@ export class VerificationService {
   }
 
   async verify(payment: Payment): Promise<VerificationOutcome> {
-    const failure = await this.firstFailure(payment);
-    const record = await this.options.verifications.create(this.recordOf(payment, failure));
-    const outcome = { record, failure };
+    const outcome = await this.checkAndStore(payment);
     await this.options.onVerified?.(outcome, payment);
     return outcome;
   }
 
-  private async firstFailure(payment: Payment): Promise<VerificationFailure | undefined> {
+  /**
+   * Checks 2–6 need no I/O beyond the cached domain. Check 7 asks the chain, then stores the row and
+   * looks for a settlement of ours that used the nonce in one database round trip; only the rare
+   * used-nonce case costs a second one.
+   */
+  private async checkAndStore(payment: Payment): Promise<VerificationOutcome> {
+    const { verifications } = this.options;
+    const failure = await this.offlineFailure(payment);
+    if (failure) return { record: await verifications.create(this.recordOf(payment, failure)), failure };
+
+    const { network, authorization: a } = payment;
+    const identity = { chainId: network.chainId, tokenAddress: network.tokenAddress, payer: a.from, nonce: a.nonce };
+    const usedOnChain = await this.ask(payment, () => this.options.chain.isAuthorizationUsed(network.chainId, a.from, a.nonce));
+    if (usedOnChain) {
+      const ours = await this.options.settlements.findNonceUse(identity.chainId, identity.tokenAddress, identity.payer, identity.nonce);
+      const nonceFailure = nonceUsed(a.nonce, ours?.id ?? null);
+      return { record: await verifications.create(this.recordOf(payment, nonceFailure)), failure: nonceFailure };
+    }
+    const stored = await verifications.createCheckingNonce(this.recordOf(payment, undefined), identity);
+    if (stored.usedBy === null) return { record: stored.record };
+    const nonceFailure = nonceUsed(a.nonce, stored.usedBy);
+    return { record: await verifications.reject(stored.record.id, nonceFailure.message, nonceFailure.details), failure: nonceFailure };
+  }
+
+  /** Checks 2–6 in the spec's order; the first failure wins. */
+  private async offlineFailure(payment: Payment): Promise<VerificationFailure | undefined> {
     const chainId = payment.network.chainId;
     const ctx: OfflineCheckContext = {
       payment,
@@ -56,28 +79,7 @@ export class VerificationService {
       );
       if (contractFailure) return contractFailure;
     }
-    return checkRecipient(ctx) ?? checkAmount(ctx) ?? checkToken(ctx) ?? checkTime(ctx) ?? (await this.checkNonce(payment));
-  }
-
-  /** Check 7: not used by a settlement of ours, nor on chain (used or cancelled by the payer). */
-  private async checkNonce(payment: Payment): Promise<VerificationFailure | undefined> {
-    const { network, authorization } = payment;
-    const [ours, onChain] = await Promise.all([
-      this.options.settlements.findNonceUse(network.chainId, network.tokenAddress, authorization.from, authorization.nonce),
-      this.ask(payment, () => this.options.chain.isAuthorizationUsed(network.chainId, authorization.from, authorization.nonce)),
-    ]);
-    if (!ours && !onChain) return undefined;
-    return {
-      reason: FailureReason.NonceUsed,
-      message: 'nonce already used',
-      details: {
-        nonce: authorization.nonce,
-        reason: ours
-          ? 'the authorization was already used by a settlement'
-          : 'the authorization was already used or cancelled on chain',
-        ...(ours ? { settlement_id: ours.id } : {}),
-      },
-    };
+    return checkRecipient(ctx) ?? checkAmount(ctx) ?? checkToken(ctx) ?? checkTime(ctx);
   }
 
   /** A chain that cannot be asked is our problem, not an invalid payment: 503. */
@@ -92,7 +94,7 @@ export class VerificationService {
     }
   }
 
-  private recordOf(payment: Payment, failure: VerificationFailure | undefined) {
+  private recordOf(payment: Payment, failure: VerificationFailure | undefined): NewVerificationRow {
     const { authorization, network, expected } = payment;
     return {
       id: newId(IdPrefix.Verification),
@@ -111,10 +113,23 @@ export class VerificationService {
       validBefore: authorization.validBefore.toString(),
       signature: payment.signature,
       request: payment.request as object,
-      metadata: (payment.metadata as object | undefined) ?? undefined,
-      webhookUrl: payment.webhookUrl,
-      failureMessage: failure?.message,
-      failureDetails: (failure?.details as object | undefined) ?? undefined,
+      metadata: (payment.metadata as object | undefined) ?? null,
+      webhookUrl: payment.webhookUrl ?? null,
+      failureMessage: failure?.message ?? null,
+      failureDetails: (failure?.details as object | undefined) ?? null,
     };
   }
+}
+
+/** Check 7's failure: the nonce was used by a settlement of ours (`settlementId`), or on chain. */
+function nonceUsed(nonce: string, settlementId: string | null): VerificationFailure {
+  return {
+    reason: FailureReason.NonceUsed,
+    message: 'nonce already used',
+    details: {
+      nonce,
+      reason: settlementId ? 'the authorization was already used by a settlement' : 'the authorization was already used or cancelled on chain',
+      ...(settlementId ? { settlement_id: settlementId } : {}),
+    },
+  };
 }
