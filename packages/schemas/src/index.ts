@@ -17,3 +17,4 @@ export const validateSettleFormB = compileValidator<FormBSettleRequest>(settleFo
 export * from './responses';
 export * from './openapi';
 export * from './x402-requests';
+export * from './x402-openapi';

@@ -5,3 +5,6 @@ export * from './failure-reasons';
 export * from './chain-reader';
 export * from './checks';
 export * from './verification-service';
+export * from './x402-reasons';
+export * from './x402';
+export * from './x402-verifier';

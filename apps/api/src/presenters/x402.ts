@@ -1,0 +1,54 @@
+import type { Settlement } from '@facilitator/db';
+
+/**
+ * The standard x402 facilitator answers (x402 specification §5.3, §5.4, §7): the shapes the x402
+ * middleware (`@x402/core`'s HTTPFacilitatorClient, `x402/verify`'s useFacilitator) reads.
+ */
+
+export interface X402VerifyResponse {
+  isValid: boolean;
+  invalidReason?: string;
+  invalidMessage?: string;
+  payer?: string;
+}
+
+export interface X402SettleResponse {
+  success: boolean;
+  errorReason?: string;
+  errorMessage?: string;
+  payer?: string;
+  /** the settlement transaction hash; "" when there is none */
+  transaction: string;
+  network: string;
+}
+
+export interface X402SupportedResponse {
+  kinds: Array<{ x402Version: number; scheme: string; network: string }>;
+  extensions: string[];
+  signers: Record<string, string[]>;
+}
+
+const withPayer = <T extends object>(body: T, payer: string | undefined): T & { payer?: string } =>
+  payer === undefined ? body : { ...body, payer };
+
+export function x402VerifyValid(payer: string): X402VerifyResponse {
+  return { isValid: true, payer };
+}
+
+export function x402VerifyInvalid(invalidReason: string, invalidMessage: string, payer?: string): X402VerifyResponse {
+  return withPayer({ isValid: false, invalidReason, invalidMessage }, payer);
+}
+
+export function x402SettleSucceeded(settlement: Settlement, payer: string, network: string): X402SettleResponse {
+  return { success: true, payer, transaction: settlement.settlementTxHash ?? '', network };
+}
+
+export function x402SettleFailed(
+  errorReason: string,
+  errorMessage: string,
+  payer: string | undefined,
+  network: string | undefined,
+  transaction = '',
+): X402SettleResponse {
+  return withPayer({ success: false, errorReason, errorMessage, transaction, network: network ?? '' }, payer);
+}
