@@ -437,6 +437,24 @@ describe('malformed requests are 400 in the envelope, never 500', () => {
     expect(res.body.error).toEqual({ code: 'invalid_request', message: 'request body is nested more than 32 levels deep' });
   });
 
+  it.each([
+    ['a NUL character', '"source":"te\\u0000st"'],
+    ['an unpaired surrogate', '"source":"\\ud800"'],
+    ['an unpaired surrogate in a key', '"\\udc00":1,"source":"test"'],
+  ])('text Postgres cannot store: %s', async (_name, replacement) => {
+    const body = JSON.stringify(valid.formB()).replace('"source":"test"', replacement);
+    const res = await stack.http.post('/v1/verify').set('Content-Type', 'application/json').send(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+    expect(res.body.error.message).toContain('NUL character or an unpaired UTF-16 surrogate');
+  });
+
+  it.each(['gzip', 'deflate', 'br'])('a body that claims %s encoding but is not', async (encoding) => {
+    const res = await stack.http.post('/v1/verify').set('Content-Type', 'application/json').set('Content-Encoding', encoding).send('not compressed at all');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+  });
+
   it('an oversized body is 413 in the envelope', async () => {
     const body = valid.formB();
     (body.metadata as Record<string, unknown>).padding = 'x'.repeat(70 * 1024);

@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '@facilitator/core';
-import { assertShallowJson } from '@facilitator/schemas';
+import { assertStorableJson } from '@facilitator/schemas';
 
 export function isJsonObject(body: unknown): body is Record<string, unknown> {
   return typeof body === 'object' && body !== null && !Array.isArray(body);
@@ -8,7 +8,7 @@ export function isJsonObject(body: unknown): body is Record<string, unknown> {
 /** The parsed body as an object of reasonable depth, or a 400 saying what was wrong with it. */
 export function requireJsonObject(body: unknown): Record<string, unknown> {
   if (!isJsonObject(body)) throw new InvalidRequestError('request body must be a JSON object sent with Content-Type: application/json');
-  assertShallowJson(body);
+  assertStorableJson(body);
   return body;
 }
 

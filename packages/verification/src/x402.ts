@@ -1,7 +1,7 @@
 import type { NetworkConfig } from '@facilitator/config';
-import { AmountFormatError, FacilitatorError, InvalidRequestError, parseAtomicAmount, UnsupportedNetworkError } from '@facilitator/core';
+import { AmountFormatError, InvalidRequestError, parseAtomicAmount, UnsupportedNetworkError } from '@facilitator/core';
 import {
-  assertShallowJson,
+  findJsonProblem,
   validateX402RequestV1,
   validateX402RequestV2,
   type AuthorizationBody,
@@ -72,16 +72,8 @@ export function parseX402Request(body: unknown, networks: EnabledNetworks): X402
   const echo = x402RequestEcho(body);
   const reject = (reason: X402Reason, message: string) => new X402RequestRejected(reason, message, echo.payer, echo.network);
   if (!isObject(body)) throw reject(X402Reason.InvalidPayload, 'the request body must be a JSON object');
-  try {
-    assertShallowJson(body);
-  } catch (err) {
-    if (err instanceof FacilitatorError) throw reject(X402Reason.InvalidPayload, err.message);
-    throw err;
-  }
-  const unstorable = unstorableTextIn(body);
-  if (unstorable !== undefined) {
-    throw reject(X402Reason.InvalidPayload, `the text at ${unstorable || '(body)'} contains a NUL character or an unpaired UTF-16 surrogate`);
-  }
+  const problem = findJsonProblem(body);
+  if (problem) throw reject(X402Reason.InvalidPayload, problem.message);
 
   const version = x402VersionOf(body, reject);
   const requirements = body.paymentRequirements;
@@ -99,27 +91,6 @@ export function parseX402Request(body: unknown, networks: EnabledNetworks): X402
 }
 
 type Reject = (reason: X402Reason, message: string) => X402RequestRejected;
-
-// Valid JSON that Postgres cannot store in jsonb (the request is kept with its verification record).
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** The JSON Pointer of the first key or string that cannot be stored, if any; iterative, like the depth check. */
-function unstorableTextIn(value: unknown): string | undefined {
-  const stack: Array<[unknown, string]> = [[value, '']];
-  while (stack.length > 0) {
-    const [node, path] = stack.pop()!;
-    if (typeof node === 'string') {
-      if (UNSTORABLE.test(node)) return path;
-    } else if (node !== null && typeof node === 'object') {
-      for (const [key, child] of Object.entries(node)) {
-        const childPath = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-        if (UNSTORABLE.test(key)) return path;
-        stack.push([child, childPath]);
-      }
-    }
-  }
-  return undefined;
-}
 
 function x402VersionOf(body: Json, reject: Reject): 1 | 2 {
   const inPayload = isObject(body.paymentPayload) ? body.paymentPayload.x402Version : undefined;

@@ -12,6 +12,8 @@ import { asServiceUnavailable } from '../infrastructure-errors';
 interface BodyParserError extends Error {
   type?: string;
   limit?: number;
+  status?: number;
+  expose?: boolean;
 }
 
 /** body-parser's own failures, which are the client's fault and deserve a 4xx in our envelope. */
@@ -29,6 +31,10 @@ function fromBodyParser(err: BodyParserError, maxBodyBytes: number): Facilitator
     case 'stream.encoding.set':
       return new InvalidRequestError('request body could not be read');
     default:
+      // other client-caused read failures (e.g. a body whose Content-Encoding does not match its bytes)
+      if (err.expose && err.status !== undefined && err.status >= 400 && err.status < 500) {
+        return new InvalidRequestError(`request body could not be read: ${err.message}`);
+      }
       return undefined;
   }
 }
