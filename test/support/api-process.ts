@@ -19,6 +19,11 @@ export interface ApiProcess {
   alive(): boolean;
   /** resident set size in KiB, from /proc/<pid>/status (VmRSS) */
   rssKiB(): number;
+  /**
+   * Only when started with `inspect`: forces a full garbage collection in the process (through the
+   * inspector protocol, the process itself is not changed) and returns its process.memoryUsage() after it.
+   */
+  collectGarbage(): Promise<NodeJS.MemoryUsage>;
   stop(signal?: NodeJS.Signals): Promise<number | string | null>;
 }
 
@@ -40,14 +45,60 @@ export function rssKiBOf(pid: number): number {
   return Number(match[1]);
 }
 
+export interface ApiProcessOptions {
+  /** extra node flags */
+  nodeArgs?: string[];
+  /** open the inspector on a free loopback port, so collectGarbage() can force a full GC */
+  inspect?: boolean;
+}
+
+// ws comes with ethers (a dependency of the app); only the few members used here are typed.
+interface InspectorSocket {
+  on(event: 'open' | 'error' | 'message' | 'close', listener: (data?: unknown) => void): void;
+  send(text: string): void;
+  close(): void;
+}
+const WebSocketClient = require('ws') as new (url: string) => InspectorSocket;
+
+/** Sends inspector protocol commands one after another and returns the last result. */
+async function inspectorCall(wsUrl: string, commands: Array<{ method: string; params?: object }>): Promise<unknown> {
+  const socket = new WebSocketClient(wsUrl);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.on('open', () => resolve());
+      socket.on('error', (err) => reject(err));
+    });
+    const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
+      const waiter = message.id === undefined ? undefined : pending.get(message.id);
+      if (!waiter) return;
+      pending.delete(message.id!);
+      if (message.error) waiter.reject(new Error(message.error.message));
+      else waiter.resolve(message.result);
+    });
+    let result: unknown;
+    for (const [i, command] of commands.entries()) {
+      result = await new Promise((resolve, reject) => {
+        pending.set(i + 1, { resolve, reject });
+        socket.send(JSON.stringify({ id: i + 1, ...command }));
+      });
+    }
+    return result;
+  } finally {
+    socket.close();
+  }
+}
+
 /**
  * Starts `node apps/api/dist/main.js` with exactly `env` (plus PATH, HOST and a free PORT) and waits until
  * GET /healthz answers. Set API_PROCESSES=1 in `env` so the pid is the process that serves requests.
  */
-export async function startApiProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ApiProcess> {
+export async function startApiProcess(env: Record<string, string>, options: ApiProcessOptions = {}): Promise<ApiProcess> {
   if (!existsSync(API_MAIN)) throw new Error(`${API_MAIN} is missing: run "npm run build" first (npm test does)`);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const nodeArgs = [...(options.nodeArgs ?? []), ...(options.inspect ? ['--inspect=127.0.0.1:0'] : [])];
   const child = spawn(process.execPath, [...nodeArgs, API_MAIN], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -83,6 +134,8 @@ export async function startApiProcess(env: Record<string, string>, nodeArgs: str
     await new Promise((r) => setTimeout(r, 100));
   }
 
+  const inspectorUrl = options.inspect ? lines.map((l) => /Debugger listening on (ws:\/\/\S+)/.exec(l)?.[1]).find(Boolean) : undefined;
+  if (options.inspect && !inspectorUrl) throw new Error(`api started without an inspector URL:\n${lines.join('\n')}`);
   const alive = () => exitedWith === undefined && child.exitCode === null && child.signalCode === null;
   return {
     child,
@@ -92,6 +145,15 @@ export async function startApiProcess(env: Record<string, string>, nodeArgs: str
     exited,
     alive,
     rssKiB: () => rssKiBOf(child.pid!),
+    async collectGarbage() {
+      if (!inspectorUrl) throw new Error('collectGarbage() needs startApiProcess(env, { inspect: true })');
+      const result = (await inspectorCall(inspectorUrl, [
+        { method: 'HeapProfiler.collectGarbage' },
+        { method: 'HeapProfiler.collectGarbage' },
+        { method: 'Runtime.evaluate', params: { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true } },
+      ])) as { result: { value: string } };
+      return JSON.parse(result.result.value) as NodeJS.MemoryUsage;
+    },
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (alive()) child.kill(signal);
       const timer = setTimeout(() => alive() && child.kill('SIGKILL'), 12_000);

@@ -10,7 +10,8 @@ const RULES: ReadonlyArray<{ dependency: string; test: (err: ErrorLike) => boole
     test: (e) =>
       /^Prisma/.test(e.name ?? '') && /P1001|P1002|P1008|P1017|P2024|Can't reach database|connection|ECONNREFUSED|terminat|timed out/i.test(`${e.code ?? ''} ${e.message}`),
   },
-  { dependency: 'database', test: (e) => e.name === 'DriverAdapterError' || /^(57P0[123]|08\d{3})$/.test(String(e.code ?? e.cause?.code ?? '')) },
+  // SQLSTATE 57P0x: the server is shutting down; 08xxx: connection failures; 53xxx: out of resources (e.g. too many clients)
+  { dependency: 'database', test: (e) => e.name === 'DriverAdapterError' || /^(57P0[123]|08\d{3}|53\d{3})$/.test(String(e.code ?? e.cause?.code ?? '')) || /too many clients/i.test(e.message) },
   {
     dependency: 'queue',
     test: (e) => e.name === 'MaxRetriesPerRequestError' || /Stream isn't writeable|Connection is closed|CLUSTERDOWN|Redis connection/i.test(e.message),

@@ -1,3 +1,4 @@
+import type { RequestHandler } from 'express';
 import { InvalidRequestError } from '@facilitator/core';
 import { assertStorableJson } from '@facilitator/schemas';
 
@@ -15,4 +16,12 @@ export function requireJsonObject(body: unknown): Record<string, unknown> {
 /** Form A carries `payment`/`requirements`; anything else is read as the flat Form B. */
 export function isFormA(body: Record<string, unknown>): boolean {
   return 'payment' in body || 'requirements' in body;
+}
+
+/** For routes whose body must be a storable JSON object: checked once, before anything reads it. */
+export function jsonObjectBody(): RequestHandler {
+  return (req, _res, next) => {
+    requireJsonObject(req.body);
+    next();
+  };
 }

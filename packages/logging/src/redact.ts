@@ -3,11 +3,18 @@ import { format } from 'winston';
 // Field names whose values are secrets; matched case-insensitively anywhere in a log entry.
 const SECRET_KEY = /(private_?key|secret|password|api_?key)/i;
 
+/** Error objects serialize to {} in JSON: keep what explains them. */
+function describeError(err: Error): Record<string, unknown> {
+  const { code, status } = err as Error & { code?: unknown; status?: unknown };
+  return { name: err.name, message: err.message, stack: err.stack, ...(code !== undefined ? { code } : {}), ...(status !== undefined ? { status } : {}) };
+}
+
 function scrub(value: unknown, depth: number): unknown {
   if (depth > 8) return '[depth]';
   if (typeof value === 'string') return value;
+  if (value instanceof Error) return scrub(describeError(value), depth + 1);
   if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
-  if (value && typeof value === 'object' && !(value instanceof Error)) {
+  if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(value)) out[key] = SECRET_KEY.test(key) ? '[redacted]' : scrub(inner, depth + 1);
     return out;

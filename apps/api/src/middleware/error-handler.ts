@@ -39,11 +39,19 @@ function fromBodyParser(err: BodyParserError, maxBodyBytes: number): Facilitator
   }
 }
 
+/** The router's own refusals: a path whose percent-encoding does not decode. */
+function fromRouter(err: Error): FacilitatorError | undefined {
+  if (err instanceof URIError || (err as BodyParserError).status === 400) {
+    return new InvalidRequestError('the request path is not valid percent-encoding');
+  }
+  return undefined;
+}
+
 /** The one place errors become responses: typed errors keep their status; anything else is a logged 500. */
 export function errorHandler(logger: Logger, maxBodyBytes: number): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const known =
-      err instanceof FacilitatorError ? err : err instanceof Error ? fromBodyParser(err as BodyParserError, maxBodyBytes) : undefined;
+      err instanceof FacilitatorError ? err : err instanceof Error ? fromBodyParser(err as BodyParserError, maxBodyBytes) ?? fromRouter(err) : undefined;
     if (res.headersSent) {
       logger.error('error after response started', { requestId: req.id, err });
       return;

@@ -6,7 +6,7 @@ import type { SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, Payment, paymentFromFormA } from '@facilitator/verification';
 import { formASettlementPending, formASettlementResult, formBSettlementCreated } from '../presenters/settlement';
 import { settlementError, waitForFinal } from '../settlement-outcome';
-import { isFormA, requireJsonObject } from '../request-body';
+import { isFormA, jsonObjectBody } from '../request-body';
 
 export interface SettleRouteDeps {
   networks: EnabledNetworks;
@@ -34,8 +34,8 @@ export async function findVerificationOf(verifications: VerificationRepository, 
 
 export function settleRoutes(deps: SettleRouteDeps): Router {
   const router = Router();
-  router.post('/v1/settle', async (req, res) => {
-    const body = requireJsonObject(req.body);
+  router.post('/v1/settle', jsonObjectBody(), async (req, res) => {
+    const body = req.body as Record<string, unknown>;
     if (!isFormA(body)) {
       const { verification_id, destination_address } = validateSettleFormB(body);
       const verification = await deps.verifications.findById(verification_id);

@@ -5,7 +5,7 @@ import { validateVerifyFormA, validateVerifyFormB } from '@facilitator/schemas';
 import { EnabledNetworks, paymentFromFormA, paymentFromFormB, VerificationService } from '@facilitator/verification';
 import { idempotency } from '../middleware/idempotency';
 import { formAVerificationResult, formBVerificationResult } from '../presenters/verification';
-import { isFormA, requireJsonObject } from '../request-body';
+import { isFormA, jsonObjectBody } from '../request-body';
 
 export interface VerifyRouteDeps {
   networks: EnabledNetworks;
@@ -18,8 +18,8 @@ export interface VerifyRouteDeps {
 
 export function verifyRoutes(deps: VerifyRouteDeps): Router {
   const router = Router();
-  router.post('/v1/verify', idempotency('verify', deps.idempotencyKeys, deps.idempotencyTtlSeconds), async (req, res) => {
-    const body = requireJsonObject(req.body);
+  router.post('/v1/verify', jsonObjectBody(), idempotency('verify', deps.idempotencyKeys, deps.idempotencyTtlSeconds), async (req, res) => {
+    const body = req.body as Record<string, unknown>;
     const formA = isFormA(body);
     const payment = formA
       ? paymentFromFormA(validateVerifyFormA(body), deps.networks, 'v1')

@@ -22,6 +22,11 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
     if (typeof verificationId !== 'string' && typeof settlementId !== 'string') {
       throw new InvalidRequestError('give verification_id or settlement_id as a query parameter');
     }
+    // a malformed id names no record (and must not reach Postgres, which refuses e.g. NUL characters)
+    if ((typeof verificationId === 'string' && !isId(IdPrefix.Verification, verificationId)) || (typeof settlementId === 'string' && !isId(IdPrefix.Settlement, settlementId))) {
+      res.json({ deliveries: [] });
+      return;
+    }
     const events = await deps.prisma.webhookEvent.findMany({
       where: {
         ...(typeof verificationId === 'string' ? { verificationId } : {}),
