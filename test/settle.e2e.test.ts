@@ -138,7 +138,7 @@ describe('settlement failures, with nothing charged that should not be', () => {
         available: '0',
         merchant: merchant.address.toLowerCase(),
         treasury: stack.devnet.accounts.treasury.address.toLowerCase(),
-        approval_command: 'facilitator approve --network eip155:84532 --settlements 100',
+        approval_command: `facilitator approve --network eip155:84532 --treasury ${stack.devnet.accounts.treasury.address.toLowerCase()} --settlements 100`,
         approval_command_cast: expect.stringContaining(`cast send ${stack.devnet.token.toLowerCase()} "approve(address,uint256)"`),
         timing: expect.any(String),
         impact: expect.any(String),

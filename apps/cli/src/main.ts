@@ -1,1 +1,4 @@
-console.log("facilitator CLI: not built yet");
+#!/usr/bin/env node
+import { run } from './program';
+
+void run(process.argv);

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { formatUnits } from 'ethers';
 import { startDevnet } from '@facilitator/chain';
 import { applyMigrations } from '@facilitator/db';
-import { ensureDatabase } from './dev-database';
+import IORedis from 'ioredis';
+import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';
 import { exampleVerifyCommand } from './example-request';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -28,8 +29,24 @@ async function waitForReady(url: string, children: ChildProcess[]): Promise<void
   throw new Error(`${url}/readyz never answered 200`);
 }
 
+async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 async function main(): Promise<void> {
-  const databaseUrl = env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/facilitator_dev';
+  const databaseUrl = env.DATABASE_URL ?? `postgresql://postgres@127.0.0.1:5432/${DEFAULT_DEV_DATABASE}`;
+  const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const queuePrefix = env.QUEUE_PREFIX ?? 'x402dev';
   const port = Number(env.PORT ?? 4020);
   const infoFile = path.join(ROOT, '.devnet/devnet.json');
   mkdirSync(path.dirname(infoFile), { recursive: true });
@@ -39,7 +56,9 @@ async function main(): Promise<void> {
     blockTime: env.DEVNET_BLOCK_TIME ? Number(env.DEVNET_BLOCK_TIME) : undefined,
     infoFile,
   });
-  await ensureDatabase(databaseUrl);
+  const database = await prepareDevDatabase(databaseUrl, env.DEV_RESET_DATABASE === 'true');
+  // queued jobs of an earlier run name records that no longer exist
+  if (database !== 'reused') await deleteQueueKeys(redisUrl, queuePrefix);
   await applyMigrations(databaseUrl);
 
   const { accounts } = devnet;
@@ -47,8 +66,8 @@ async function main(): Promise<void> {
     ...(env as Record<string, string>),
     NODE_ENV: env.NODE_ENV ?? 'development',
     DATABASE_URL: databaseUrl,
-    REDIS_URL: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    QUEUE_PREFIX: env.QUEUE_PREFIX ?? 'x402dev',
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: queuePrefix,
     PORT: String(port),
     RPC_URL_84532: devnet.rpcUrl,
     TOKEN_ADDRESS_84532: devnet.token,

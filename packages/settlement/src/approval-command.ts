@@ -11,7 +11,7 @@ export function approvalCommands(chainId: number, token: string, treasury: strin
   const network = networkByChainId(chainId);
   const amount = (feeAmount * SUGGESTED_SETTLEMENTS).toString();
   return {
-    approvalCommand: `facilitator approve --network ${network?.caip2 ?? `eip155:${chainId}`} --settlements ${SUGGESTED_SETTLEMENTS}`,
+    approvalCommand: `facilitator approve --network ${network?.caip2 ?? `eip155:${chainId}`} --treasury ${treasury} --settlements ${SUGGESTED_SETTLEMENTS}`,
     approvalCommandCast:
       `cast send ${token} "approve(address,uint256)" ${treasury} ${amount}` +
       ` --rpc-url ${network?.publicRpcUrl ?? '$RPC_URL'} --private-key $MERCHANT_PRIVATE_KEY`,

@@ -1,0 +1,89 @@
+import { Command, Option } from 'commander';
+import { DEFAULT_API_URL } from './api-client';
+import { DEFAULT_NETWORK } from './chain-context';
+import { allowanceCommand } from './commands/allowance';
+import { approveCommand } from './commands/approve';
+import { statusCommand } from './commands/status';
+import { verifyWebhookCommand } from './commands/verify-webhook';
+import { oneLine } from './errors';
+import { stdoutOutput, type Output } from './output';
+
+const ENVIRONMENT_HELP = `
+Chain settings come from the same variables as the service: RPC_URL_<chainId> (else the network's
+public RPC), TOKEN_ADDRESS_<chainId> (else Circle's USDC), CONFIRMATIONS_<chainId>, FEE_AMOUNT (10000).
+The treasury: --treasury, TREASURY_ADDRESS, or the address of TREASURY_PRIVATE_KEY.
+The merchant's key: MERCHANT_PRIVATE_KEY, or --keystore/MERCHANT_KEYSTORE (password from
+MERCHANT_KEYSTORE_PASSWORD or a prompt). The API: --api/FACILITATOR_API_URL, --api-key/FACILITATOR_API_KEY.`;
+
+/** Runs a command and turns any failure into one line on stderr and exit code 1. */
+function action<A extends unknown[]>(run: (out: Output, ...args: A) => Promise<number>) {
+  return async (...args: A) => {
+    try {
+      process.exitCode = await run(stdoutOutput(), ...args);
+    } catch (err) {
+      process.stderr.write(`error: ${oneLine(err)}\n`);
+      if (process.env.FACILITATOR_CLI_DEBUG) process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+function chainOptions(command: Command): Command {
+  return command
+    .option('--network <network>', 'CAIP-2 id or short name (base-sepolia, base, layer2, ...)', DEFAULT_NETWORK)
+    .option('--rpc-url <url>', 'JSON-RPC endpoint (default: RPC_URL_<chainId>, else the public one)')
+    .option('--treasury <address>', "the facilitator's treasury (default: TREASURY_ADDRESS)");
+}
+
+export function buildProgram(): Command {
+  const program = new Command('facilitator')
+    .description("Merchant tool for the x402 facilitator: the fee allowance, webhook signatures, status records")
+    .version('0.1.0')
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', ENVIRONMENT_HELP);
+
+  chainOptions(program.command('allowance'))
+    .description("the merchant's allowance to the treasury, its token balance, and how many settlements they pay the fee for")
+    .option('--merchant <address>', 'the merchant (default: the address of MERCHANT_PRIVATE_KEY)')
+    .option('--json', 'one JSON object (amounts in smallest units)')
+    .action(action((out, flags) => allowanceCommand(flags, out)));
+
+  chainOptions(program.command('approve'))
+    .description('set the allowance the treasury may take fees from, signed with the merchant key; waits until confirmed')
+    .option('--settlements <n>', 'allow n settlements: n × FEE_AMOUNT')
+    .option('--amount <units>', "allow this many of the token's smallest units (1 USDC = 1000000; 0 revokes)")
+    .option('--keystore <file>', 'sign with an encrypted JSON keystore instead of MERCHANT_PRIVATE_KEY')
+    .option('--confirmations <n>', 'confirmations to wait for (default: CONFIRMATIONS_<chainId>, else 1)')
+    .option('--timeout <seconds>', 'how long to wait for confirmation', '180')
+    .action(action((out, flags) => approveCommand(flags, out)));
+
+  program
+    .command('verify-webhook')
+    .description("check a webhook delivery's signature; the raw body on standard input. Exit 0 \"valid\", or 1 and why not")
+    .addOption(new Option('--secret <secret>', 'the webhook secret (default: WEBHOOK_SECRET)'))
+    .requiredOption('--signature <hex>', 'the x-webhook-signature header')
+    .action(action((out, flags) => verifyWebhookCommand(flags, out)));
+
+  program
+    .command('status')
+    .description('a verification (ver_…) or settlement (stl_…) record from the API')
+    .argument('<id>', 'verification or settlement id')
+    .addOption(new Option('--api <url>', 'the facilitator API').env('FACILITATOR_API_URL').default(DEFAULT_API_URL))
+    .addOption(new Option('--api-key <key>', 'X-API-Key, when the API requires one').env('FACILITATOR_API_KEY'))
+    .option('--json', 'the record as the API returns it')
+    .action(action((out, id: string, flags) => statusCommand(id, flags, out)));
+
+  return program;
+}
+
+/** Parses, runs, and exits once the output is flushed (a provider or socket left open never holds the process). */
+export async function run(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (err) {
+    process.stderr.write(`error: ${oneLine(err)}\n`);
+    process.exitCode = 1;
+  }
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(process.exitCode ?? 0);
+}

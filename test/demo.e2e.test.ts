@@ -1,0 +1,101 @@
+// `npm run demo`, compiled and run as a child process against a running stack (API on a port, worker,
+// anvil with Circle's USDC), described by a devnet file as `npm run dev` writes it.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { writeDevnetInfo } from '@facilitator/chain';
+import { balances, difference } from './support/chain-actions';
+import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
+
+const DEMO = path.resolve(__dirname, '../apps/cli/dist/demo/main.js');
+const FEE = 10_000n;
+
+let stack: TestStack;
+let server: Server;
+let apiUrl: string;
+let dir: string;
+let devnetFile: string;
+
+beforeAll(async () => {
+  if (!existsSync(DEMO)) throw new Error(`${DEMO} is missing: run "npm run build" first (npm test does)`);
+  stack = await startTestStack();
+  await stack.startWorker();
+  server = await new Promise<Server>((resolve) => {
+    const s = stack.api.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  dir = mkdtempSync(path.join(tmpdir(), 'facilitator-demo-'));
+  devnetFile = path.join(dir, 'devnet.json');
+  writeDevnetInfo(devnetFile, stack.devnet.info);
+});
+afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  await stack?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A port nothing listens on: one the system just gave out and took back. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+function demo(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DEMO, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+it('runs one payment end to end and prints each step, the hashes and the balances before and after', async () => {
+  const before = await balances(stack.devnet);
+  const run = await demo(['--api', apiUrl, '--devnet-file', devnetFile], { WEBHOOK_SECRET });
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  const out = run.stdout;
+  const hash = '0x[0-9a-f]{64}';
+  expect(out).toMatch(/Balances before\n {2}payer +1000\.00 USDC\n {2}merchant +1000\.00 USDC +allowance to the treasury 100\.00 USDC\n {2}treasury +0\.00 USDC\n/);
+  expect(out).toMatch(new RegExp(`1\\. The merchant approves the treasury for 100 settlements: 1\\.00 USDC[^\\n]*\\n {3}submitted {2}${hash}`));
+  expect(out).toMatch(/ {3}confirmed {2}block [0-9]+/);
+  expect(out).toMatch(/2\. The payer signs an EIP-3009 transferWithAuthorization: 1\.00 USDC to the merchant/);
+  expect(out).toMatch(/3\. Verify[^\n]*\n {3}verified {2}ver_[0-9a-f]{32}/);
+  expect(out).toMatch(/4\. Settle[^\n]*\n {3}pending {2}stl_[0-9a-f]{32}/);
+  expect(out).toMatch(new RegExp(`\\n {3}fee tx +${hash} \\(0\\.01 USDC merchant → treasury`));
+  expect(out).toMatch(new RegExp(`\\n {3}transfer tx +${hash} \\(1\\.00 USDC payer → merchant`));
+  expect(out).toMatch(/verification\.completed +evt_[0-9a-f]{32} {2}signature valid/);
+  expect(out).toMatch(/settlement\.completed +evt_[0-9a-f]{32} {2}signature valid/);
+  expect(out).toMatch(
+    /Balances after\n {2}payer +999\.00 USDC +\(-1\.00 USDC\)\n {2}merchant +1000\.99 USDC +\(\+0\.99 USDC\) +allowance to the treasury 0\.99 USDC\n {2}treasury +0\.01 USDC +\(\+0\.01 USDC\)\n/,
+  );
+  expect(out).toContain('Done: the payer paid 1.00 USDC; the merchant received 0.99 USDC, net of the 0.01 USDC fee the treasury collected.');
+  expect(difference(await balances(stack.devnet), before)).toEqual({ payer: -1_000_000n, merchant: 1_000_000n - FEE, treasury: FEE });
+});
+
+it('fails in one line when a webhook signature does not check out (a secret other than the stack\'s)', async () => {
+  const run = await demo(['--api', apiUrl, '--devnet-file', devnetFile, '--price', '0.25'], { WEBHOOK_SECRET: 'not-the-stack-secret' });
+  expect(run.code).toBe(1);
+  expect(run.stderr.trim()).toBe(
+    "demo failed: verification.completed webhook signature is not valid: signature does not match (is WEBHOOK_SECRET the dev stack's secret?)",
+  );
+});
+
+it('says what to do when the stack is not running', async () => {
+  const nobody = `http://127.0.0.1:${await closedPort()}`;
+  const noApi = await demo(['--api', nobody, '--devnet-file', devnetFile]);
+  expect(noApi.code).toBe(1);
+  expect(noApi.stderr.trim()).toBe(`demo failed: cannot reach the API at ${nobody}: ECONNREFUSED: is "npm run dev" running (and --api its URL)?`);
+  const noFile = await demo(['--api', apiUrl, '--devnet-file', path.join(dir, 'missing.json')]);
+  expect(noFile.stderr.trim()).toBe(`demo failed: no devnet description at ${path.join(dir, 'missing.json')}: start the stack with "npm run dev" first`);
+});
