@@ -51,3 +51,26 @@ it('two worker processes with concurrency 5 each settle 40 payments, none proces
     expect(worker.lines.some((l) => l.includes('"settlement transition"'))).toBe(true);
   }
 }, 120_000);
+
+it('SIGTERM drains within the bounded time, and a settlement it left unfinished is resumed by another worker', async () => {
+  const worker = await stack.startWorker({ WORKER_SHUTDOWN_TIMEOUT_MS: '1000' });
+  const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB());
+  const s = await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: stack.devnet.accounts.merchant.address });
+  // stop it while the settlement is on its way
+  for (let i = 0; i < 100; i++) {
+    const row = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: s.body.settlement_id } });
+    if (row.state !== 'pending') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const started = Date.now();
+  await worker.stop('SIGTERM');
+  expect(Date.now() - started).toBeLessThan(1_000 + 3_000 + 1_000);
+  expect(worker.lines.some((l) => l.includes('"worker draining"'))).toBe(true);
+  await stack.startWorker();
+  for (let i = 0; i < 200; i++) {
+    const row = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: s.body.settlement_id } });
+    if (row.state === 'settled') return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the settlement was not resumed');
+}, 60_000);

@@ -23,6 +23,11 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   logger.info('worker draining', { signal });
+  // bounded, whatever a job is waiting on: unfinished work keeps its persisted state and is resumed elsewhere
+  setTimeout(() => {
+    logger.warn('worker exiting with jobs still running; they will be resumed');
+    process.exit(0);
+  }, config.worker.shutdownTimeoutMs + 3_000).unref();
   await runtime.close();
   logger.info('worker stopped');
   process.exit(0);
