@@ -8,3 +8,4 @@ export * from './verification-service';
 export * from './x402-reasons';
 export * from './x402';
 export * from './x402-verifier';
+export * from './verification-record';

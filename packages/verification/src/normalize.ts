@@ -7,7 +7,8 @@ function invalid(path: string, message: string): InvalidRequestError {
   return new InvalidRequestError('invalid request', { errors: [{ path, message }] });
 }
 
-function uint(text: string, path: string): bigint {
+/** A uint256 decimal string, or a 400 naming its path. */
+export function uint(text: string, path: string): bigint {
   try {
     return parseAtomicAmount(text);
   } catch (err) {
@@ -16,7 +17,8 @@ function uint(text: string, path: string): bigint {
   }
 }
 
-function authorizationOf(body: AuthorizationBody, path: string) {
+/** The signed authorization with lowercase addresses and bigint numbers. */
+export function authorizationOf(body: AuthorizationBody, path: string) {
   return {
     from: body.from.toLowerCase(),
     to: body.to.toLowerCase(),

@@ -1,9 +1,10 @@
-import { IdPrefix, newId, ServiceUnavailableError } from '@facilitator/core';
-import type { NewVerificationRow, SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
+import { ServiceUnavailableError } from '@facilitator/core';
+import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkAmount, checkContractSignature, checkRecipient, checkSignature, checkTime, checkToken, OfflineCheckContext } from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
+import { verificationRecordOf } from './verification-record';
 
 export interface VerificationOutcome {
   record: VerificationRow;
@@ -46,7 +47,7 @@ export class VerificationService {
   private async checkAndStore(payment: Payment): Promise<VerificationOutcome> {
     const { verifications } = this.options;
     const failure = await this.offlineFailure(payment);
-    if (failure) return { record: await verifications.create(this.recordOf(payment, failure)), failure };
+    if (failure) return { record: await verifications.create(verificationRecordOf(payment, failure)), failure };
 
     const { network, authorization: a } = payment;
     const identity = { chainId: network.chainId, tokenAddress: network.tokenAddress, payer: a.from, nonce: a.nonce };
@@ -54,9 +55,9 @@ export class VerificationService {
     if (usedOnChain) {
       const ours = await this.options.settlements.findNonceUse(identity.chainId, identity.tokenAddress, identity.payer, identity.nonce);
       const nonceFailure = nonceUsed(a.nonce, ours?.id ?? null);
-      return { record: await verifications.create(this.recordOf(payment, nonceFailure)), failure: nonceFailure };
+      return { record: await verifications.create(verificationRecordOf(payment, nonceFailure)), failure: nonceFailure };
     }
-    const stored = await verifications.createCheckingNonce(this.recordOf(payment, undefined), identity);
+    const stored = await verifications.createCheckingNonce(verificationRecordOf(payment, undefined), identity);
     if (stored.usedBy === null) return { record: stored.record };
     const nonceFailure = nonceUsed(a.nonce, stored.usedBy);
     return { record: await verifications.reject(stored.record.id, nonceFailure.message, nonceFailure.details), failure: nonceFailure };
@@ -92,32 +93,6 @@ export class VerificationService {
         cause: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
       });
     }
-  }
-
-  private recordOf(payment: Payment, failure: VerificationFailure | undefined): NewVerificationRow {
-    const { authorization, network, expected } = payment;
-    return {
-      id: newId(IdPrefix.Verification),
-      status: failure ? ('rejected' as const) : ('verified' as const),
-      protocolVersion: payment.protocolVersion,
-      surface: payment.surface,
-      chainId: network.chainId,
-      network: payment.networkName,
-      tokenAddress: network.tokenAddress,
-      payer: authorization.from,
-      merchant: expected.payTo,
-      amount: authorization.value.toString(),
-      expectedAmount: expected.amount.toString(),
-      nonce: authorization.nonce,
-      validAfter: authorization.validAfter.toString(),
-      validBefore: authorization.validBefore.toString(),
-      signature: payment.signature,
-      request: payment.request as object,
-      metadata: (payment.metadata as object | undefined) ?? null,
-      webhookUrl: payment.webhookUrl ?? null,
-      failureMessage: failure?.message ?? null,
-      failureDetails: (failure?.details as object | undefined) ?? null,
-    };
   }
 }
 

@@ -1,9 +1,10 @@
-import { IdPrefix, newId, ServiceUnavailableError } from '@facilitator/core';
+import { ServiceUnavailableError } from '@facilitator/core';
 import type { VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkToken } from './checks';
 import type { VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
+import { verificationRecordOf } from './verification-record';
 import type { VerificationService } from './verification-service';
 import type { ClaimedDomain, X402Payment } from './x402';
 import type { DomainFailure, X402VerificationFailure } from './x402-reasons';
@@ -37,7 +38,7 @@ export class X402Verifier {
   async verify(x: X402Payment): Promise<X402VerificationOutcome> {
     const failure = await this.checkRequirements(x);
     if (!failure) return this.options.service.verify(x.payment);
-    const record = await this.options.verifications.create(rejectedRecordOf(x.payment, failure));
+    const record = await this.options.verifications.create(verificationRecordOf(x.payment, failure));
     this.options.onRejected?.(failure);
     return { record, failure };
   }
@@ -105,29 +106,3 @@ function compare(claim: ClaimedDomain, pinned: { name: string; version: string }
   return undefined;
 }
 
-/** The same row the engine stores for a rejected payment, for a rejection the engine never saw. */
-function rejectedRecordOf(payment: Payment, failure: VerificationFailure | DomainFailure) {
-  const { authorization, network, expected } = payment;
-  return {
-    id: newId(IdPrefix.Verification),
-    status: 'rejected' as const,
-    protocolVersion: payment.protocolVersion,
-    surface: payment.surface,
-    chainId: network.chainId,
-    network: payment.networkName,
-    tokenAddress: network.tokenAddress,
-    payer: authorization.from,
-    merchant: expected.payTo,
-    amount: authorization.value.toString(),
-    expectedAmount: expected.amount.toString(),
-    nonce: authorization.nonce,
-    validAfter: authorization.validAfter.toString(),
-    validBefore: authorization.validBefore.toString(),
-    signature: payment.signature,
-    request: payment.request as object,
-    metadata: (payment.metadata as object | undefined) ?? undefined,
-    webhookUrl: payment.webhookUrl,
-    failureMessage: failure.message,
-    failureDetails: failure.details as object,
-  };
-}

@@ -1,5 +1,5 @@
 import type { NetworkConfig } from '@facilitator/config';
-import { AmountFormatError, InvalidRequestError, parseAtomicAmount, UnsupportedNetworkError } from '@facilitator/core';
+import { InvalidRequestError, UnsupportedNetworkError } from '@facilitator/core';
 import {
   findJsonProblem,
   validateX402RequestV1,
@@ -8,6 +8,7 @@ import {
   type X402Eip712Extra,
 } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';
+import { authorizationOf, uint } from './normalize';
 import type { Payment } from './payment';
 import { X402Reason } from './x402-reasons';
 
@@ -119,25 +120,6 @@ function messageOfProblems(err: InvalidRequestError): string {
   return `${err.message}: ${problems.slice(0, 5).map((p) => `${p.path || '(body)'} ${p.message}`).join('; ')}`;
 }
 
-function uint(text: string, path: string): bigint {
-  try {
-    return parseAtomicAmount(text);
-  } catch (err) {
-    if (err instanceof AmountFormatError) throw new InvalidRequestError('invalid x402 request', { errors: [{ path, message: err.message }] });
-    throw err;
-  }
-}
-
-function authorizationOf(body: AuthorizationBody, path: string) {
-  return {
-    from: body.from.toLowerCase(),
-    to: body.to.toLowerCase(),
-    value: uint(body.value, `${path}/value`),
-    validAfter: uint(body.validAfter, `${path}/validAfter`),
-    validBefore: uint(body.validBefore, `${path}/validBefore`),
-    nonce: body.nonce.toLowerCase(),
-  };
-}
 
 function claimOf(extra: X402Eip712Extra | null | undefined, path: string): ClaimedDomain[] {
   if (!extra || (extra.name === undefined && extra.version === undefined)) return [];
