@@ -18,7 +18,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { startDevnet, type Devnet } from '@facilitator/chain';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { deleteRedisKeys, PRICE_UNITS, stackEnv } from '../support/test-stack';
+import { deleteQueueKeys } from '@facilitator/queue';
+import { PRICE_UNITS, REDIS_URL, stackEnv } from '../support/test-stack';
 import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { ScenarioReport } from './scenario-report';
 
@@ -774,7 +775,7 @@ beforeAll(async () => {
 afterAll(async () => {
   report.save();
   await api?.stop();
-  await Promise.all([devnet?.stop(), db?.drop(), queuePrefix ? deleteRedisKeys(queuePrefix) : undefined]);
+  await Promise.all([devnet?.stop(), db?.drop(), queuePrefix ? deleteQueueKeys(REDIS_URL, queuePrefix) : undefined]);
 });
 
 it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays up and its memory flat`, async () => {

@@ -1,10 +1,10 @@
 // Everything an end-to-end test needs, real and isolated: its own anvil with Circle's USDC, its own
 // Postgres database, its own queue prefix on the shared Redis, and the API app built from config.
 import { randomBytes } from 'node:crypto';
-import IORedis from 'ioredis';
 import supertest from 'supertest';
 import { startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/chain';
 import { loadConfig, type Config } from '@facilitator/config';
+import { deleteQueueKeys } from '@facilitator/queue';
 import { createSilentLogger, type Logger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
 import { createTestDatabase, type TestDatabase } from './database';
@@ -138,22 +138,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     async stop() {
       await Promise.all(workers.map((w) => w.stop('SIGKILL')));
       await api.close();
-      await Promise.all([devnet.stop(), db.drop(), deleteRedisKeys(config.queuePrefix)]);
+      await Promise.all([devnet.stop(), db.drop(), deleteQueueKeys(REDIS_URL, config.queuePrefix)]);
     },
   };
-}
-
-/** Removes every Redis key under a test's queue prefix. */
-export async function deleteRedisKeys(prefix: string): Promise<void> {
-  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }

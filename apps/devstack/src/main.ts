@@ -9,7 +9,7 @@ import path from 'node:path';
 import { formatUnits } from 'ethers';
 import { startDevnet } from '@facilitator/chain';
 import { applyMigrations } from '@facilitator/db';
-import IORedis from 'ioredis';
+import { deleteQueueKeys } from '@facilitator/queue';
 import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';
 import { exampleVerifyCommand } from './example-request';
 
@@ -27,20 +27,6 @@ async function waitForReady(url: string, children: ChildProcess[]): Promise<void
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url}/readyz never answered 200`);
-}
-
-async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 async function main(): Promise<void> {

@@ -2,3 +2,4 @@ export * from './queue-names';
 export * from './job-payloads';
 export * from './redis-connection';
 export * from './queues';
+export * from './delete-queue-keys';
