@@ -1,6 +1,7 @@
-// Records every answer an app gives (status, JSON body, time), whoever the client is: wrap the app,
-// hand the wrapper to supertest, and every request of a scenario is on the record.
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+// Records every answer an app gives (status, JSON body, time), whoever the client is: wrap the app (or a
+// forwarder to an API running as its own process), hand the wrapper to supertest, and every request of a
+// scenario is on the record.
+import { request, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 
 export interface RecordedAnswer {
   /** Date.now() when the request arrived and when the answer was finished */
@@ -10,6 +11,8 @@ export interface RecordedAnswer {
   path: string;
   status: number;
   retryAfter?: string;
+  /** the API's X-Request-Id, to find what it logged about this request */
+  requestId?: string;
   /** the parsed JSON body, or the raw text when it is not JSON */
   body: unknown;
 }
@@ -47,6 +50,7 @@ export function recordAnswers(app: RequestListener): AnswerRecorder {
         // not JSON: keep the text
       }
       const retryAfter = res.getHeader('retry-after');
+      const requestId = res.getHeader('x-request-id');
       answers.push({
         startedAt,
         at: Date.now(),
@@ -54,6 +58,7 @@ export function recordAnswers(app: RequestListener): AnswerRecorder {
         path: (req.url ?? '').split('?')[0],
         status: res.statusCode,
         retryAfter: retryAfter === undefined ? undefined : String(retryAfter),
+        requestId: requestId === undefined ? undefined : String(requestId),
         body,
       });
     });
@@ -62,8 +67,40 @@ export function recordAnswers(app: RequestListener): AnswerRecorder {
   return { listener, answers };
 }
 
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade']);
+
+/**
+ * A request listener that forwards each request to `baseUrl` (e.g. the compiled API started with
+ * startApiProcess) and relays the answer. When the API cannot be reached the client gets 599, so an API
+ * that died counts as a failure like any other 5xx.
+ */
+export function forwardTo(baseUrl: string): RequestListener {
+  const target = new URL(baseUrl);
+  return (req, res) => {
+    const upstream = request(
+      // a fresh connection per request: nothing to go stale between requests
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false },
+      (answer) => {
+        for (const [name, value] of Object.entries(answer.headers)) {
+          if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
+        }
+        res.statusCode = answer.statusCode ?? 599;
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', (err) => {
+      if (!res.headersSent) {
+        res.statusCode = 599;
+        res.setHeader('content-type', 'text/plain');
+      }
+      res.end(`could not reach the API: ${err.message}`);
+    });
+    req.pipe(upstream);
+  };
+}
+
 /** "200×41, 503×12" */
-export function statusHistogram(answers: readonly RecordedAnswer[]): string {
+export function statusHistogram(answers: ReadonlyArray<{ status: number }>): string {
   const counts = new Map<number, number>();
   for (const a of answers) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
   return [...counts.entries()]

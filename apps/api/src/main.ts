@@ -8,7 +8,8 @@ const config = loadConfigOrExit();
 const logger = createLogger({
   service: 'api',
   level: config.logLevel,
-  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys],
+  // RPC URLs too: providers put API keys in them
+  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys, ...config.networks.map((n) => n.rpcUrl)],
 });
 
 // Verification is CPU-bound (JSON, hashing, signature recovery): one process per core shares the port.

@@ -6,7 +6,8 @@ const config = loadConfigOrExit();
 const logger = createLogger({
   service: 'worker',
   level: config.logLevel,
-  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys],
+  // RPC URLs too: providers put API keys in them
+  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys, ...config.networks.map((n) => n.rpcUrl)],
 });
 
 let runtime: ReturnType<typeof buildWorker>;

@@ -17,8 +17,10 @@ export class FacilitatorError extends Error {
     readonly status: number,
     message: string,
     readonly details?: ErrorDetails,
+    /** what went wrong underneath: logged by the server, never sent to the client */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = new.target.name;
   }
 
@@ -105,9 +107,14 @@ export class RateLimitedError extends FacilitatorError {
 }
 
 export class ServiceUnavailableError extends FacilitatorError {
-  constructor(message: string, details?: ErrorDetails) {
-    super(ErrorCode.ServiceUnavailable, 503, message, details);
+  constructor(message: string, details?: ErrorDetails, cause?: unknown) {
+    super(ErrorCode.ServiceUnavailable, 503, message, details, cause);
   }
+}
+
+/** A network's RPC endpoint could not be asked. Its error stays in our logs: it may name the endpoint and its key. */
+export function rpcUnavailable(network: string, cause: unknown): ServiceUnavailableError {
+  return new ServiceUnavailableError(`the ${network} RPC endpoint did not answer; try again`, { network, dependency: 'rpc' }, cause);
 }
 
 export function internalErrorEnvelope(): ErrorEnvelope {

@@ -12,7 +12,10 @@ function describeError(err: Error): Record<string, unknown> {
 function scrub(value: unknown, depth: number): unknown {
   if (depth > 8) return '[depth]';
   if (typeof value === 'string') return value;
-  if (value instanceof Error) return scrub(describeError(value), depth + 1);
+  // duck-typed: errors from another realm (e.g. under a test runner) fail `instanceof Error`
+  if (value instanceof Error || (typeof value === 'object' && value !== null && typeof (value as Error).message === 'string' && typeof (value as Error).stack === 'string')) {
+    return scrub(describeError(value as Error), depth + 1);
+  }
   if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};

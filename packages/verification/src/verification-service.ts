@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from '@facilitator/core';
+import { rpcUnavailable } from '@facilitator/core';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkAmount, checkContractSignature, checkRecipient, checkSignature, checkTime, checkToken, OfflineCheckContext } from './checks';
@@ -88,10 +88,7 @@ export class VerificationService {
     try {
       return await call();
     } catch (err) {
-      throw new ServiceUnavailableError(`the ${payment.network.caip2} RPC endpoint did not answer; try again`, {
-        network: payment.network.caip2,
-        cause: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
-      });
+      throw rpcUnavailable(payment.network.caip2, err);
     }
   }
 }

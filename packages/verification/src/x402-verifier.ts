@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from '@facilitator/core';
+import { rpcUnavailable } from '@facilitator/core';
 import type { VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkToken } from './checks';
@@ -70,10 +70,7 @@ export class X402Verifier {
       this.domains.set(chainId, domain);
     }
     return domain.catch((err: unknown) => {
-      throw new ServiceUnavailableError(`the ${payment.network.caip2} RPC endpoint did not answer; try again`, {
-        network: payment.network.caip2,
-        cause: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
-      });
+      throw rpcUnavailable(payment.network.caip2, err);
     });
   }
 }

@@ -57,13 +57,14 @@ export function errorHandler(logger: Logger, maxBodyBytes: number): ErrorRequest
       return;
     }
     if (known) {
+      if (known.status >= 500) logger.warn('answered with a server-side error', { requestId: req.id, code: known.code, cause: known.cause });
       if (known.status === 429 && known.details?.retry_after_seconds) res.setHeader('Retry-After', String(known.details.retry_after_seconds));
       res.status(known.status).json(known.toEnvelope());
       return;
     }
     const unavailable = asServiceUnavailable(err);
     if (unavailable) {
-      logger.warn('dependency unavailable', { requestId: req.id, err: (err as Error).message });
+      logger.warn('dependency unavailable', { requestId: req.id, err });
       res.setHeader('Retry-After', '5');
       res.status(503).json(unavailable.toEnvelope());
       return;

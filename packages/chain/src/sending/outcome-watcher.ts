@@ -42,9 +42,10 @@ export class OutcomeWatcher {
           this.options.logger.error('node refused to take the transaction again; still waiting', { id: transactionId, error: error.message });
         } else {
           if (!(error instanceof RpcUnavailableError)) throw error;
+          if (Date.now() - (outageSince ?? Date.now()) >= this.options.rpcOutageToleranceMs) throw error;
+          // once when the outage starts, not once per poll
+          if (outageSince === undefined) this.options.logger.warn('RPC unavailable while waiting for a transaction; still waiting', { id: transactionId, error: error.message });
           outageSince ??= Date.now();
-          if (Date.now() - outageSince >= this.options.rpcOutageToleranceMs) throw error;
-          this.options.logger.warn('RPC unavailable while waiting for a transaction; still waiting', { id: transactionId, error: error.message });
         }
       }
       if (Date.now() - started >= this.options.outcomeTimeoutMs) throw new OutcomeTimeoutError(transactionId, Date.now() - started);

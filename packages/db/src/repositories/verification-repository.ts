@@ -50,20 +50,30 @@ export class VerificationRepository {
   ) {}
 
   async create(row: NewVerificationRow): Promise<VerificationRow> {
-    const { rows } = await this.pool.query({ name: 'verification_insert', text: INSERT, values: valuesOf(row) });
+    const { rows } = await this.query({ name: 'verification_insert', text: INSERT, values: valuesOf(row) });
     return fromColumns(rows[0]);
   }
 
   /** Stores the row and reports, in the same round trip, the settlement of ours that used its nonce. */
   async createCheckingNonce(row: NewVerificationRow, payment: PaymentIdentity): Promise<{ record: VerificationRow; usedBy: string | null }> {
     const values = [...valuesOf(row), payment.chainId, payment.tokenAddress, payment.payer, payment.nonce];
-    const { rows } = await this.pool.query({ name: 'verification_insert_checking_nonce', text: INSERT_CHECKING_NONCE, values });
+    const { rows } = await this.query({ name: 'verification_insert_checking_nonce', text: INSERT_CHECKING_NONCE, values });
     return { record: fromColumns(rows[0]), usedBy: (rows[0].used_by as string | null) ?? null };
   }
 
   async reject(id: string, message: string, details: Record<string, unknown>): Promise<VerificationRow> {
-    const { rows } = await this.pool.query({ name: 'verification_reject', text: REJECT, values: [id, message, JSON.stringify(details)] });
+    const { rows } = await this.query({ name: 'verification_reject', text: REJECT, values: [id, message, JSON.stringify(details)] });
     return fromColumns(rows[0]);
+  }
+
+  /** Errors of these statements are the database's, whatever their shape (e.g. a refused connection). */
+  private async query(config: { name: string; text: string; values: unknown[] }) {
+    try {
+      return await this.pool.query(config);
+    } catch (err) {
+      if (typeof err === 'object' && err !== null) (err as { dependency?: string }).dependency = 'database';
+      throw err;
+    }
   }
 
   findById(id: string): Promise<VerificationRow | null> {
