@@ -57,7 +57,7 @@ export class VerificationService {
       const nonceFailure = nonceUsed(a.nonce, ours?.id ?? null);
       return { record: await verifications.create(verificationRecordOf(payment, nonceFailure)), failure: nonceFailure };
     }
-    const stored = await verifications.createCheckingNonce(verificationRecordOf(payment, undefined), identity);
+    const stored = await verifications.createCheckingNonce(verificationRecordOf(payment, undefined));
     if (stored.usedBy === null) return { record: stored.record };
     const nonceFailure = nonceUsed(a.nonce, stored.usedBy);
     return { record: await verifications.reject(stored.record.id, nonceFailure.message, nonceFailure.details), failure: nonceFailure };
