@@ -8,6 +8,12 @@ const row = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
 const header = (cells: string[]) => [row(cells), row(cells.map(() => '---'))];
 const n = (value: number | undefined, digits = 0) => (value === undefined || !Number.isFinite(value) ? '–' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
+/** Another program busy on the machine during a run skews it; say so next to the figure. */
+function interference(otherCores: number | undefined): string[] {
+  if (!otherCores || otherCores < 0.1) return [];
+  return [`- ⚠ Other processes on the machine used ${otherCores} cores during this run; the figures are lower than on a quiet machine.`];
+}
+
 function machineSection(r: VerifyResults | SettleResults): string[] {
   const m = r.machine;
   const v = r.versions;
@@ -30,6 +36,8 @@ function verifySection(r: VerifyResults): string[] {
   return [
     '## Verify: `npm run bench:verify`',
     '',
+    `Measured ${r.startedAt}${r.versions?.commit ? ` at commit ${r.versions.commit}` : ''}.`,
+    '',
     `Distinct, valid $0.01 payments (${r.settings.requestForm}), each request a different payment, ${r.settings.connections} connections, pipelining 1, ` +
       `${r.settings.warmupSeconds} s warm-up then ${r.settings.seconds} s measured. The API is the compiled app with API_PROCESSES=${r.settings.apiProcesses} (Node cluster), LOG_LEVEL=${r.settings.logLevel}, a fresh database and its own queue prefix. ` +
       `Only 200 answers count as verified. The reference is @x402/evm's exact facilitator scheme (\`ExactEvmScheme.verify\`) in-process against the same anvil, ${ref.concurrency} verifications in flight.`,
@@ -40,10 +48,14 @@ function verifySection(r: VerifyResults): string[] {
     '',
     `- Ratio to the reference: **${r.ratio}×** — target ≥ ${r.targets.ratioToReference}×: ${verdict(r.targets.ratioMet)}.`,
     `- Rate: **${n(f.perSecond)} verified/s** — target ≥ ${n(r.targets.perSecond)}/s: ${verdict(r.targets.perSecondMet)}.`,
-    `- Every 200 stored a row: ${n(f.verifiedRowsInDatabase)} verified rows in Postgres after the run (warm-up included).`,
-    `- Peak RSS of the API (primary + workers): ${f.peakRss.totalMiB} MiB (${f.peakRss.perProcessMiB.join(', ')} MiB).`,
+    ...(f.attempts > 1 || (ref.attempts ?? 1) > 1
+      ? [`- Measured runs: ${f.attempts} of the API, ${ref.attempts ?? 1} of the reference (a run disturbed by other work on the machine was repeated; the last one is reported).`]
+      : []),
+    `- Every 200 stored a row: ${n(f.verifiedRowsInDatabase)} verified rows in Postgres after the run (warm-up, and requests still in flight when each run stopped, included).`,
+    `- Peak RSS of the API (primary + workers): ${f.peakRss.totalMiB} MiB (${f.peakRss.perProcessMiB.join(', ')} MiB); ${f.rssAfterStart?.totalMiB ?? '–'} MiB once started, before any load.`,
     `- CPU during the measured run, in cores: ${Object.entries(f.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}; machine ${Math.round(f.cpu.machineBusy * 100)}% busy. ` +
       `That is ${n(((f.cpu.cores.api ?? 0) * f.cpu.seconds * 1e6) / f.verified)} µs of API CPU and ${n(((f.cpu.cores.postgres ?? 0) * f.cpu.seconds * 1e6) / f.verified)} µs of Postgres CPU per verification.`,
+    ...interference(f.cpu.cores.other),
     `- Reference CPU (in-process: bench = the reference itself): ${Object.entries(ref.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
     '',
   ];
@@ -58,11 +70,15 @@ function breakdownSection(b: BreakdownResults): string[] {
   const rawInsert = stage(b, 'same INSERT via pg, prepared');
   const prismaSelect = stage(b, 'nonce-use SELECT via Prisma');
   const rawSelect = stage(b, 'same SELECT via pg');
-  const ethersCall = stage(b, 'authorizationState eth_call via ethers');
+  const ethersCall = stage(b, 'authorizationState eth_call via');
+  const apiInsert = stage(b, 'INSERT + nonce-use check');
+  const apiCall = stage(b, 'authorizationState via RpcChainReader');
   const httpCall = stage(b, 'same eth_call via node:http');
   const pure = stage(b, 'VerificationService.verify: chain and database stubbed');
   const lines = [
     '### Where a verification\'s cost goes: `node bench/dist/verify-breakdown.js`',
+    '',
+    `Measured ${b.startedAt}${b.versions?.commit ? ` at commit ${b.versions.commit}` : ''}.`,
     '',
     'Each stage of verification driven alone, in-process, with the facilitator\'s compiled packages (synchronous stages on one core; the others with ' +
       `${b.stages.find((s) => s.concurrency > 1)?.concurrency ?? ''} operations in flight). CPU is per operation (per row or call for the batched lines).`,
@@ -80,7 +96,13 @@ function breakdownSection(b: BreakdownResults): string[] {
       '',
       `- The two Prisma queries of a verification cost ${n(prismaInsert.cpuUsPerOp.node + prismaSelect.cpuUsPerOp.node)} µs of Node CPU; the same SQL through \`pg\` with prepared statements costs ${n(rawInsert.cpuUsPerOp.node + rawSelect.cpuUsPerOp.node)} µs, ` +
         `and Postgres itself spends ${n((prismaInsert.cpuUsPerOp.postgres ?? 0) + (prismaSelect.cpuUsPerOp.postgres ?? 0))} µs against ${n((rawInsert.cpuUsPerOp.postgres ?? 0) + (rawSelect.cpuUsPerOp.postgres ?? 0))} µs.`,
-      `- The on-chain \`authorizationState\` read costs ${n(ethersCall.cpuUsPerOp.node)} µs of Node CPU through ethers and waits ${n(ethersCall.p50Ms, 1)} ms (p50; ethers holds calls up to 10 ms to batch them); over a keep-alive \`node:http\` agent it is ${n(httpCall.cpuUsPerOp.node)} µs and ${n(httpCall.p50Ms, 1)} ms.`,
+      `- The on-chain \`authorizationState\` read costs ${n(ethersCall.cpuUsPerOp.node)} µs of Node CPU through an ethers provider and waits ${n(ethersCall.p50Ms, 1)} ms (p50; ethers holds calls up to 10 ms to batch them); over a keep-alive \`node:http\` agent it is ${n(httpCall.cpuUsPerOp.node)} µs and ${n(httpCall.p50Ms, 1)} ms.`,
+      ...(apiInsert && apiCall
+        ? [
+            `- What the API does now: \`VerificationRepository.createCheckingNonce\` stores the row and checks the nonce in the same statement (${n(apiInsert.cpuUsPerOp.node)} µs Node, ${n(apiInsert.cpuUsPerOp.postgres ?? 0)} µs Postgres), ` +
+              `and \`authorizationState\` goes through the lean batching JSON-RPC client (${n(apiCall.cpuUsPerOp.node)} µs Node, ${n(apiCall.cpuUsPerOp.anvil ?? 0)} µs anvil, p50 ${n(apiCall.p50Ms, 1)} ms).`,
+          ]
+        : []),
       `- Everything that is not I/O — parsing, schema, hashing, signature recovery, checks — is ${n(pure.cpuUsPerOp.node)} µs per verification (${n(pure.perSecond)}/s on one process).`,
       '',
     );
@@ -93,8 +115,11 @@ function settleSection(r: SettleResults): string[] {
   const lines = [
     '## Settle: `npm run bench:settle`',
     '',
+    `Measured ${r.startedAt}${r.versions?.commit ? ` at commit ${r.versions.commit}` : ''}.`,
+    '',
     `For each scenario: a fresh anvil with Circle's USDC (automine, or \`--block-time 1\`), a fresh database, the compiled API (API_PROCESSES=${s.apiProcesses}) and ${s.workerProcesses} compiled worker process(es) (LOG_LEVEL=${s.workerLogLevel}, SETTLEMENT_CONCURRENCY ${s.workerSettlementConcurrency}, CONFIRMATIONS ${s.confirmations}), ` +
-      'RELAYER_PRIVATE_KEYS with 1 or 3 keys. Payments are verified first (not timed), then settled with Form B `POST /v1/settle`, which answers `pending` at once. ' +
+      'RELAYER_PRIVATE_KEYS with 1 or 3 keys. Payments are verified first (not timed); ' +
+      `${s.warmupCount} settlements warm each fresh stack up (not counted); the rest are settled with Form B \`POST /v1/settle\`, which answers \`pending\` at once. ` +
       'Latency runs from just before the settle request (client clock) to the worker\'s `settled` transition row in Postgres (same machine clock); no status polling loads the API. ' +
       `**steady**: an open loop offering ${s.steadyRatePerSecond} settlements/s for ${s.steadySeconds} s (latency without queueing). ` +
       `**burst**: ${s.burstCount} settle requests with ${s.burstConcurrency} in flight (capacity: settled/s from the first request to the last \`settled\`; its latency is mostly queueing).`,
@@ -106,8 +131,13 @@ function settleSection(r: SettleResults): string[] {
       lines.push(row([sc.scenario, phase, n(p.perSecond, 1), n(p.latencyMs.p50), n(p.latencyMs.p95), n(p.latencyMs.p99), p.settled, p.failed, p.unfinished, p.rejected]));
     }
   }
+  const busiest = Math.max(0, ...r.scenarios.flatMap((sc) => [sc.steady.cpu.cores.other ?? 0, sc.burst.cpu.cores.other ?? 0]));
   lines.push(
     '',
+    ...interference(busiest),
+    ...(r.scenarios.some((sc) => (sc.attempts ?? 1) > 1)
+      ? [`- Scenarios repeated because other work on the machine disturbed them: ${r.scenarios.filter((sc) => (sc.attempts ?? 1) > 1).map((sc) => `${sc.scenario} (${sc.attempts} runs)`).join(', ')}; the last run is reported.`]
+      : []),
     `- Automine, burst, ≥ ${r.targets.automineMinPerSecond} settlements/s: ${verdict(r.targets.automineMet)}.`,
     `- 1 s blocks, steady, p50 ≤ 2 blocks + 0.5 s (${n(r.targets.blockTimeP50MaxMs)} ms): ${verdict(r.targets.blockTimeMet)}.`,
     '',
@@ -134,8 +164,6 @@ export function renderBenchmarks(verify?: VerifyResults, settle?: SettleResults,
     'Generated by `npm run bench` (`bench/src/run-all.ts`) from `bench/results/*.json`; do not edit by hand. ' +
       '`npm run bench:verify` and `npm run bench:settle` run one part. Durations and sizes can be changed with the `BENCH_*` variables read in `bench/src/*.ts`; ' +
       'set `BENCH_CPU_PROF_DIR=<dir>` to make the API and worker write V8 CPU profiles, then `node bench/dist/profile-summary.js <dir>`.',
-    '',
-    `Measured ${first?.startedAt ?? 'never'}.`,
     '',
     ...(first ? machineSection(first) : []),
     ...(verify ? verifySection(verify) : ['## Verify', '', 'not measured', '']),

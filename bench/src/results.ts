@@ -39,3 +39,11 @@ export function table(rows: ReadonlyArray<ReadonlyArray<string | number>>): stri
   const widths = cells[0].map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
   return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ')).join('\n');
 }
+
+/**
+ * The machine is shared with other work (another engineer's test runs). A measured run during which other
+ * processes used more than this many cores is done again, after waiting for quiet, up to `retries` times.
+ */
+export function interferencePolicy(): { maxOtherCores: number; retries: number } {
+  return { maxOtherCores: envNumber('BENCH_MAX_INTERFERENCE_CORES', 0.25), retries: Math.floor(envNumber('BENCH_RETRIES', 2)) };
+}

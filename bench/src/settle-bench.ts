@@ -10,9 +10,9 @@ import { parseUnits } from 'ethers';
 import { startDevnet, type Devnet } from '@facilitator/chain';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory } from './payments';
-import { startCpuMeter, type CpuUsage } from './proc';
-import { envNumber, log, table, writeResult } from './results';
-import { createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker } from './stack';
+import { startCpuMeter, waitForQuietMachine, type CpuUsage } from './proc';
+import { envNumber, interferencePolicy, log, table, writeResult } from './results';
+import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker } from './stack';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
 
 export const SETTLE_TARGETS = { automineMinPerSecond: 50, blockTimeP50MaxBlocks: 2, blockTimeP50SlackSeconds: 0.5 };
@@ -54,6 +54,8 @@ export interface ScenarioResult {
   scenario: string;
   blockTimeSeconds: number | null;
   relayers: number;
+  /** runs made: more than 1 when other work on the machine disturbed one */
+  attempts?: number;
   steady: PhaseResult;
   burst: PhaseResult;
 }
@@ -64,6 +66,8 @@ export interface SettleResults {
   machine: MachineInfo;
   versions: Record<string, string>;
   settings: {
+    /** settlements run through each fresh stack before measuring, not counted */
+    warmupCount: number;
     steadyRatePerSecond: number;
     steadySeconds: number;
     burstCount: number;
@@ -249,7 +253,9 @@ async function runPhase(
 
 async function runScenario(scenario: Scenario, settings: SettleResults['settings']): Promise<ScenarioResult> {
   const steadyCount = Math.round(settings.steadyRatePerSecond * settings.steadySeconds);
-  const total = steadyCount + settings.burstCount;
+  const total = settings.warmupCount + steadyCount + settings.burstCount;
+  const busy = await waitForQuietMachine();
+  if (busy > 0.15) log(`${scenario.name}: machine still ${Math.round(busy * 100)}% busy with other work; measuring anyway`);
   const [devnet, database] = await Promise.all([
     startDevnet({
       relayerCount: 3,
@@ -271,13 +277,21 @@ async function runScenario(scenario: Scenario, settings: SettleResults['settings
   const db = new Client({ connectionString: database.url });
   await db.connect();
   const stops: Array<() => Promise<void>> = [];
+  const teardown = async () => {
+    for (const stop of stops.reverse()) await stop();
+    await db.end();
+    await devnet.stop();
+    await Promise.all([database.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+  };
+  const unregister = cleanupOnSignal(teardown);
   try {
     const api = await startApi(env, profilingArgs());
     stops.push(() => api.stop());
     // info is the worker's production default, and its "worker started" line is how we know it serves jobs
     const workers = [];
     for (let i = 0; i < settings.workerProcesses; i++) {
-      const worker = await startWorker({ ...env, LOG_LEVEL: settings.workerLogLevel }, profilingArgs());
+      const concurrency: Record<string, string> = process.env.BENCH_SETTLEMENT_CONCURRENCY ? { SETTLEMENT_CONCURRENCY: process.env.BENCH_SETTLEMENT_CONCURRENCY } : {};
+      const worker = await startWorker({ ...env, ...concurrency, LOG_LEVEL: settings.workerLogLevel }, profilingArgs());
       stops.push(() => worker.stop());
       workers.push(worker);
     }
@@ -287,8 +301,14 @@ async function runScenario(scenario: Scenario, settings: SettleResults['settings
     const trees: Record<string, number> = { api: api.child.pid!, anvil: devnet.pid, bench: process.pid };
     workers.forEach((w, i) => (trees[i === 0 ? 'worker' : `worker${i + 1}`] = w.child.pid!));
 
+    // Not measured: a fresh worker runs its first settlements with cold code (V8, and Prisma compiling
+    // each query shape once), which would otherwise be charged to the steady phase.
+    const warmup = requests.slice(0, settings.warmupCount);
+    await offerBurst(api.url, devnet, warmup, 8);
+    await waitForFinal(db, warmup.filter((r) => r.settlementId).map((r) => r.settlementId!), 60_000);
+
     log(`${scenario.name}: steady ${settings.steadyRatePerSecond}/s for ${settings.steadySeconds} s`);
-    const steadyRequests = requests.slice(0, steadyCount);
+    const steadyRequests = requests.slice(settings.warmupCount, settings.warmupCount + steadyCount);
     const steady = await runPhase(
       db,
       `open loop, ${settings.steadyRatePerSecond}/s for ${settings.steadySeconds} s`,
@@ -298,7 +318,7 @@ async function runScenario(scenario: Scenario, settings: SettleResults['settings
       60_000,
     );
     log(`${scenario.name}: burst of ${settings.burstCount} at concurrency ${settings.burstConcurrency}`);
-    const burstRequests = requests.slice(steadyCount);
+    const burstRequests = requests.slice(settings.warmupCount + steadyCount);
     const burst = await runPhase(
       db,
       `burst: ${settings.burstCount} requests, ${settings.burstConcurrency} in flight`,
@@ -309,15 +329,14 @@ async function runScenario(scenario: Scenario, settings: SettleResults['settings
     );
     return { scenario: scenario.name, blockTimeSeconds: scenario.blockTime ?? null, relayers: scenario.relayers, steady, burst };
   } finally {
-    for (const stop of stops.reverse()) await stop();
-    await db.end();
-    await devnet.stop();
-    await Promise.all([database.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+    unregister();
+    await teardown();
   }
 }
 
 export async function runSettleBench(): Promise<SettleResults> {
   const settings: SettleResults['settings'] = {
+    warmupCount: envNumber('BENCH_SETTLE_WARMUP', 40),
     steadyRatePerSecond: envNumber('BENCH_SETTLE_RATE', 10),
     steadySeconds: envNumber('BENCH_SETTLE_SECONDS', 8),
     burstCount: envNumber('BENCH_SETTLE_BURST', 300),
@@ -325,14 +344,26 @@ export async function runSettleBench(): Promise<SettleResults> {
     apiProcesses: envNumber('BENCH_API_PROCESSES', 2),
     workerProcesses: envNumber('BENCH_SETTLE_WORKERS', 1),
     workerLogLevel: 'info',
-    workerSettlementConcurrency: '50 (default)',
+    workerSettlementConcurrency: process.env.BENCH_SETTLEMENT_CONCURRENCY ?? '50 (default)',
     confirmations: 1,
   };
   const only = process.env.BENCH_SETTLE_SCENARIOS; // e.g. "0,2" to run a subset while investigating
   const chosen = only ? only.split(',').map((i) => SCENARIOS[Number(i)]) : SCENARIOS;
   const startedAt = new Date().toISOString();
   const scenarios: ScenarioResult[] = [];
-  for (const scenario of chosen) scenarios.push(await runScenario(scenario, settings));
+  const policy = interferencePolicy();
+  for (const scenario of chosen) {
+    // a scenario disturbed by other work on the machine is run again on a fresh stack
+    for (let attempt = 1; ; attempt++) {
+      const result = await runScenario(scenario, settings);
+      const other = Math.max(result.steady.cpu.cores.other ?? 0, result.burst.cpu.cores.other ?? 0);
+      if (other <= policy.maxOtherCores || attempt > policy.retries) {
+        scenarios.push({ ...result, attempts: attempt });
+        break;
+      }
+      log(`${scenario.name}: other processes used ${other} cores; running the scenario again`);
+    }
+  }
 
   const blockTimeP50MaxMs = (SETTLE_TARGETS.blockTimeP50MaxBlocks * 1 + SETTLE_TARGETS.blockTimeP50SlackSeconds) * 1000;
   const automine = scenarios.filter((s) => s.blockTimeSeconds === null);

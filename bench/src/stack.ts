@@ -169,3 +169,25 @@ export async function deleteRedisKeys(prefix: string): Promise<void> {
     redis.disconnect();
   }
 }
+
+// Cleanups of whatever a benchmark started (apps, databases, Redis keys), run on SIGINT/SIGTERM so an
+// interrupted run leaves no processes, databases or queue keys behind.
+const cleanups = new Set<() => Promise<unknown>>();
+let handlersInstalled = false;
+
+/** Registers a cleanup until the returned function is called (normally in the benchmark's `finally`). */
+export function cleanupOnSignal(cleanup: () => Promise<unknown>): () => void {
+  cleanups.add(cleanup);
+  if (!handlersInstalled) {
+    handlersInstalled = true;
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.stderr.write(`[bench] ${signal}: stopping what the benchmark started\n`);
+      const all = Promise.allSettled([...cleanups].map((c) => c()));
+      const timeout = new Promise((r) => setTimeout(r, 15_000).unref());
+      void Promise.race([all, timeout]).then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+  return () => cleanups.delete(cleanup);
+}

@@ -5,10 +5,10 @@ import { startDevnet } from '@facilitator/chain';
 import { loadRun } from './autocannon-run';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { makeBodies, PaymentFactory } from './payments';
-import { sampleRss, startCpuMeter, type CpuUsage, type RssPeak } from './proc';
+import { sampleRss, startCpuMeter, waitForQuietMachine, type CpuUsage, type RssPeak } from './proc';
 import { measureReference, type ReferenceResult } from './reference-verify';
-import { envNumber, log, table, writeResult } from './results';
-import { createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi } from './stack';
+import { envNumber, interferencePolicy, log, table, writeResult } from './results';
+import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi } from './stack';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
 
 export const VERIFY_TARGETS = { perSecond: 3_000, ratioToReference: 5 };
@@ -38,13 +38,17 @@ export interface VerifyResults {
     timeouts: number;
     /** verified rows in Postgres afterwards, to confirm each 200 stored a verification */
     verifiedRowsInDatabase: number;
+    /** measured runs made: more than 1 when other work on the machine disturbed a run */
+    attempts: number;
     paymentsPregenerated: number;
     paymentsUsed: number;
+    /** RSS once started and idle, to tell start-up memory from what load adds */
+    rssAfterStart: RssPeak;
     peakRss: RssPeak;
     /** average cores used by each process group during the measured run */
     cpu: CpuUsage;
   };
-  reference: ReferenceResult & { cpu: CpuUsage };
+  reference: ReferenceResult & { cpu: CpuUsage; attempts: number };
   ratio: number;
   targets: { perSecond: number; ratioToReference: number; perSecondMet: boolean; ratioMet: boolean };
 }
@@ -65,10 +69,18 @@ export async function runVerifyBench(): Promise<VerifyResults> {
     seconds: envNumber('BENCH_REFERENCE_SECONDS', 10),
     warmupSeconds: envNumber('BENCH_REFERENCE_WARMUP_SECONDS', 2),
   };
+  const busyBefore = await waitForQuietMachine();
+  if (busyBefore > 0.15) log(`machine still ${Math.round(busyBefore * 100)}% busy with other work; measuring anyway`);
   const startedAt = new Date().toISOString();
   const [devnet, db] = await Promise.all([startDevnet(), createDatabase()]);
   const env = stackEnv(devnet, db.url, { API_PROCESSES: String(settings.apiProcesses), LOG_LEVEL: settings.logLevel });
   let api: Awaited<ReturnType<typeof startApi>> | undefined;
+  const teardown = async () => {
+    await api?.stop();
+    await devnet.stop();
+    await Promise.all([db.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+  };
+  const unregister = cleanupOnSignal(teardown);
   try {
     const factory = new PaymentFactory(devnet);
     // enough for 5,000/s over warm-up and run; more are made on the fly if the API is faster than that
@@ -78,28 +90,55 @@ export async function runVerifyBench(): Promise<VerifyResults> {
     log(`generated ${bodies.length} signed payments in ${Math.round(epochMs() - t0)} ms`);
     let next = 0;
     const nextBody = () => (next < bodies.length ? bodies[next++] : (next++, JSON.stringify(factory.formA(factory.make()))));
+    // before a repeated run: signing during a run would take CPU from the server being measured
+    const topUp = () => {
+      const missing = 5_000 * settings.seconds - (bodies.length - next);
+      if (missing > 0) bodies.push(...makeBodies(factory, missing));
+    };
 
     api = await startApi(env, profilingArgs());
+    const rssAfterStart = sampleRss(api.child.pid!).stop();
     log(`API up at ${api.url} (${settings.apiProcesses} processes); warming up ${settings.warmupSeconds} s`);
     const load = { url: api.url, path: '/v1/verify', connections: settings.connections, nextBody };
     const warmup = await loadRun({ ...load, seconds: settings.warmupSeconds });
     log(`warm-up: ${warmup.ok} verified, ${JSON.stringify(warmup.otherStatuses)} other`);
 
-    const rss = sampleRss(api.child.pid!);
-    const cpu = startCpuMeter({ trees: { api: api.child.pid!, anvil: devnet.pid, bench: process.pid } });
-    log(`measuring ${settings.seconds} s at ${settings.connections} connections`);
-    const run = await loadRun({ ...load, seconds: settings.seconds });
-    const cpuUsage = cpu.stop();
-    const peakRss = rss.stop();
+    const policy = interferencePolicy();
+    let attempts = 0;
+    let measured: { run: Awaited<ReturnType<typeof loadRun>>; cpuUsage: CpuUsage; peakRss: RssPeak };
+    for (;;) {
+      attempts++;
+      topUp();
+      const rss = sampleRss(api.child.pid!);
+      const cpu = startCpuMeter({ trees: { api: api.child.pid!, anvil: devnet.pid, bench: process.pid } });
+      log(`measuring ${settings.seconds} s at ${settings.connections} connections`);
+      const attempt = await loadRun({ ...load, seconds: settings.seconds });
+      measured = { run: attempt, cpuUsage: cpu.stop(), peakRss: rss.stop() };
+      const other = measured.cpuUsage.cores.other ?? 0;
+      if (other <= policy.maxOtherCores || attempts > policy.retries) break;
+      log(`other processes used ${other} cores during the run; waiting for a quiet machine and measuring again`);
+      await waitForQuietMachine();
+    }
+    const { run, cpuUsage, peakRss } = measured;
     const latency = summarize(run.okLatenciesMs);
     const verifiedRows = await countVerified(db.url);
     await api.stop();
     api = undefined;
 
     log(`reference: @x402/evm exact facilitator in-process, concurrency ${referenceSettings.concurrency}, ${referenceSettings.seconds} s`);
-    const refCpu = startCpuMeter({ trees: { anvil: devnet.pid, bench: process.pid } });
-    const reference = await measureReference(devnet, factory, referenceSettings);
-    const referenceCpu = refCpu.stop();
+    let referenceAttempts = 0;
+    let referenceMeasured: { reference: ReferenceResult; cpu: CpuUsage };
+    for (;;) {
+      referenceAttempts++;
+      const refCpu = startCpuMeter({ trees: { anvil: devnet.pid, bench: process.pid } });
+      const result = await measureReference(devnet, factory, referenceSettings);
+      referenceMeasured = { reference: result, cpu: refCpu.stop() };
+      const other = referenceMeasured.cpu.cores.other ?? 0;
+      if (other <= policy.maxOtherCores || referenceAttempts > policy.retries) break;
+      log(`other processes used ${other} cores during the reference run; waiting for a quiet machine and measuring again`);
+      await waitForQuietMachine();
+    }
+    const { reference, cpu: referenceCpu } = referenceMeasured;
 
     const perSecond = run.ok / run.durationSeconds;
     const ratio = perSecond / reference.perSecond;
@@ -118,12 +157,14 @@ export async function runVerifyBench(): Promise<VerifyResults> {
         errors: run.errors,
         timeouts: run.timeouts,
         verifiedRowsInDatabase: verifiedRows,
+        attempts,
         paymentsPregenerated: bodies.length,
         paymentsUsed: next,
+        rssAfterStart,
         peakRss,
         cpu: cpuUsage,
       },
-      reference: { ...reference, perSecond: round(reference.perSecond, 1), latencyMs: roundSummary(reference.latencyMs), cpu: referenceCpu },
+      reference: { ...reference, perSecond: round(reference.perSecond, 1), latencyMs: roundSummary(reference.latencyMs), cpu: referenceCpu, attempts: referenceAttempts },
       ratio: round(ratio, 2),
       targets: {
         ...VERIFY_TARGETS,
@@ -132,9 +173,8 @@ export async function runVerifyBench(): Promise<VerifyResults> {
       },
     };
   } finally {
-    await api?.stop();
-    await devnet.stop();
-    await Promise.all([db.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+    unregister();
+    await teardown();
   }
 }
 

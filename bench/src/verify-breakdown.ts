@@ -3,19 +3,18 @@
 // alone: CPU per operation in Node, in Postgres and in anvil, and the rate one process reaches with it.
 // It explains the verify benchmark; it is not a target itself.
 import http from 'node:http';
-import { Pool } from 'pg';
-import { createProvider, RpcChainReader, startDevnet, type Devnet } from '@facilitator/chain';
+import { createProvider, fiatTokenInterface, JsonRpcBatchClient, RpcChainReader, startDevnet, type Devnet } from '@facilitator/chain';
 import { loadConfig } from '@facilitator/config';
 import { domainSeparator, IdPrefix, newId, recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/core';
-import { createPrismaClient, SettlementRepository, VerificationRepository, type PrismaClient } from '@facilitator/db';
+import { createPgPool, createPrismaClient, SettlementRepository, VerificationRepository, type PrismaClient } from '@facilitator/db';
 import { validateVerifyFormA } from '@facilitator/schemas';
 import { EnabledNetworks, paymentFromFormA, VerificationService, type ChainReader, type Payment } from '@facilitator/verification';
 import { loadRun } from './autocannon-run';
-import { machineInfo, type MachineInfo } from './machine';
+import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory } from './payments';
-import { startCpuMeter } from './proc';
-import { envNumber, log, table, writeResult } from './results';
-import { createDatabase, deleteRedisKeys, stackEnv, startApi } from './stack';
+import { startCpuMeter, waitForQuietMachine, type CpuUsage } from './proc';
+import { envNumber, interferencePolicy, log, table, writeResult } from './results';
+import { cleanupOnSignal, createDatabase, deleteRedisKeys, stackEnv, startApi } from './stack';
 import { epochMs, round, summarize } from './stats';
 
 export interface StageCost {
@@ -32,6 +31,7 @@ export interface BreakdownResults {
   benchmark: 'verify-breakdown';
   startedAt: string;
   machine: MachineInfo;
+  versions?: Record<string, string>;
   stages: StageCost[];
   /** POST /v1/verify with an empty JSON object (400 at schema validation) on the API cluster: the HTTP shell alone */
   httpShell: { apiProcesses: number; connections: number; answersPerSecond: number; apiCpuUsPerRequest: number; loadGeneratorCpuUsPerRequest: number };
@@ -73,16 +73,21 @@ async function measureAsync(
     await Promise.all(Array.from({ length: concurrency }, loop));
   };
   await run(epochMs() + 500); // warm-up: connections opened, code optimized
-  const latencies: number[] = [];
-  const meter = startCpuMeter({ trees: { anvil: devnet.pid } });
-  const cpu0 = process.cpuUsage();
-  const start = next;
-  const t0 = epochMs();
-  await run(t0 + seconds * 1000, latencies);
-  const elapsed = (epochMs() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const usage = meter.stop();
-  const ops = (next - start) * itemsPerOp;
+  const policy = interferencePolicy();
+  let latencies: number[];
+  let measured: { cpu: NodeJS.CpuUsage; usage: CpuUsage; elapsed: number; ops: number };
+  for (let attempt = 1; ; attempt++) {
+    latencies = [];
+    const meter = startCpuMeter({ trees: { anvil: devnet.pid, bench: process.pid } });
+    const cpu0 = process.cpuUsage();
+    const start = next;
+    const t0 = epochMs();
+    await run(t0 + seconds * 1000, latencies);
+    measured = { elapsed: (epochMs() - t0) / 1000, cpu: process.cpuUsage(cpu0), usage: meter.stop(), ops: (next - start) * itemsPerOp };
+    if ((measured.usage.cores.other ?? 0) <= policy.maxOtherCores || attempt > policy.retries) break;
+    await waitForQuietMachine(); // disturbed by other work on the machine: measure the stage again
+  }
+  const { cpu, usage, elapsed, ops } = measured;
   const perOp = (cores: number | undefined) => (cores ? round(((cores * usage.seconds) / ops) * 1e6, 1) : 0);
   return {
     stage,
@@ -141,16 +146,30 @@ const RAW_NONCE_USE = `SELECT id FROM settlements WHERE chain_id = $1 AND token_
 export async function runVerifyBreakdown(): Promise<BreakdownResults> {
   const seconds = envNumber('BENCH_BREAKDOWN_SECONDS', 3);
   const concurrency = envNumber('BENCH_BREAKDOWN_CONCURRENCY', 32);
+  await waitForQuietMachine();
   const startedAt = new Date().toISOString();
   const [devnet, db] = await Promise.all([startDevnet(), createDatabase()]);
   const env = stackEnv(devnet, db.url, { API_PROCESSES: '2' });
   const config = loadConfig(env);
   const network = config.networks[0];
+  // wired as apps/api/src/build-api.ts does: ethers for the rare calls, the lean batch client for the hot one
   const provider = createProvider(network.rpcUrl, network.chainId);
-  const chain = new RpcChainReader([{ chainId: network.chainId, provider, tokenAddress: network.tokenAddress }]);
-  // the API's own pool size (pg's default, 10) so the DB stages see the same connection limit
+  const rpc = new JsonRpcBatchClient(network.rpcUrl);
+  const chain = new RpcChainReader([{ chainId: network.chainId, provider, rpc, tokenAddress: network.tokenAddress }]);
+  // the API's own pool sizes (pg's default, 10) so the DB stages see the same connection limit
   const prisma: PrismaClient = createPrismaClient(db.url);
-  const pool = new Pool({ connectionString: db.url, max: 10 });
+  const pool = createPgPool(db.url);
+  let api: Awaited<ReturnType<typeof startApi>> | undefined;
+  const teardown = async () => {
+    await api?.stop();
+    provider.destroy();
+    rpc.destroy();
+    await pool.end();
+    await prisma.$disconnect();
+    await devnet.stop();
+    await Promise.all([db.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+  };
+  const unregister = cleanupOnSignal(teardown);
   try {
     const factory = new PaymentFactory(devnet);
     const networks = new EnabledNetworks(config.networks);
@@ -175,14 +194,14 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     // so reuse changes no cost while keeping signing out of the measured CPU.
     let fresh = 0;
     const nextPayment = () => payments[fresh++ % count];
-    const verifications = new VerificationRepository(prisma);
+    const verifications = new VerificationRepository(prisma, pool);
     const settlements = new SettlementRepository(prisma);
     const p0 = payments[0];
     const a0 = p0.authorization;
     log('breakdown: database and RPC stages');
     stages.push(
-      await measureAsync('INSERT verification via Prisma (VerificationRepository.create)', devnet, concurrency, seconds, () =>
-        verifications.create(recordOf(payments[fresh++ % count])),
+      await measureAsync('INSERT verification via Prisma (prisma.verification.create)', devnet, concurrency, seconds, () =>
+        prisma.verification.create({ data: recordOf(payments[fresh++ % count]) }),
       ),
     );
     stages.push(
@@ -218,6 +237,12 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
       ),
     );
     stages.push(
+      await measureAsync('INSERT + nonce-use check, batched per event-loop turn, via pg (VerificationRepository.createCheckingNonce)', devnet, concurrency, seconds, () => {
+        const p = payments[fresh++ % count];
+        return verifications.createCheckingNonce(recordOf(p));
+      }),
+    );
+    stages.push(
       await measureAsync('nonce-use SELECT via Prisma (findNonceUse)', devnet, concurrency, seconds, () =>
         settlements.findNonceUse(network.chainId, network.tokenAddress, a0.from, a0.nonce),
       ),
@@ -227,8 +252,14 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
         pool.query({ name: 'nonce-use', text: RAW_NONCE_USE, values: [network.chainId, network.tokenAddress, a0.from, a0.nonce] }),
       ),
     );
+    const authorizationStateCall = { to: network.tokenAddress, data: fiatTokenInterface.encodeFunctionData('authorizationState', [a0.from, a0.nonce]) };
     stages.push(
-      await measureAsync('authorizationState eth_call via ethers (RpcChainReader)', devnet, concurrency, seconds, () =>
+      await measureAsync('authorizationState eth_call via an ethers provider (default batching)', devnet, concurrency, seconds, () =>
+        provider.call(authorizationStateCall),
+      ),
+    );
+    stages.push(
+      await measureAsync('authorizationState via RpcChainReader + JsonRpcBatchClient (as in the API)', devnet, concurrency, seconds, () =>
         chain.isAuthorizationUsed(network.chainId, a0.from, a0.nonce),
       ),
     );
@@ -261,14 +292,17 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
       isValidContractSignature: async () => undefined,
     };
     const noDb = {
-      verifications: { create: async (d: object) => ({ ...d, createdAt: new Date(), updatedAt: new Date() }) } as unknown as VerificationRepository,
+      verifications: {
+        create: async (d: object) => ({ ...d, createdAt: new Date(), updatedAt: new Date() }),
+        createCheckingNonce: async (d: object) => ({ record: { ...d, createdAt: new Date(), updatedAt: new Date() }, usedBy: null }),
+      } as unknown as VerificationRepository,
       settlements: { findNonceUse: async () => null } as unknown as SettlementRepository,
     };
     const service = (chainReader: ChainReader, repos: { verifications: VerificationRepository; settlements: SettlementRepository }) =>
       new VerificationService({ chain: chainReader, ...repos, treasuryAddress: config.treasury.address, expiryMarginSeconds: config.authorizationExpiryMarginSeconds });
     const variants: Array<[string, VerificationService]> = [
-      ['VerificationService.verify: Prisma + ethers RPC (as in the API)', service(chain, { verifications, settlements })],
-      ['VerificationService.verify: Prisma, chain stubbed', service(noChain, { verifications, settlements })],
+      ['VerificationService.verify: database + RPC (as in the API)', service(chain, { verifications, settlements })],
+      ['VerificationService.verify: database, chain stubbed', service(noChain, { verifications, settlements })],
       ['VerificationService.verify: RPC, database stubbed', service(chain, noDb)],
       ['VerificationService.verify: chain and database stubbed (pure CPU)', service(noChain, noDb)],
     ];
@@ -282,12 +316,13 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     }
 
     log('breakdown: HTTP shell (empty body, 400 at validation) on the API cluster');
-    const api = await startApi(env);
+    const shellApi = await startApi(env);
+    api = shellApi;
     let shell: BreakdownResults['httpShell'];
     try {
-      await loadRun({ url: api.url, path: '/v1/verify', connections: 64, seconds: 1, nextBody: () => '{}' });
-      const meter = startCpuMeter({ trees: { api: api.child.pid!, bench: process.pid } });
-      const run = await loadRun({ url: api.url, path: '/v1/verify', connections: 64, seconds: Math.max(3, seconds), nextBody: () => '{}' });
+      await loadRun({ url: shellApi.url, path: '/v1/verify', connections: 64, seconds: 1, nextBody: () => '{}' });
+      const meter = startCpuMeter({ trees: { api: shellApi.child.pid!, bench: process.pid } });
+      const run = await loadRun({ url: shellApi.url, path: '/v1/verify', connections: 64, seconds: Math.max(3, seconds), nextBody: () => '{}' });
       const usage = meter.stop();
       const answers = run.ok + Object.values(run.otherStatuses).reduce((a, b) => a + b, 0);
       shell = {
@@ -298,15 +333,13 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
         loadGeneratorCpuUsPerRequest: round((((usage.cores.bench ?? 0) * usage.seconds) / answers) * 1e6, 1),
       };
     } finally {
-      await api.stop();
+      await shellApi.stop();
+      api = undefined;
     }
-    return { benchmark: 'verify-breakdown', startedAt, machine: machineInfo(), stages, httpShell: shell };
+    return { benchmark: 'verify-breakdown', startedAt, machine: machineInfo(), versions: await versions(), stages, httpShell: shell };
   } finally {
-    provider.destroy();
-    await pool.end();
-    await prisma.$disconnect();
-    await devnet.stop();
-    await Promise.all([db.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+    unregister();
+    await teardown();
   }
 }
 
