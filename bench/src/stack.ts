@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import IORedis from 'ioredis';
+import { deleteQueueKeys } from '@facilitator/queue';
 import { Client } from 'pg';
 import type { Devnet } from '@facilitator/chain';
 import { applyMigrations } from '@facilitator/db';
@@ -156,18 +156,8 @@ export function profilingArgs(): string[] {
 }
 
 /** Removes every Redis key under a run's queue prefix, so benchmark runs leave nothing behind. */
-export async function deleteRedisKeys(prefix: string): Promise<void> {
-  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+export function deleteRedisKeys(prefix: string): Promise<void> {
+  return deleteQueueKeys(REDIS_URL, prefix);
 }
 
 // Cleanups of whatever a benchmark started (apps, databases, Redis keys), run on SIGINT/SIGTERM so an
