@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import supertest from 'supertest';
 import { startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/chain';
 import { loadConfig, type Config } from '@facilitator/config';
+import { authorizationToJson } from '@facilitator/core';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { createSilentLogger, type Logger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
@@ -79,15 +80,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       validBefore: fields.validBefore,
       nonce: fields.nonce,
     });
-    const a = signed.authorization;
-    const authorization = {
-      from: a.from,
-      to: a.to,
-      value: a.value.toString(),
-      validAfter: a.validAfter.toString(),
-      validBefore: a.validBefore.toString(),
-      nonce: a.nonce,
-    };
+    const authorization = authorizationToJson(signed.authorization);
     const payload = { authorization, signature: signed.signature };
     return {
       authorization,

@@ -1,4 +1,5 @@
 import type { Devnet } from '@facilitator/chain';
+import { authorizationToJson } from '@facilitator/core';
 
 /** A copy-paste verify request with a freshly signed payment from the devnet payer. */
 export async function exampleVerifyCommand(devnet: Devnet, apiUrl: string): Promise<string> {
@@ -10,14 +11,7 @@ export async function exampleVerifyCommand(devnet: Devnet, apiUrl: string): Prom
     payment: {
       x402Version: 2,
       payload: {
-        authorization: {
-          from: authorization.from,
-          to: authorization.to,
-          value: authorization.value.toString(),
-          validAfter: authorization.validAfter.toString(),
-          validBefore: authorization.validBefore.toString(),
-          nonce: authorization.nonce,
-        },
+        authorization: authorizationToJson(authorization),
         signature,
       },
     },

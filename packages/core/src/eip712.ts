@@ -116,3 +116,15 @@ export function recoverAuthorizationSigner(digest: Uint8Array, signature: string
   const address = bytesToHex(keccak_256(publicKey.subarray(1)).subarray(12));
   return { ok: true, address };
 }
+
+/** The authorization as it travels in request bodies: numbers as decimal strings. */
+export function authorizationToJson(auth: TransferAuthorization) {
+  return {
+    from: auth.from,
+    to: auth.to,
+    value: auth.value.toString(),
+    validAfter: auth.validAfter.toString(),
+    validBefore: auth.validBefore.toString(),
+    nonce: auth.nonce,
+  };
+}

@@ -11,7 +11,7 @@ import { Command, Option } from 'commander';
 import { parseUnits, Wallet } from 'ethers';
 import { readDevnetInfo, signTransferAuthorization, type DevnetInfo } from '@facilitator/chain';
 import { EnvReader } from '@facilitator/config';
-import { networkByChainId } from '@facilitator/core';
+import { authorizationToJson, networkByChainId } from '@facilitator/core';
 import { verifyWebhookDelivery } from '@facilitator/webhooks';
 import { ApiClient, ApiError, DEFAULT_API_URL } from '../api-client';
 import { connectChain, type ChainConnection } from '../chain-context';
@@ -115,14 +115,7 @@ async function demo(flags: DemoFlags): Promise<void> {
 
     out.line('3. Verify: POST /v1/verify (Form B, with webhook_url)');
     const exactPayload = {
-      authorization: {
-        from: authorization.from,
-        to: authorization.to,
-        value: authorization.value.toString(),
-        validAfter: authorization.validAfter.toString(),
-        validBefore: authorization.validBefore.toString(),
-        nonce: authorization.nonce,
-      },
+      authorization: authorizationToJson(authorization),
       signature,
     };
     const legacyChain = network?.legacyName ?? caip2;
