@@ -195,7 +195,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     let fresh = 0;
     const nextPayment = () => payments[fresh++ % count];
     const verifications = new VerificationRepository(prisma, pool);
-    const settlements = new SettlementRepository(prisma);
+    const settlements = new SettlementRepository(prisma, pool);
     const p0 = payments[0];
     const a0 = p0.authorization;
     log('breakdown: database and RPC stages');

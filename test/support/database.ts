@@ -1,12 +1,14 @@
 // Each test file gets its own database, cloned from the migrated template (see global-setup.ts), so
 // files running in parallel jest workers never see each other's rows.
-import { createPrismaClient, type PrismaClient } from '@facilitator/db';
+import { createPgPool, createPrismaClient, type Pool, type PrismaClient } from '@facilitator/db';
 import { databaseUrl, ensureTemplateDatabase, throwawayDatabaseName, withAdminClient } from './global-setup';
 
 export interface TestDatabase {
   url: string;
   prisma: PrismaClient;
-  /** Disconnects `prisma` and drops the database. */
+  /** plain `pg`, for the code whose hot path uses it (the transaction provider, the settlement repository) */
+  pool: Pool;
+  /** Disconnects `prisma` and `pool` and drops the database. */
   drop(): Promise<void>;
 }
 
@@ -31,11 +33,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
   const url = databaseUrl(name);
   const prisma = createPrismaClient(url, { poolMax: 4 });
+  const pool = createPgPool(url, 4);
   return {
     url,
     prisma,
+    pool,
     drop: async () => {
-      await prisma.$disconnect();
+      await Promise.all([prisma.$disconnect(), pool.end()]);
       await dropDatabase(name);
     },
   };

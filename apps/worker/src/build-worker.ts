@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq';
 import type { Config } from '@facilitator/config';
 import { createProvider, LocalKeyTransactionProvider, UsdcClient } from '@facilitator/chain';
-import { createPrismaClient, SettlementRepository } from '@facilitator/db';
+import { createPgPool, createPrismaClient, SettlementRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { createQueues, createRedisConnection, type QueueName } from '@facilitator/queue';
@@ -23,13 +23,15 @@ export interface WorkerRuntime {
 /** The composition root of the worker process. */
 export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
   const redisTarget = { url: config.redisUrl, clusterNodes: config.redisClusterNodes };
-  const prisma = createPrismaClient(config.databaseUrl, { poolMax: Math.min(50, config.worker.settlementConcurrency + 10) });
+  // the settlement hot path runs on `pool` (plain pg); Prisma serves the sweeper and webhook deliveries
+  const pool = createPgPool(config.databaseUrl, Math.min(50, config.worker.settlementConcurrency + 10));
+  const prisma = createPrismaClient(config.databaseUrl, { poolMax: 5 });
   const producer = createRedisConnection(redisTarget, 'producer');
   producer.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
   const queues = createQueues(producer, config.queuePrefix, (err) => logger.warn('queue connection error', { err: err.message }));
   const providers = new Map(config.networks.map((n) => [n.chainId, createProvider(n.rpcUrl, n.chainId)]));
   const transactions = new LocalKeyTransactionProvider(
-    prisma,
+    pool,
     providers,
     [config.treasury, ...config.relayers.filter((r) => r.address !== config.treasury.address)],
     { logger },
@@ -44,7 +46,7 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
     queues: [queues.settlement, queues.webhook],
     balances: keyBalances(config, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
   });
-  const settlements = new SettlementRepository(prisma);
+  const settlements = new SettlementRepository(prisma, pool);
   const outbox = new WebhookOutbox(prisma, queues);
   const machine = new SettlementMachine({
     settlements,
@@ -119,6 +121,7 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
       producer.disconnect();
       for (const provider of providers.values()) provider.destroy();
       await prisma.$disconnect();
+      await pool.end();
     },
   };
 }

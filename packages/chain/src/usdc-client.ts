@@ -1,6 +1,7 @@
-import { Signature, type JsonRpcProvider } from 'ethers';
+import type { JsonRpcProvider } from 'ethers';
 import type { TransferAuthorization } from '@facilitator/core';
-import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS } from './token-abi';
+import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from './token-abi';
+import { addressWord, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
 
 /** How far back to look for the transaction that used an authorization (about 5.5 hours of Base blocks). */
 const AUTHORIZATION_LOOKBACK_BLOCKS = 10_000;
@@ -19,41 +20,47 @@ export class UsdcClient {
     readonly tokenAddress: string,
   ) {}
 
-  private async read<T>(fn: string, args: unknown[]): Promise<T> {
-    const data = await this.provider.call({ to: this.tokenAddress, data: fiatTokenInterface.encodeFunctionData(fn, args) });
-    return fiatTokenInterface.decodeFunctionResult(fn, data)[0] as T;
+  /**
+   * `eth_call` through `send`: ethers' `call` formats and resolves the request first, which costs more
+   * than the call on this path. A revert still comes back as ethers' CALL_EXCEPTION.
+   */
+  private call(data: string, from?: string): Promise<string> {
+    return this.provider.send('eth_call', [{ ...(from ? { from } : {}), to: this.tokenAddress, data }, 'latest']) as Promise<string>;
   }
 
-  allowance(owner: string, spender: string): Promise<bigint> {
-    return this.read('allowance', [owner, spender]);
+  async allowance(owner: string, spender: string): Promise<bigint> {
+    return decodeUint(await this.call(encodeCall(SELECTORS.allowance, [addressWord(owner), addressWord(spender)])));
   }
 
-  balanceOf(account: string): Promise<bigint> {
-    return this.read('balanceOf', [account]);
+  async balanceOf(account: string): Promise<bigint> {
+    return decodeUint(await this.call(encodeCall(SELECTORS.balanceOf, [addressWord(account)])));
   }
 
-  isAuthorizationUsed(authorizer: string, nonce: string): Promise<boolean> {
-    return this.read('authorizationState', [authorizer, nonce]);
+  async isAuthorizationUsed(authorizer: string, nonce: string): Promise<boolean> {
+    return decodeUint(await this.call(encodeCall(SELECTORS.authorizationState, [addressWord(authorizer), bytes32Word(nonce)]))) !== 0n;
   }
 
   transferFromData(from: string, to: string, value: bigint): string {
-    return fiatTokenInterface.encodeFunctionData('transferFrom', [from, to, value]);
+    return encodeCall(SELECTORS.transferFrom, [addressWord(from), addressWord(to), uintWord(value)]);
   }
 
   /** The (v, r, s) overload for 65-byte ECDSA signatures; the `bytes` overload (contract wallets) otherwise. */
   transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string {
-    const args = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce];
     if (signature.length === 2 + 65 * 2) {
-      const { v, r, s } = Signature.from(signature);
-      return fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_VRS, [...args, v, r, s]);
+      const { v, r, s } = splitSignature(signature);
+      return encodeCall(SELECTORS.transferWithAuthorizationVrs, [
+        addressWord(auth.from), addressWord(auth.to), uintWord(auth.value), uintWord(auth.validAfter), uintWord(auth.validBefore),
+        bytes32Word(auth.nonce), uintWord(v), r, s,
+      ]);
     }
+    const args = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce];
     return fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [...args, signature]);
   }
 
   /** Dry-runs a call as `from`; resolves to the revert reason, or undefined when it would succeed. */
   async simulate(from: string, data: string): Promise<string | undefined> {
     try {
-      await this.provider.call({ from, to: this.tokenAddress, data });
+      await this.call(data, from);
       return undefined;
     } catch (err) {
       const reason = revertReasonOf(err);
@@ -90,16 +97,30 @@ export function paidBetween(
   from: string,
   to: string,
 ): bigint {
+  // compared as topics: Transfer(address indexed from, address indexed to, uint256 value)
+  const fromTopic = '0x' + addressWord(from);
+  const toTopic = '0x' + addressWord(to);
   let total = 0n;
   for (const log of logs) {
-    if (log.address.toLowerCase() !== token.toLowerCase()) continue;
-    const parsed = fiatTokenInterface.parseLog({ topics: [...log.topics], data: log.data });
-    if (parsed?.name !== 'Transfer') continue;
-    if ((parsed.args[0] as string).toLowerCase() === from.toLowerCase() && (parsed.args[1] as string).toLowerCase() === to.toLowerCase()) {
-      total += parsed.args[2] as bigint;
-    }
+    if (log.address.toLowerCase() !== token.toLowerCase() || log.topics.length !== 3) continue;
+    const [topic, sender, recipient] = log.topics.map((t) => t.toLowerCase());
+    if (topic === TRANSFER_TOPIC && sender === fromTopic && recipient === toTopic) total += decodeUint(log.data);
   }
   return total;
+}
+
+/**
+ * r, s and v of a 65-byte signature, v as 27 or 28. A high s is passed on as it is (as ethers did): the
+ * pre-flight dry run reports the token's own revert for it, before any fee.
+ */
+export function splitSignature(signature: string): { v: number; r: string; s: string } {
+  const hex = signature.slice(2).toLowerCase();
+  const r = hex.slice(0, 64);
+  const s = hex.slice(64, 128);
+  const rawV = parseInt(hex.slice(128, 130), 16);
+  const v = rawV < 27 ? rawV + 27 : rawV;
+  if (v !== 27 && v !== 28) throw new Error(`invalid signature v ${rawV}`);
+  return { v, r, s };
 }
 
 /** The reason string of a reverted call, or undefined when the error is not a revert (e.g. the node is down). */

@@ -1,6 +1,6 @@
 import type { TransactionProvider } from '@facilitator/chain';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
-import type { WebhookOutbox } from '@facilitator/webhooks';
+import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
 import { finalSettlementEvent } from './settlement-events';
 import { canTransition, isFinal } from './states';
 import type { SettlementNetwork, StepContext, StepResult } from './step';
@@ -42,18 +42,25 @@ export class SettlementMachine {
   constructor(private readonly options: SettlementMachineOptions) {}
 
   async advance(settlementId: string): Promise<SettlementState> {
+    let settlement = await this.load(settlementId);
     for (;;) {
-      const settlement = await this.options.settlements.findWithVerification(settlementId);
-      if (!settlement) throw new UnknownSettlementError(`no settlement ${settlementId}`);
       if (isFinal(settlement.state)) return settlement.state;
       const state = settlement.state as keyof typeof STEPS;
       const result = await STEPS[state](this.context(settlement));
       if (!canTransition(state, result.to)) throw new Error(`illegal settlement transition ${state} -> ${result.to}`);
-      await this.persist(settlement, state, result);
+      const moved = await this.persist(settlement, state, result);
+      // null: another worker advanced it meanwhile, so what we hold is stale
+      settlement = moved ? { ...moved, verification: settlement.verification } : await this.load(settlementId);
     }
   }
 
-  private async persist(settlement: StepContext['settlement'], from: SettlementState, result: StepResult): Promise<void> {
+  private async load(settlementId: string): Promise<StepContext['settlement']> {
+    const settlement = await this.options.settlements.findWithVerification(settlementId);
+    if (!settlement) throw new UnknownSettlementError(`no settlement ${settlementId}`);
+    return settlement;
+  }
+
+  private async persist(settlement: StepContext['settlement'], from: SettlementState, result: StepResult): Promise<Settlement | null> {
     const webhookUrl = settlement.verification.webhookUrl;
     let eventId: string | undefined;
     const moved = await this.options.settlements.transition({
@@ -62,16 +69,21 @@ export class SettlementMachine {
       to: result.to,
       data: result.data,
       note: result.note,
-      alongside: async (tx) => {
-        if (!isFinal(result.to) || !webhookUrl) return;
-        const finalRow = await tx.settlement.findUniqueOrThrow({ where: { id: settlement.id } });
-        eventId = (await this.options.outbox.store(tx, finalSettlementEvent(finalRow, webhookUrl))).event_id;
-      },
+      // only a final state with a webhook URL writes more than the one transition statement
+      event:
+        isFinal(result.to) && webhookUrl
+          ? (row) => {
+              const event = webhookEventRow(finalSettlementEvent(row, webhookUrl));
+              eventId = event.id;
+              return event;
+            }
+          : undefined,
     });
-    if (!moved) return; // another worker advanced it meanwhile; the loop reloads
+    if (!moved) return null;
     this.options.onTransition?.({ settlementId: settlement.id, settlement, from, to: result.to, note: result.note });
     // after commit; a failure here leaves a pending event row that the webhook sweeper enqueues
     if (eventId) await this.options.outbox.enqueue(eventId).catch(() => undefined);
+    return moved;
   }
 
   private context(settlement: StepContext['settlement']): StepContext {

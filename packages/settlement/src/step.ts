@@ -1,5 +1,5 @@
 import type { TransactionProvider, UsdcClient } from '@facilitator/chain';
-import type { Prisma, Settlement, SettlementState, Verification } from '@facilitator/db';
+import type { Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
 
 export type SettlementWithVerification = Settlement & { verification: Verification };
 
@@ -30,7 +30,7 @@ export interface StepContext {
 export interface StepResult {
   to: SettlementState;
   /** fields written together with the new state */
-  data?: Omit<Prisma.SettlementUncheckedUpdateInput, 'state'>;
+  data?: SettlementUpdate;
   /** kept in the transition's history row */
   note?: Record<string, unknown>;
 }

@@ -1,5 +1,5 @@
 import { IdPrefix, newId } from '@facilitator/core';
-import type { Prisma, PrismaClient } from '@facilitator/db';
+import type { Prisma, PrismaClient, WebhookEventRow } from '@facilitator/db';
 import type { Queues } from '@facilitator/queue';
 import type { WebhookEventType, WebhookPayload } from './event-types';
 
@@ -13,6 +13,30 @@ export interface NewWebhookEvent {
 }
 
 type Writer = Pick<PrismaClient, 'webhookEvent'> | Prisma.TransactionClient;
+
+/**
+ * The stored row of an event, its payload (with a new event id and timestamp) included. For writers that
+ * store it themselves, e.g. the settlement repository in the same statement batch as a final transition.
+ */
+export function webhookEventRow(event: NewWebhookEvent): WebhookEventRow & { payload: WebhookPayload } {
+  const payload: WebhookPayload = {
+    event_type: event.type,
+    event_id: newId(IdPrefix.WebhookEvent),
+    timestamp: new Date().toISOString(),
+    verification_id: event.verificationId,
+    settlement_id: event.settlementId ?? null,
+    status: event.status,
+    data: event.data,
+  };
+  return {
+    id: payload.event_id,
+    eventType: payload.event_type,
+    verificationId: event.verificationId,
+    settlementId: event.settlementId ?? null,
+    url: event.url,
+    payload,
+  };
+}
 
 /**
  * Records an event in Postgres, then enqueues its delivery. The row comes first (inside the caller's
@@ -34,26 +58,9 @@ export class WebhookOutbox {
 
   /** Writes the event row through `writer` (e.g. a transaction); call `enqueue` after it commits. */
   async store(writer: Writer, event: NewWebhookEvent): Promise<WebhookPayload> {
-    const payload: WebhookPayload = {
-      event_type: event.type,
-      event_id: newId(IdPrefix.WebhookEvent),
-      timestamp: new Date().toISOString(),
-      verification_id: event.verificationId,
-      settlement_id: event.settlementId ?? null,
-      status: event.status,
-      data: event.data,
-    };
-    await writer.webhookEvent.create({
-      data: {
-        id: payload.event_id,
-        eventType: payload.event_type,
-        verificationId: event.verificationId,
-        settlementId: event.settlementId,
-        url: event.url,
-        payload: payload as unknown as object,
-      },
-    });
-    return payload;
+    const row = webhookEventRow(event);
+    await writer.webhookEvent.create({ data: { ...row, settlementId: row.settlementId ?? undefined } });
+    return row.payload;
   }
 
   async enqueue(eventId: string): Promise<void> {

@@ -1,10 +1,10 @@
 import { IdPrefix, newId } from '@facilitator/core';
-import type { ChainTransaction, ChainTransactionAttempt, PrismaClient } from '@facilitator/db';
+import type { ChainTransactionAttempt, Pool } from '@facilitator/db';
+import { attemptFromColumns, transactionFromColumns, type StoredTransaction } from './chain-transaction-rows';
 import type { Fees } from './fee-policy';
 import type { TransactionPurpose } from './transaction-provider';
 
-/** A transaction with every signed version of it, oldest first. */
-export type StoredTransaction = ChainTransaction & { attempts: ChainTransactionAttempt[] };
+export type { StoredTransaction } from './chain-transaction-rows';
 
 export interface NewTransaction {
   settlementId: string;
@@ -29,29 +29,82 @@ export type MinedStatus = 'confirmed' | 'reverted';
 /** Statuses after which nothing more is sent for a transaction. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['confirmed', 'reverted', 'replaced']);
 
-// Interactive transactions here are a few statements long, but many workers may queue on one key's
-// nonce row and on a small pool: wait for a connection longer than Prisma's 2 s default.
-const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 10_000 };
+/** Statuses of a transaction that may still be mined: the ones a nonce gap can hide in. */
+const UNFINISHED = ['allocated', 'signed', 'broadcast'];
 
-/** Thrown inside the allocation transaction to roll the nonce back when another caller stored the key first. */
-class KeyAlreadyStored extends Error {}
+const WITH_ATTEMPTS = `
+  SELECT t.*, (SELECT json_agg(a) FROM chain_transaction_attempts a WHERE a.transaction_id = t.id) AS attempts
+    FROM chain_transactions t`;
+
+const SQL = {
+  findByKey: `${WITH_ATTEMPTS} WHERE t.settlement_id = $1 AND t.purpose = $2`,
+  findById: `${WITH_ATTEMPTS} WHERE t.id = $1`,
+  findUnfinishedBetween: `${WITH_ATTEMPTS}
+    WHERE t.chain_id = $1 AND t.from_address = $2 AND t.nonce >= $3 AND t.nonce < $4 AND t.status = ANY($5::"ChainTransactionStatus"[])
+    ORDER BY t.nonce`,
+  // One statement, so the key's nonce row is locked only until this autocommit ends. A conflicting
+  // (settlement_id, purpose) fails the whole statement, which gives the nonce back.
+  allocateAndInsert: `
+    WITH allocated AS (
+      INSERT INTO signer_nonces AS s (chain_id, address, next_nonce, updated_at)
+      VALUES ($1, $2, $3::bigint + 1, now())
+      ON CONFLICT (chain_id, address) DO UPDATE SET next_nonce = GREATEST(s.next_nonce, $3::bigint) + 1, updated_at = now()
+      RETURNING next_nonce - 1 AS nonce
+    )
+    INSERT INTO chain_transactions
+      (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, created_at, updated_at)
+    SELECT $4, $5, $6, $1, $2, $7, $8, allocated.nonce, $9, 'allocated', now(), now() FROM allocated
+    RETURNING *`,
+  // The status moves allocated -> signed in the same statement that stores the first version: of two
+  // concurrent callers, the second waits for the first's row lock, then finds the status moved on.
+  storeFirstAttempt: `
+    WITH claimed AS (
+      UPDATE chain_transactions SET status = 'signed', updated_at = now()
+       WHERE id = $1 AND status = 'allocated' RETURNING id
+    )
+    INSERT INTO chain_transaction_attempts (hash, transaction_id, raw_transaction, max_fee_per_gas, max_priority_fee_per_gas, created_at)
+    SELECT $2, claimed.id, $3, $4, $5, $6 FROM claimed
+    RETURNING *`,
+  addAttempt: `
+    INSERT INTO chain_transaction_attempts (hash, transaction_id, raw_transaction, max_fee_per_gas, max_priority_fee_per_gas, created_at)
+    VALUES ($2, $1, $3, $4, $5, $6)
+    ON CONFLICT (hash) DO UPDATE SET hash = EXCLUDED.hash
+    RETURNING *`,
+  markBroadcast: `
+    WITH attempt AS (
+      UPDATE chain_transaction_attempts SET broadcast_at = now(), last_error = NULL
+       WHERE $2::text IS NOT NULL AND hash = $2 AND broadcast_at IS NULL
+    )
+    UPDATE chain_transactions SET status = 'broadcast', updated_at = now() WHERE id = $1 AND status = 'signed'`,
+  recordAttemptError: `UPDATE chain_transaction_attempts SET last_error = $2 WHERE hash = $1`,
+  recordMined: `
+    UPDATE chain_transactions SET status = $2, mined_hash = $3, block_number = $4, revert_reason = $5, updated_at = now()
+     WHERE id = $1`,
+  // never over a mined outcome another process recorded meanwhile
+  markReplaced: `
+    UPDATE chain_transactions SET status = 'replaced', updated_at = now()
+     WHERE id = $1 AND status IN ('allocated', 'signed', 'broadcast')`,
+};
+
+type StatementName = keyof typeof SQL;
 
 /**
- * Postgres access of the transaction provider. The invariants live here: a nonce is allocated in the same
- * database transaction that stores it on the (settlementId, purpose) row, so a nonce is never lost nor given
- * twice; the first signed version is stored under a row lock, so concurrent resumers agree on it.
+ * Postgres access of the transaction provider, one prepared statement per operation (this is the worker's
+ * hot path). The invariants live here: a nonce is allocated in the same statement that stores it on the
+ * (settlementId, purpose) row, so a nonce is never lost nor given twice; the first signed version is
+ * claimed with a status change, so concurrent resumers agree on it.
  */
 export class ChainTransactionStore {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly pool: Pool) {}
 
-  findByKey(settlementId: string, purpose: TransactionPurpose): Promise<StoredTransaction | null> {
-    return this.withSortedAttempts(
-      this.prisma.chainTransaction.findUnique({ where: { settlementId_purpose: { settlementId, purpose } }, include: { attempts: true } }),
-    );
+  async findByKey(settlementId: string, purpose: TransactionPurpose): Promise<StoredTransaction | null> {
+    const rows = await this.query('findByKey', [settlementId, purpose]);
+    return rows.length > 0 ? transactionFromColumns(rows[0]) : null;
   }
 
-  findById(id: string): Promise<StoredTransaction | null> {
-    return this.withSortedAttempts(this.prisma.chainTransaction.findUnique({ where: { id }, include: { attempts: true } }));
+  async findById(id: string): Promise<StoredTransaction | null> {
+    const rows = await this.query('findById', [id]);
+    return rows.length > 0 ? transactionFromColumns(rows[0]) : null;
   }
 
   async getById(id: string): Promise<StoredTransaction> {
@@ -68,115 +121,68 @@ export class ChainTransactionStore {
   async allocateAndInsert(tx: NewTransaction, chainPendingNonce: bigint): Promise<StoredTransaction | null> {
     const id = newId(IdPrefix.ChainTransaction);
     try {
-      await this.prisma.$transaction(async (db) => {
-        await db.$executeRaw`
-          INSERT INTO signer_nonces (chain_id, address, next_nonce, updated_at)
-          VALUES (${tx.chainId}, ${tx.from}, ${chainPendingNonce}, now())
-          ON CONFLICT (chain_id, address) DO NOTHING`;
-        // The row lock taken here serializes allocation for this key across every process until commit.
-        const [allocated] = await db.$queryRaw<Array<{ nonce: string }>>`
-          UPDATE signer_nonces
-             SET next_nonce = GREATEST(next_nonce, ${chainPendingNonce}) + 1, updated_at = now()
-           WHERE chain_id = ${tx.chainId} AND address = ${tx.from}
-          RETURNING (next_nonce - 1)::text AS nonce`;
-        const inserted = await db.$queryRaw<Array<{ id: string }>>`
-          INSERT INTO chain_transactions
-            (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, created_at, updated_at)
-          VALUES
-            (${id}, ${tx.settlementId}, ${tx.purpose}, ${tx.chainId}, ${tx.from}, ${tx.to}, ${tx.data},
-             ${BigInt(allocated.nonce)}, ${tx.gasLimit.toString()}, 'signed', now(), now())
-          ON CONFLICT (settlement_id, purpose) DO NOTHING
-          RETURNING id`;
-        if (inserted.length === 0) throw new KeyAlreadyStored();
-      }, TRANSACTION_OPTIONS);
+      const rows = await this.query('allocateAndInsert', [
+        tx.chainId, tx.from, chainPendingNonce.toString(), id, tx.settlementId, tx.purpose, tx.to, tx.data, tx.gasLimit.toString(),
+      ]);
+      return transactionFromColumns(rows[0]);
     } catch (error) {
-      if (error instanceof KeyAlreadyStored) return null;
+      const { code, constraint } = error as { code?: string; constraint?: string };
+      if (code === '23505' && constraint === 'chain_transactions_settlement_id_purpose_key') return null;
       throw error;
     }
-    return this.getById(id);
   }
 
   /**
-   * Stores the first signed version unless one exists, under a lock on the transaction's row: two
-   * processes resuming the same transaction end up broadcasting the same signed bytes.
+   * Stores the first signed version unless one exists: two processes resuming the same transaction end
+   * up broadcasting the same signed bytes. `sign` runs only when no version is stored yet.
    */
-  async storeFirstAttempt(transactionId: string, sign: () => Promise<NewAttempt>): Promise<ChainTransactionAttempt> {
-    return this.prisma.$transaction(async (db) => {
-      await db.$queryRaw`SELECT id FROM chain_transactions WHERE id = ${transactionId} FOR UPDATE`;
-      const existing = sortAttempts(await db.chainTransactionAttempt.findMany({ where: { transactionId } }));
-      if (existing.length > 0) return existing[existing.length - 1];
+  async storeFirstAttempt(row: StoredTransaction, sign: () => Promise<NewAttempt>): Promise<ChainTransactionAttempt> {
+    if (row.status === 'allocated' && row.attempts.length === 0) {
       const attempt = await sign();
-      return db.chainTransactionAttempt.create({ data: attemptData(transactionId, attempt) });
-    }, TRANSACTION_OPTIONS);
+      const stored = await this.query('storeFirstAttempt', [row.id, ...attemptValues(attempt)]);
+      if (stored.length > 0) return attemptFromColumns(stored[0]);
+    }
+    // someone stored a version first: theirs is the one to broadcast
+    const existing = (await this.getById(row.id)).attempts;
+    if (existing.length === 0) throw new Error(`chain transaction ${row.id} is ${row.status} but has no signed version`);
+    return existing[existing.length - 1];
   }
 
   /** Stores a replacement (same nonce, higher fees). Idempotent on the hash: identical bytes are one attempt. */
-  addAttempt(transactionId: string, attempt: NewAttempt): Promise<ChainTransactionAttempt> {
-    return this.prisma.chainTransactionAttempt.upsert({
-      where: { hash: attempt.hash },
-      create: attemptData(transactionId, attempt),
-      update: {},
-    });
+  async addAttempt(transactionId: string, attempt: NewAttempt): Promise<ChainTransactionAttempt> {
+    const rows = await this.query('addAttempt', [transactionId, ...attemptValues(attempt)]);
+    return attemptFromColumns(rows[0]);
   }
 
   /** The node accepted `hash` (or holds another version with this nonce, when `hash` is null). */
   async markBroadcast(transactionId: string, hash: string | null): Promise<void> {
-    await this.prisma.$transaction([
-      ...(hash ? [this.prisma.chainTransactionAttempt.updateMany({ where: { hash, broadcastAt: null }, data: { broadcastAt: new Date(), lastError: null } })] : []),
-      this.prisma.chainTransaction.updateMany({ where: { id: transactionId, status: 'signed' }, data: { status: 'broadcast' } }),
-    ]);
+    await this.query('markBroadcast', [transactionId, hash]);
   }
 
   async recordAttemptError(hash: string, message: string): Promise<void> {
-    await this.prisma.chainTransactionAttempt.update({ where: { hash }, data: { lastError: message.slice(0, 1_000) } });
+    await this.query('recordAttemptError', [hash, message.slice(0, 1_000)]);
   }
 
   async recordMined(transactionId: string, mined: { status: MinedStatus; hash: string; blockNumber: number; revertReason?: string }): Promise<void> {
-    await this.prisma.chainTransaction.update({
-      where: { id: transactionId },
-      data: { status: mined.status, minedHash: mined.hash, blockNumber: BigInt(mined.blockNumber), revertReason: mined.revertReason ?? null },
-    });
+    await this.query('recordMined', [transactionId, mined.status, mined.hash, mined.blockNumber, mined.revertReason ?? null]);
   }
 
   async markReplaced(transactionId: string): Promise<void> {
-    // never over a mined outcome another process recorded meanwhile
-    await this.prisma.chainTransaction.updateMany({ where: { id: transactionId, status: { in: ['signed', 'broadcast'] } }, data: { status: 'replaced' } });
+    await this.query('markReplaced', [transactionId]);
   }
 
   /** Unfinished transactions of one key with nonces in [fromNonce, belowNonce): the ones a nonce gap may hide in. */
   async findUnfinishedBetween(chainId: number, from: string, fromNonce: bigint, belowNonce: bigint): Promise<StoredTransaction[]> {
-    const rows = await this.prisma.chainTransaction.findMany({
-      where: { chainId, fromAddress: from, nonce: { gte: fromNonce, lt: belowNonce }, status: { in: ['signed', 'broadcast'] } },
-      include: { attempts: true },
-      orderBy: { nonce: 'asc' },
-    });
-    return rows.map((row) => ({ ...row, attempts: sortAttempts(row.attempts) }));
+    const rows = await this.query('findUnfinishedBetween', [chainId, from, fromNonce.toString(), belowNonce.toString(), UNFINISHED]);
+    return rows.map(transactionFromColumns);
   }
 
-  private async withSortedAttempts(query: Promise<StoredTransaction | null>): Promise<StoredTransaction | null> {
-    const row = await query;
-    return row && { ...row, attempts: sortAttempts(row.attempts) };
+  private async query(name: StatementName, values: unknown[]): Promise<Array<Record<string, unknown>>> {
+    const { rows } = await this.pool.query({ name: `chain_tx_${name}`, text: SQL[name], values });
+    return rows;
   }
 }
 
-function attemptData(transactionId: string, attempt: NewAttempt) {
-  return {
-    hash: attempt.hash,
-    transactionId,
-    rawTransaction: attempt.rawTransaction,
-    maxFeePerGas: attempt.fees.maxFeePerGas.toString(),
-    maxPriorityFeePerGas: attempt.fees.maxPriorityFeePerGas.toString(),
-    createdAt: new Date(),
-  };
-}
-
-/** Oldest first; fees break ties, since a replacement always pays more than what it replaces. */
-function sortAttempts(attempts: ChainTransactionAttempt[]): ChainTransactionAttempt[] {
-  return [...attempts].sort(
-    (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || compareBigInt(BigInt(a.maxFeePerGas), BigInt(b.maxFeePerGas)),
-  );
-}
-
-function compareBigInt(a: bigint, b: bigint): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+function attemptValues(attempt: NewAttempt): unknown[] {
+  return [attempt.hash, attempt.rawTransaction, attempt.fees.maxFeePerGas.toString(), attempt.fees.maxPriorityFeePerGas.toString(), new Date()];
 }

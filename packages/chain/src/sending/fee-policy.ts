@@ -24,8 +24,12 @@ export class FeePolicy {
 
   /** Twice the latest base fee plus the node's suggested tip: stays includable through several full blocks. */
   async market(provider: JsonRpcProvider): Promise<Fees> {
-    const [block, tip] = await Promise.all([provider.getBlock('latest'), provider.send('eth_maxPriorityFeePerGas', []) as Promise<string>]);
-    const baseFee = block?.baseFeePerGas ?? 0n;
+    // raw answers: ethers' Block object formats every field (and hash) of the block, for one number
+    const [block, tip] = await Promise.all([
+      provider.send('eth_getBlockByNumber', ['latest', false]) as Promise<{ baseFeePerGas?: string } | null>,
+      provider.send('eth_maxPriorityFeePerGas', []) as Promise<string>,
+    ]);
+    const baseFee = block?.baseFeePerGas ? BigInt(block.baseFeePerGas) : 0n;
     const maxPriorityFeePerGas = BigInt(tip);
     return this.capped({ maxFeePerGas: baseFee * 2n + maxPriorityFeePerGas, maxPriorityFeePerGas });
   }

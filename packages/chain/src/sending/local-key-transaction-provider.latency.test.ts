@@ -46,7 +46,7 @@ async function newSettlement(): Promise<string> {
 describe('LocalKeyTransactionProvider latency', () => {
   it(`lands fee + transfer within ${P50_BUDGET_MS} ms at the median with 1 s blocks and default options`, async () => {
     const { treasury, relayers, merchant, payer } = devnet.accounts;
-    const provider = new LocalKeyTransactionProvider(db.prisma, { [devnet.chainId]: rpc }, [treasury, ...relayers]);
+    const provider = new LocalKeyTransactionProvider(db.pool, { [devnet.chainId]: rpc }, [treasury, ...relayers]);
     const rotation = new RelayerRotation(relayers.map((r) => r.address));
 
     const settle = async (delayMs: number): Promise<number> => {

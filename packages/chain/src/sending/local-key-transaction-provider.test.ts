@@ -1,6 +1,6 @@
 import { Wallet, parseUnits, toQuantity, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
-import { createPrismaClient, type PrismaClient } from '@facilitator/db';
+import { createPgPool, type Pool } from '@facilitator/db';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { startDevnet, type Devnet, type DevnetAccount } from '../devnet';
 import { createProvider } from '../rpc-provider';
@@ -17,7 +17,7 @@ const gwei = (amount: string) => parseUnits(amount, 'gwei');
 let devnet: Devnet;
 let db: TestDatabase;
 let rpc: JsonRpcProvider;
-const extraClients: PrismaClient[] = [];
+const extraPools: Pool[] = [];
 const extraRpcs: JsonRpcProvider[] = [];
 
 beforeAll(async () => {
@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   rpc?.destroy();
   for (const provider of extraRpcs) provider.destroy();
-  await Promise.all(extraClients.map((client) => client.$disconnect()));
+  await Promise.all(extraPools.map((pool) => pool.end()));
   await devnet?.stop();
   await db?.drop();
 });
@@ -43,8 +43,8 @@ function keys(): DevnetAccount[] {
 }
 
 /** Fast polling so the file stays quick; the defaults are exercised by the latency test. */
-function newProvider(options: LocalKeyTransactionProviderOptions = {}, prisma = db.prisma, chainRpc = rpc) {
-  return new LocalKeyTransactionProvider(prisma, new Map([[devnet.chainId, chainRpc]]), keys(), {
+function newProvider(options: LocalKeyTransactionProviderOptions = {}, pool = db.pool, chainRpc = rpc) {
+  return new LocalKeyTransactionProvider(pool, new Map([[devnet.chainId, chainRpc]]), keys(), {
     receiptPollIntervalMs: 20,
     rebroadcastIntervalMs: 100,
     replaceAfterMs: 30_000,
@@ -260,14 +260,14 @@ describe('LocalKeyTransactionProvider', () => {
   });
 
   it('sends one transaction when two provider instances submit the same key concurrently', async () => {
-    const otherPrisma = createPrismaClient(db.url, { poolMax: 4 });
-    extraClients.push(otherPrisma);
+    const otherPool = createPgPool(db.url, 4);
+    extraPools.push(otherPool);
     const settlementId = await newSettlement();
     const pendingBefore = await chainNonce(devnet.accounts.treasury.address, 'pending');
 
     const results = await Promise.all([
       newProvider().submit(feeRequest(settlementId)),
-      newProvider({}, otherPrisma).submit(feeRequest(settlementId)),
+      newProvider({}, otherPool).submit(feeRequest(settlementId)),
       newProvider().submit(feeRequest(settlementId)),
     ]);
 
@@ -297,11 +297,11 @@ describe('LocalKeyTransactionProvider', () => {
   });
 
   it('shares nonces between two provider instances (two processes) sending from one key', async () => {
-    const otherPrisma = createPrismaClient(db.url, { poolMax: 4 });
+    const otherPool = createPgPool(db.url, 4);
     const otherRpc = createProvider(devnet.rpcUrl, devnet.chainId);
-    extraClients.push(otherPrisma);
+    extraPools.push(otherPool);
     extraRpcs.push(otherRpc);
-    const instances = [newProvider(), newProvider({}, otherPrisma, otherRpc)];
+    const instances = [newProvider(), newProvider({}, otherPool, otherRpc)];
     const { treasury } = devnet.accounts;
     const start = await chainNonce(treasury.address, 'pending');
     const settlementIds = await Promise.all(Array.from({ length: 20 }, () => newSettlement()));
@@ -363,7 +363,7 @@ describe('LocalKeyTransactionProvider after a crash', () => {
 
       await expect(newProvider({ onPhase: crashAt(phase) }).submit(feeRequest(settlementId))).rejects.toThrow('simulated crash');
       const crashed = await storedRow(settlementId);
-      expect(crashed).toMatchObject({ status: phase === 'broadcast' ? 'broadcast' : 'signed', nonce: BigInt(pendingBefore) });
+      expect(crashed).toMatchObject({ status: { nonce_allocated: 'allocated', attempt_stored: 'signed', broadcast: 'broadcast' }[phase], nonce: BigInt(pendingBefore) });
       expect(crashed!.attempts).toHaveLength(phase === 'nonce_allocated' ? 0 : 1);
       if (phase === 'attempt_stored') expect(await nodeKnows(crashed!.attempts[0].hash)).toBe(false);
 
@@ -630,7 +630,7 @@ describe('LocalKeyTransactionProvider with the RPC down', () => {
     });
     try {
       // anvil stops between storing the signed transaction and broadcasting it
-      const stopsAnvil = new LocalKeyTransactionProvider(db.prisma, { [own.chainId]: ownRpc }, [treasury], {
+      const stopsAnvil = new LocalKeyTransactionProvider(db.pool, { [own.chainId]: ownRpc }, [treasury], {
         ...options,
         onPhase: async (phase) => {
           if (phase === 'attempt_stored') await own.stop();
@@ -645,7 +645,7 @@ describe('LocalKeyTransactionProvider with the RPC down', () => {
       expect(row!.attempts).toHaveLength(1);
       expect(row!.attempts[0]).toMatchObject({ broadcastAt: null, lastError: expect.stringMatching(/ECONNREFUSED/) });
 
-      const provider = new LocalKeyTransactionProvider(db.prisma, { [own.chainId]: ownRpc }, [treasury], options);
+      const provider = new LocalKeyTransactionProvider(db.pool, { [own.chainId]: ownRpc }, [treasury], options);
       // waiting rides out the outage for rpcOutageToleranceMs, then gives up retryably
       await expect(provider.waitForOutcome(row!.id, 1)).rejects.toBeInstanceOf(RpcUnavailableError);
       // a new submit fails before anything is allocated

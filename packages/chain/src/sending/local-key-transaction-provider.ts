@@ -1,4 +1,4 @@
-import type { PrismaClient } from '@facilitator/db';
+import type { Pool } from '@facilitator/db';
 import type { JsonRpcProvider } from 'ethers';
 import { ChainTransactionStore, type StoredTransaction } from './chain-transaction-store';
 import { IdempotencyConflictError, RpcUnavailableError, TransactionRejectedError, TransactionWouldRevertError } from './errors';
@@ -35,11 +35,11 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
   private readonly dispatcher: TransactionDispatcher;
   private readonly watcher: OutcomeWatcher;
 
-  constructor(prisma: PrismaClient, networks: SendingNetworks, keys: readonly SigningKey[], options: LocalKeyTransactionProviderOptions = {}) {
+  constructor(pool: Pool, networks: SendingNetworks, keys: readonly SigningKey[], options: LocalKeyTransactionProviderOptions = {}) {
     this.options = resolveSendingOptions(options);
     this.keyring = new SigningKeyring(keys);
     this.senders = Object.freeze(this.keyring.addresses);
-    this.store = new ChainTransactionStore(prisma);
+    this.store = new ChainTransactionStore(pool);
     const fees = new FeePolicy(this.options.maxFeePerGasCap, this.options.feeBumpPercent);
     this.dispatcher = new TransactionDispatcher(this.store, this.keyring, toMap(networks), fees, this.options);
     this.watcher = new OutcomeWatcher(this.store, this.dispatcher, this.options);

@@ -1,5 +1,5 @@
-import type { TransactionReceipt } from 'ethers';
 import type { ChainTransactionStore, StoredTransaction } from './chain-transaction-store';
+import type { MinedTransactionReceipt } from './mined-receipt';
 import { NonceConsumedError, OutcomeTimeoutError, RpcUnavailableError, TransactionRejectedError } from './errors';
 import type { ResolvedSendingOptions } from './sending-options';
 import { latest, sleep, type TransactionDispatcher } from './transaction-dispatcher';
@@ -24,7 +24,7 @@ export class OutcomeWatcher {
     const required = Math.max(1, Math.floor(confirmations));
     let row = await this.store.getById(transactionId);
     // a transaction a crash left unbroadcast is sent at once; others are first given a rebroadcast interval
-    let lastKeepAlive = row.status === 'signed' ? 0 : started;
+    let lastKeepAlive = row.status === 'allocated' || row.status === 'signed' ? 0 : started;
     let outageSince: number | undefined;
     for (;;) {
       try {
@@ -64,12 +64,11 @@ export class OutcomeWatcher {
     return { kind: 'final', outcome: await this.record(row, receipt) };
   }
 
-  private async record(row: StoredTransaction, receipt: TransactionReceipt): Promise<TransactionOutcome> {
+  private async record(row: StoredTransaction, receipt: MinedTransactionReceipt): Promise<TransactionOutcome> {
     const { hash, blockNumber } = receipt;
     if (receipt.status === 1) {
       await this.store.recordMined(row.id, { status: 'confirmed', hash, blockNumber });
-      const logs = receipt.logs.map((log) => ({ address: log.address, topics: [...log.topics], data: log.data }));
-      return { status: 'confirmed', hash, blockNumber, logs };
+      return { status: 'confirmed', hash, blockNumber, logs: receipt.logs };
     }
     const reason = await this.dispatcher.revertReason(row, receipt);
     await this.store.recordMined(row.id, { status: 'reverted', hash, blockNumber, revertReason: reason });

@@ -27,6 +27,8 @@ export interface LocalKeyTransactionProviderOptions {
   feeBumpPercent?: number;
   /** The highest max fee per gas ever signed; default 100 gwei. */
   maxFeePerGasCap?: bigint;
+  /** How long a reading of the market's fees is reused for new transactions; default 500 ms (0: never). */
+  feeCacheMs?: number;
   /** Added to the gas estimate for the gas limit; default 20 (percent). */
   gasLimitMarginPercent?: number;
   /** `waitForOutcome` gives up (retryably) after this long; default 120 s. */
@@ -51,6 +53,7 @@ export function resolveSendingOptions(options: LocalKeyTransactionProviderOption
     replaceAfterMs: options.replaceAfterMs ?? 10_000,
     feeBumpPercent: options.feeBumpPercent ?? MIN_FEE_BUMP_PERCENT,
     maxFeePerGasCap: options.maxFeePerGasCap ?? parseUnits('100', 'gwei'),
+    feeCacheMs: options.feeCacheMs ?? 500,
     gasLimitMarginPercent: options.gasLimitMarginPercent ?? 20,
     outcomeTimeoutMs: options.outcomeTimeoutMs ?? 120_000,
     rpcOutageToleranceMs: options.rpcOutageToleranceMs ?? 3_000,
@@ -64,6 +67,7 @@ export function resolveSendingOptions(options: LocalKeyTransactionProviderOption
   for (const key of ['receiptPollIntervalMs', 'rebroadcastIntervalMs', 'replaceAfterMs', 'outcomeTimeoutMs'] as const) {
     if (!(resolved[key] > 0)) throw new Error(`${key} must be positive, got ${resolved[key]}`);
   }
+  if (!(resolved.feeCacheMs >= 0)) throw new Error(`feeCacheMs must not be negative, got ${resolved.feeCacheMs}`);
   if (!(resolved.gasLimitMarginPercent >= 0)) throw new Error('gasLimitMarginPercent must not be negative');
   return resolved;
 }

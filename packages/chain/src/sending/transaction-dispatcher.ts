@@ -1,16 +1,17 @@
 import type { ChainTransactionAttempt } from '@facilitator/db';
-import { keccak256, type JsonRpcProvider, type TransactionReceipt } from 'ethers';
+import { keccak256, type JsonRpcProvider } from 'ethers';
 import { ChainTransactionStore, FINAL_STATUSES, type NewAttempt, type StoredTransaction } from './chain-transaction-store';
 import { NonceConsumedError, RpcUnavailableError, TransactionRejectedError } from './errors';
 import { FeePolicy, type Fees } from './fee-policy';
 import { classifyNodeError } from './node-error-classification';
+import { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-receipt';
 import { decodeRevert } from './revert-reason';
 import type { ResolvedSendingOptions, SendPhase } from './sending-options';
 import type { SigningKeyring } from './signing-keyring';
 
 export interface MinedReceipt {
   row: StoredTransaction;
-  receipt: TransactionReceipt;
+  receipt: MinedTransactionReceipt;
 }
 
 /** How many times "nonce too low" must go unexplained by our receipts before we call the nonce lost. */
@@ -21,6 +22,8 @@ const NONCE_USED_CHECKS = 3;
  * signed version is stored before it is broadcast, and every node answer goes through classifyNodeError.
  */
 export class TransactionDispatcher {
+  private readonly feeCache = new Map<number, { at: number; fees: Promise<Fees> }>();
+
   constructor(
     private readonly store: ChainTransactionStore,
     private readonly keyring: SigningKeyring,
@@ -46,13 +49,24 @@ export class TransactionDispatcher {
     }
   }
 
-  marketFees(chainId: number): Promise<Fees> {
-    return this.rpc(chainId, (provider) => this.fees.market(provider));
+  /**
+   * The market's fees. New transactions accept a reading up to `feeCacheMs` old, so concurrent submits share
+   * one read (two RPC calls); a fee a little out of date is what replacement is for. Replacements read
+   * afresh (`maxAgeMs` 0): the market moving is usually why they are made.
+   */
+  marketFees(chainId: number, maxAgeMs = this.options.feeCacheMs): Promise<Fees> {
+    const cached = this.feeCache.get(chainId);
+    if (cached && Date.now() - cached.at < maxAgeMs) return cached.fees;
+    const fees = this.rpc(chainId, (provider) => this.fees.market(provider));
+    this.feeCache.set(chainId, { at: Date.now(), fees });
+    // a failed read is not kept
+    fees.catch(() => this.feeCache.get(chainId)?.fees === fees && this.feeCache.delete(chainId));
+    return fees;
   }
 
   /** Signs and stores the first version (unless one is stored already), then broadcasts it. */
   async sendFirst(row: StoredTransaction, fees: Fees): Promise<StoredTransaction> {
-    const attempt = await this.store.storeFirstAttempt(row.id, () => this.sign(row, fees));
+    const attempt = await this.store.storeFirstAttempt(row, () => this.sign(row, fees));
     await this.phase('attempt_stored', row, attempt.hash);
     await this.broadcast(row, attempt, { mayBump: true });
     await this.phase('broadcast', row, attempt.hash);
@@ -74,7 +88,7 @@ export class TransactionDispatcher {
   /** Signs a version with the same nonce and higher fees, stores it, then broadcasts it. False when the fee cap forbids a bump. */
   async replace(row: StoredTransaction, why: string): Promise<boolean> {
     const previous = latest(row);
-    const fees = this.fees.bump(feesOf(previous), await this.marketFees(row.chainId));
+    const fees = this.fees.bump(feesOf(previous), await this.marketFees(row.chainId, 0));
     const log = { id: row.id, from: row.fromAddress, nonce: row.nonce.toString(), why };
     if (!fees) {
       this.options.logger.warn('transaction not replaced: the fee cap leaves no room for a bump', { ...log, cap: this.fees.maxFeePerGasCap.toString() });
@@ -94,7 +108,9 @@ export class TransactionDispatcher {
   /** The receipt of whichever of our versions was mined, if one was. */
   async findMined(row: StoredTransaction): Promise<MinedReceipt | null> {
     // issued in one tick, so ethers sends them as one JSON-RPC batch
-    const receipts = await this.rpc(row.chainId, (provider) => Promise.all(row.attempts.map((a) => provider.getTransactionReceipt(a.hash))));
+    const receipts = await this.rpc(row.chainId, (provider) =>
+      Promise.all(row.attempts.map(async (a) => minedReceiptFromRpc(await provider.send('eth_getTransactionReceipt', [a.hash])))),
+    );
     const receipt = receipts.find((r) => r !== null);
     return receipt ? { row, receipt } : null;
   }
@@ -103,7 +119,7 @@ export class TransactionDispatcher {
    * Why a mined transaction reverted: replays it as a call on the state after its block, which reproduces
    * reverts caused by earlier transactions of the same block. Undefined when the replay does not revert.
    */
-  async revertReason(row: StoredTransaction, receipt: TransactionReceipt): Promise<string | undefined> {
+  async revertReason(row: StoredTransaction, receipt: MinedTransactionReceipt): Promise<string | undefined> {
     if (receipt.gasUsed >= BigInt(row.gasLimit)) return 'out of gas';
     try {
       await this.network(row.chainId).call({
@@ -226,7 +242,7 @@ export class TransactionDispatcher {
   }
 
   private async sign(row: StoredTransaction, fees: Fees): Promise<NewAttempt> {
-    const rawTransaction = await this.keyring.wallet(row.fromAddress).signTransaction({
+    const rawTransaction = this.keyring.signTransaction(row.fromAddress, {
       type: 2,
       chainId: row.chainId,
       nonce: Number(row.nonce),

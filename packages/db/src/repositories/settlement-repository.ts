@@ -1,5 +1,9 @@
-import { Prisma } from '../generated/prisma/client';
+import type { Pool, PoolClient } from 'pg';
 import type { PrismaClient, Settlement, SettlementState, Verification } from '../generated/prisma/client';
+import { runQuery, tagAsDatabaseError } from './pg-query';
+import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_COLUMNS, type SettlementUpdate } from './settlement-row';
+
+export type { SettlementUpdate } from './settlement-row';
 
 export type SettlementRow = Settlement;
 export type SettlementWithVerificationRow = Settlement & { verification: Verification };
@@ -8,21 +12,97 @@ export interface TransitionRequest {
   id: string;
   from: SettlementState;
   to: SettlementState;
-  data?: Omit<Prisma.SettlementUncheckedUpdateInput, 'state'>;
+  data?: SettlementUpdate;
   note?: Record<string, unknown>;
-  /** more writes that must commit with the transition (e.g. a webhook event row) */
-  alongside?: (tx: Prisma.TransactionClient) => Promise<void>;
+  /** an event to store in the same database transaction, made from the settlement as the transition left it */
+  event?: (moved: SettlementRow) => WebhookEventRow | undefined;
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  return err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+/** A webhook_events row (see WebhookOutbox, which makes them). */
+export interface WebhookEventRow {
+  id: string;
+  eventType: string;
+  verificationId: string;
+  settlementId: string | null;
+  url: string;
+  payload: object;
+}
+
+/** What starting a settlement stores; the rest of the row starts empty, in state `pending`. */
+export interface NewSettlementRow {
+  id: string;
+  verificationId: string;
+  paymentKey: string;
+  surface: string;
+  chainId: number;
+  tokenAddress: string;
+  payer: string;
+  merchant: string;
+  amount: string;
+  nonce: string;
+  feeAmount: string;
+  metadata?: object | null;
+}
+
+// One statement: the new settlement with its first history row, or the live settlement of the payment.
+const CREATE_OR_GET = `
+  WITH created AS (
+    INSERT INTO settlements
+      (id, verification_id, payment_key, surface, state, chain_id, token_address, payer, merchant, amount, nonce, fee_amount, metadata, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12::jsonb, now(), now())
+    ON CONFLICT (payment_key) DO NOTHING
+    RETURNING *
+  ), history AS (
+    INSERT INTO settlement_transitions (settlement_id, from_state, to_state) SELECT id, NULL, 'pending' FROM created
+  )
+  SELECT *, true AS created FROM created
+  UNION ALL
+  SELECT *, false AS created FROM settlements WHERE payment_key = $3 AND NOT EXISTS (SELECT 1 FROM created)`;
+
+const FIND_WITH_VERIFICATION = `
+  SELECT s.*, to_jsonb(v) AS verification FROM settlements s JOIN verifications v ON v.id = s.verification_id WHERE s.id = $1`;
+
+const INSERT_WEBHOOK_EVENT = `
+  INSERT INTO webhook_events (id, event_type, verification_id, settlement_id, url, payload, created_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6::jsonb, now(), now())`;
+
+/**
+ * The state change, the fields written with it and the history row, as one statement (so one implicit
+ * transaction): the worker's hot path makes five of these per settlement. One prepared statement per
+ * combination of fields written, named by that combination.
+ */
+function transitionStatement(request: TransitionRequest): { name: string; text: string; values: unknown[] } {
+  const values: unknown[] = [request.id, request.from, request.to, request.note === undefined ? null : JSON.stringify(request.note)];
+  const sets: string[] = [];
+  let mask = 0;
+  UPDATE_COLUMNS.forEach(([field, column], bit) => {
+    const value = request.data?.[field];
+    if (value === undefined) return;
+    mask |= 1 << bit;
+    values.push(field === 'errorDetails' && value !== null ? JSON.stringify(value) : value);
+    sets.push(`, ${column} = $${values.length}${field === 'errorDetails' ? '::jsonb' : ''}`);
+  });
+  const text = `
+    WITH moved AS (
+      UPDATE settlements SET state = $3::"SettlementState", updated_at = now()${sets.join('')}
+       WHERE id = $1 AND state = $2::"SettlementState" RETURNING *
+    ), history AS (
+      INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
+      SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved
+    )
+    SELECT * FROM moved`;
+  return { name: `settlement_transition_${mask}`, text, values };
 }
 
 /** States in which the payer's authorization is spent or about to be: its nonce may not be verified again. */
 export const NONCE_CONSUMING_STATES = ['fee_collected', 'executing', 'settled'] as const;
 
 export class SettlementRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    /** the worker's hot path (loading and moving a settlement) goes through plain `pg` (see pg-pool.ts) */
+    private readonly pool: Pool,
+  ) {}
 
   findById(id: string): Promise<SettlementRow | null> {
     return this.prisma.settlement.findUnique({ where: { id } });
@@ -45,8 +125,9 @@ export class SettlementRepository {
     return this.prisma.settlement.findFirst({ where: { verificationId, state: 'settled' } });
   }
 
-  findWithVerification(id: string): Promise<SettlementWithVerificationRow | null> {
-    return this.prisma.settlement.findUnique({ where: { id }, include: { verification: true } });
+  async findWithVerification(id: string): Promise<SettlementWithVerificationRow | null> {
+    const rows = await runQuery(this.pool, { name: 'settlement_with_verification', text: FIND_WITH_VERIFICATION, values: [id] });
+    return rows.length > 0 ? settlementWithVerificationFromColumns(rows[0]) : null;
   }
 
   findByPaymentKey(paymentKey: string): Promise<SettlementRow | null> {
@@ -57,41 +138,64 @@ export class SettlementRepository {
    * The settlement that owns this payment: the live one if there is one, else a new one. The unique
    * payment key makes this safe under any concurrency: exactly one insert wins, the rest read it.
    */
-  async createOrGetForPayment(data: Prisma.SettlementUncheckedCreateInput & { paymentKey: string }): Promise<{ settlement: SettlementRow; created: boolean }> {
+  async createOrGetForPayment(data: NewSettlementRow): Promise<{ settlement: SettlementRow; created: boolean }> {
+    const values = [
+      data.id, data.verificationId, data.paymentKey, data.surface, data.chainId, data.tokenAddress, data.payer, data.merchant,
+      data.amount, data.nonce, data.feeAmount, data.metadata == null ? null : JSON.stringify(data.metadata),
+    ];
+    // An insert that lost to one committed after this statement began sees neither its own row nor the
+    // winner's: it finds nothing, and the next attempt reads the winner.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const existing = await this.findByPaymentKey(data.paymentKey);
-      if (existing) return { settlement: existing, created: false };
-      try {
-        const settlement = await this.prisma.$transaction(async (tx) => {
-          const created = await tx.settlement.create({ data });
-          await tx.settlementTransition.create({ data: { settlementId: created.id, fromState: null, toState: created.state } });
-          return created;
-        });
-        return { settlement, created: true };
-      } catch (err) {
-        if (!isUniqueViolation(err)) throw err;
-      }
+      const rows = await runQuery(this.pool, { name: 'settlement_create_or_get', text: CREATE_OR_GET, values });
+      if (rows.length > 0) return { settlement: settlementFromColumns(rows[0]), created: rows[0].created === true };
     }
     throw new Error(`could not create or find the settlement of payment ${data.paymentKey}`);
   }
 
   /**
    * Moves a settlement from one state to the next, with its history row, atomically and only if it is
-   * still in `from` (so two workers can never both advance it). Returns false when it had moved on.
+   * still in `from` (so two workers can never both advance it). Returns the moved settlement, or null when
+   * it had moved on.
    */
-  async transition(request: TransitionRequest): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.settlement.updateMany({
-        where: { id: request.id, state: request.from },
-        data: { ...(request.data as Prisma.SettlementUncheckedUpdateManyInput), state: request.to },
-      });
-      if (count === 0) return false;
-      await tx.settlementTransition.create({
-        data: { settlementId: request.id, fromState: request.from, toState: request.to, note: request.note as object | undefined },
-      });
-      await request.alongside?.(tx);
-      return true;
+  async transition(request: TransitionRequest): Promise<SettlementRow | null> {
+    const statement = transitionStatement(request);
+    if (!request.event) {
+      const rows = await runQuery(this.pool, statement);
+      return rows.length > 0 ? settlementFromColumns(rows[0]) : null;
+    }
+    return this.inTransaction(async (client) => {
+      const rows = await runQuery(client, statement);
+      if (rows.length === 0) return null;
+      const moved = settlementFromColumns(rows[0]);
+      const event = request.event!(moved);
+      if (event) {
+        await runQuery(client, {
+          name: 'webhook_event_insert',
+          text: INSERT_WEBHOOK_EVENT,
+          values: [event.id, event.eventType, event.verificationId, event.settlementId, event.url, JSON.stringify(event.payload)],
+        });
+      }
+      return moved;
     });
+  }
+
+  private async inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((err: unknown) => {
+      throw tagAsDatabaseError(err);
+    });
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      // a connection that cannot even roll back is not given back to the pool
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 
   transitionsOf(settlementId: string) {

@@ -1,20 +1,24 @@
 import type { Pool } from 'pg';
 import type { PrismaClient, Verification } from '../generated/prisma/client';
 import { VerificationInsertBatcher } from './verification-insert-batcher';
+import { runQuery, tagAsDatabaseError } from './pg-query';
 import { fromColumns, type NewVerificationRow } from './verification-row';
 
 export type VerificationRow = Verification;
 export type { NewVerificationRow } from './verification-row';
 
-/** Errors of our own pg statements are the database's, whatever their shape (e.g. a refused connection). */
-function tagAsDatabaseError(err: unknown): unknown {
-  if (typeof err === 'object' && err !== null) (err as { dependency?: string }).dependency = 'database';
-  return err;
-}
 
 const REJECT = `
   UPDATE verifications SET status = 'rejected', failure_message = $2, failure_details = $3::jsonb, updated_at = now()
   WHERE id = $1 RETURNING *`;
+
+const FIND_BY_ID = `SELECT * FROM verifications WHERE id = $1`;
+
+// the index on (chain_id, token_address, payer, nonce) finds the few rows of one payment
+const FIND_LATEST_VERIFIED = `
+  SELECT * FROM verifications
+   WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND status = 'verified'
+   ORDER BY created_at DESC LIMIT 1`;
 
 export class VerificationRepository {
   private readonly inserts: VerificationInsertBatcher;
@@ -40,27 +44,18 @@ export class VerificationRepository {
   }
 
   async reject(id: string, message: string, details: Record<string, unknown>): Promise<VerificationRow> {
-    const { rows } = await this.query({ name: 'verification_reject', text: REJECT, values: [id, message, JSON.stringify(details)] });
+    const rows = await runQuery(this.pool, { name: 'verification_reject', text: REJECT, values: [id, message, JSON.stringify(details)] });
     return fromColumns(rows[0]);
   }
 
-  private async query(config: { name: string; text: string; values: unknown[] }) {
-    try {
-      return await this.pool.query(config);
-    } catch (err) {
-      throw tagAsDatabaseError(err);
-    }
-  }
-
-  findById(id: string): Promise<VerificationRow | null> {
-    return this.prisma.verification.findUnique({ where: { id } });
+  async findById(id: string): Promise<VerificationRow | null> {
+    const rows = await runQuery(this.pool, { name: 'verification_by_id', text: FIND_BY_ID, values: [id] });
+    return rows.length > 0 ? fromColumns(rows[0]) : null;
   }
 
   /** The newest successful verification of one payment: what a Form A settle refers to. */
-  findLatestVerified(chainId: number, tokenAddress: string, payer: string, nonce: string): Promise<VerificationRow | null> {
-    return this.prisma.verification.findFirst({
-      where: { chainId, tokenAddress, payer, nonce, status: 'verified' },
-      orderBy: { createdAt: 'desc' },
-    });
+  async findLatestVerified(chainId: number, tokenAddress: string, payer: string, nonce: string): Promise<VerificationRow | null> {
+    const rows = await runQuery(this.pool, { name: 'verification_latest_verified', text: FIND_LATEST_VERIFIED, values: [chainId, tokenAddress, payer, nonce] });
+    return rows.length > 0 ? fromColumns(rows[0]) : null;
   }
 }

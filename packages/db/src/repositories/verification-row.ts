@@ -49,7 +49,8 @@ export function fromColumns(r: Record<string, unknown>): Verification {
     webhookUrl: r.webhook_url as string | null,
     failureMessage: r.failure_message as string | null,
     failureDetails: r.failure_details as Verification['failureDetails'],
-    createdAt: r.created_at as Date,
-    updatedAt: r.updated_at as Date,
+    // a Date from a column, ISO text when the row came aggregated as json
+    createdAt: new Date(r.created_at as Date | string),
+    updatedAt: new Date(r.updated_at as Date | string),
   };
 }

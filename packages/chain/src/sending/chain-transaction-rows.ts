@@ -1,0 +1,56 @@
+import type { ChainTransaction, ChainTransactionAttempt } from '@facilitator/db';
+
+/** A transaction with every signed version of it, oldest first. */
+export type StoredTransaction = ChainTransaction & { attempts: ChainTransactionAttempt[] };
+
+type Columns = Record<string, unknown>;
+
+// pg returns int8 as text and, inside json_agg, timestamps as ISO text: both are converted here.
+const date = (value: unknown): Date => (value instanceof Date ? value : new Date(value as string));
+const optionalDate = (value: unknown): Date | null => (value == null ? null : date(value));
+
+export function attemptFromColumns(r: Columns): ChainTransactionAttempt {
+  return {
+    hash: r.hash as string,
+    transactionId: r.transaction_id as string,
+    rawTransaction: r.raw_transaction as string,
+    maxFeePerGas: r.max_fee_per_gas as string,
+    maxPriorityFeePerGas: r.max_priority_fee_per_gas as string,
+    broadcastAt: optionalDate(r.broadcast_at),
+    lastError: r.last_error as string | null,
+    createdAt: date(r.created_at),
+  };
+}
+
+/** A chain_transactions row, with its attempts when the query aggregated them into an `attempts` column. */
+export function transactionFromColumns(r: Columns): StoredTransaction {
+  return {
+    id: r.id as string,
+    settlementId: r.settlement_id as string,
+    purpose: r.purpose as string,
+    chainId: r.chain_id as number,
+    fromAddress: r.from_address as string,
+    toAddress: r.to_address as string,
+    data: r.data as string,
+    nonce: BigInt(r.nonce as string),
+    gasLimit: r.gas_limit as string,
+    status: r.status as ChainTransaction['status'],
+    minedHash: r.mined_hash as string | null,
+    blockNumber: r.block_number == null ? null : BigInt(r.block_number as string),
+    revertReason: r.revert_reason as string | null,
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+    attempts: sortAttempts(((r.attempts as Columns[] | undefined) ?? []).map(attemptFromColumns)),
+  };
+}
+
+/** Oldest first; fees break ties, since a replacement always pays more than what it replaces. */
+export function sortAttempts(attempts: ChainTransactionAttempt[]): ChainTransactionAttempt[] {
+  return [...attempts].sort(
+    (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || compareBigInt(BigInt(a.maxFeePerGas), BigInt(b.maxFeePerGas)),
+  );
+}
+
+function compareBigInt(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

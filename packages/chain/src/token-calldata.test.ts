@@ -1,0 +1,71 @@
+import { Signature, Wallet, hexlify, randomBytes, toBeHex, zeroPadValue } from 'ethers';
+import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_VRS } from './token-abi';
+import { decodeUint } from './token-calldata';
+import { paidBetween, splitSignature, UsdcClient } from './usdc-client';
+
+// the encoders never touch the provider
+const usdc = new UsdcClient(undefined as never, '0x036CbD53842c5426634e7929541eC2318f3dCF7e');
+const address = () => Wallet.createRandom().address;
+
+describe('hand-encoded token calldata', () => {
+  it('matches ethers for transferFrom', () => {
+    for (const value of [0n, 1n, 10_000n, 2n ** 256n - 1n]) {
+      const [from, to] = [address(), address()];
+      expect(usdc.transferFromData(from, to, value)).toBe(fiatTokenInterface.encodeFunctionData('transferFrom', [from, to, value]));
+    }
+  });
+
+  it('matches ethers for transferWithAuthorization (v, r, s) with real signatures', async () => {
+    for (let i = 0; i < 20; i++) {
+      const payer = Wallet.createRandom();
+      const signature = (await payer.signMessage(`payment ${i}`)) as string;
+      const auth = {
+        from: payer.address,
+        to: address(),
+        value: BigInt(i) * 1_000_003n,
+        validAfter: 0n,
+        validBefore: 1_900_000_000n + BigInt(i),
+        nonce: hexlify(randomBytes(32)),
+      };
+      const { v, r, s } = Signature.from(signature);
+      const expected = fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_VRS, [
+        auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, v, r, s,
+      ]);
+      expect(usdc.transferWithAuthorizationData(auth, signature)).toBe(expected);
+    }
+  });
+
+  // verification refuses a high s (core/eip712.ts), so none reaches settlement; if one did, the dry run would revert
+  it('reads v as 27/28 from either convention and passes a high s on for the token to judge', () => {
+    const base = '0x' + '11'.repeat(32) + '22'.repeat(32);
+    expect(splitSignature(base + '00').v).toBe(27);
+    expect(splitSignature(base + '1c').v).toBe(28);
+    const highS = '0x' + '11'.repeat(32) + 'f2'.repeat(32) + '1b';
+    expect(splitSignature(highS)).toEqual({ v: 27, r: '11'.repeat(32), s: 'f2'.repeat(32) });
+    expect(() => splitSignature(base + '05')).toThrow(/invalid signature v/);
+  });
+
+  it('decodes uint256 and bool results, and refuses an empty answer', () => {
+    expect(decodeUint(toBeHex(123456789n, 32))).toBe(123456789n);
+    expect(decodeUint(zeroPadValue('0x01', 32))).toBe(1n);
+    expect(() => decodeUint('0x')).toThrow(/unexpected call result/);
+  });
+
+  it('sums only Transfer events of the token between the two parties', () => {
+    const [payer, merchant, other] = [address(), address(), address()];
+    const transfer = (token: string, from: string, to: string, value: bigint) => {
+      const log = fiatTokenInterface.encodeEventLog('Transfer', [from, to, value]);
+      return { address: token, topics: log.topics, data: log.data };
+    };
+    const approval = fiatTokenInterface.encodeEventLog('Approval', [payer, merchant, 5n]);
+    const logs = [
+      transfer(usdc.tokenAddress.toLowerCase(), payer, merchant, 700n),
+      transfer(usdc.tokenAddress, payer, merchant, 300n),
+      transfer(usdc.tokenAddress, payer, other, 1_000n),
+      transfer(address(), payer, merchant, 1_000n),
+      { address: usdc.tokenAddress, topics: approval.topics, data: approval.data },
+    ];
+    expect(paidBetween(logs, usdc.tokenAddress, payer.toLowerCase(), merchant)).toBe(1_000n);
+    expect(paidBetween(logs, usdc.tokenAddress, merchant, payer)).toBe(0n);
+  });
+});

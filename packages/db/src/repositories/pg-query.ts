@@ -1,0 +1,18 @@
+import type { Pool, PoolClient, QueryConfig } from 'pg';
+
+export type Row = Record<string, unknown>;
+
+/** Errors of our own pg statements are the database's, whatever their shape (e.g. a refused connection). */
+export function tagAsDatabaseError(err: unknown): unknown {
+  if (typeof err === 'object' && err !== null) (err as { dependency?: string }).dependency = 'database';
+  return err;
+}
+
+/** A named (so prepared once per connection) statement through plain `pg`, its errors tagged as the database's. */
+export async function runQuery(db: Pool | PoolClient, config: QueryConfig & { name: string }): Promise<Row[]> {
+  try {
+    return (await db.query<Row>(config)).rows;
+  } catch (err) {
+    throw tagAsDatabaseError(err);
+  }
+}

@@ -1,0 +1,66 @@
+import type { Settlement } from '../generated/prisma/client';
+import { fromColumns as verificationFromColumns } from './verification-row';
+import type { SettlementWithVerificationRow } from './settlement-repository';
+
+/** The fields a settlement step may write together with its new state. */
+export interface SettlementUpdate {
+  paymentKey?: string | null;
+  feeTxHash?: string | null;
+  feeCollectedAt?: Date | null;
+  settlementTxHash?: string | null;
+  settledAt?: Date | null;
+  merchantPaid?: boolean;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+  errorDetails?: object | null;
+}
+
+/** Column of each updatable field; the order fixes the order of the SET list and of its values. */
+export const UPDATE_COLUMNS: ReadonlyArray<readonly [keyof SettlementUpdate, string]> = [
+  ['paymentKey', 'payment_key'],
+  ['feeTxHash', 'fee_tx_hash'],
+  ['feeCollectedAt', 'fee_collected_at'],
+  ['settlementTxHash', 'settlement_tx_hash'],
+  ['settledAt', 'settled_at'],
+  ['merchantPaid', 'merchant_paid'],
+  ['errorCode', 'error_code'],
+  ['errorMessage', 'error_message'],
+  ['errorDetails', 'error_details'],
+];
+
+const date = (value: unknown): Date => (value instanceof Date ? value : new Date(value as string));
+const optionalDate = (value: unknown): Date | null => (value == null ? null : date(value));
+
+/** A settlements row as `pg` returns it (snake_case), in Prisma's shape. */
+export function settlementFromColumns(r: Record<string, unknown>): Settlement {
+  return {
+    id: r.id as string,
+    verificationId: r.verification_id as string,
+    paymentKey: r.payment_key as string | null,
+    surface: r.surface as string,
+    state: r.state as Settlement['state'],
+    chainId: r.chain_id as number,
+    tokenAddress: r.token_address as string,
+    payer: r.payer as string,
+    merchant: r.merchant as string,
+    amount: r.amount as string,
+    nonce: r.nonce as string,
+    feeAmount: r.fee_amount as string,
+    feeTxHash: r.fee_tx_hash as string | null,
+    feeCollectedAt: optionalDate(r.fee_collected_at),
+    settlementTxHash: r.settlement_tx_hash as string | null,
+    settledAt: optionalDate(r.settled_at),
+    merchantPaid: r.merchant_paid as boolean,
+    errorCode: r.error_code as string | null,
+    errorMessage: r.error_message as string | null,
+    errorDetails: r.error_details as Settlement['errorDetails'],
+    metadata: r.metadata as Settlement['metadata'],
+    createdAt: date(r.created_at),
+    updatedAt: date(r.updated_at),
+  };
+}
+
+/** A settlement joined with its verification, the latter aggregated into a `verification` json column. */
+export function settlementWithVerificationFromColumns(r: Record<string, unknown>): SettlementWithVerificationRow {
+  return { ...settlementFromColumns(r), verification: verificationFromColumns(r.verification as Record<string, unknown>) };
+}
