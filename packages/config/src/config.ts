@@ -147,7 +147,7 @@ function readWorker(reader: EnvReader): WorkerConfig {
   if (unknown !== undefined) throw new ConfigError('WORKER_QUEUES', `names an unknown queue "${unknown}" (known: ${WORKER_QUEUE_NAMES.join(', ')})`);
   return {
     queues: (queues.length > 0 ? queues : [...WORKER_QUEUE_NAMES]) as WorkerConfig['queues'],
-    settlementConcurrency: reader.integer('SETTLEMENT_CONCURRENCY', 50, 1, 1000),
+    settlementConcurrency: reader.integer('SETTLEMENT_CONCURRENCY', 200, 1, 1000),
     webhookConcurrency: reader.integer('WEBHOOK_CONCURRENCY', 20, 1, 1000),
     lockDurationMs: reader.integer('WORKER_LOCK_DURATION_MS', 15_000, 1_000, 600_000),
     stalledIntervalMs: reader.integer('WORKER_STALLED_INTERVAL_MS', 5_000, 500, 600_000),

@@ -26,9 +26,16 @@ export class OutcomeWatcher {
     // a transaction a crash left unbroadcast is sent at once; others are first given a rebroadcast interval
     let lastKeepAlive = row.status === 'allocated' || row.status === 'signed' ? 0 : started;
     let outageSince: number | undefined;
+    let observedAt = { head: -1, time: 0 };
     for (;;) {
       try {
-        const observed = await this.observe(row, required);
+        // Receipts only change with a new block: with many transactions in flight, polling one shared
+        // block number instead of every receipt saves most calls. Receipts are still read at least every
+        // rebroadcast interval, for a node whose receipts lag its head.
+        const head = await this.dispatcher.headBlock(row.chainId);
+        const stale = head !== observedAt.head || Date.now() - observedAt.time >= this.options.rebroadcastIntervalMs;
+        const observed: Observation = stale ? await this.observe(row, required, head) : { kind: 'unmined' };
+        if (stale) observedAt = { head, time: Date.now() };
         if (observed.kind === 'final') return observed.outcome;
         outageSince = undefined;
         if (observed.kind === 'unmined' && Date.now() - lastKeepAlive >= this.options.rebroadcastIntervalMs) {
@@ -53,14 +60,12 @@ export class OutcomeWatcher {
     }
   }
 
-  private async observe(row: StoredTransaction, required: number): Promise<Observation> {
+  private async observe(row: StoredTransaction, required: number, head: number): Promise<Observation> {
     const mined = await this.dispatcher.findMined(row);
     if (!mined) return { kind: 'unmined' };
     const { receipt } = mined;
-    if (required > 1) {
-      const head = await this.dispatcher.rpc(row.chainId, (provider) => provider.getBlockNumber());
-      if (head - receipt.blockNumber + 1 < required) return { kind: 'awaiting_confirmations' };
-    }
+    // a head read before the receipt may be older than the receipt's block: that counts as 1 confirmation
+    if (required > 1 && Math.max(head, receipt.blockNumber) - receipt.blockNumber + 1 < required) return { kind: 'awaiting_confirmations' };
     return { kind: 'final', outcome: await this.record(row, receipt) };
   }
 

@@ -23,6 +23,7 @@ const NONCE_USED_CHECKS = 3;
  */
 export class TransactionDispatcher {
   private readonly feeCache = new Map<number, { at: number; fees: Promise<Fees> }>();
+  private readonly heads = new Map<number, { at: number; head: Promise<number> }>();
 
   constructor(
     private readonly store: ChainTransactionStore,
@@ -62,6 +63,19 @@ export class TransactionDispatcher {
     // a failed read is not kept
     fees.catch(() => this.feeCache.get(chainId)?.fees === fees && this.feeCache.delete(chainId));
     return fees;
+  }
+
+  /**
+   * The chain's latest block number, shared by every waiting transaction: one `eth_blockNumber` per half
+   * poll interval per chain, however many transactions are in flight.
+   */
+  headBlock(chainId: number): Promise<number> {
+    const cached = this.heads.get(chainId);
+    if (cached && Date.now() - cached.at < this.options.receiptPollIntervalMs / 2) return cached.head;
+    const head = this.rpc(chainId, async (provider) => Number(BigInt((await provider.send('eth_blockNumber', [])) as string)));
+    this.heads.set(chainId, { at: Date.now(), head });
+    head.catch(() => this.heads.get(chainId)?.head === head && this.heads.delete(chainId));
+    return head;
   }
 
   /** Signs and stores the first version (unless one is stored already), then broadcasts it. */
