@@ -1,20 +1,26 @@
 // Renders BENCHMARKS.md from the JSON results, so the document never disagrees with the measurements.
+import type { MachineInfo } from './machine';
+import type { MixedResults } from './mixed-bench';
+import { curveSection, header, interference, mixedSection, n, row, webhookSection } from './report-load';
+import type { CurveResults } from './settle-curve';
 import type { SettleResults } from './settle-bench';
 import type { BreakdownResults, StageCost } from './verify-breakdown';
 import type { VerifyResults } from './verify-bench';
+import type { WebhookResults } from './webhook-bench';
 
-const verdict = (met: boolean | null | undefined) => (met === null || met === undefined ? 'not measured' : met ? '**met**' : '**missed**');
-const row = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
-const header = (cells: string[]) => [row(cells), row(cells.map(() => '---'))];
-const n = (value: number | undefined, digits = 0) => (value === undefined || !Number.isFinite(value) ? '–' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
-
-/** Another program busy on the machine during a run skews it; say so next to the figure. */
-function interference(otherCores: number | undefined): string[] {
-  if (!otherCores || otherCores < 0.1) return [];
-  return [`- ⚠ Other processes on the machine used ${otherCores} cores during this run; the figures are lower than on a quiet machine.`];
+/** Every result `npm run bench` collects; a part that failed or was skipped is absent. */
+export interface AllResults {
+  verify?: VerifyResults;
+  verifyBreakdown?: BreakdownResults;
+  settle?: SettleResults;
+  settleCurve?: CurveResults;
+  webhooks?: WebhookResults;
+  mixed?: MixedResults;
 }
 
-function machineSection(r: VerifyResults | SettleResults): string[] {
+const verdict = (met: boolean | null | undefined) => (met === null || met === undefined ? 'not measured' : met ? '**met**' : '**missed**');
+
+function machineSection(r: { machine: MachineInfo; versions: Record<string, string> }): string[] {
   const m = r.machine;
   const v = r.versions;
   return [
@@ -24,7 +30,7 @@ function machineSection(r: VerifyResults | SettleResults): string[] {
     `- commit ${v.commit}; Postgres ${v.postgres}, Redis ${v.redis}, anvil (@foundry-rs/anvil) ${v['@foundry-rs/anvil']}`,
     `- express ${v.express}, ajv ${v.ajv}, @prisma/client ${v['@prisma/client']}, pg ${v.pg}, bullmq ${v.bullmq}, ethers ${v.ethers}, secp256k1 ${v.secp256k1}, winston ${v.winston}`,
     `- load generator autocannon ${v.autocannon}; reference @x402/evm ${v['@x402/evm']} with @x402/core ${v['@x402/core']} and viem ${v.viem}`,
-    '- Everything runs on this one machine: the load generator, the API processes, Postgres, Redis and anvil share the cores.',
+    '- Everything runs on this one machine: the load generator (and the webhook receiver), the API processes, the worker, Postgres, Redis and anvil share the cores.',
     '',
   ];
 }
@@ -121,7 +127,8 @@ function settleSection(r: SettleResults): string[] {
       'RELAYER_PRIVATE_KEYS with 1 or 3 keys. Payments are verified first (not timed); ' +
       `${s.warmupCount} settlements warm each fresh stack up (not counted); the rest are settled with Form B \`POST /v1/settle\`, which answers \`pending\` at once. ` +
       'Latency runs from just before the settle request (client clock) to the worker\'s `settled` transition row in Postgres (same machine clock); no status polling loads the API. ' +
-      `**steady**: an open loop offering ${s.steadyRatePerSecond} settlements/s for ${s.steadySeconds} s (latency without queueing). ` +
+      'Requests are sent by autocannon. ' +
+      `**steady**: an open loop offering ${s.steadyRatePerSecond} settlements/s for ${s.steadySeconds} s (overallRate, spread evenly over each second by staggered autocannon instances; latency with little queueing). ` +
       `**burst**: ${s.burstCount} settle requests with ${s.burstConcurrency} in flight (capacity: settled/s from the first request to the last \`settled\`; its latency is mostly queueing).`,
     '',
     ...header(['scenario', 'phase', 'settled/s', 'p50 ms', 'p95 ms', 'p99 ms', 'settled', 'failed', 'unfinished', 'settle requests refused']),
@@ -153,22 +160,31 @@ function settleSection(r: SettleResults): string[] {
     }
   }
   lines.push('');
+  const withRss = r.scenarios.filter((sc) => sc.peakRss);
+  if (withRss.length > 0) {
+    lines.push('Peak RSS over each scenario (warm-up, steady and burst), MiB:', '', ...header(['scenario', 'API (primary + cluster workers)', 'worker']));
+    for (const sc of withRss) lines.push(row([sc.scenario, sc.peakRss!.api.totalMiB, sc.peakRss!.workers.map((w) => w.totalMiB).join(', ')]));
+    lines.push('');
+  }
   return lines;
 }
 
-export function renderBenchmarks(verify?: VerifyResults, settle?: SettleResults, breakdown?: BreakdownResults): string {
-  const first = verify ?? settle;
+export function renderBenchmarks(r: AllResults): string {
+  const first = r.verify ?? r.settle ?? r.mixed ?? r.settleCurve ?? r.webhooks;
   const lines = [
     '# Benchmarks',
     '',
-    'Generated by `npm run bench` (`bench/src/run-all.ts`) from `bench/results/*.json`; do not edit by hand. ' +
-      '`npm run bench:verify` and `npm run bench:settle` run one part. Durations and sizes can be changed with the `BENCH_*` variables read in `bench/src/*.ts`; ' +
+    'Generated by `npm run bench` (`bench/src/run-all.ts`) from `bench/results/*.json` (all of them together in `BENCHMARKS.json`); do not edit by hand. ' +
+      '`npm run bench:verify`, `bench:settle`, `bench:settle-curve`, `bench:webhooks` and `bench:mixed` run one part. Durations and sizes can be changed with the `BENCH_*` variables listed in `bench/README.md`; ' +
       'set `BENCH_CPU_PROF_DIR=<dir>` to make the API and worker write V8 CPU profiles, then `node bench/dist/profile-summary.js <dir>`.',
     '',
     ...(first ? machineSection(first) : []),
-    ...(verify ? verifySection(verify) : ['## Verify', '', 'not measured', '']),
-    ...(breakdown ? breakdownSection(breakdown) : []),
-    ...(settle ? settleSection(settle) : ['## Settle', '', 'not measured', '']),
+    ...(r.verify ? verifySection(r.verify) : ['## Verify', '', 'not measured', '']),
+    ...(r.verifyBreakdown ? breakdownSection(r.verifyBreakdown) : []),
+    ...(r.settle ? settleSection(r.settle) : ['## Settle', '', 'not measured', '']),
+    ...(r.settleCurve ? curveSection(r.settleCurve) : ['## Settlement latency against offered load', '', 'not measured', '']),
+    ...(r.webhooks ? webhookSection(r.webhooks, r.settle) : ['## Webhooks', '', 'not measured', '']),
+    ...(r.mixed ? mixedSection(r.mixed, r.settle) : ['## Mixed verify + settle', '', 'not measured', '']),
   ];
   return lines.join('\n');
 }

@@ -3,12 +3,25 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './stack';
 
-export const RESULTS_DIR = path.join(ROOT, 'bench/results');
+/**
+ * BENCH_RESULTS_DIR sends a trial run's results elsewhere, so it cannot overwrite the published ones; the
+ * BENCHMARKS.md and .json of such a run go there too instead of the repository root.
+ */
+export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.env.BENCH_RESULTS_DIR) : path.join(ROOT, 'bench/results');
+export const REPORT_DIR = process.env.BENCH_RESULTS_DIR ? RESULTS_DIR : ROOT;
 
 export function writeResult(name: string, data: unknown): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `${name}.json`);
   writeFileSync(file, JSON.stringify(data, null, 2) + '\n');
+  return file;
+}
+
+/** A non-JSON result file (a plot) beside the JSON results. */
+export function writeResultFile(fileName: string, text: string): string {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, fileName);
+  writeFileSync(file, text);
   return file;
 }
 
@@ -27,6 +40,13 @@ export function envNumber(name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+/** Seconds between anvil blocks from the environment: a number, or "automine" (undefined: a block per transaction). */
+export function blockTimeFromEnv(name: string, fallback: number | undefined): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  return raw === 'automine' ? undefined : envNumber(name, 0);
 }
 
 export function log(message: string): void {

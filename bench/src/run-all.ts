@@ -1,20 +1,20 @@
 // `npm run bench`: every benchmark, each in a process of its own (a fresh heap, and a crash in one does not
-// lose the others' results), then BENCHMARKS.md at the repository root from their JSON results.
+// lose the others' results), then BENCHMARKS.md and BENCHMARKS.json at the repository root from their
+// JSON results.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { renderBenchmarks } from './report';
-import { log, readResult } from './results';
-import type { SettleResults } from './settle-bench';
-import { ROOT } from './stack';
-import type { BreakdownResults } from './verify-breakdown';
-import type { VerifyResults } from './verify-bench';
+import { renderBenchmarks, type AllResults } from './report';
+import { log, readResult, REPORT_DIR } from './results';
 
-const PARTS = [
-  { script: 'verify-bench.js', result: 'verify' },
+const PARTS: Array<{ script: string; result: string; key: keyof AllResults; optional?: string }> = [
+  { script: 'verify-bench.js', result: 'verify', key: 'verify' },
   // diagnostics for the verify figure; BENCH_SKIP_BREAKDOWN=1 leaves it out (about 50 s)
-  { script: 'verify-breakdown.js', result: 'verify-breakdown', optional: 'BENCH_SKIP_BREAKDOWN' },
-  { script: 'settle-bench.js', result: 'settle' },
+  { script: 'verify-breakdown.js', result: 'verify-breakdown', key: 'verifyBreakdown', optional: 'BENCH_SKIP_BREAKDOWN' },
+  { script: 'settle-bench.js', result: 'settle', key: 'settle' },
+  { script: 'settle-curve.js', result: 'settle-curve', key: 'settleCurve' },
+  { script: 'webhook-bench.js', result: 'webhooks', key: 'webhooks' },
+  { script: 'mixed-bench.js', result: 'mixed', key: 'mixed' },
 ];
 
 /** Runs one part; a SIGINT/SIGTERM to us is passed on so the part can stop what it started. */
@@ -40,7 +40,7 @@ let stopping = false;
 async function main(): Promise<number> {
   const started = Date.now();
   const failed: string[] = [];
-  // BENCH_REPORT_ONLY=1: rewrite BENCHMARKS.md from the results already in bench/results
+  // BENCH_REPORT_ONLY=1: rewrite BENCHMARKS.md and .json from the results already in bench/results
   const parts = process.env.BENCH_REPORT_ONLY ? [] : PARTS;
   for (const part of parts) {
     if (part.optional && process.env[part.optional]) continue;
@@ -49,12 +49,17 @@ async function main(): Promise<number> {
     if ((await runPart(part.script)) !== 0) failed.push(part.script);
   }
   if (stopping) return 1;
-  const verify = failed.includes('verify-bench.js') ? undefined : readResult<VerifyResults>('verify');
-  const settle = failed.includes('settle-bench.js') ? undefined : readResult<SettleResults>('settle');
-  const breakdown = failed.includes('verify-breakdown.js') || process.env.BENCH_SKIP_BREAKDOWN ? undefined : readResult<BreakdownResults>('verify-breakdown');
-  const file = path.join(ROOT, 'BENCHMARKS.md');
-  writeFileSync(file, renderBenchmarks(verify, settle, breakdown));
-  log(`wrote ${file} after ${Math.round((Date.now() - started) / 1000)} s${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
+  // a failed or skipped part is left out rather than reported from an older run
+  const results: AllResults = {};
+  for (const part of PARTS) {
+    if (failed.includes(part.script) || (part.optional && process.env[part.optional])) continue;
+    const value = readResult<NonNullable<AllResults[typeof part.key]>>(part.result);
+    if (value) (results as Record<string, unknown>)[part.key] = value;
+  }
+  const markdown = path.join(REPORT_DIR, 'BENCHMARKS.md');
+  writeFileSync(markdown, renderBenchmarks(results));
+  writeFileSync(path.join(REPORT_DIR, 'BENCHMARKS.json'), JSON.stringify({ generatedAt: new Date().toISOString(), ...results }, null, 2) + '\n');
+  log(`wrote ${markdown} and BENCHMARKS.json after ${Math.round((Date.now() - started) / 1000)} s${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
   return failed.length === 0 ? 0 : 1;
 }
 

@@ -1,0 +1,92 @@
+// The stack a settlement benchmark runs against: anvil with USDC funded for the run, a fresh database, the
+// compiled API cluster and worker process(es); torn down by `stop` or on SIGINT/SIGTERM.
+import { parseUnits } from 'ethers';
+import { Client } from 'pg';
+import { startDevnet, type Devnet } from '@facilitator/chain';
+import { PRICE_UNITS } from './payments';
+import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker, type AppProcess } from './stack';
+
+const FEE_UNITS = 10_000n;
+
+export interface SettleStackOptions {
+  /** seconds between blocks; undefined = automine (a block per transaction) */
+  blockTime?: number;
+  /** relayer keys the worker sends transfers from (of the devnet's 3) */
+  relayers: number;
+  /** settlements the run will make: the payer, merchant and allowance are funded for them */
+  settlements: number;
+  apiProcesses: number;
+  workerProcesses?: number;
+  /** extra worker environment, e.g. SETTLEMENT_CONCURRENCY */
+  workerEnv?: Record<string, string>;
+}
+
+export interface SettleStack {
+  devnet: Devnet;
+  /** a connection to the run's database, for reading settlement outcomes */
+  db: Client;
+  api: AppProcess & { url: string };
+  workers: AppProcess[];
+  /** process trees for startCpuMeter: api, worker(s), anvil, bench */
+  cpuTrees: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+export async function startSettleStack(options: SettleStackOptions): Promise<SettleStack> {
+  const [devnet, database] = await Promise.all([
+    startDevnet({
+      relayerCount: 3,
+      blockTime: options.blockTime,
+      // every settlement moves the price from the payer and the fee from the merchant, with headroom
+      payerBalance: parseUnits('1000', 6) + BigInt(options.settlements) * PRICE_UNITS,
+      merchantBalance: parseUnits('1000', 6) + BigInt(options.settlements) * FEE_UNITS,
+      treasuryAllowance: BigInt(options.settlements + 10) * FEE_UNITS,
+    }),
+    createDatabase(),
+  ]);
+  const env = stackEnv(devnet, database.url, {
+    API_PROCESSES: String(options.apiProcesses),
+    RELAYER_PRIVATE_KEYS: devnet.accounts.relayers
+      .slice(0, options.relayers)
+      .map((r) => r.privateKey)
+      .join(','),
+  });
+  const db = new Client({ connectionString: database.url });
+  await db.connect();
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s();
+    await db.end();
+    await devnet.stop();
+    await Promise.all([database.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
+  };
+  const unregister = cleanupOnSignal(stop);
+  try {
+    const api = await startApi(env, profilingArgs());
+    stops.push(() => api.stop());
+    // info is the worker's production default, and its "worker started" line is how we know it serves jobs
+    const workers: AppProcess[] = [];
+    for (let i = 0; i < (options.workerProcesses ?? 1); i++) {
+      const worker = await startWorker({ ...env, ...options.workerEnv, LOG_LEVEL: 'info' }, profilingArgs());
+      stops.push(() => worker.stop());
+      workers.push(worker);
+    }
+    const cpuTrees: Record<string, number> = { api: api.child.pid!, anvil: devnet.pid, bench: process.pid };
+    workers.forEach((w, i) => (cpuTrees[i === 0 ? 'worker' : `worker${i + 1}`] = w.child.pid!));
+    return {
+      devnet,
+      db,
+      api,
+      workers,
+      cpuTrees,
+      async stop() {
+        unregister();
+        await stop();
+      },
+    };
+  } catch (err) {
+    unregister();
+    await stop();
+    throw err;
+  }
+}
