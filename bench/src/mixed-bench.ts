@@ -14,7 +14,7 @@ import { loadRunAtRate } from './autocannon-run';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { makeBodies, PaymentFactory } from './payments';
 import { sampleRss, startCpuMeter, waitForQuietMachine, type CpuUsage, type RssPeak } from './proc';
-import { blockTimeFromEnv, envNumber, log, table, writeResult } from './results';
+import { blockTimeFromEnv, envNumber, log, runBenchmarkMain, table } from './results';
 import { acceptedIds, offeredPerSecond, offerSettles, settleOutcome, verifyPayments, waitForFinal, type SettleOutcome, type SettleRequest } from './settle-load';
 import { startSettleStack } from './settle-stack';
 import { round, roundSummary, summarize, type LatencySummary } from './stats';
@@ -140,17 +140,4 @@ export function printMixed(r: MixedResults): void {
   if (v.firstNon200Body) process.stdout.write(`first non-200 verify answer: ${v.firstNon200Body}\n`);
 }
 
-if (require.main === module) {
-  runMixedBench().then(
-    (results) => {
-      const file = writeResult('mixed', results);
-      printMixed(results);
-      process.stdout.write(`written ${file}\n`);
-      process.exit(0);
-    },
-    (err: unknown) => {
-      process.stderr.write(`mixed benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runBenchmarkMain('mixed', runMixedBench, printMixed);

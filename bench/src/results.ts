@@ -67,3 +67,19 @@ export function table(rows: ReadonlyArray<ReadonlyArray<string | number>>): stri
 export function interferencePolicy(): { maxOtherCores: number; retries: number } {
   return { maxOtherCores: envNumber('BENCH_MAX_INTERFERENCE_CORES', 0.25), retries: Math.floor(envNumber('BENCH_RETRIES', 2)) };
 }
+
+/** The command-line entry of one benchmark: runs it, stores and prints its result; exit code 1 when it fails. */
+export function runBenchmarkMain<T>(name: string, run: () => Promise<T>, print: (results: T) => void, alsoWritten: string[] = []): void {
+  run().then(
+    (results) => {
+      const file = writeResult(name, results);
+      print(results);
+      process.stdout.write(`written ${[file, ...alsoWritten].join(' and ')}\n`);
+      process.exit(0);
+    },
+    (err: unknown) => {
+      process.stderr.write(`${name} benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

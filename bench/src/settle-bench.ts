@@ -9,7 +9,7 @@ import type { Client } from 'pg';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory } from './payments';
 import { sampleRss, startCpuMeter, waitForQuietMachine, type CpuUsage, type RssPeak } from './proc';
-import { envNumber, interferencePolicy, log, table, writeResult } from './results';
+import { envNumber, interferencePolicy, log, runBenchmarkMain, table } from './results';
 import { acceptedIds, offerSettles, settleOutcome, verifyPayments, waitForFinal, type SettleOutcome, type SettleRequest } from './settle-load';
 import { startSettleStack } from './settle-stack';
 
@@ -217,17 +217,4 @@ export function printSettle(r: SettleResults): void {
   }
 }
 
-if (require.main === module) {
-  runSettleBench().then(
-    (results) => {
-      const file = writeResult('settle', results);
-      printSettle(results);
-      process.stdout.write(`written ${file}\n`);
-      process.exit(0);
-    },
-    (err: unknown) => {
-      process.stderr.write(`settle benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runBenchmarkMain('settle', runSettleBench, printSettle);

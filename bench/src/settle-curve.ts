@@ -10,7 +10,7 @@ import path from 'node:path';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory } from './payments';
 import { sampleRss, startCpuMeter, waitForQuietMachine, type RssPeak } from './proc';
-import { blockTimeFromEnv, envNumber, log, RESULTS_DIR, table, writeResult, writeResultFile } from './results';
+import { blockTimeFromEnv, envNumber, log, RESULTS_DIR, runBenchmarkMain, table, writeResultFile } from './results';
 import { acceptedIds, offeredPerSecond, offerSettles, settleOutcome, verifyPayments, waitForFinal, type SettleRequest } from './settle-load';
 import { startSettleStack } from './settle-stack';
 import { svgDocument } from './svg-chart';
@@ -148,17 +148,4 @@ export function printCurve(r: CurveResults): void {
   process.stdout.write(`peak RSS: API ${r.peakRss.api.totalMiB} MiB, worker ${r.peakRss.worker.totalMiB} MiB\n`);
 }
 
-if (require.main === module) {
-  runSettleCurve().then(
-    (results) => {
-      const file = writeResult('settle-curve', results);
-      printCurve(results);
-      process.stdout.write(`written ${file} and ${path.join(RESULTS_DIR, CURVE_SVG)}\n`);
-      process.exit(0);
-    },
-    (err: unknown) => {
-      process.stderr.write(`settle curve failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runBenchmarkMain('settle-curve', runSettleCurve, printCurve, [path.join(RESULTS_DIR, CURVE_SVG)]);

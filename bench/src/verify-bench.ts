@@ -7,7 +7,7 @@ import { machineInfo, versions, type MachineInfo } from './machine';
 import { makeBodies, PaymentFactory } from './payments';
 import { sampleRss, startCpuMeter, waitForQuietMachine, type CpuUsage, type RssPeak } from './proc';
 import { measureReference, type ReferenceResult } from './reference-verify';
-import { envNumber, interferencePolicy, log, table, writeResult } from './results';
+import { envNumber, interferencePolicy, log, runBenchmarkMain, table } from './results';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi } from './stack';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
 
@@ -225,17 +225,4 @@ export function printVerify(r: VerifyResults): void {
   if (f.firstNon2xxBody) process.stdout.write(`first non-200 answer: ${f.firstNon2xxBody}\n`);
 }
 
-if (require.main === module) {
-  runVerifyBench().then(
-    (results) => {
-      const file = writeResult('verify', results);
-      printVerify(results);
-      process.stdout.write(`written ${file}\n`);
-      process.exit(0);
-    },
-    (err: unknown) => {
-      process.stderr.write(`verify benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runBenchmarkMain('verify', runVerifyBench, printVerify);

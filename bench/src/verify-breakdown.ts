@@ -13,7 +13,7 @@ import { loadRun } from './autocannon-run';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory } from './payments';
 import { startCpuMeter, waitForQuietMachine, type CpuUsage } from './proc';
-import { envNumber, interferencePolicy, log, table, writeResult } from './results';
+import { envNumber, interferencePolicy, log, runBenchmarkMain, table } from './results';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, stackEnv, startApi } from './stack';
 import { epochMs, round, summarize } from './stats';
 
@@ -194,7 +194,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     // so reuse changes no cost while keeping signing out of the measured CPU.
     let fresh = 0;
     const nextPayment = () => payments[fresh++ % count];
-    const verifications = new VerificationRepository(prisma, pool);
+    const verifications = new VerificationRepository(pool);
     const settlements = new SettlementRepository(prisma, pool);
     const p0 = payments[0];
     const a0 = p0.authorization;
@@ -356,17 +356,4 @@ export function printBreakdown(r: BreakdownResults): void {
   );
 }
 
-if (require.main === module) {
-  runVerifyBreakdown().then(
-    (results) => {
-      const file = writeResult('verify-breakdown', results);
-      printBreakdown(results);
-      process.stdout.write(`written ${file}\n`);
-      process.exit(0);
-    },
-    (err: unknown) => {
-      process.stderr.write(`verify breakdown failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runBenchmarkMain('verify-breakdown', runVerifyBreakdown, printBreakdown);

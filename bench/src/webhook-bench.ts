@@ -24,7 +24,7 @@ import { verifyWebhookDelivery, WebhookEventType, WebhookOutbox } from '@facilit
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory } from './payments';
 import { sampleRss, startCpuMeter, waitForQuietMachine, type CpuUsage, type RssPeak } from './proc';
-import { envNumber, log, table, writeResult } from './results';
+import { envNumber, log, runBenchmarkMain, table } from './results';
 import { verifyPayments } from './settle-load';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, freePort, REDIS_URL, stackEnv, startApi, startWorker } from './stack';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
@@ -245,17 +245,4 @@ export function printWebhooks(r: WebhookResults): void {
   process.stdout.write(`CPU (cores) steady ${JSON.stringify(r.steady.cpu.cores)}; burst ${JSON.stringify(r.burst.cpu.cores)}\n`);
 }
 
-if (require.main === module) {
-  runWebhookBench().then(
-    (results) => {
-      const file = writeResult('webhooks', results);
-      printWebhooks(results);
-      process.stdout.write(`written ${file}\n`);
-      process.exit(0);
-    },
-    (err: unknown) => {
-      process.stderr.write(`webhook benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runBenchmarkMain('webhooks', runWebhookBench, printWebhooks);

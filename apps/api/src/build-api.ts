@@ -52,7 +52,7 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
   }));
   const chain = new RpcChainReader(endpoints);
   const pool = createPgPool(config.databaseUrl);
-  const verifications = new VerificationRepository(prisma, pool);
+  const verifications = new VerificationRepository(pool);
   const settlements = new SettlementRepository(prisma, pool);
   const outbox = new WebhookOutbox(prisma, queues);
   const networks = new EnabledNetworks(config.networks);

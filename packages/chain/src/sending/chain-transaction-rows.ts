@@ -1,13 +1,11 @@
-import type { ChainTransaction, ChainTransactionAttempt } from '@facilitator/db';
+import { dateColumn, optionalDateColumn, type ChainTransaction, type ChainTransactionAttempt } from '@facilitator/db';
 
 /** A transaction with every signed version of it, oldest first. */
 export type StoredTransaction = ChainTransaction & { attempts: ChainTransactionAttempt[] };
 
 type Columns = Record<string, unknown>;
 
-// pg returns int8 as text and, inside json_agg, timestamps as ISO text: both are converted here.
-const date = (value: unknown): Date => (value instanceof Date ? value : new Date(value as string));
-const optionalDate = (value: unknown): Date | null => (value == null ? null : date(value));
+// pg returns int8 as text: converted to bigint here.
 
 export function attemptFromColumns(r: Columns): ChainTransactionAttempt {
   return {
@@ -16,9 +14,9 @@ export function attemptFromColumns(r: Columns): ChainTransactionAttempt {
     rawTransaction: r.raw_transaction as string,
     maxFeePerGas: r.max_fee_per_gas as string,
     maxPriorityFeePerGas: r.max_priority_fee_per_gas as string,
-    broadcastAt: optionalDate(r.broadcast_at),
+    broadcastAt: optionalDateColumn(r.broadcast_at),
     lastError: r.last_error as string | null,
-    createdAt: date(r.created_at),
+    createdAt: dateColumn(r.created_at),
   };
 }
 
@@ -38,8 +36,8 @@ export function transactionFromColumns(r: Columns): StoredTransaction {
     minedHash: r.mined_hash as string | null,
     blockNumber: r.block_number == null ? null : BigInt(r.block_number as string),
     revertReason: r.revert_reason as string | null,
-    createdAt: date(r.created_at),
-    updatedAt: date(r.updated_at),
+    createdAt: dateColumn(r.created_at),
+    updatedAt: dateColumn(r.updated_at),
     attempts: sortAttempts(((r.attempts as Columns[] | undefined) ?? []).map(attemptFromColumns)),
   };
 }

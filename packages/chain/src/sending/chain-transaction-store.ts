@@ -1,5 +1,5 @@
 import { IdPrefix, newId } from '@facilitator/core';
-import type { ChainTransactionAttempt, Pool } from '@facilitator/db';
+import { runQuery, type ChainTransactionAttempt, type Pool } from '@facilitator/db';
 import { attemptFromColumns, transactionFromColumns, type StoredTransaction } from './chain-transaction-rows';
 import type { Fees } from './fee-policy';
 import type { TransactionPurpose } from './transaction-provider';
@@ -178,8 +178,7 @@ export class ChainTransactionStore {
   }
 
   private async query(name: StatementName, values: unknown[]): Promise<Array<Record<string, unknown>>> {
-    const { rows } = await this.pool.query({ name: `chain_tx_${name}`, text: SQL[name], values });
-    return rows;
+    return runQuery(this.pool, { name: `chain_tx_${name}`, text: SQL[name], values });
   }
 }
 

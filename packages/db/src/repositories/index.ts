@@ -1,3 +1,4 @@
 export * from './verification-repository';
 export * from './settlement-repository';
 export * from './idempotency-repository';
+export * from './pg-query';

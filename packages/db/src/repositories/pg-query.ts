@@ -16,3 +16,7 @@ export async function runQuery(db: Pool | PoolClient, config: QueryConfig & { na
     throw tagAsDatabaseError(err);
   }
 }
+
+// pg returns timestamp columns as Dates, but as ISO text inside json_agg / to_jsonb: both read the same.
+export const dateColumn = (value: unknown): Date => (value instanceof Date ? value : new Date(value as string));
+export const optionalDateColumn = (value: unknown): Date | null => (value == null ? null : dateColumn(value));

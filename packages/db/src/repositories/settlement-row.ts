@@ -1,4 +1,5 @@
 import type { Settlement } from '../generated/prisma/client';
+import { dateColumn, optionalDateColumn } from './pg-query';
 import { fromColumns as verificationFromColumns } from './verification-row';
 import type { SettlementWithVerificationRow } from './settlement-repository';
 
@@ -28,9 +29,6 @@ export const UPDATE_COLUMNS: ReadonlyArray<readonly [keyof SettlementUpdate, str
   ['errorDetails', 'error_details'],
 ];
 
-const date = (value: unknown): Date => (value instanceof Date ? value : new Date(value as string));
-const optionalDate = (value: unknown): Date | null => (value == null ? null : date(value));
-
 /** A settlements row as `pg` returns it (snake_case), in Prisma's shape. */
 export function settlementFromColumns(r: Record<string, unknown>): Settlement {
   return {
@@ -47,16 +45,16 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     nonce: r.nonce as string,
     feeAmount: r.fee_amount as string,
     feeTxHash: r.fee_tx_hash as string | null,
-    feeCollectedAt: optionalDate(r.fee_collected_at),
+    feeCollectedAt: optionalDateColumn(r.fee_collected_at),
     settlementTxHash: r.settlement_tx_hash as string | null,
-    settledAt: optionalDate(r.settled_at),
+    settledAt: optionalDateColumn(r.settled_at),
     merchantPaid: r.merchant_paid as boolean,
     errorCode: r.error_code as string | null,
     errorMessage: r.error_message as string | null,
     errorDetails: r.error_details as Settlement['errorDetails'],
     metadata: r.metadata as Settlement['metadata'],
-    createdAt: date(r.created_at),
-    updatedAt: date(r.updated_at),
+    createdAt: dateColumn(r.created_at),
+    updatedAt: dateColumn(r.updated_at),
   };
 }
 

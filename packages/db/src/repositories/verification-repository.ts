@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { PrismaClient, Verification } from '../generated/prisma/client';
+import type { Verification } from '../generated/prisma/client';
 import { VerificationInsertBatcher } from './verification-insert-batcher';
 import { runQuery, tagAsDatabaseError } from './pg-query';
 import { fromColumns, type NewVerificationRow } from './verification-row';
@@ -23,11 +23,8 @@ const FIND_LATEST_VERIFIED = `
 export class VerificationRepository {
   private readonly inserts: VerificationInsertBatcher;
 
-  constructor(
-    private readonly prisma: PrismaClient,
-    /** the hot path's statements go through plain `pg` (see pg-pool.ts) */
-    private readonly pool: Pool,
-  ) {
+  /** every statement of verification is on the hot path, so all go through plain `pg` (see pg-pool.ts) */
+  constructor(private readonly pool: Pool) {
     this.inserts = new VerificationInsertBatcher(pool, tagAsDatabaseError);
   }
 

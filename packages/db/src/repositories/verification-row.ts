@@ -1,4 +1,5 @@
 import type { Verification } from '../generated/prisma/client';
+import { dateColumn } from './pg-query';
 
 /** Column order of the hot-path INSERT; the values array follows it. */
 export const VERIFICATION_COLUMNS = [
@@ -49,8 +50,7 @@ export function fromColumns(r: Record<string, unknown>): Verification {
     webhookUrl: r.webhook_url as string | null,
     failureMessage: r.failure_message as string | null,
     failureDetails: r.failure_details as Verification['failureDetails'],
-    // a Date from a column, ISO text when the row came aggregated as json
-    createdAt: new Date(r.created_at as Date | string),
-    updatedAt: new Date(r.updated_at as Date | string),
+    createdAt: dateColumn(r.created_at),
+    updatedAt: dateColumn(r.updated_at),
   };
 }
