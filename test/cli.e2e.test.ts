@@ -1,52 +1,26 @@
 // The merchant CLI, compiled and run as a child process the way a merchant runs it, against a real
 // stack: anvil with Circle's USDC, the API listening on a port, the worker, and a webhook receiver.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { encryptKeystoreJson, Wallet } from 'ethers';
 import { newMerchant } from './support/chain-actions';
+import { runNodeProgram, type ProgramRun } from './support/node-program';
+import { freePort } from './support/ports';
 import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 const CLI = path.resolve(__dirname, '../apps/cli/dist/main.js');
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the compiled CLI with only PATH and the given variables (never this process's environment). */
-function cli(args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env } as NodeJS.ProcessEnv,
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
-
-/** A port nothing listens on: one the system just gave out and took back. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
+function cli(args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<ProgramRun> {
+  return runNodeProgram([CLI, ...args], { PATH: process.env.PATH ?? '', ...env } as NodeJS.ProcessEnv, input);
 }
 
 /** A failure a user sees: exit 1, one line on stderr, no stack trace. */
-function expectOneLineError(run: CliRun, message: string | RegExp) {
+function expectOneLineError(run: ProgramRun, message: string | RegExp) {
   expect(run.code).toBe(1);
   expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
   expect(run.stderr).toMatch(/^error: /);
@@ -137,7 +111,7 @@ describe('approve, then allowance', () => {
     const merchant = await newMerchant(stack.devnet, { balance: 0n, allowance: 30_000n });
     const file = path.join(keystoreDir, 'merchant.json');
     writeFileSync(file, await encryptKeystoreJson({ address: merchant.address, privateKey: merchant.privateKey }, 'correct horse', { scrypt: { N: 1024 } }));
-    const env = { ...chainEnv, RPC_URL_84532: `http://127.0.0.1:${await closedPort()}`, MERCHANT_KEYSTORE_PASSWORD: 'correct horse' };
+    const env = { ...chainEnv, RPC_URL_84532: `http://127.0.0.1:${await freePort()}`, MERCHANT_KEYSTORE_PASSWORD: 'correct horse' };
     const run = await cli(['approve', '--amount', '123456', '--keystore', file, '--rpc-url', stack.devnet.rpcUrl], env);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -194,7 +168,7 @@ describe('friendly errors: exit 1 with one line, never a stack trace', () => {
   });
 
   it('an unreachable RPC', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const run = await cli(['allowance', '--merchant', someone, '--rpc-url', `http://127.0.0.1:${port}/v2/secret-key`], chainEnv);
     expectOneLineError(run, `error: cannot reach the RPC at http://127.0.0.1:${port}/… (--rpc-url): did not answer eth_chainId within 5000 ms: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`);
     expect(run.stderr).not.toContain('secret-key');
@@ -297,7 +271,7 @@ describe('status', () => {
   it('says when an id is unknown, malformed, or the API cannot be reached', async () => {
     expectOneLineError(await cli(['status', `ver_${'0'.repeat(32)}`, '--api', apiUrl]), `not found: no verification with id "ver_${'0'.repeat(32)}"`);
     expectOneLineError(await cli(['status', 'abc', '--api', apiUrl]), '"abc" is not a verification (ver_…) or settlement (stl_…) id');
-    const nobody = `http://127.0.0.1:${await closedPort()}`;
+    const nobody = `http://127.0.0.1:${await freePort()}`;
     expectOneLineError(await cli(['status', `stl_${'0'.repeat(32)}`, '--api', nobody]), `cannot reach the API at ${nobody}: ECONNREFUSED`);
   });
 });

@@ -1,14 +1,14 @@
 // `npm run demo`, compiled and run as a child process against a running stack (API on a port, worker,
 // anvil with Circle's USDC), described by a devnet file as `npm run dev` writes it.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeDevnetInfo } from '@facilitator/chain';
 import { balances, difference } from './support/chain-actions';
+import { runNodeProgram, type ProgramRun } from './support/node-program';
+import { freePort } from './support/ports';
 import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
 
 const DEMO = path.resolve(__dirname, '../apps/cli/dist/demo/main.js');
@@ -38,25 +38,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A port nothing listens on: one the system just gave out and took back. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-function demo(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DEMO, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function demo(args: string[], env: Record<string, string> = {}): Promise<ProgramRun> {
+  return runNodeProgram([DEMO, ...args], { PATH: process.env.PATH ?? '', ...env });
 }
 
 it('runs one payment end to end and prints each step, the hashes and the balances before and after', async () => {
@@ -92,7 +75,7 @@ it('fails in one line when a webhook signature does not check out (a secret othe
 });
 
 it('says what to do when the stack is not running', async () => {
-  const nobody = `http://127.0.0.1:${await closedPort()}`;
+  const nobody = `http://127.0.0.1:${await freePort()}`;
   const noApi = await demo(['--api', nobody, '--devnet-file', devnetFile]);
   expect(noApi.code).toBe(1);
   expect(noApi.stderr.trim()).toBe(`demo failed: cannot reach the API at ${nobody}: ECONNREFUSED: is "npm run dev" running (and --api its URL)?`);

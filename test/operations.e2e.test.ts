@@ -1,10 +1,10 @@
 import { Queue } from 'bullmq';
-import { createServer } from 'node:net';
 import supertest from 'supertest';
 import { loadConfig } from '@facilitator/config';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../apps/api/src/build-api';
 import { startTestStack, TestStack } from './support/test-stack';
+import { freePort } from './support/ports';
 
 const ADMIN = { ADMIN_USERNAME: 'operator', ADMIN_PASSWORD: 'correct horse battery' };
 let stack: TestStack;
@@ -15,15 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The value of one series (with these labels) in Prometheus text, or 0 when absent. */
 function valueOf(text: string, name: string, labels: Record<string, string> = {}): number {

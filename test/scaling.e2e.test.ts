@@ -1,5 +1,5 @@
 // Several worker processes share the work without doing any of it twice.
-import { id as topicOf, zeroPadValue } from 'ethers';
+import { transfersOnChain } from './support/chain-actions';
 import { startTestStack, TestStack } from './support/test-stack';
 
 const COUNT = 40;
@@ -34,17 +34,8 @@ it('two worker processes with concurrency 5 each settle 40 payments, none proces
   expect(transitions.every((t) => t._count === 1)).toBe(true);
   expect(await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: ids } } })).toBe(COUNT * 2);
 
-  const transfers = async (from: string, to: string) =>
-    (
-      await stack.devnet.provider.getLogs({
-        address: stack.devnet.token,
-        fromBlock: startBlock,
-        toBlock: 'latest',
-        topics: [topicOf('Transfer(address,address,uint256)'), zeroPadValue(from, 32), zeroPadValue(to, 32)],
-      })
-    ).length;
-  expect(await transfers(merchant.address, treasury.address)).toBe(COUNT);
-  expect(await transfers(payer.address, merchant.address)).toBe(COUNT);
+  expect(await transfersOnChain(stack.devnet, startBlock, merchant.address, treasury.address)).toBe(COUNT);
+  expect(await transfersOnChain(stack.devnet, startBlock, payer.address, merchant.address)).toBe(COUNT);
 
   // both processes took part
   for (const worker of workers) {

@@ -1,8 +1,7 @@
 // Crash safety: the worker is SIGKILLed twice at random moments while 20 settlements run on a chain
 // with 1 s blocks (so kills land between fees and transfers). Every settlement must end settled, with
 // exactly one fee and one transfer each on chain.
-import { id as topicOf, zeroPadValue } from 'ethers';
-import { balances, difference } from './support/chain-actions';
+import { balances, difference, transfersOnChain } from './support/chain-actions';
 import { PRICE_UNITS, startTestStack, TestStack } from './support/test-stack';
 
 const COUNT = 20;
@@ -18,16 +17,6 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const randomBetween = (min: number, max: number) => min + Math.floor(Math.random() * (max - min));
-
-async function transfersOnChain(fromBlock: number, from: string, to: string): Promise<number> {
-  const logs = await stack.devnet.provider.getLogs({
-    address: stack.devnet.token,
-    fromBlock,
-    toBlock: 'latest',
-    topics: [topicOf('Transfer(address,address,uint256)'), zeroPadValue(from, 32), zeroPadValue(to, 32)],
-  });
-  return logs.length;
-}
 
 it('20 settlements survive two SIGKILLs of the worker: all settled, exactly 20 fees and 20 transfers', async () => {
   const { merchant, payer, treasury } = stack.devnet.accounts;
@@ -77,8 +66,8 @@ it('20 settlements survive two SIGKILLs of the worker: all settled, exactly 20 f
   // the first kill interrupted money movement: some settlements were between their fee and their transfer
   expect(kills[0].some((state) => ['collect_fee', 'fee_collected', 'executing'].includes(state))).toBe(true);
 
-  expect(await transfersOnChain(startBlock, merchant.address, treasury.address)).toBe(COUNT);
-  expect(await transfersOnChain(startBlock, payer.address, merchant.address)).toBe(COUNT);
+  expect(await transfersOnChain(stack.devnet, startBlock, merchant.address, treasury.address)).toBe(COUNT);
+  expect(await transfersOnChain(stack.devnet, startBlock, payer.address, merchant.address)).toBe(COUNT);
   const n = BigInt(COUNT);
   expect(difference(await balances(stack.devnet), before)).toEqual({
     payer: -n * PRICE_UNITS,

@@ -1,5 +1,5 @@
 // Money flows shared by the reliability scenarios, and the ledger checks each of them ends with.
-import { id as topicOf, zeroPadValue } from 'ethers';
+import { transfersOnChain } from '../support/chain-actions';
 import type { TestStack } from '../support/test-stack';
 import { PRICE_UNITS } from '../support/test-stack';
 import type { ScenarioReport } from './scenario-report';
@@ -44,16 +44,6 @@ export async function waitAllFinal(stack: TestStack, ids: string[], timeoutMs: n
   }
 }
 
-async function transfers(stack: TestStack, fromBlock: number, from: string, to: string): Promise<number> {
-  const logs = await stack.devnet.provider.getLogs({
-    address: stack.devnet.token,
-    fromBlock,
-    toBlock: 'latest',
-    topics: [topicOf('Transfer(address,address,uint256)'), zeroPadValue(from, 32), zeroPadValue(to, 32)],
-  });
-  return logs.length;
-}
-
 /**
  * The checks every scenario ends with: all settlements recorded and final (settled), exactly one fee
  * and one transfer each on chain, balances moved by exactly that, one transaction of each kind stored.
@@ -68,8 +58,8 @@ export async function checkLedger(
   const rows = await stack.db.prisma.settlement.findMany({ where: { id: { in: args.settlementIds } } });
   const verifications = await stack.db.prisma.verification.count({ where: { id: { in: args.verificationIds } } });
   const settled = rows.filter((r) => r.state === 'settled').length;
-  const fees = await transfers(stack, args.startBlock, merchant.address, treasury.address);
-  const payments = await transfers(stack, args.startBlock, payer.address, merchant.address);
+  const fees = await transfersOnChain(stack.devnet, args.startBlock, merchant.address, treasury.address);
+  const payments = await transfersOnChain(stack.devnet, args.startBlock, payer.address, merchant.address);
   const txRows = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: args.settlementIds } } });
   const [p, m, t] = await Promise.all([payer, merchant, treasury].map((a) => stack.devnet.balanceOf(a.address)));
   const results = [

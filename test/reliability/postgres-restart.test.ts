@@ -9,7 +9,7 @@
 import supertest from 'supertest';
 import { applyMigrations, createPrismaClient } from '@facilitator/db';
 import { forwardTo, isEnvelope, leaksInternals, recordAnswers, statusHistogram, type AnswerRecorder, type RecordedAnswer } from '../support/answer-recorder';
-import { startApiProcess, type ApiProcess } from '../support/api-process';
+import { apiLogAbout, startApiProcess, type ApiProcess } from '../support/api-process';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
 import { startTestStack, TestStack } from '../support/test-stack';
 import { checkLedger, ledgerStart, sleep, startSettlement, waitAllFinal } from './flows';
@@ -50,12 +50,6 @@ afterAll(async () => {
   await stack?.stop();
   await pg?.destroy();
 });
-
-/** What the API process logged about one request (its error handler logs "unhandled error" before a 500). */
-function apiLogOf(answer: RecordedAnswer): string {
-  const lines = api.lines.filter((l) => answer.requestId !== undefined && l.includes(answer.requestId) && !l.includes('"message":"request"'));
-  return lines.join(' ').slice(0, 400) || 'nothing';
-}
 
 it('the API answers 503 service_unavailable while Postgres is down, recovers by itself, and every settlement ends settled once', async () => {
   // every request of the scenario goes through the recorder, startSettlement's retries included
@@ -188,7 +182,7 @@ it('the API answers 503 service_unavailable while Postgres is down, recovers by 
   report.note(`first 200 for a request that arrived after Postgres was back: ${recoverySeconds.toFixed(2)} s after it was back`);
   report.note(`worker log lines at warn or above: ${[...new Set(worker.lines.filter((l) => /"level":"(warn|error)"/.test(l)).map((l) => /"message":"([^"]*)"/.exec(l)?.[1]))].join('; ') || 'none'} (${worker.lines.filter((l) => /"level":"(warn|error)"/.test(l)).length})`);
   for (const a of unexpected.slice(0, 5)) {
-    report.note(`unexpected answer: ${a.method} ${a.path} ${a.status} ${JSON.stringify(a.body).slice(0, 200)} ${((a.startedAt - downAt) / 1000).toFixed(2)} s after the stop; the API logged: ${apiLogOf(a)}`);
+    report.note(`unexpected answer: ${a.method} ${a.path} ${a.status} ${JSON.stringify(a.body).slice(0, 200)} ${((a.startedAt - downAt) / 1000).toFixed(2)} s after the stop; the API logged: ${apiLogAbout(api, a.requestId)}`);
   }
   for (const f of failures.slice(0, 5)) report.note(`client saw a failure: ${f.slice(0, 300)}`);
 

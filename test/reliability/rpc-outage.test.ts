@@ -7,8 +7,8 @@
 // made by Node itself (ECONNREFUSED from a socket) come from another realm and fail `instanceof Error`,
 // so the in-process API would answer differently from production.
 import supertest from 'supertest';
-import { forwardTo, isEnvelope, leaksInternals, recordAnswers, statusHistogram, type AnswerRecorder, type RecordedAnswer } from '../support/answer-recorder';
-import { startApiProcess, type ApiProcess } from '../support/api-process';
+import { forwardTo, isEnvelope, leaksInternals, recordAnswers, statusHistogram, type AnswerRecorder } from '../support/answer-recorder';
+import { apiLogAbout, startApiProcess, type ApiProcess } from '../support/api-process';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { startTestStack, TestStack } from '../support/test-stack';
 import { checkLedger, ledgerStart, sleep, startSettlement, verifyMany, waitAllFinal } from './flows';
@@ -41,12 +41,6 @@ afterAll(async () => {
   await stack?.stop();
   await proxy?.stop();
 });
-
-/** What the API process logged about one request (its error handler logs "unhandled error" before a 500). */
-function apiLogOf(answer: RecordedAnswer): string {
-  const lines = api.lines.filter((l) => answer.requestId !== undefined && l.includes(answer.requestId) && !l.includes('"message":"request"'));
-  return lines.join(' ').slice(0, 400) || 'nothing';
-}
 
 /** "settlement step failed; will retry ×12, …" from the worker's JSON log lines at warn level and above */
 function summarizeWarnings(lines: readonly string[]): string {
@@ -152,7 +146,7 @@ it('settlements wait out the outage and resume; verifies answer 503 service_unav
   report.note(`settle requests during the outage (Form B needs no chain): ${statusHistogram(settlesDuringOutage)}`);
   report.note(`first verify answered 200 ${recoverySeconds.toFixed(2)} s after the endpoint came back; every settlement final ${allFinalSeconds.toFixed(1)} s after it came back (the worker's retry backoff reaches 30 s)`);
   for (const a of answers.filter((x) => x.status !== 200 && x.status !== 503).slice(0, 5)) {
-    report.note(`unexpected answer: ${a.method} ${a.path} ${a.status} ${JSON.stringify(a.body).slice(0, 300)}; the API logged: ${apiLogOf(a)}`);
+    report.note(`unexpected answer: ${a.method} ${a.path} ${a.status} ${JSON.stringify(a.body).slice(0, 300)}; the API logged: ${apiLogAbout(api, a.requestId)}`);
   }
 
   // every check is recorded before any is asserted, so a failing scenario still has its full record (ledger included)

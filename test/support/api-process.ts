@@ -2,8 +2,8 @@
 // still alive, and how much memory (RSS) it holds.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { freePort } from './ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const API_MAIN = path.join(ROOT, 'apps/api/dist/main.js');
@@ -25,17 +25,6 @@ export interface ApiProcess {
    */
   collectGarbage(): Promise<NodeJS.MemoryUsage>;
   stop(signal?: NodeJS.Signals): Promise<number | string | null>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-  });
 }
 
 export function rssKiBOf(pid: number): number {
@@ -164,4 +153,10 @@ export async function startApiProcess(env: Record<string, string>, options: ApiP
       }
     },
   };
+}
+
+/** What an API process logged about one request, besides its access line (the error handler logs "unhandled error" before a 500). */
+export function apiLogAbout(api: Pick<ApiProcess, 'lines'>, requestId: string | undefined): string {
+  const lines = api.lines.filter((l) => requestId !== undefined && l.includes(requestId) && !l.includes('"message":"request"'));
+  return lines.join(' ').slice(0, 400) || 'nothing';
 }

@@ -1,5 +1,6 @@
-// Things a payer or merchant does on chain by themselves, outside the facilitator.
-import { Signature, Wallet } from 'ethers';
+// Things a payer or merchant does on chain by themselves, outside the facilitator, and what tests read
+// back from the chain to check the facilitator's work.
+import { id as topicOf, Signature, Wallet, zeroPadValue } from 'ethers';
 import type { Devnet } from '@facilitator/chain';
 
 const CANCEL_TYPES = {
@@ -44,4 +45,15 @@ export async function balances(devnet: Devnet, merchant = devnet.accounts.mercha
 
 export function difference(after: Balances, before: Balances): Balances {
   return { payer: after.payer - before.payer, merchant: after.merchant - before.merchant, treasury: after.treasury - before.treasury };
+}
+
+/** How many token Transfer events moved funds from `from` to `to` since `fromBlock`: fees and payments counted on chain. */
+export async function transfersOnChain(devnet: Devnet, fromBlock: number, from: string, to: string): Promise<number> {
+  const logs = await devnet.provider.getLogs({
+    address: devnet.token,
+    fromBlock,
+    toBlock: 'latest',
+    topics: [topicOf('Transfer(address,address,uint256)'), zeroPadValue(from, 32), zeroPadValue(to, 32)],
+  });
+  return logs.length;
 }

@@ -2,10 +2,10 @@
 // which the test may stop and start at will. The machine's shared Postgres is never touched.
 import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { freePort } from './ports';
 
 const DEFAULT_BIN_DIR = '/usr/lib/postgresql/15/bin';
 
@@ -26,17 +26,6 @@ export interface PrivatePostgres {
   log(): string;
   /** stops the instance (immediate) and deletes its directory; safe to call twice */
   destroy(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function chownTree(target: string, uid: number, gid: number): void {

@@ -1,9 +1,9 @@
 // A Redis of the test's own, with AOF persistence as production runs it, that the test may restart.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from './ports';
 
 export interface PrivateRedis {
   url: string;
@@ -11,15 +11,6 @@ export interface PrivateRedis {
   /** SIGTERM (Redis flushes its AOF), wait, then start again on the same port and data directory */
   restart(downMs?: number): Promise<void>;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,28 +1,14 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createEmptyDatabase } from '../../../test/support/database';
+import { runNodeProgram, type ProgramRun } from '../../../test/support/node-program';
 import { findMigrationsDir } from './migrations/find-migrations-dir';
 import { readMigrations } from './migrations/read-migrations';
 
 const CLI = path.join(__dirname, 'migrate-cli.ts');
 
-interface CliResult {
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 // Runs the real entry point in its own node process, as a deploy would (TypeScript via esbuild-register).
-function runCli(env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', require.resolve('esbuild-register'), CLI], { env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (exitCode) => resolve({ exitCode, stdout, stderr }));
-  });
+function runCli(env: NodeJS.ProcessEnv): Promise<ProgramRun> {
+  return runNodeProgram(['-r', require.resolve('esbuild-register'), CLI], env);
 }
 
 function envWith(databaseUrl: string | undefined): NodeJS.ProcessEnv {
@@ -38,7 +24,7 @@ describe('migrate-cli', () => {
     const result = await runCli(envWith(databaseUrl));
 
     expect(result).toEqual({
-      exitCode: 1,
+      code: 1,
       stdout: '',
       stderr: 'configuration error: DATABASE_URL is required but not set\n',
     });
@@ -50,11 +36,11 @@ describe('migrate-cli', () => {
       const names = readMigrations(findMigrationsDir()).map((migration) => migration.name);
 
       const first = await runCli(envWith(db.url));
-      expect(first.exitCode).toBe(0);
+      expect(first.code).toBe(0);
       expect(first.stdout).toContain(`applied ${names.length} migration(s): ${names.join(', ')}`);
 
       const second = await runCli(envWith(db.url));
-      expect(second.exitCode).toBe(0);
+      expect(second.code).toBe(0);
       expect(second.stdout).toBe('database is up to date: no pending migrations\n');
     } finally {
       await db.drop();
