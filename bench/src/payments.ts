@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Signature, verifyTypedData } from 'ethers';
 import type { Devnet } from '@facilitator/chain';
 import {
+  authorizationToJson,
   domainSeparator,
   recoverAuthorizationSigner,
   TRANSFER_WITH_AUTHORIZATION_TYPES,
@@ -21,7 +22,7 @@ const native = require('secp256k1/bindings') as {
 export const PRICE_UNITS = 10_000n; // "$0.01"
 
 export interface SignedPayment {
-  authorization: { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string };
+  authorization: ReturnType<typeof authorizationToJson>;
   /** 65 bytes r ‖ s ‖ v, v 27 or 28, as x402 clients send it */
   signature: string;
 }
@@ -50,14 +51,7 @@ export class PaymentFactory {
     // libsecp256k1 always produces low-s signatures, which USDC requires
     const { signature, recid } = native.ecdsaSign(transferAuthorizationDigest(this.separator, auth), this.key);
     return {
-      authorization: {
-        from: auth.from,
-        to: auth.to,
-        value: auth.value.toString(),
-        validAfter: auth.validAfter.toString(),
-        validBefore: auth.validBefore.toString(),
-        nonce: auth.nonce,
-      },
+      authorization: authorizationToJson(auth),
       signature: '0x' + Buffer.from(signature).toString('hex') + (27 + recid).toString(16),
     };
   }

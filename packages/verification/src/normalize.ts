@@ -75,7 +75,8 @@ export function paymentFromFormA(body: FormARequest, networks: EnabledNetworks, 
   };
 }
 
-function payloadOf(payload: ExactEvmPayloadBody, path: string) {
+/** The signed part of an exact EVM payload (`{ authorization, signature }` at `path`), normalized. */
+export function payloadOf(payload: ExactEvmPayloadBody, path: string) {
   return { authorization: authorizationOf(payload.authorization, `${path}/authorization`), signature: payload.signature.toLowerCase() };
 }
 

@@ -8,7 +8,7 @@ import {
   type X402Eip712Extra,
 } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';
-import { authorizationOf, uint } from './normalize';
+import { payloadOf, uint } from './normalize';
 import type { Payment } from './payment';
 import { X402Reason } from './x402-reasons';
 
@@ -120,7 +120,6 @@ function messageOfProblems(err: InvalidRequestError): string {
   return `${err.message}: ${problems.slice(0, 5).map((p) => `${p.path || '(body)'} ${p.message}`).join('; ')}`;
 }
 
-
 function claimOf(extra: X402Eip712Extra | null | undefined, path: string): ClaimedDomain[] {
   if (!extra || (extra.name === undefined && extra.version === undefined)) return [];
   return [{ name: extra.name, version: extra.version, path }];
@@ -168,8 +167,7 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
       surface: 'x402',
       network,
       networkName: requirements.network,
-      authorization: authorizationOf(payload.authorization, '/paymentPayload/payload/authorization'),
-      signature: payload.signature.toLowerCase(),
+      ...payloadOf(payload, '/paymentPayload/payload'),
       expected: {
         payTo: requirements.payTo.toLowerCase(),
         amount: uint(requirements.amount, '/paymentRequirements/amount'),
@@ -212,8 +210,7 @@ function fromV1(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
       surface: 'x402',
       network,
       networkName: requirements.network,
-      authorization: authorizationOf(payload.authorization, '/paymentPayload/payload/authorization'),
-      signature: payload.signature.toLowerCase(),
+      ...payloadOf(payload, '/paymentPayload/payload'),
       expected: {
         payTo: requirements.payTo.toLowerCase(),
         amount: uint(requirements.maxAmountRequired, '/paymentRequirements/maxAmountRequired'),

@@ -6,6 +6,7 @@ import { FeePolicy, type Fees } from './fee-policy';
 import { classifyNodeError } from './node-error-classification';
 import { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-receipt';
 import { decodeRevert } from './revert-reason';
+import { SharedReadings } from './shared-readings';
 import type { ResolvedSendingOptions, SendPhase } from './sending-options';
 import type { SigningKeyring } from './signing-keyring';
 
@@ -22,8 +23,8 @@ const NONCE_USED_CHECKS = 3;
  * signed version is stored before it is broadcast, and every node answer goes through classifyNodeError.
  */
 export class TransactionDispatcher {
-  private readonly feeCache = new Map<number, { at: number; fees: Promise<Fees> }>();
-  private readonly heads = new Map<number, { at: number; head: Promise<number> }>();
+  private readonly marketFeeReadings = new SharedReadings<number, Fees>();
+  private readonly headReadings = new SharedReadings<number, number>();
 
   constructor(
     private readonly store: ChainTransactionStore,
@@ -56,13 +57,7 @@ export class TransactionDispatcher {
    * afresh (`maxAgeMs` 0): the market moving is usually why they are made.
    */
   marketFees(chainId: number, maxAgeMs = this.options.feeCacheMs): Promise<Fees> {
-    const cached = this.feeCache.get(chainId);
-    if (cached && Date.now() - cached.at < maxAgeMs) return cached.fees;
-    const fees = this.rpc(chainId, (provider) => this.fees.market(provider));
-    this.feeCache.set(chainId, { at: Date.now(), fees });
-    // a failed read is not kept
-    fees.catch(() => this.feeCache.get(chainId)?.fees === fees && this.feeCache.delete(chainId));
-    return fees;
+    return this.marketFeeReadings.get(chainId, maxAgeMs, () => this.rpc(chainId, (provider) => this.fees.market(provider)));
   }
 
   /**
@@ -70,12 +65,9 @@ export class TransactionDispatcher {
    * poll interval per chain, however many transactions are in flight.
    */
   headBlock(chainId: number): Promise<number> {
-    const cached = this.heads.get(chainId);
-    if (cached && Date.now() - cached.at < this.options.receiptPollIntervalMs / 2) return cached.head;
-    const head = this.rpc(chainId, async (provider) => Number(BigInt((await provider.send('eth_blockNumber', [])) as string)));
-    this.heads.set(chainId, { at: Date.now(), head });
-    head.catch(() => this.heads.get(chainId)?.head === head && this.heads.delete(chainId));
-    return head;
+    return this.headReadings.get(chainId, this.options.receiptPollIntervalMs / 2, () =>
+      this.rpc(chainId, async (provider) => Number(BigInt((await provider.send('eth_blockNumber', [])) as string))),
+    );
   }
 
   /** Signs and stores the first version (unless one is stored already), then broadcasts it. */

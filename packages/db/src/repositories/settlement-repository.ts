@@ -130,10 +130,6 @@ export class SettlementRepository {
     return rows.length > 0 ? settlementWithVerificationFromColumns(rows[0]) : null;
   }
 
-  findByPaymentKey(paymentKey: string): Promise<SettlementRow | null> {
-    return this.prisma.settlement.findUnique({ where: { paymentKey } });
-  }
-
   /**
    * The settlement that owns this payment: the live one if there is one, else a new one. The unique
    * payment key makes this safe under any concurrency: exactly one insert wins, the rest read it.
@@ -196,10 +192,6 @@ export class SettlementRepository {
     } finally {
       client.release(broken);
     }
-  }
-
-  transitionsOf(settlementId: string) {
-    return this.prisma.settlementTransition.findMany({ where: { settlementId }, orderBy: { id: 'asc' } });
   }
 
   /** Settlements that are not final and have not moved for a while: their jobs may be lost. */
