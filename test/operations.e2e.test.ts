@@ -5,6 +5,10 @@ import { createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../apps/api/src/build-api';
 import { startTestStack, TestStack } from './support/test-stack';
 import { freePort } from './support/ports';
+import { startApiProcess } from './support/api-process';
+import { requestOnFreshConnection } from './support/fresh-connection';
+import { duplicateFamilies, duplicateSamples, valueOf } from './support/prometheus-text';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 const ADMIN = { ADMIN_USERNAME: 'operator', ADMIN_PASSWORD: 'correct horse battery' };
 let stack: TestStack;
@@ -15,17 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-/** The value of one series (with these labels) in Prometheus text, or 0 when absent. */
-function valueOf(text: string, name: string, labels: Record<string, string> = {}): number {
-  const lines = text.split('\n').filter((l) => l.startsWith(name) && !l.startsWith('#'));
-  const match = lines.find((l) => {
-    const head = l.slice(0, l.lastIndexOf(' '));
-    if (!(head === name || head.startsWith(`${name}{`))) return false;
-    return Object.entries(labels).every(([k, v]) => head.includes(`${k}="${v}"`));
-  });
-  return match ? Number(match.slice(match.lastIndexOf(' ') + 1)) : 0;
-}
 
 async function settleOne(): Promise<string> {
   const p = await stack.payment();
@@ -65,6 +58,95 @@ describe('metrics', () => {
     expect(valueOf(workerAfter, 'x402_relayer_native_balance_wei', { address: treasury, role: 'treasury' })).toBeGreaterThan(0);
     expect(workerAfter).toMatch(/x402_relayer_token_balance_units\{[^}]*role="relayer"/);
     expect(workerAfter).toMatch(/x402_webhook_attempts_total|x402_queue_jobs/);
+  });
+});
+
+describe('metrics with two API processes (a Node cluster)', () => {
+  it('every scrape, whichever process answers, reports the whole API, and every series moves', async () => {
+    const receiver = await new WebhookReceiver().start();
+    const metricsPort = await freePort();
+    // one worker only, so its counters see every settlement of this test
+    await stack.killWorkers();
+    const worker = await stack.startWorker({ WORKER_METRICS_PORT: String(metricsPort) });
+    const api = await startApiProcess({ ...stack.env, API_PROCESSES: '2', LOG_LEVEL: 'warn' });
+    const scrapeWorker = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    // each scrape on its own connection, so the cluster hands them to both processes in turn
+    const scrapeApi = async () => {
+      const res = await requestOnFreshConnection('GET', `${api.url}/metrics`);
+      expect({ status: res.status, body: res.status === 200 ? 'metrics' : res.text }).toEqual({ status: 200, body: 'metrics' });
+      return res.text;
+    };
+    try {
+      const apiBefore = await scrapeApi();
+      const workerBefore = await scrapeWorker();
+      const payments = 6;
+      const settled: string[] = [];
+      for (let i = 0; i < payments; i++) {
+        const p = await stack.payment();
+        const verified = await requestOnFreshConnection('POST', `${api.url}/v1/verify`, p.formB({ webhook_url: receiver.endpoint(`m${i}`) }));
+        expect(verified.status).toBe(200);
+        const settle = await requestOnFreshConnection('POST', `${api.url}/v1/settle`, {
+          verification_id: verified.json().verification_id,
+          destination_address: stack.devnet.accounts.merchant.address,
+        });
+        expect(settle.status).toBeLessThan(300);
+        settled.push(settle.json().settlement_id);
+      }
+      for (const id of settled) {
+        for (let tries = 0; ; tries++) {
+          const status = await requestOnFreshConnection('GET', `${api.url}/v1/settlements/${id}`);
+          if (status.json().status === 'settled') break;
+          if (tries > 200) throw new Error(`${id} not settled: ${status.text}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      // verification.completed and settlement.completed for each payment; a job completes just after its delivery
+      for (let i = 0; i < payments; i++) await receiver.waitFor(`m${i}`, 2);
+      const webhooksCompleted = async () => valueOf(await scrapeApi(), 'x402_queue_jobs', { queue: 'webhook', state: 'completed' });
+      for (const deadline = Date.now() + 10_000; (await webhooksCompleted()) < 2 * payments && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+
+      const verifiedBefore = valueOf(apiBefore, 'x402_verifications_total', { result: 'verified' });
+      const completedBefore = valueOf(apiBefore, 'x402_queue_jobs', { queue: 'settlement', state: 'completed' });
+      for (let scrape = 0; scrape < 4; scrape++) {
+        const apiAfter = await scrapeApi();
+        expect(duplicateSamples(apiAfter)).toEqual([]);
+        expect(duplicateFamilies(apiAfter)).toEqual([]);
+        // counters summed over both processes: every scrape sees all the requests, not one process's share
+        expect(valueOf(apiAfter, 'x402_verifications_total', { result: 'verified', reason: 'none' }) - verifiedBefore).toBe(payments);
+        expect(valueOf(apiAfter, 'x402_http_requests_total', { method: 'POST', route: '/v1/verify', status: '200' })).toBe(payments);
+        expect(valueOf(apiAfter, 'x402_http_request_duration_seconds_count', { method: 'POST', route: '/v1/verify', status: '200' })).toBe(payments);
+        expect(valueOf(apiAfter, 'x402_http_requests_total', { method: 'POST', route: '/v1/settle' })).toBe(payments);
+        expect(valueOf(apiAfter, 'x402_queue_jobs', { queue: 'settlement', state: 'completed' }) - completedBefore).toBeGreaterThanOrEqual(payments);
+        expect(valueOf(apiAfter, 'x402_queue_jobs', { queue: 'webhook', state: 'completed' })).toBeGreaterThanOrEqual(2 * payments);
+        expect(valueOf(apiAfter, 'x402_process_cpu_seconds_total')).toBeGreaterThan(0);
+        expect(valueOf(apiAfter, 'x402_process_resident_memory_bytes')).toBeGreaterThan(0);
+        expect(apiAfter).not.toContain('x402_process_process_');
+      }
+
+      // key balances are read at most every 15 s: wait for a reading taken after the fees arrived
+      const treasury = stack.devnet.accounts.treasury.address.toLowerCase();
+      const treasuryTokens = (text: string) => valueOf(text, 'x402_relayer_token_balance_units', { address: treasury, role: 'treasury' });
+      let workerAfter = await scrapeWorker();
+      for (const deadline = Date.now() + 20_000; treasuryTokens(workerAfter) === treasuryTokens(workerBefore) && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 500));
+        workerAfter = await scrapeWorker();
+      }
+      expect(duplicateSamples(workerAfter)).toEqual([]);
+      const moved = (name: string, labels: Record<string, string> = {}) => valueOf(workerAfter, name, labels) - valueOf(workerBefore, name, labels);
+      expect(moved('x402_settlements_total', { state: 'settled' })).toBe(payments);
+      expect(moved('x402_settlement_duration_seconds_count')).toBe(payments);
+      expect(moved('x402_fees_collected_total')).toBe(payments);
+      expect(moved('x402_fee_units_collected_total')).toBe(payments * 10_000);
+      expect(moved('x402_webhook_attempts_total', { outcome: 'delivered' })).toBe(2 * payments);
+      expect(moved('x402_relayer_token_balance_units', { address: treasury, role: 'treasury' })).toBe(payments * 10_000);
+      expect(valueOf(workerAfter, 'x402_relayer_native_balance_wei', { role: 'relayer' })).toBeGreaterThan(0);
+    } finally {
+      await api.stop();
+      await worker.stop('SIGTERM');
+      await receiver.stop();
+    }
   });
 });
 

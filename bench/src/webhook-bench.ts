@@ -148,6 +148,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
         type: WebhookEventType.VerificationCompleted,
         url: receiver.url,
         verificationId,
+        merchant: devnet.accounts.merchant.address,
         status: 'verified',
         data: { payer_address: devnet.accounts.payer.address.toLowerCase(), merchant_address: devnet.accounts.merchant.address.toLowerCase(), verified_amount: '10000', verified_token: devnet.token.toLowerCase(), chain: `eip155:${devnet.chainId}` },
       });

@@ -21,6 +21,7 @@ export class ScenarioReport {
     readonly id: string,
     readonly title: string,
     readonly fault: string,
+    private readonly resultsDir = RESULTS_DIR,
   ) {}
 
   /** Records a check and returns whether it held; the test still asserts it with expect(). */
@@ -41,7 +42,7 @@ export class ScenarioReport {
   }
 
   save(): void {
-    mkdirSync(RESULTS_DIR, { recursive: true });
+    mkdirSync(this.resultsDir, { recursive: true });
     const record = {
       id: this.id,
       title: this.title,
@@ -52,6 +53,6 @@ export class ScenarioReport {
       notes: this.notes,
       at: new Date().toISOString(),
     };
-    writeFileSync(path.join(RESULTS_DIR, `${this.id}.json`), JSON.stringify(record, null, 2));
+    writeFileSync(path.join(this.resultsDir, `${this.id}.json`), JSON.stringify(record, null, 2));
   }
 }

@@ -12,7 +12,8 @@ import { createTestDatabase, type TestDatabase } from './database';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const WEBHOOK_SECRET = 'test-webhook-secret';
+/** the master key (at least 32 characters); merchants' own webhook secrets are encrypted with it */
+export const WEBHOOK_SECRET = 'test-webhook-master-secret-0123456789';
 
 export interface TestStackOptions {
   env?: Record<string, string | undefined>;

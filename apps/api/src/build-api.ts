@@ -1,10 +1,11 @@
 import type { Express } from 'express';
-import type { Config } from '@facilitator/config';
+import type { ApiConfig } from '@facilitator/config';
 import { createProvider, JsonRpcBatchClient, RpcChainReader } from '@facilitator/chain';
 import {
   createPgPool,
   createPrismaClient,
   IdempotencyRepository,
+  MerchantRepository,
   SettlementRepository,
   VerificationRepository,
 } from '@facilitator/db';
@@ -12,8 +13,9 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { InvalidRequestError } from '@facilitator/core';
-import { buildOpenApiDocument, x402OpenApiPaths, x402OpenApiSchemas } from '@facilitator/schemas';
-import { SettlementRequests } from '@facilitator/settlement';
+import { buildOpenApiDocument, merchantOpenApiPaths, merchantOpenApiSchemas, x402OpenApiPaths, x402OpenApiSchemas } from '@facilitator/schemas';
+import { MerchantService, SecretBox } from '@facilitator/merchants';
+import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertAcceptableWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
@@ -23,11 +25,14 @@ import type { ReadinessCheck } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { queueRoutes } from './routes/queues';
 import { rateLimitPerClient } from './middleware/rate-limit';
+import { settleProtection } from './middleware/settle-protection';
+import { merchantRoutes } from './routes/merchants';
 import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
 import { verifyRoutes } from './routes/verify';
 import { x402Routes } from './routes/x402';
+import { SettlementWaiter } from './settlement-waiter';
 import { verificationEvents } from './verification-events';
 
 export interface ApiRuntime {
@@ -37,7 +42,7 @@ export interface ApiRuntime {
 }
 
 /** The composition root of the API: every dependency is made here, once, from the validated config. */
-export function buildApi(config: Config, logger: Logger): ApiRuntime {
+export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const prisma = createPrismaClient(config.databaseUrl);
   const redis = createRedisConnection({ url: config.redisUrl, clusterNodes: config.redisClusterNodes }, 'producer');
   redis.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
@@ -56,22 +61,41 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
   const settlements = new SettlementRepository(prisma, pool);
   const outbox = new WebhookOutbox(prisma, queues);
   const networks = new EnabledNetworks(config.networks);
-  const metrics = createMetrics('api', { queues: [queues.settlement, queues.webhook] });
+  const metrics = createMetrics('api', {
+    queues: [queues.settlement, queues.webhook],
+    needingAttention: () => settlements.countNeedingAttention(),
+  });
+  const settlementRequests = new SettlementRequests(settlements, queues, config.feeAmount, config.abuse.feeRevertBackoffMs);
+  const waits = new SettlementWaiter({
+    findByIds: (ids) => settlements.findByIds(ids),
+    timeoutMs: config.settleWaitTimeoutMs,
+    maxWaiters: config.abuse.maxSettleWaiters,
+  });
   const publishVerificationEvents = verificationEvents(outbox, logger);
+  const merchants = new MerchantService({
+    repository: new MerchantRepository(pool),
+    secretBox: new SecretBox(config.webhookSecret),
+    graceSeconds: config.webhookSecretGraceSeconds,
+    feeAmount: config.feeAmount,
+    providerFor: (chainId) => endpoints.find((e) => e.chainId === chainId)?.provider,
+  });
 
   const verification = new VerificationService({
     chain,
     verifications,
     settlements,
-    treasuryAddress: config.treasury.address,
+    treasuryAddress: config.treasuryAddress,
     expiryMarginSeconds: config.authorizationExpiryMarginSeconds,
+    minPaymentAmount: config.abuse.minPaymentAmount,
+    // a merchant with settle protection on may lower its own minimum (down to 0)
+    merchantMinimum: (merchant) => merchants.minimumFor(merchant),
     onVerified: async (outcome, payment) => {
       metrics.verifications.inc({ result: outcome.record.status, reason: outcome.failure?.reason ?? 'none' });
       await publishVerificationEvents(outcome, payment);
     },
   });
 
-  const webhookPolicy = { requireHttps: config.nodeEnv === 'production', allowPrivate: config.webhookAllowPrivate };
+  const webhookPolicy = { requireHttps: config.nodeEnv === 'production', allowPrivate: config.webhookAllowPrivate, allowedPorts: config.webhookAllowedPorts };
   const checkWebhookUrl = async (url: string) => {
     try {
       await assertAcceptableWebhookUrl(url, webhookPolicy);
@@ -104,19 +128,22 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
         idempotencyTtlSeconds: config.idempotencyTtlSeconds,
         checkWebhookUrl,
       }),
+      // before both settle routes: a protected merchant's settle needs its key, or nothing is enqueued
+      settleProtection({ merchants, verifications }),
       settleRoutes({
         networks,
         verifications,
         settlements,
-        requests: new SettlementRequests(settlements, queues, config.feeAmount),
-        settleWaitTimeoutMs: config.settleWaitTimeoutMs,
+        requests: settlementRequests,
+        waits,
       }),
-      statusRoutes({ apiKeys: config.apiKeys, verifications, settlements }),
-      webhookRoutes({ apiKeys: config.apiKeys, prisma, outbox }),
-      queueRoutes(queues, config.apiKeys),
+      statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
+      webhookRoutes({ apiKeys: config.apiKeys, prisma, outbox, merchants }),
+      merchantRoutes({ networks, merchants }),
+      queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
       adminQueueRoutes(queues, config.admin),
-      docsRoutes(buildOpenApiDocument({ extraPaths: x402OpenApiPaths, extraSchemas: x402OpenApiSchemas })),
+      docsRoutes(buildOpenApiDocument({ extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths }, extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas } })),
       x402Routes({
         networks,
         verifier: new X402Verifier({
@@ -127,9 +154,9 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
         }),
         verifications,
         settlements,
-        requests: new SettlementRequests(settlements, queues, config.feeAmount),
-        settleWaitTimeoutMs: config.settleWaitTimeoutMs,
-        signers: [...config.relayers.map((r) => r.address), config.treasury.address],
+        requests: settlementRequests,
+        waits,
+        signers: [...config.relayerAddresses, config.treasuryAddress],
         logger,
       }),
     ],
@@ -141,6 +168,7 @@ export function buildApi(config: Config, logger: Logger): ApiRuntime {
     app,
     metrics,
     async close() {
+      waits.close();
       await queues.close();
       redis.disconnect();
       for (const e of endpoints) {

@@ -1,15 +1,15 @@
 import cluster from 'node:cluster';
-import { loadConfigOrExit } from '@facilitator/config';
+import { exitOnConfigError, loadApiConfig } from '@facilitator/config';
 import { createLogger } from '@facilitator/logging';
 import { buildApi } from './build-api';
 import { serveClusterMetrics } from './cluster-metrics';
 
-const config = loadConfigOrExit();
+const config = exitOnConfigError(() => loadApiConfig());
 const logger = createLogger({
   service: 'api',
   level: config.logLevel,
   // RPC URLs too: providers put API keys in them
-  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys, ...config.networks.map((n) => n.rpcUrl)],
+  secrets: [config.webhookSecret, ...config.apiKeys, ...config.networks.map((n) => n.rpcUrl)],
 });
 
 // Verification is CPU-bound (JSON, hashing, signature recovery): one process per core shares the port.

@@ -5,8 +5,7 @@ import {
   InsufficientAllowanceError,
   SettlementFailedError,
 } from '@facilitator/core';
-import type { Settlement, SettlementRepository } from '@facilitator/db';
-import { isFinal } from '@facilitator/settlement';
+import type { Settlement } from '@facilitator/db';
 
 /** The typed error a failed settlement answers with, carrying its stored code, message and details. */
 export function settlementError(s: Settlement): FacilitatorError {
@@ -20,20 +19,4 @@ export function settlementError(s: Settlement): FacilitatorError {
     default:
       return new SettlementFailedError(message, details);
   }
-}
-
-/**
- * Waits for a settlement to become final, reading Postgres (the source of truth) with a short backoff.
- * Returns the last row read, final or not, when the wait is over.
- */
-export async function waitForFinal(settlements: SettlementRepository, initial: Settlement, timeoutMs: number): Promise<Settlement> {
-  const deadline = Date.now() + timeoutMs;
-  let current = initial;
-  let delay = 25;
-  while (!isFinal(current.state) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))));
-    delay = Math.min(delay * 2, 200);
-    current = (await settlements.findById(current.id)) ?? current;
-  }
-  return current;
 }

@@ -5,12 +5,14 @@ import { WebhookEventType, type WebhookOutbox } from '@facilitator/webhooks';
 /** Emits verification.completed / verification.failed for verifications that carry a webhook_url. */
 export function verificationEvents(outbox: WebhookOutbox, logger: Logger): VerificationListener {
   return async ({ record, failure }) => {
-    if (!record.webhookUrl) return;
+    // no payTo, no merchant to sign for (a request that never got that far has no webhook_url either)
+    if (!record.webhookUrl || !record.merchant) return;
     try {
       await outbox.publish({
         type: failure ? WebhookEventType.VerificationFailed : WebhookEventType.VerificationCompleted,
         url: record.webhookUrl,
         verificationId: record.id,
+        merchant: record.merchant,
         status: record.status,
         data: failure
           ? { reason: failure.message, details: failure.details }

@@ -1,13 +1,22 @@
 import { Worker } from 'bullmq';
-import type { Config } from '@facilitator/config';
+import type { WorkerProcessConfig } from '@facilitator/config';
 import { createProvider, LocalKeyTransactionProvider, UsdcClient } from '@facilitator/chain';
-import { createPgPool, createPrismaClient, SettlementRepository } from '@facilitator/db';
+import {
+  createPgPool,
+  createPrismaClient,
+  IdempotencyRepository,
+  MerchantRepository,
+  SettlementRepository,
+  VerificationRepository,
+} from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { createQueues, createRedisConnection, type QueueName } from '@facilitator/queue';
+import { MerchantService, SecretBox } from '@facilitator/merchants';
 import { SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
+import { maintenanceHandler, scheduleRetention } from './retention-handler';
 import { settlementHandler } from './settlement-handler';
 import { Sweeper } from './sweeper';
 import { webhookHandler } from './webhook-handler';
@@ -21,7 +30,7 @@ export interface WorkerRuntime {
 }
 
 /** The composition root of the worker process. */
-export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
+export function buildWorker(config: WorkerProcessConfig, logger: Logger): WorkerRuntime {
   const redisTarget = { url: config.redisUrl, clusterNodes: config.redisClusterNodes };
   // the settlement hot path runs on `pool` (plain pg); Prisma serves the sweeper and webhook deliveries
   const pool = createPgPool(config.databaseUrl, Math.min(50, config.worker.settlementConcurrency + 10));
@@ -34,19 +43,31 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
     pool,
     providers,
     [config.treasury, ...config.relayers.filter((r) => r.address !== config.treasury.address)],
-    { logger },
+    {
+      logger,
+      perNetwork: new Map(config.networks.map((n) => [n.chainId, { maxFeePerGasCap: n.maxFeePerGas, replaceAfterMs: n.replaceAfterMs }])),
+    },
   );
   const networks = new Map<number, SettlementNetwork>(
     config.networks.map((n) => [
       n.chainId,
-      { chainId: n.chainId, caip2: n.caip2, rpcUrl: n.rpcUrl, confirmations: n.confirmations, usdc: new UsdcClient(providers.get(n.chainId)!, n.tokenAddress) },
+      {
+        chainId: n.chainId,
+        caip2: n.caip2,
+        rpcUrl: n.rpcUrl,
+        confirmations: n.confirmations,
+        usdc: new UsdcClient(providers.get(n.chainId)!, n.tokenAddress),
+        gasCaps: n.gasCaps,
+      },
     ]),
   );
+
+  const settlements = new SettlementRepository(prisma, pool);
   const metrics = createMetrics('worker', {
+    needingAttention: () => settlements.countNeedingAttention(),
     queues: [queues.settlement, queues.webhook],
     balances: keyBalances(config, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
   });
-  const settlements = new SettlementRepository(prisma, pool);
   const outbox = new WebhookOutbox(prisma, queues);
   const machine = new SettlementMachine({
     settlements,
@@ -57,15 +78,40 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
     feeAmount: config.feeAmount,
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
     outbox,
+    merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
     onTransition: (t) => {
       logger.info('settlement transition', { settlementId: t.settlementId, from: t.from, to: t.to, note: t.note });
       recordTransition(metrics, t);
     },
   });
-  const delivery = new WebhookDelivery({ prisma, secret: config.webhookSecret, allowPrivate: config.webhookAllowPrivate });
+  const merchants = new MerchantService({
+    repository: new MerchantRepository(pool),
+    secretBox: new SecretBox(config.webhookSecret),
+    graceSeconds: config.webhookSecretGraceSeconds,
+    feeAmount: config.feeAmount,
+  });
+  const delivery = new WebhookDelivery({
+    prisma,
+    // each event is signed with its merchant's own secret(s), created on first use
+    signingSecrets: (merchant) => merchants.signingSecrets(merchant),
+    allowPrivate: config.webhookAllowPrivate,
+    allowedPorts: config.webhookAllowedPorts,
+    onAttemptError: (eventId, error) => logger.info('webhook attempt error', { eventId, error }),
+  });
 
   const catalog: JobCatalog = {
-    settlement: settlementHandler(machine, logger, config.worker.settlementConcurrency),
+    settlement: settlementHandler({
+      machine,
+      logger,
+      concurrency: config.worker.settlementConcurrency,
+      maxAttempts: config.worker.settlementAttempts,
+    }),
+    maintenance: maintenanceHandler({
+      verifications: new VerificationRepository(pool),
+      idempotencyKeys: new IdempotencyRepository(prisma),
+      retention: config.retention,
+      logger,
+    }),
     webhook: webhookHandler(delivery, logger, config.worker.webhookConcurrency, config.webhookRetryDelaysMs, metrics),
   };
   const served = config.worker.queues as QueueName[];
@@ -102,6 +148,9 @@ export function buildWorker(config: Config, logger: Logger): WorkerRuntime {
     staleAfterMs: config.worker.sweepStaleAfterMs,
   });
   sweeper.start();
+  if (served.includes('maintenance')) {
+    scheduleRetention(queues, config.retention.intervalMs).catch((err: unknown) => logger.warn('could not schedule the retention job', { err }));
+  }
   const metricsServer = config.worker.metricsPort > 0 ? serveWorkerMetrics(metrics, config.worker.metricsPort, logger) : undefined;
 
   return {

@@ -1,13 +1,13 @@
-import { loadConfigOrExit } from '@facilitator/config';
+import { exitOnConfigError, loadWorkerConfig } from '@facilitator/config';
 import { createLogger } from '@facilitator/logging';
 import { buildWorker } from './build-worker';
 
-const config = loadConfigOrExit();
+const config = exitOnConfigError(() => loadWorkerConfig());
 const logger = createLogger({
   service: 'worker',
   level: config.logLevel,
   // RPC URLs too: providers put API keys in them
-  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys, ...config.networks.map((n) => n.rpcUrl)],
+  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.map((n) => n.rpcUrl)],
 });
 
 let runtime: ReturnType<typeof buildWorker>;

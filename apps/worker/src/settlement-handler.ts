@@ -1,18 +1,34 @@
 import type { Job } from 'bullmq';
 import type { Logger } from '@facilitator/logging';
 import type { SettlementJobData } from '@facilitator/queue';
-import { UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
+import { classifySettlementError, UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
 import { UnrecoverableError } from 'bullmq';
 import type { JobHandler } from './job-catalog';
 
-/** Retry delays for a settlement job whose step threw (RPC or database unavailable): 0.5 s doubling to 30 s. */
+/** Retry delays for a settlement job whose step threw transiently (RPC or database unavailable): 0.5 s doubling to 30 s. */
 export function settlementBackoff(attemptsMade: number): number {
   return Math.min(500 * 2 ** Math.max(0, attemptsMade - 1), 30_000);
 }
 
-export function settlementHandler(machine: SettlementMachine, logger: Logger, concurrency: number): JobHandler {
+export interface SettlementHandlerOptions {
+  machine: SettlementMachine;
+  logger: Logger;
+  concurrency: number;
+  /** transient failures in a row before the job gives up (SETTLEMENT_MAX_ATTEMPTS) */
+  maxAttempts: number;
+  /** told whenever a settlement is parked for an operator */
+  onParked?: (settlementId: string) => void;
+}
+
+/**
+ * Runs a settlement job: advances the state machine. A permanent error gives up at once; transient ones
+ * retry with back-off up to `maxAttempts`. Giving up ends the settlement when its money state is known,
+ * else parks it for an operator; the job then fails for good (visible, and retryable, in Bull Board).
+ */
+export function settlementHandler(options: SettlementHandlerOptions): JobHandler {
+  const { machine, logger } = options;
   return {
-    concurrency,
+    concurrency: options.concurrency,
     backoff: settlementBackoff,
     async process(job: Job) {
       const { settlementId } = job.data as SettlementJobData;
@@ -21,8 +37,20 @@ export function settlementHandler(machine: SettlementMachine, logger: Logger, co
         return { state };
       } catch (err) {
         if (err instanceof UnknownSettlementError) throw new UnrecoverableError(err.message);
-        logger.warn('settlement step failed; will retry', { settlementId, attempt: job.attemptsMade + 1, err: (err as Error).message });
-        throw err;
+        const errorClass = classifySettlementError(err);
+        const attempt = job.attemptsMade + 1;
+        if (errorClass === 'transient' && attempt < options.maxAttempts) {
+          logger.warn('settlement step failed; will retry', { settlementId, attempt, err });
+          throw err;
+        }
+        const outcome = await machine.giveUp(settlementId, err, errorClass);
+        if (outcome !== 'parked') {
+          logger.warn('settlement ended after an error it cannot recover from', { settlementId, errorClass, attempt, state: outcome, err });
+          return { state: outcome };
+        }
+        logger.error('settlement parked for an operator: money state unknown', { settlementId, errorClass, attempt, err });
+        options.onParked?.(settlementId);
+        throw new UnrecoverableError(`parked for an operator after ${attempt} attempt(s): ${(err as Error)?.message ?? String(err)}`);
       }
     },
   };

@@ -1,12 +1,12 @@
 import http from 'node:http';
-import type { Config } from '@facilitator/config';
+import type { WorkerProcessConfig } from '@facilitator/config';
 import type { UsdcClient } from '@facilitator/chain';
 import { cached, type KeyBalance, type Metrics } from '@facilitator/metrics';
 import type { Logger } from '@facilitator/logging';
 import type { SettlementTransitionEvent } from '@facilitator/settlement';
 
 /** Balances of the treasury and relayer keys on every network, read at most every 15 s. */
-export function keyBalances(config: Config, clients: ReadonlyMap<number, UsdcClient>): () => Promise<KeyBalance[]> {
+export function keyBalances(config: WorkerProcessConfig, clients: ReadonlyMap<number, UsdcClient>): () => Promise<KeyBalance[]> {
   const keys = [
     { address: config.treasury.address, role: 'treasury' as const },
     ...config.relayers.filter((r) => r.address !== config.treasury.address).map((r) => ({ address: r.address, role: 'relayer' as const })),

@@ -1,5 +1,5 @@
 import { Signature, Wallet, hexlify, randomBytes, toBeHex, zeroPadValue } from 'ethers';
-import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_VRS } from './token-abi';
+import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS } from './token-abi';
 import { decodeUint } from './token-calldata';
 import { paidBetween, splitSignature, UsdcClient } from './usdc-client';
 
@@ -43,6 +43,22 @@ describe('hand-encoded token calldata', () => {
     const highS = '0x' + '11'.repeat(32) + 'f2'.repeat(32) + '1b';
     expect(splitSignature(highS)).toEqual({ v: 27, r: '11'.repeat(32), s: 'f2'.repeat(32) });
     expect(() => splitSignature(base + '05')).toThrow(/invalid signature v/);
+  });
+
+  // a Safe owner's eth_sign signature has v 31/32, its contract signatures 0, approved hashes 1: the token
+  // must get them byte for byte (bytes overload), never split, or settlement throws on what verify accepted
+  it('sends a 65-byte signature whose v is not 27/28 unchanged through the bytes overload', () => {
+    const auth = { from: address(), to: address(), value: 1n, validAfter: 0n, validBefore: 2n, nonce: hexlify(randomBytes(32)) };
+    const rs = '0x' + '11'.repeat(32) + '22'.repeat(32);
+    for (const v of ['00', '01', '1d', '1f', '20', 'ff']) {
+      const signature = rs + v;
+      expect(usdc.transferWithAuthorizationData(auth, signature)).toBe(
+        fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [
+          auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, signature,
+        ]),
+      );
+    }
+    expect(usdc.transferWithAuthorizationData(auth, rs + '1b').slice(0, 10)).toBe(fiatTokenInterface.getFunction(TRANSFER_WITH_AUTHORIZATION_VRS)!.selector);
   });
 
   it('decodes uint256 and bool results, and refuses an empty answer', () => {

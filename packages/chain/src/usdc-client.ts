@@ -44,9 +44,15 @@ export class UsdcClient {
     return encodeCall(SELECTORS.transferFrom, [addressWord(from), addressWord(to), uintWord(value)]);
   }
 
-  /** The (v, r, s) overload for 65-byte ECDSA signatures; the `bytes` overload (contract wallets) otherwise. */
+  /**
+   * The (v, r, s) overload for a 65-byte ECDSA signature whose v is 27 or 28 (cheaper, and the token packs
+   * it back into the very same bytes); the `bytes` overload, with the signature exactly as signed, for
+   * everything else. A contract wallet's 65-byte signature may carry any v (a Safe uses 0, 1 and 31+ for
+   * its own signature kinds): the token hands those bytes to the wallet's ERC-1271 check unchanged, which
+   * is what verification asked the wallet too, so verify and settle agree on every signature.
+   */
   transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string {
-    if (signature.length === 2 + 65 * 2) {
+    if (isPlainEcdsaSignature(signature)) {
       const { v, r, s } = splitSignature(signature);
       return encodeCall(SELECTORS.transferWithAuthorizationVrs, [
         addressWord(auth.from), addressWord(auth.to), uintWord(auth.value), uintWord(auth.validAfter), uintWord(auth.validBefore),
@@ -55,6 +61,27 @@ export class UsdcClient {
     }
     const args = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce];
     return fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [...args, signature]);
+  }
+
+  /** Whether `account` has code: a contract wallet (or a delegated EOA), whose signatures the token checks by ERC-1271. */
+  async hasCode(account: string): Promise<boolean> {
+    const code = (await this.provider.send('eth_getCode', [account, 'latest'])) as string;
+    return code !== '0x' && code !== '0x0' && code !== '';
+  }
+
+  /**
+   * Estimates a call as `from` against the pending block: its gas, or the revert reason when it would
+   * fail. Errors that are not reverts (the node is down) are thrown.
+   */
+  async estimate(from: string, data: string): Promise<{ gas: bigint } | { revert: string }> {
+    try {
+      const gas = (await this.provider.send('eth_estimateGas', [{ from, to: this.tokenAddress, data }, 'pending'])) as string;
+      return { gas: BigInt(gas) };
+    } catch (err) {
+      const reason = revertReasonOf(err);
+      if (reason === undefined) throw err;
+      return { revert: reason };
+    }
   }
 
   /** Dry-runs a call as `from`; resolves to the revert reason, or undefined when it would succeed. */
@@ -107,6 +134,13 @@ export function paidBetween(
     if (topic === TRANSFER_TOPIC && sender === fromTopic && recipient === toTopic) total += decodeUint(log.data);
   }
   return total;
+}
+
+/** 65 bytes with v 27 or 28: what USDC's ECRecover accepts from an ordinary key. */
+export function isPlainEcdsaSignature(signature: string): boolean {
+  if (signature.length !== 2 + 65 * 2) return false;
+  const v = parseInt(signature.slice(130, 132), 16);
+  return v === 27 || v === 28;
 }
 
 /**

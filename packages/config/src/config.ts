@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { NETWORKS } from '@facilitator/core';
 import { ConfigError } from './config-error';
+import { readMasterSecret, readRelayerAddresses, readTreasuryAddress, readWebhookPorts } from './key-addresses';
 import { Env, EnvReader } from './parsers';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
@@ -17,6 +18,45 @@ export interface NetworkConfig {
   eip712Name?: string;
   eip712Version?: string;
   confirmations: number;
+  /** gas ceilings per transaction kind, checked before anything is sent (GAS_CAP_*_<chainId>) */
+  gasCaps: GasCaps;
+  /** the highest max fee per gas ever signed on this network (MAX_FEE_PER_GAS_GWEI_<chainId>), in wei */
+  maxFeePerGas: bigint;
+  /** an unmined transaction this old is replaced with higher fees (REPLACE_AFTER_MS_<chainId>) */
+  replaceAfterMs: number;
+}
+
+export interface GasCaps {
+  /** the merchant's fee: transferFrom */
+  fee: bigint;
+  /** transferWithAuthorization from an ordinary key (EOA) payer */
+  transfer: bigint;
+  /** transferWithAuthorization from a contract-wallet payer (ERC-1271 signature check included) */
+  contractTransfer: bigint;
+}
+
+/** Abuse limits of the public verify and settle endpoints (see docs/decisions.md, "Abuse"). */
+export interface AbuseConfig {
+  /** payments below this value fail verification (MIN_PAYMENT_AMOUNT; 0n: no minimum) */
+  minPaymentAmount: bigint;
+  /** largest `metadata`, serialized, in bytes */
+  maxMetadataBytes: number;
+  /** a payment whose fee transfer reverted may be settled again only this long after (doubling per revert) */
+  feeRevertBackoffMs: number;
+  /** this many fee reverts for one merchant within `merchantPauseWindowMs` pause its settlements */
+  merchantPauseAfterReverts: number;
+  merchantPauseWindowMs: number;
+  /** concurrent settle waits per API process; beyond it settle answers pending at once */
+  maxSettleWaiters: number;
+}
+
+export interface RetentionConfig {
+  /** rejected verifications older than this are deleted */
+  rejectedVerificationsMs: number;
+  /** idempotency keys are deleted this long after they expire */
+  expiredIdempotencyKeysMs: number;
+  /** how often the retention job runs (once across the cluster) */
+  intervalMs: number;
 }
 
 export interface KeyConfig {
@@ -42,8 +82,17 @@ export interface Config {
   networks: NetworkConfig[];
   treasury: KeyConfig;
   relayers: KeyConfig[];
+  /** lowercase; the API knows the treasury by address only (TREASURY_ADDRESS) */
+  treasuryAddress: string;
+  /** lowercase; RELAYER_ADDRESSES, for the API's /x402/supported */
+  relayerAddresses: string[];
   feeAmount: bigint;
+  /** the service's master key: per-merchant webhook secrets are encrypted with a key derived from it */
   webhookSecret: string;
+  /** after a merchant rotates its webhook secret, the old one keeps signing beside the new one this long */
+  webhookSecretGraceSeconds: number;
+  /** ports a webhook URL may name (WEBHOOK_ALLOWED_PORTS) */
+  webhookAllowedPorts: number[];
   apiKeys: string[];
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
@@ -62,11 +111,13 @@ export interface Config {
   rateLimit?: { max: number; windowMs: number };
   /** Express `trust proxy`: how many proxy hops to trust for the client address (0: none) */
   trustProxyHops: number;
+  abuse: AbuseConfig;
+  retention: RetentionConfig;
   /** the queue dashboard's basic-auth credentials; the dashboard is off when unset */
   admin?: { username: string; password: string };
 }
 
-export const WORKER_QUEUE_NAMES = ['settlement', 'webhook'] as const;
+export const WORKER_QUEUE_NAMES = ['settlement', 'webhook', 'maintenance'] as const;
 
 export interface WorkerConfig {
   /** which queues this worker process serves (WORKER_QUEUES); default both */
@@ -85,12 +136,41 @@ export interface WorkerConfig {
   sweepIntervalMs: number;
   /** a non-final record untouched this long is checked for a lost job */
   sweepStaleAfterMs: number;
+  /** attempts of a settlement job whose step keeps failing transiently, before it is parked for an operator */
+  settlementAttempts: number;
 }
 
 /** The spec's schedule: attempt 1 at once, then after 1 min, 5 min, 15 min, 30 min and 1 h. */
 export const WEBHOOK_RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 1_800_000, 3_600_000] as const;
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/**
+ * Measured on the real USDC (FiatTokenV2_2): transferFrom ~40k, transferWithAuthorization ~80-96k from an
+ * EOA; a Safe's ERC-1271 check adds ~15-30k. The caps leave room for storage-cold accounts and no more.
+ */
+export const DEFAULT_GAS_CAPS: GasCaps = { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n };
+export const DEFAULT_MAX_FEE_PER_GAS_GWEI = 100;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
+  return {
+    minPaymentAmount: reader.bigint('MIN_PAYMENT_AMOUNT', feeAmount),
+    maxMetadataBytes: 4096,
+    feeRevertBackoffMs: reader.integer('FEE_REVERT_BACKOFF_MS', 60_000, 0, DAY_MS),
+    merchantPauseAfterReverts: reader.integer('MERCHANT_PAUSE_AFTER_REVERTS', 3, 1, 1000),
+    merchantPauseWindowMs: reader.integer('MERCHANT_PAUSE_WINDOW_MS', 10 * 60_000, 1_000, DAY_MS),
+    maxSettleWaiters: reader.integer('SETTLE_MAX_WAITERS', 2_000, 0, 1_000_000),
+  };
+}
+
+function readRetention(reader: EnvReader): RetentionConfig {
+  return {
+    rejectedVerificationsMs: reader.integer('RETENTION_REJECTED_VERIFICATIONS_DAYS', 30, 1, 3650) * DAY_MS,
+    expiredIdempotencyKeysMs: reader.integer('RETENTION_EXPIRED_IDEMPOTENCY_HOURS', 24, 0, 24 * 365) * 60 * 60 * 1000,
+    intervalMs: reader.integer('RETENTION_INTERVAL_MS', 60 * 60 * 1000, 1_000, DAY_MS),
+  };
+}
 
 function readNetworks(reader: EnvReader): NetworkConfig[] {
   const enabled: NetworkConfig[] = [];
@@ -107,6 +187,13 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
       eip712Name: reader.optionalString(`TOKEN_EIP712_NAME_${id}`),
       eip712Version: reader.optionalString(`TOKEN_EIP712_VERSION_${id}`),
       confirmations: reader.integer(`CONFIRMATIONS_${id}`, 1, 1, 100),
+      gasCaps: {
+        fee: reader.bigint(`GAS_CAP_FEE_${id}`, DEFAULT_GAS_CAPS.fee),
+        transfer: reader.bigint(`GAS_CAP_TRANSFER_${id}`, DEFAULT_GAS_CAPS.transfer),
+        contractTransfer: reader.bigint(`GAS_CAP_CONTRACT_TRANSFER_${id}`, DEFAULT_GAS_CAPS.contractTransfer),
+      },
+      maxFeePerGas: BigInt(reader.integer(`MAX_FEE_PER_GAS_GWEI_${id}`, DEFAULT_MAX_FEE_PER_GAS_GWEI, 1, 100_000)) * 1_000_000_000n,
+      replaceAfterMs: reader.integer(`REPLACE_AFTER_MS_${id}`, 10_000, 1_000, 600_000),
     });
   }
   if (enabled.length === 0) {
@@ -155,6 +242,7 @@ function readWorker(reader: EnvReader): WorkerConfig {
     metricsPort: reader.integer('WORKER_METRICS_PORT', 0, 0, 65535),
     sweepIntervalMs: reader.integer('SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
     sweepStaleAfterMs: reader.integer('SWEEP_STALE_AFTER_MS', 60_000, 100, 86_400_000),
+    settlementAttempts: reader.integer('SETTLEMENT_MAX_ATTEMPTS', 12, 1, 1000),
   };
 }
 
@@ -183,43 +271,125 @@ function readAdmin(reader: EnvReader): Config['admin'] {
   return { username, password };
 }
 
-/** Reads and validates the whole configuration. Throws a ConfigError naming the first bad variable. */
-export function loadConfig(env: Env = process.env): Config {
-  const reader = new EnvReader(env);
-  const nodeEnv = reader.oneOf('NODE_ENV', NODE_ENVS, 'development');
-  const treasury = reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY'));
+function readPrefix(reader: EnvReader, clusterNodes: Config['redisClusterNodes']): string {
   const queuePrefix = reader.string('QUEUE_PREFIX', 'x402');
   if (!/^[A-Za-z0-9_.{}-]{1,64}$/.test(queuePrefix)) {
     throw new ConfigError('QUEUE_PREFIX', 'may only contain letters, digits, "_", ".", "-", "{" and "}" (at most 64)');
   }
+  return clusterNodes.length > 0 && !queuePrefix.includes('{') ? `{${queuePrefix}}` : queuePrefix;
+}
+
+/** What only the API process reads: no private key (it knows the treasury and relayers by address). */
+export type ApiConfig = Omit<Config, 'treasury' | 'relayers' | 'worker' | 'webhookRetryDelaysMs'>;
+/** What only the worker process reads: the keys, none of the HTTP settings. */
+export type WorkerProcessConfig = Omit<
+  Config,
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin'
+>;
+type SharedConfig = Omit<ApiConfig, keyof ApiSection>;
+type ApiSection = Pick<
+  Config,
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
+>;
+type WorkerSection = Omit<WorkerProcessConfig, keyof SharedConfig>;
+
+/** Variables both processes use. */
+function readShared(reader: EnvReader): SharedConfig {
+  const nodeEnv = reader.oneOf('NODE_ENV', NODE_ENVS, 'development');
   const clusterNodes = readClusterNodes(reader);
+  const feeAmount = reader.bigint('FEE_AMOUNT', 10_000n);
   return {
     nodeEnv,
     databaseUrl: reader.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: reader.url('REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS_URL),
     redisClusterNodes: clusterNodes,
-    queuePrefix: clusterNodes.length > 0 && !queuePrefix.includes('{') ? `{${queuePrefix}}` : queuePrefix,
+    queuePrefix: readPrefix(reader, clusterNodes),
+    logLevel: reader.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    networks: readNetworks(reader),
+    feeAmount,
+    abuse: readAbuse(reader, feeAmount),
+    retention: readRetention(reader),
+    webhookSecret: readMasterSecret(reader),
+    webhookSecretGraceSeconds: reader.integer('WEBHOOK_SECRET_GRACE_SECONDS', 24 * 60 * 60, 0, 30 * 24 * 60 * 60),
+    webhookAllowedPorts: readWebhookPorts(reader),
+    authorizationExpiryMarginSeconds: reader.integer('AUTHORIZATION_EXPIRY_MARGIN_SECONDS', 10, 0, 3600),
+    webhookAllowPrivate: readWebhookAllowPrivate(reader, nodeEnv),
+  };
+}
+
+/** Variables only the API uses. A private key is read only when no address is given (single-host dev setups). */
+function readApiSection(reader: EnvReader): ApiSection {
+  const treasuryAddress = readTreasuryAddress(
+    reader,
+    reader.raw('TREASURY_ADDRESS') === undefined && reader.raw('TREASURY_PRIVATE_KEY') !== undefined
+      ? reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY')).address
+      : undefined,
+  );
+  const relayerKeys =
+    reader.raw('RELAYER_ADDRESSES') === undefined && reader.raw('RELAYER_PRIVATE_KEYS') !== undefined
+      ? readRelayers(reader, { privateKey: '', address: treasuryAddress }).map((r) => r.address)
+      : undefined;
+  return {
     port: reader.integer('PORT', 4020, 0, 65535),
     host: reader.string('HOST', '0.0.0.0'),
     apiProcesses: reader.integer('API_PROCESSES', availableParallelism(), 1, 256),
-    logLevel: reader.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
-    networks: readNetworks(reader),
-    treasury,
-    relayers: readRelayers(reader, treasury),
-    feeAmount: reader.bigint('FEE_AMOUNT', 10_000n),
-    webhookSecret: reader.string('WEBHOOK_SECRET'),
     apiKeys: reader.list('API_KEYS'),
     maxBodyBytes: reader.integer('MAX_BODY_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
-    authorizationExpiryMarginSeconds: reader.integer('AUTHORIZATION_EXPIRY_MARGIN_SECONDS', 10, 0, 3600),
     settleWaitTimeoutMs: reader.milliseconds('SETTLE_WAIT_TIMEOUT_MS', 30_000),
     idempotencyTtlSeconds: reader.integer('IDEMPOTENCY_TTL_SECONDS', 24 * 60 * 60, 60, 30 * 24 * 60 * 60),
-    webhookAllowPrivate: readWebhookAllowPrivate(reader, nodeEnv),
-    webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
-    worker: readWorker(reader),
     admin: readAdmin(reader),
     rateLimit: readRateLimit(reader),
     trustProxyHops: reader.integer('TRUST_PROXY_HOPS', 0, 0, 10),
+    treasuryAddress,
+    relayerAddresses: readRelayerAddresses(reader, relayerKeys, treasuryAddress),
   };
+}
+
+/** Variables only the worker uses: the keys (checked against the addresses when both are given). */
+function readWorkerSection(reader: EnvReader): WorkerSection {
+  const treasury = reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY'));
+  const relayers = readRelayers(reader, treasury);
+  const treasuryAddress = readTreasuryAddress(reader, treasury.address);
+  return {
+    treasury,
+    relayers,
+    treasuryAddress,
+    relayerAddresses: readRelayerAddresses(reader, relayers.map((r) => r.address), treasuryAddress),
+    webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
+    worker: readWorker(reader),
+  };
+}
+
+/** The API process's configuration: reads no private key when TREASURY_ADDRESS is given. */
+export function loadApiConfig(env: Env = process.env): ApiConfig {
+  const reader = new EnvReader(env);
+  return { ...readShared(reader), ...readApiSection(reader) };
+}
+
+/** The worker process's configuration. */
+export function loadWorkerConfig(env: Env = process.env): WorkerProcessConfig {
+  const reader = new EnvReader(env);
+  return { ...readShared(reader), ...readWorkerSection(reader) };
+}
+
+/** Everything (tools and tests that run both sides in one process). Throws a ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const reader = new EnvReader(env);
+  const worker = readWorkerSection(reader);
+  return { ...readShared(reader), ...readApiSection(reader), ...worker };
+}
+
+/** For process entry points: the one-line failure the operator sees, then exit 1. */
+export function exitOnConfigError<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
 }
 
 /** For process entry points: the one-line failure the operator sees, then exit 1. */

@@ -12,7 +12,9 @@ function sortKeys(value: unknown): unknown {
     const sorted: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {
       const inner = (value as Record<string, unknown>)[key];
-      if (inner !== undefined) sorted[key] = sortKeys(inner);
+      // defineProperty, not assignment: a key named "__proto__" (JSON.parse makes it an own property)
+      // would otherwise set the prototype and vanish from the text, so two bodies would hash alike
+      if (inner !== undefined) Object.defineProperty(sorted, key, { value: sortKeys(inner), enumerable: true, writable: true, configurable: true });
     }
     return sorted;
   }

@@ -6,3 +6,4 @@ export * from './eip712';
 export * from './signature-recovery';
 export * from './ids';
 export * from './canonical-json';
+export * from './dependency-failure';

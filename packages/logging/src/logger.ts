@@ -21,7 +21,8 @@ export function createLogger(options: LoggerOptions): Logger {
     level: options.level ?? 'info',
     defaultMeta: { service: options.service },
     format: winston.format.combine(
-      winston.format.errors({ stack: true }),
+      // an Error logged as the message keeps its stack and cause (the redaction below describes the cause chain)
+      winston.format.errors({ stack: true, cause: true }),
       redactSecrets(options.secrets ?? []),
       winston.format.timestamp(),
       winston.format.json(),

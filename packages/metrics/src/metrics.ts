@@ -14,6 +14,8 @@ export interface KeyBalance {
 export interface MetricSources {
   queues?: readonly Queue[];
   balances?: () => Promise<KeyBalance[]>;
+  /** settlements parked for an operator (money state unknown after their job gave up) */
+  needingAttention?: () => Promise<number>;
 }
 
 /**
@@ -23,7 +25,8 @@ export interface MetricSources {
 export function createMetrics(service: 'api' | 'worker', sources: MetricSources = {}, registry = new Registry()) {
   const balances = sources.balances;
   registry.setDefaultLabels({ service });
-  collectDefaultMetrics({ register: registry, prefix: 'x402_process_' });
+  // prom-client's names already start with process_ / nodejs_: the prefix only namespaces them (x402_process_cpu_seconds_total)
+  collectDefaultMetrics({ register: registry, prefix: 'x402_' });
   return {
     registry,
     httpRequests: new Counter({
@@ -84,6 +87,16 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
         for (const snapshot of await Promise.all((sources.queues ?? []).map(snapshotQueue))) {
           for (const state of QUEUE_STATES) this.set({ queue: snapshot.name, state }, snapshot.counts[state]);
         }
+      },
+    }),
+    settlementsNeedingAttention: new Gauge({
+      name: 'x402_settlements_needing_attention',
+      help: 'Settlements parked for an operator: their job gave up with the money state unknown (see /v1/queues)',
+      registers: [registry],
+      // read from Postgres, the same number in every process
+      aggregator: 'max',
+      async collect() {
+        if (sources.needingAttention) this.set(await sources.needingAttention());
       },
     }),
     relayerNativeBalance: new Gauge({

@@ -6,3 +6,6 @@ export interface SettlementJobData {
 export interface WebhookJobData {
   eventId: string;
 }
+
+/** A housekeeping run; the job name says which (e.g. "retention"). */
+export type MaintenanceJobData = Record<string, never>;

@@ -4,8 +4,10 @@ export const QueueName = {
   Settlement: 'settlement',
   /** One job per webhook event (job id = event id); retried on the spec's schedule. */
   Webhook: 'webhook',
+  /** Scheduled housekeeping (retention), run once across the cluster by a BullMQ job scheduler. */
+  Maintenance: 'maintenance',
 } as const;
 
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
-export const ALL_QUEUES: readonly QueueName[] = [QueueName.Settlement, QueueName.Webhook];
+export const ALL_QUEUES: readonly QueueName[] = [QueueName.Settlement, QueueName.Webhook, QueueName.Maintenance];

@@ -31,6 +31,8 @@ export function insufficientAllowance(args: {
   treasury: string;
   approvalCommand: string;
   approvalCommandCast: string;
+  /** fees of other settlements already reserved against the same allowance */
+  inFlight?: bigint;
 }): Failure {
   return {
     code: ErrorCode.InsufficientAllowance,
@@ -42,13 +44,14 @@ export function insufficientAllowance(args: {
       treasury: args.treasury,
       approval_command: args.approvalCommand,
       approval_command_cast: args.approvalCommandCast,
+      ...(args.inFlight ? { fees_in_flight: args.inFlight.toString() } : {}),
       timing: 'checked before any transfer',
       impact: `the payment was not settled; ${NOTHING_CHARGED}`,
     },
   };
 }
 
-export function feeCollectionFailed(reason: string, merchantBalance: bigint, requiredFee: bigint): Failure {
+export function feeCollectionFailed(reason: string, merchantBalance: bigint, requiredFee: bigint, inFlight = 0n): Failure {
   return {
     code: ErrorCode.FeeCollectionFailed,
     message: 'the settlement fee could not be collected from the merchant',
@@ -56,8 +59,24 @@ export function feeCollectionFailed(reason: string, merchantBalance: bigint, req
       reason,
       merchant_balance: merchantBalance.toString(),
       required_fee: requiredFee.toString(),
+      ...(inFlight ? { fees_in_flight: inFlight.toString() } : {}),
       timing: 'before the payment transfer',
       impact: `the payment was not settled; ${NOTHING_CHARGED}`,
+    },
+  };
+}
+
+/** The merchant's fee transfers kept reverting: its settlements pause instead of burning gas in a loop. */
+export function merchantPaused(until: Date, reverts: number): Failure {
+  return {
+    code: ErrorCode.FeeCollectionFailed,
+    message: 'settlements for this merchant are paused: its fee transfers keep reverting',
+    details: {
+      reason: 'merchant paused after repeated fee transfer reverts',
+      paused_until: until.toISOString(),
+      reverts_before_pause: reverts,
+      timing: 'before any transfer',
+      impact: `the payment was not settled; ${NOTHING_CHARGED}; settle again after paused_until`,
     },
   };
 }

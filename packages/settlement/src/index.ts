@@ -5,3 +5,5 @@ export * from './approval-command';
 export * from './settlement-machine';
 export * from './settlement-requests';
 export * from './settlement-events';
+export * from './error-classes';
+export * from './operator-actions';

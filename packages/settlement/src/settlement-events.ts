@@ -9,6 +9,7 @@ export function finalSettlementEvent(settlement: Settlement, url: string): NewWe
     url,
     verificationId: settlement.verificationId,
     settlementId: settlement.id,
+    merchant: settlement.merchant,
     status: settlement.state,
     data: {
       settlement_tx_hash: settled ? settlement.settlementTxHash : null,

@@ -1,9 +1,11 @@
 import type { TransactionProvider } from '@facilitator/chain';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
+import type { ErrorClass } from './error-classes';
+import { failed, settlementDoomed, settlementFailedAfterFee } from './failures';
 import { finalSettlementEvent } from './settlement-events';
 import { canTransition, isFinal } from './states';
-import type { SettlementNetwork, StepContext, StepResult } from './step';
+import type { MerchantPausePolicy, SettlementNetwork, StepContext, StepResult } from './step';
 import { STEPS } from './steps';
 
 export interface SettlementMachineOptions {
@@ -15,6 +17,7 @@ export interface SettlementMachineOptions {
   feeAmount: bigint;
   expiryMarginSeconds: number;
   outbox: WebhookOutbox;
+  merchantPause: MerchantPausePolicy;
   now?: () => number;
   onTransition?: (event: SettlementTransitionEvent) => void;
 }
@@ -43,14 +46,59 @@ export class SettlementMachine {
 
   async advance(settlementId: string): Promise<SettlementState> {
     let settlement = await this.load(settlementId);
+    // run again by an operator (Bull Board retry, or POST /v1/settlements/{id}/retry): off the attention list
+    if (settlement.attentionAt) await this.options.settlements.clearAttention(settlementId);
     for (;;) {
       if (isFinal(settlement.state)) return settlement.state;
       const state = settlement.state as keyof typeof STEPS;
       const result = await STEPS[state](this.context(settlement));
-      if (!canTransition(state, result.to)) throw new Error(`illegal settlement transition ${state} -> ${result.to}`);
-      const moved = await this.persist(settlement, state, result);
+      const moved = await this.persistChecked(settlement, state, result);
       // null: another worker advanced it meanwhile, so what we hold is stale
       settlement = moved ? { ...moved, verification: settlement.verification } : await this.load(settlementId);
+    }
+  }
+
+  /**
+   * The job will not run again (a permanent error, or transient ones past the attempt limit). When the
+   * money state is known — nothing sent, or only the fee — the settlement ends `failed` with what
+   * happened; otherwise it is parked for an operator (state kept, attention flag raised).
+   */
+  async giveUp(settlementId: string, error: unknown, errorClass: ErrorClass): Promise<'parked' | SettlementState> {
+    const settlement = await this.load(settlementId);
+    if (isFinal(settlement.state)) return settlement.state;
+    const reason = `${errorClass} error: ${(error as Error)?.message ?? String(error)}`.slice(0, 500);
+    const ending = await this.endingWhenMoneyStateKnown(settlement, reason);
+    if (ending) {
+      const moved = await this.persistChecked(settlement, settlement.state, ending);
+      return moved ? moved.state : (await this.load(settlementId)).state;
+    }
+    await this.options.settlements.markNeedsAttention(settlementId, `${settlement.state}: ${reason}`);
+    return 'parked';
+  }
+
+  private async endingWhenMoneyStateKnown(settlement: StepContext['settlement'], reason: string): Promise<StepResult | undefined> {
+    const { transactions } = this.options;
+    switch (settlement.state) {
+      case 'pending':
+      case 'check_allowance':
+        return failed(settlementDoomed(reason), true);
+      case 'collect_fee':
+        // a fee row without a signed version still holds a nonce that will be sent: open
+        return (await transactions.hasAny(settlement.id, 'fee')) ? undefined : failed(settlementDoomed(reason), true);
+      case 'fee_collected':
+        if (await transactions.hasAny(settlement.id, 'transfer')) return undefined;
+        return failed(
+          settlementFailedAfterFee({
+            reason,
+            feeAmount: BigInt(settlement.feeAmount),
+            feeTxHash: settlement.feeTxHash ?? '',
+            settlementError: reason,
+            customerCharged: false,
+          }),
+          false,
+        );
+      default:
+        return undefined;
     }
   }
 
@@ -58,6 +106,24 @@ export class SettlementMachine {
     const settlement = await this.options.settlements.findWithVerification(settlementId);
     if (!settlement) throw new UnknownSettlementError(`no settlement ${settlementId}`);
     return settlement;
+  }
+
+  /** Persists a step's result after checking it against the transition table. */
+  async persistChecked(settlement: StepContext['settlement'], from: SettlementState, result: StepResult): Promise<Settlement | null> {
+    if (!canTransition(from, result.to)) throw new Error(`illegal settlement transition ${from} -> ${result.to}`);
+    if (!result.reserveFee) return this.persist(settlement, from, result);
+    const { moved, inFlight } = await this.options.settlements.transitionReservingFee(
+      { id: settlement.id, from, to: result.to, data: result.data, note: result.note },
+      result.reserveFee.request,
+    );
+    if (moved) {
+      this.options.onTransition?.({ settlementId: settlement.id, settlement, from, to: result.to, note: result.note });
+      return moved;
+    }
+    // null with room to spare: another worker moved it meanwhile; otherwise the merchant cannot pay this fee now
+    const spendable = minOf(result.reserveFee.request.allowance, result.reserveFee.request.balance);
+    if (inFlight + result.reserveFee.request.fee <= spendable) return null;
+    return this.persistChecked(settlement, from, result.reserveFee.refused(inFlight));
   }
 
   private async persist(settlement: StepContext['settlement'], from: SettlementState, result: StepResult): Promise<Settlement | null> {
@@ -100,6 +166,12 @@ export class SettlementMachine {
       feeAmount: this.options.feeAmount,
       expiryMarginSeconds: this.options.expiryMarginSeconds,
       now: this.options.now ?? (() => Math.floor(Date.now() / 1000)),
+      merchantPause: this.options.merchantPause,
+      feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
     };
   }
+}
+
+function minOf(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
 }

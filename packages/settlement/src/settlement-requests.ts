@@ -1,4 +1,4 @@
-import { IdPrefix, newId } from '@facilitator/core';
+import { FeeCollectionFailedError, IdPrefix, newId } from '@facilitator/core';
 import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import type { Queues } from '@facilitator/queue';
 
@@ -16,9 +16,12 @@ export class SettlementRequests {
     private readonly settlements: SettlementRepository,
     private readonly queues: Pick<Queues, 'settlement'>,
     private readonly feeAmount: bigint,
+    /** a payment whose fee transfer reverted waits this long before another try, doubling per revert */
+    private readonly feeRevertBackoffMs = 60_000,
   ) {}
 
   async start(verification: Verification, surface: string): Promise<{ settlement: Settlement; created: boolean }> {
+    await this.refuseDuringFeeRevertBackoff(verification);
     const result = await this.settlements.createOrGetForPayment({
       id: newId(IdPrefix.Settlement),
       verificationId: verification.id,
@@ -39,5 +42,23 @@ export class SettlementRequests {
       await this.queues.settlement.add('settle', { settlementId: result.settlement.id }, { jobId: result.settlement.id });
     }
     return result;
+  }
+
+  /**
+   * Griefing guard: a reverted fee transfer releases the payment (the merchant paid nothing), so without a
+   * pause the same payment could be settled again at once, each try costing the treasury gas.
+   */
+  private async refuseDuringFeeRevertBackoff(v: Verification): Promise<void> {
+    if (this.feeRevertBackoffMs === 0) return;
+    const reverts = await this.settlements.feeRevertsOfPayment(v.chainId, v.tokenAddress!, v.payer!, v.nonce!);
+    if (reverts.count === 0 || !reverts.lastAt) return;
+    const retryAt = reverts.lastAt.getTime() + this.feeRevertBackoffMs * 2 ** Math.min(reverts.count - 1, 10);
+    if (Date.now() >= retryAt) return;
+    throw new FeeCollectionFailedError('a fee transfer for this payment reverted recently; settle it again later', {
+      reason: 'fee transfer reverted; back-off in force',
+      fee_reverts: reverts.count,
+      retry_after: new Date(retryAt).toISOString(),
+      impact: 'nothing was sent; no fee was collected and the payer was not charged',
+    });
   }
 }

@@ -1,5 +1,5 @@
 import type { TransactionProvider, UsdcClient } from '@facilitator/chain';
-import type { Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
+import type { FeeReverts, FeeReservationRequest, Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
 
 export type SettlementWithVerification = Settlement & { verification: Verification };
 
@@ -9,6 +9,14 @@ export interface SettlementNetwork {
   rpcUrl: string;
   confirmations: number;
   usdc: UsdcClient;
+  /** gas ceilings per transaction kind (GAS_CAP_*_<chainId>) */
+  gasCaps: { fee: bigint; transfer: bigint; contractTransfer: bigint };
+}
+
+/** When a merchant's fee transfers keep reverting, its settlements pause for a while (griefing). */
+export interface MerchantPausePolicy {
+  afterReverts: number;
+  windowMs: number;
 }
 
 export interface StepContext {
@@ -25,6 +33,9 @@ export interface StepContext {
   expiryMarginSeconds: number;
   /** Unix seconds */
   now(): number;
+  merchantPause: MerchantPausePolicy;
+  /** fee transfers of the merchant that were sent and reverted since `since` */
+  feeRevertsOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts>;
 }
 
 export interface StepResult {
@@ -33,6 +44,11 @@ export interface StepResult {
   data?: SettlementUpdate;
   /** kept in the transition's history row */
   note?: Record<string, unknown>;
+  /**
+   * Take the transition only if the merchant can pay this fee on top of its fees in flight (see
+   * SettlementRepository.transitionReservingFee); otherwise persist `refused(inFlight)` instead.
+   */
+  reserveFee?: { request: FeeReservationRequest; refused: (inFlight: bigint) => StepResult };
 }
 
 /** Does the work of one state and says where to go next. Must be safe to run again after a crash. */

@@ -11,6 +11,8 @@ export interface OfflineCheckContext {
   nowSeconds: bigint;
   /** an authorization must stay valid at least this long after verify */
   marginSeconds: bigint;
+  /** the smallest payment this merchant accepts to settle (0n: any) */
+  minimumAmount: bigint;
 }
 
 type Failure = VerificationFailure | undefined;
@@ -71,6 +73,21 @@ export function checkAmount(ctx: OfflineCheckContext): Failure {
     reason: FailureReason.AmountMismatch,
     message: 'amount mismatch',
     details: { authorization_value: authorization.value.toString(), expected_amount: expected.amount.toString() },
+  };
+}
+
+/**
+ * Check 4b, ours (the spec has no minimum): a payment worth less than the fee the merchant pays to settle
+ * it is refused, so a stranger cannot drain a merchant's fee allowance with worthless payments. Placed
+ * right after check 4 because it is also about the value.
+ */
+export function checkMinimum(ctx: OfflineCheckContext): Failure {
+  const { authorization } = ctx.payment;
+  if (authorization.value >= ctx.minimumAmount) return undefined;
+  return {
+    reason: FailureReason.AmountBelowMinimum,
+    message: 'amount below minimum',
+    details: { authorization_value: authorization.value.toString(), minimum_amount: ctx.minimumAmount.toString() },
   };
 }
 

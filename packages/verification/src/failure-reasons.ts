@@ -7,6 +7,7 @@ export const FailureReason = {
   RecipientIsTreasury: 'recipient_is_treasury',
   RecipientMismatch: 'recipient_mismatch',
   AmountMismatch: 'amount_mismatch',
+  AmountBelowMinimum: 'amount_below_minimum',
   TokenMismatch: 'token_mismatch',
   NotYetValid: 'not_yet_valid',
   Expired: 'expired',

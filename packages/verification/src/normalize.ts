@@ -80,7 +80,22 @@ export function payloadOf(payload: ExactEvmPayloadBody, path: string) {
   return { authorization: authorizationOf(payload.authorization, `${path}/authorization`), signature: payload.signature.toLowerCase() };
 }
 
+/**
+ * Largest free-form `metadata` (everything but the signed `paymentPayload`), as JSON, in bytes: it is
+ * stored with the verification and its settlement, so a stranger must not be able to make rows large.
+ */
+export const MAX_METADATA_BYTES = 4096;
+
+function checkMetadataSize(metadata: Record<string, unknown>): void {
+  const { paymentPayload: _signed, ...freeForm } = metadata;
+  const bytes = Buffer.byteLength(JSON.stringify(freeForm), 'utf8');
+  if (bytes > MAX_METADATA_BYTES) {
+    throw invalid('/metadata', `is ${bytes} bytes of JSON besides paymentPayload; at most ${MAX_METADATA_BYTES} are accepted`);
+  }
+}
+
 export function paymentFromFormB(body: FormBVerifyRequest, networks: EnabledNetworks): Payment {
+  checkMetadataSize(body.metadata);
   const network = networks.fromLegacyName(body.chain);
   const paymentPayload = body.metadata.paymentPayload;
   if (networks.fromLegacyName(paymentPayload.network).chainId !== network.chainId) {
@@ -103,6 +118,7 @@ export function paymentFromFormB(body: FormBVerifyRequest, networks: EnabledNetw
     },
     metadata: body.metadata,
     webhookUrl: body.webhook_url,
-    request: body,
+    // metadata is stored in its own column: not a second time inside the request
+    request: { ...body, metadata: undefined },
   };
 }

@@ -1,7 +1,16 @@
 import { rpcUnavailable } from '@facilitator/core';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
-import { checkAmount, checkContractSignature, checkRecipient, checkSignature, checkTime, checkToken, OfflineCheckContext } from './checks';
+import {
+  checkAmount,
+  checkContractSignature,
+  checkMinimum,
+  checkRecipient,
+  checkSignature,
+  checkTime,
+  checkToken,
+  OfflineCheckContext,
+} from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
 import { verificationRecordOf } from './verification-record';
@@ -20,6 +29,10 @@ export interface VerificationServiceOptions {
   settlements: SettlementRepository;
   treasuryAddress: string;
   expiryMarginSeconds: number;
+  /** MIN_PAYMENT_AMOUNT: payments below it are refused (0n: no minimum) */
+  minPaymentAmount: bigint;
+  /** a merchant's own minimum, when it set one (undefined: the default applies) */
+  merchantMinimum?: (merchant: string) => Promise<bigint | undefined>;
   /** Unix seconds; injectable for tests. */
   now?: () => number;
   onVerified?: VerificationListener;
@@ -72,6 +85,7 @@ export class VerificationService {
       treasury: this.options.treasuryAddress,
       nowSeconds: BigInt(this.now()),
       marginSeconds: BigInt(this.options.expiryMarginSeconds),
+      minimumAmount: await this.minimumFor(payment),
     };
     const signature = checkSignature(ctx);
     if (signature.failure) {
@@ -80,7 +94,12 @@ export class VerificationService {
       );
       if (contractFailure) return contractFailure;
     }
-    return checkRecipient(ctx) ?? checkAmount(ctx) ?? checkToken(ctx) ?? checkTime(ctx);
+    return checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkTime(ctx);
+  }
+
+  private async minimumFor(payment: Payment): Promise<bigint> {
+    const own = this.options.merchantMinimum ? await this.options.merchantMinimum(payment.expected.payTo) : undefined;
+    return own ?? this.options.minPaymentAmount;
   }
 
   /** A chain that cannot be asked is our problem, not an invalid payment: 503. */

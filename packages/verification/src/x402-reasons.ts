@@ -52,6 +52,8 @@ const INVALID_REASON: Record<X402VerificationFailure['reason'], X402Reason> = {
   [FailureReason.RecipientIsTreasury]: X402Reason.RecipientMismatch,
   [FailureReason.RecipientMismatch]: X402Reason.RecipientMismatch,
   [FailureReason.AmountMismatch]: X402Reason.AuthorizationValue,
+  // the value is what is wrong (too small to settle); x402 has no code of its own for a minimum
+  [FailureReason.AmountBelowMinimum]: X402Reason.AuthorizationValue,
   // the requirements name an asset this network does not settle: the requirements are what is wrong
   [FailureReason.TokenMismatch]: X402Reason.InvalidPaymentRequirements,
   [FailureReason.NotYetValid]: X402Reason.AuthorizationValidAfter,
@@ -78,6 +80,8 @@ export function x402InvalidMessageOf(failure: X402VerificationFailure): string {
   switch (failure.reason) {
     case FailureReason.AmountMismatch:
       return `${failure.message}: the authorization pays ${describe(d.authorization_value)}, the requirements ask for ${describe(d.expected_amount)}`;
+    case FailureReason.AmountBelowMinimum:
+      return `${failure.message}: the authorization pays ${describe(d.authorization_value)}, the minimum is ${describe(d.minimum_amount)}`;
     case FailureReason.TokenMismatch:
       return `${failure.message}: ${describe(d.reason)}`;
     case FailureReason.Expired:

@@ -46,7 +46,7 @@ export class X402Verifier {
   /** The checks on the requirements alone (settle repeats them without storing anything). */
   async checkRequirements(x: X402Payment): Promise<VerificationFailure | DomainFailure | undefined> {
     // the engine's own token check and message; it reads nothing but the payment
-    const token = checkToken({ payment: x.payment, domainSeparator: new Uint8Array(32), treasury: '', nowSeconds: 0n, marginSeconds: 0n });
+    const token = checkToken({ payment: x.payment, domainSeparator: new Uint8Array(32), treasury: '', nowSeconds: 0n, marginSeconds: 0n, minimumAmount: 0n });
     return token ?? (await this.checkDomain(x));
   }
 

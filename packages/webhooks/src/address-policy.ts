@@ -9,8 +9,12 @@ import ipaddr from 'ipaddr.js';
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
+    // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291, e.g. ::7f00:1 = 127.0.0.1): ipaddr.js calls
+    // these "unicast", and some stacks still route them to the embedded IPv4. No public host uses them.
+    else if (v6.parts.slice(0, 6).every((part) => part === 0)) return false;
   }
   return parsed.range() === 'unicast';
 }
@@ -18,8 +22,22 @@ export function isPublicAddress(address: string): boolean {
 export interface WebhookUrlPolicy {
   /** production: https only */
   requireHttps: boolean;
-  /** development and tests only: lift the public-address rule */
+  /** development and tests only: lift the public-address rule (and the port rule) */
   allowPrivate: boolean;
+  /** ports a webhook URL may name (default 443 and 80); a receiver elsewhere is refused */
+  allowedPorts?: readonly number[];
+}
+
+export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443, 80];
+
+/** The port a URL connects to, explicit or the scheme's default. */
+export function portOf(url: URL): number {
+  return url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
+/** Whether delivery may connect to this URL's port (every port when private addresses are allowed). */
+export function isAllowedPort(url: URL, policy: Pick<WebhookUrlPolicy, 'allowPrivate' | 'allowedPorts'>): boolean {
+  return policy.allowPrivate || (policy.allowedPorts ?? DEFAULT_WEBHOOK_PORTS).includes(portOf(url));
 }
 
 export class WebhookUrlRejected extends Error {}
@@ -44,6 +62,9 @@ export async function assertAcceptableWebhookUrl(text: string, policy: WebhookUr
     throw new WebhookUrlRejected(policy.requireHttps ? 'webhook_url must use https' : 'webhook_url must use http or https');
   }
   if (url.username || url.password) throw new WebhookUrlRejected('webhook_url must not carry credentials');
+  if (!isAllowedPort(url, policy)) {
+    throw new WebhookUrlRejected(`webhook_url port ${portOf(url)} is not allowed (allowed: ${(policy.allowedPorts ?? DEFAULT_WEBHOOK_PORTS).join(', ')})`);
+  }
   if (policy.allowPrivate) return url;
   const host = hostOf(url);
   const addresses = ipaddr.isValid(host) ? [host] : await resolveAll(host);

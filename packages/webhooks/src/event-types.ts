@@ -15,6 +15,8 @@ export interface WebhookPayload {
   timestamp: string;
   verification_id: string;
   settlement_id: string | null;
+  /** the payment's payTo (lowercase): whose secret signs the event */
+  merchant_address: string;
   status: string;
   data: Record<string, unknown>;
 }

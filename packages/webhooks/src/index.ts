@@ -4,3 +4,4 @@ export * from './webhook-outbox';
 export * from './signature';
 export * from './safe-http-post';
 export * from './webhook-delivery';
+export * from './delivery-outcome';

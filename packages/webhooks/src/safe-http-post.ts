@@ -7,7 +7,12 @@ import { hostOf, isPublicAddress } from './address-policy';
 
 export interface PostResult {
   statusCode?: number;
+  /** the raw error, for our logs only (it may describe the receiver's network) */
   error?: string;
+  /** the socket error's code (ECONNREFUSED, ENOTFOUND, CERT_…), for the outcome category */
+  errorCode?: string;
+  /** our deadline passed */
+  timedOut?: boolean;
   durationMs: number;
 }
 
@@ -46,7 +51,7 @@ export function safeHttpPost(
   const done = (result: Omit<PostResult, 'durationMs'>): PostResult => ({ ...result, durationMs: Date.now() - started });
   const host = hostOf(target);
   if (!options.allowPrivate && ipaddr.isValid(host) && !isPublicAddress(host)) {
-    return Promise.resolve(done({ error: `refused to connect to non-public address ${host}` }));
+    return Promise.resolve(done({ error: `refused to connect to non-public address ${host}`, errorCode: 'EADDRNOTPUBLIC' }));
   }
   const client = target.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
@@ -56,7 +61,11 @@ export function safeHttpPost(
       lookup: publicOnlyLookup(options.allowPrivate),
       agent: false,
     });
-    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    let timedOut = false;
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      request.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
     request.on('response', (response) => {
       // the status decides; the body is not read, so a receiver streaming a slow body cannot hold us
       clearTimeout(deadline);
@@ -67,7 +76,7 @@ export function safeHttpPost(
     request.on('error', (err) => {
       clearTimeout(deadline);
       // after a response, destroy() reports an error too; the first resolve wins
-      resolve(done({ error: err.message }));
+      resolve(done({ error: err.message, errorCode: (err as NodeJS.ErrnoException).code, timedOut }));
     });
     request.end(body);
   });

@@ -1,42 +1,74 @@
 import type { PrismaClient } from '@facilitator/db';
-import { safeHttpPost } from './safe-http-post';
-import { signWebhookPayload } from './signature';
+import { isAllowedPort } from './address-policy';
+import { deliveryOutcomeOf } from './delivery-outcome';
+import { safeHttpPost, type PostResult } from './safe-http-post';
+import { PREVIOUS_SIGNATURE_HEADER, signWebhookPayload, standardWebhookSignature } from './signature';
 
 /** The spec: receivers must answer within 5 seconds. */
 export const WEBHOOK_TIMEOUT_MS = 5_000;
 
+/** The secrets that sign a merchant's events now: the current one first, then one in its grace period. */
+export type MerchantSigningSecrets = (merchant: string) => Promise<string[]>;
+
 export interface WebhookDeliveryOptions {
   prisma: PrismaClient;
-  secret: string;
+  signingSecrets: MerchantSigningSecrets;
   allowPrivate: boolean;
+  /** ports a receiver may listen on (checked again here: the URL was accepted under the config of its day) */
+  allowedPorts?: readonly number[];
   timeoutMs?: number;
+  /** the raw error of a failed attempt, for our logs (the listing shows only its category) */
+  onAttemptError?(eventId: string, error: string): void;
 }
 
 export type AttemptResult = { outcome: 'delivered' } | { outcome: 'retry'; error: string } | { outcome: 'failed'; error: string };
 
 /**
- * One delivery attempt of one event: POST the signed payload, record the attempt, and say whether to
- * try again. An event already delivered is not sent again (a job may run twice after a crash).
- * `lastAttempt`: this is the last attempt of the current round (the 6th, or the 6th after a redelivery).
+ * The headers of one delivery: the spec's `x-webhook-signature` (hex HMAC of the sorted-keys payload),
+ * plus Standard Webhooks' `webhook-id` (the event id), `webhook-timestamp` (this attempt, Unix seconds)
+ * and `webhook-signature` (one `v1,` entry per live secret, space-separated), so the official library
+ * verifies a delivery and refuses it when replayed later than its tolerance.
+ */
+export function deliveryHeaders(eventId: string, body: string, signatures: { spec: string[]; secrets: string[] }, nowSeconds: number) {
+  return {
+    'x-webhook-signature': signatures.spec[0],
+    ...(signatures.spec[1] ? { [PREVIOUS_SIGNATURE_HEADER]: signatures.spec[1] } : {}),
+    'webhook-id': eventId,
+    'webhook-timestamp': String(nowSeconds),
+    'webhook-signature': signatures.secrets.map((secret) => standardWebhookSignature(eventId, nowSeconds, body, secret)).join(' '),
+  };
+}
+
+/**
+ * One delivery attempt of one event: POST the payload signed with its merchant's secret(s), record the
+ * attempt, and say whether to try again. An event already delivered is not sent again (a job may run
+ * twice after a crash). `lastAttempt`: this is the last attempt of the current round.
  */
 export class WebhookDelivery {
   constructor(private readonly options: WebhookDeliveryOptions) {}
 
   async attempt(eventId: string, lastAttempt: boolean): Promise<AttemptResult> {
     const { prisma } = this.options;
-    const event = await prisma.webhookEvent.findUnique({ where: { id: eventId } });
+    const event = await prisma.webhookEvent.findUnique({ where: { id: eventId }, include: { verification: { select: { merchant: true } } } });
     if (!event || event.status === 'delivered') return { outcome: 'delivered' };
     // numbered across redeliveries, so the history reads in order
     const attemptNumber = event.attemptCount + 1;
-    const payload = event.payload as Record<string, unknown>;
-    const signature = signWebhookPayload(payload, this.options.secret);
-    const body = JSON.stringify({ ...payload, signature });
-    const result = await safeHttpPost(new URL(event.url), body, { 'x-webhook-signature': signature, 'user-agent': 'x402-facilitator-webhooks/1' }, {
-      timeoutMs: this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
-      allowPrivate: this.options.allowPrivate,
-    });
-    const delivered = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
-    const error = delivered ? undefined : (result.error ?? `receiver answered HTTP ${result.statusCode}`);
+    const stored = event.payload as Record<string, unknown>;
+    // events stored before merchant_address existed take it from their verification
+    const merchant = String(stored.merchant_address ?? event.verification?.merchant ?? '').toLowerCase();
+    const payload = { ...stored, merchant_address: merchant };
+    const secrets = await this.options.signingSecrets(merchant);
+    const spec = secrets.map((secret) => signWebhookPayload(payload, secret));
+    const body = JSON.stringify({ ...payload, signature: spec[0] });
+    const headers = { ...deliveryHeaders(eventId, body, { spec, secrets }, Math.floor(Date.now() / 1000)), 'user-agent': 'x402-facilitator-webhooks/1' };
+    const url = new URL(event.url);
+    const result: PostResult = isAllowedPort(url, { allowPrivate: this.options.allowPrivate, allowedPorts: this.options.allowedPorts })
+      ? await safeHttpPost(url, body, headers, { timeoutMs: this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS, allowPrivate: this.options.allowPrivate })
+      : { error: `port ${url.port} is not allowed`, errorCode: 'EPORTNOTALLOWED', durationMs: 0 };
+    const outcome = deliveryOutcomeOf(result);
+    const delivered = outcome === 'delivered';
+    if (!delivered && result.error) this.options.onAttemptError?.(eventId, result.error);
+    const error = delivered ? undefined : outcome;
     const final = delivered || lastAttempt;
     await prisma.$transaction([
       prisma.webhookAttempt.create({

@@ -8,6 +8,8 @@ export interface NewWebhookEvent {
   url: string;
   verificationId: string;
   settlementId?: string;
+  /** the payment's payTo: the event is signed with this merchant's secret */
+  merchant: string;
   status: string;
   data: Record<string, unknown>;
 }
@@ -25,6 +27,7 @@ export function webhookEventRow(event: NewWebhookEvent): WebhookEventRow & { pay
     timestamp: new Date().toISOString(),
     verification_id: event.verificationId,
     settlement_id: event.settlementId ?? null,
+    merchant_address: event.merchant.toLowerCase(),
     status: event.status,
     data: event.data,
   };

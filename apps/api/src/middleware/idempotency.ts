@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import {
   canonicalJson,
   IdempotencyKeyInFlightError,
@@ -9,6 +9,16 @@ import {
 import type { IdempotencyRepository } from '@facilitator/db';
 
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * Keys are scoped per client, so one client cannot take (or replay) another's: by API key when one is
+ * sent (its SHA-256, never the key), else by the client address (as Express resolves it behind proxies).
+ */
+function clientScope(req: Request): string {
+  const apiKey = req.get('x-api-key');
+  if (apiKey) return `key:${createHash('sha256').update(apiKey).digest('hex')}`;
+  return `ip:${req.ip ?? 'unknown'}`;
+}
 
 /**
  * Idempotency-Key support: the same key and body replays the stored answer; the same key with another
@@ -23,7 +33,8 @@ export function idempotency(scope: string, store: IdempotencyRepository, ttlSeco
       throw new InvalidRequestError('Idempotency-Key must be 1-255 visible ASCII characters');
     }
     const requestHash = createHash('sha256').update(canonicalJson(req.body ?? null)).digest('hex');
-    const claim = await store.claim(scope, key, requestHash, ttlSeconds);
+    const scoped = `${scope}:${clientScope(req)}`;
+    const claim = await store.claim(scoped, key, requestHash, ttlSeconds);
     switch (claim.kind) {
       case 'mismatch':
         throw new IdempotencyKeyReusedError();
@@ -35,7 +46,7 @@ export function idempotency(scope: string, store: IdempotencyRepository, ttlSeco
         return;
       case 'claimed':
         rememberAnswer(res, (status, body) =>
-          status >= 500 ? store.release(scope, key) : store.complete(scope, key, status, body),
+          status >= 500 ? store.release(scoped, key) : store.complete(scoped, key, status, body),
         );
         next();
     }

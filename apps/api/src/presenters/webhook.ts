@@ -1,4 +1,5 @@
 import type { WebhookAttempt, WebhookEvent } from '@facilitator/db';
+import { categoryOf } from '@facilitator/webhooks';
 
 /** A webhook delivery as operators see it: the event, where it goes, and every attempt. */
 export function webhookDeliveryRecord(event: WebhookEvent & { attempts: WebhookAttempt[] }) {
@@ -17,7 +18,8 @@ export function webhookDeliveryRecord(event: WebhookEvent & { attempts: WebhookA
       number: a.number,
       at: a.at.toISOString(),
       status_code: a.statusCode,
-      error: a.error,
+      // a category (timeout, refused, tls, http_<status> …), never the raw socket error
+      error: categoryOf(a.error),
       duration_ms: a.durationMs,
     })),
     payload: event.payload,

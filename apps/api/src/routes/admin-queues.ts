@@ -1,10 +1,10 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import { Router } from 'express';
 import { NotFoundError } from '@facilitator/core';
 import type { Queues } from '@facilitator/queue';
 import { basicAuth } from '../middleware/basic-auth';
+import { SelfContainedExpressAdapter } from './self-contained-bull-board';
 
 export const ADMIN_QUEUES_PATH = '/admin/queues';
 
@@ -20,7 +20,7 @@ export function adminQueueRoutes(queues: Queues, admin: { username: string; pass
     );
     return router;
   }
-  const serverAdapter = new ExpressAdapter();
+  const serverAdapter = new SelfContainedExpressAdapter();
   serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
   createBullBoard({ queues: [new BullMQAdapter(queues.settlement), new BullMQAdapter(queues.webhook)], serverAdapter });
   router.use(ADMIN_QUEUES_PATH, basicAuth(admin, 'x402 facilitator queues'), serverAdapter.getRouter());

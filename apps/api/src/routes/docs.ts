@@ -7,8 +7,15 @@ export function docsRoutes(document: object): Router {
   router.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
-  // the page before the static assets, which would otherwise redirect /docs to /docs/
-  router.get('/docs', swaggerUi.setup(document, { customSiteTitle: 'x402 facilitator API' }));
+  // The page loads its assets relative to itself (./swagger-ui.css), which from /docs would mean
+  // /swagger-ui.css: send /docs to /docs/. The Location is relative ("docs/"), so it still holds when a
+  // proxy serves the API under a path prefix.
+  router.get('/docs', (req, res, next) => {
+    if (req.path !== '/docs') return next();
+    const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+    res.redirect(302, `docs/${query}`);
+  });
+  router.get('/docs/', swaggerUi.setup(document, { customSiteTitle: 'x402 facilitator API' }));
   router.use('/docs', swaggerUi.serve);
   return router;
 }

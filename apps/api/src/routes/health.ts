@@ -34,7 +34,8 @@ export function healthRoutes(checks: readonly ReadinessCheck[]): Router {
     const failed = results.filter((r) => !r.ok);
     const body = {
       status: failed.length === 0 ? 'ready' : 'not_ready',
-      checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? 'ok' : `failed: ${r.error}`])),
+      // the name only: an error's text can carry an RPC URL with its provider's key (ethers puts it there)
+      checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? 'ok' : 'failed'])),
     };
     res.status(failed.length === 0 ? 200 : 503).json(body);
   });

@@ -5,7 +5,8 @@ import { validateSettleFormA, validateSettleFormB } from '@facilitator/schemas';
 import type { SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, Payment, paymentFromFormA } from '@facilitator/verification';
 import { formASettlementPending, formASettlementResult, formBSettlementCreated } from '../presenters/settlement';
-import { settlementError, waitForFinal } from '../settlement-outcome';
+import { settlementError } from '../settlement-outcome';
+import type { SettlementWaiter } from '../settlement-waiter';
 import { isFormA, jsonObjectBody } from '../request-body';
 
 export interface SettleRouteDeps {
@@ -13,7 +14,8 @@ export interface SettleRouteDeps {
   verifications: VerificationRepository;
   settlements: SettlementRepository;
   requests: SettlementRequests;
-  settleWaitTimeoutMs: number;
+  /** the process's shared settle waiter (bounded, one poller) */
+  waits: SettlementWaiter;
 }
 
 /** The successful verification of exactly this payment: same authorization, signature and requirements. */
@@ -58,7 +60,7 @@ export function settleRoutes(deps: SettleRouteDeps): Router {
     const payment = paymentFromFormA(validateSettleFormA(body), deps.networks, 'v1');
     const verification = await findVerificationOf(deps.verifications, payment);
     const { settlement } = await deps.requests.start(verification, 'v1');
-    const outcome = await waitForFinal(deps.settlements, settlement, deps.settleWaitTimeoutMs);
+    const outcome = await deps.waits.waitForFinal(settlement);
     if (outcome.state === 'settled') res.json(formASettlementResult(outcome));
     else if (outcome.state === 'failed') throw settlementError(outcome);
     else res.status(202).json(formASettlementPending(outcome));

@@ -1,20 +1,25 @@
 import { Router } from 'express';
 import { IdPrefix, InvalidRequestError, isId, NotFoundError } from '@facilitator/core';
 import type { PrismaClient } from '@facilitator/db';
+import type { MerchantService } from '@facilitator/merchants';
 import type { WebhookOutbox } from '@facilitator/webhooks';
-import { requireApiKey } from '../middleware/api-key';
+import { accessOf, maySee, readAccess } from '../middleware/read-access';
 import { webhookDeliveryRecord } from '../presenters/webhook';
 
 export interface WebhookRouteDeps {
   apiKeys: readonly string[];
   prisma: PrismaClient;
   outbox: WebhookOutbox;
+  merchants: MerchantService;
 }
 
-/** Operations on webhook deliveries: list them with their attempts, and send a failed one again. */
+/**
+ * Operations on webhook deliveries: list them with their attempts, and send a failed one again. Never
+ * open to the world: an operator API key sees all, a merchant's settle key its own events only.
+ */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {
   const router = Router();
-  const auth = requireApiKey(deps.apiKeys);
+  const auth = readAccess(deps.apiKeys, deps.merchants, false);
 
   router.get('/v1/webhooks/deliveries', auth, async (req, res) => {
     const verificationId = req.query.verification_id;
@@ -27,10 +32,12 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
       res.json({ deliveries: [] });
       return;
     }
+    const access = accessOf(req);
     const events = await deps.prisma.webhookEvent.findMany({
       where: {
         ...(typeof verificationId === 'string' ? { verificationId } : {}),
         ...(typeof settlementId === 'string' ? { settlementId } : {}),
+        ...(access.kind === 'merchant' ? { verification: { merchant: access.merchant } } : {}),
       },
       include: { attempts: { orderBy: { number: 'asc' } } },
       orderBy: { createdAt: 'asc' },
@@ -41,8 +48,10 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
 
   router.post('/v1/webhooks/deliveries/:id/redeliver', auth, async (req, res) => {
     const id = String(req.params.id);
-    const event = isId(IdPrefix.WebhookEvent, id) ? await deps.prisma.webhookEvent.findUnique({ where: { id } }) : null;
-    if (!event) throw new NotFoundError(`no webhook delivery with id ${JSON.stringify(id.slice(0, 64))}`);
+    const event = isId(IdPrefix.WebhookEvent, id)
+      ? await deps.prisma.webhookEvent.findUnique({ where: { id }, include: { verification: { select: { merchant: true } } } })
+      : null;
+    if (!event || !maySee(accessOf(req), event.verification?.merchant ?? null)) throw new NotFoundError(`no webhook delivery with id ${JSON.stringify(id.slice(0, 64))}`);
     if (!(await deps.outbox.redeliver(id))) {
       throw new InvalidRequestError(`delivery ${id} is ${event.status}; only a failed delivery can be redelivered`);
     }

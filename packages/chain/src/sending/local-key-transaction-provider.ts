@@ -1,7 +1,13 @@
 import type { Pool } from '@facilitator/db';
 import type { JsonRpcProvider } from 'ethers';
 import { ChainTransactionStore, type StoredTransaction } from './chain-transaction-store';
-import { IdempotencyConflictError, RpcUnavailableError, TransactionRejectedError, TransactionWouldRevertError } from './errors';
+import {
+  GasCapExceededError,
+  IdempotencyConflictError,
+  RpcUnavailableError,
+  TransactionRejectedError,
+  TransactionWouldRevertError,
+} from './errors';
 import { FeePolicy } from './fee-policy';
 import { classifyNodeError } from './node-error-classification';
 import { OutcomeWatcher } from './outcome-watcher';
@@ -40,8 +46,11 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
     this.keyring = new SigningKeyring(keys);
     this.senders = Object.freeze(this.keyring.addresses);
     this.store = new ChainTransactionStore(pool);
-    const fees = new FeePolicy(this.options.maxFeePerGasCap, this.options.feeBumpPercent);
-    this.dispatcher = new TransactionDispatcher(this.store, this.keyring, toMap(networks), fees, this.options);
+    const fallback = new FeePolicy(this.options.maxFeePerGasCap, this.options.feeBumpPercent);
+    const policies = new Map(
+      [...this.options.perNetwork].map(([chainId, o]) => [chainId, new FeePolicy(o.maxFeePerGasCap ?? this.options.maxFeePerGasCap, this.options.feeBumpPercent)]),
+    );
+    this.dispatcher = new TransactionDispatcher(this.store, this.keyring, toMap(networks), (chainId) => policies.get(chainId) ?? fallback, this.options);
     this.watcher = new OutcomeWatcher(this.store, this.dispatcher, this.options);
   }
 
@@ -72,6 +81,10 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
     return row && row.attempts.length > 0 ? toSubmitted(row) : null;
   }
 
+  async hasAny(settlementId: string, purpose: TransactionPurpose): Promise<boolean> {
+    return (await this.store.findByKey(settlementId, purpose)) !== null;
+  }
+
   waitForOutcome(transactionId: string, confirmations: number): Promise<TransactionOutcome> {
     return this.watcher.wait(transactionId, confirmations);
   }
@@ -90,7 +103,10 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
    */
   private async simulate(request: TransactionRequest) {
     const provider = this.dispatcher.network(request.chainId);
-    const estimate = provider.estimateGas({ from: request.from, to: request.to, data: request.data }).catch((error: unknown) => {
+    // against the pending block: a transaction of ours already waiting there (a fee spending the same
+    // allowance) is taken into account, so what cannot succeed after it is refused before it is sent
+    const tx = { from: request.from, to: request.to, data: request.data };
+    const estimate = (provider.send('eth_estimateGas', [tx, 'pending']) as Promise<string>).then(BigInt, (error: unknown) => {
       const classified = classifyNodeError(error);
       if (classified.category === 'execution_reverted') {
         const { reason, data } = decodeRevert(error);
@@ -104,8 +120,11 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
       this.dispatcher.rpc(request.chainId, (p) => p.getTransactionCount(request.from, 'pending')),
       this.dispatcher.marketFees(request.chainId),
     ]);
+    if (request.gasCap !== undefined && gas > request.gasCap) throw new GasCapExceededError(gas, request.gasCap);
     const marginBasisPoints = BigInt(Math.round(this.options.gasLimitMarginPercent * 100));
-    const gasLimit = (gas * (10_000n + marginBasisPoints) + 9_999n) / 10_000n;
+    const withMargin = (gas * (10_000n + marginBasisPoints) + 9_999n) / 10_000n;
+    // the margin never lifts the limit above the cap: a transaction that needs more than its cap stops there
+    const gasLimit = request.gasCap !== undefined && withMargin > request.gasCap ? request.gasCap : withMargin;
     return { gasLimit, chainPendingNonce: BigInt(chainPendingNonce), fees };
   }
 }

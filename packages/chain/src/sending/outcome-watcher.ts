@@ -1,7 +1,7 @@
 import type { ChainTransactionStore, StoredTransaction } from './chain-transaction-store';
 import type { MinedTransactionReceipt } from './mined-receipt';
 import { NonceConsumedError, OutcomeTimeoutError, RpcUnavailableError, TransactionRejectedError } from './errors';
-import type { ResolvedSendingOptions } from './sending-options';
+import { replaceAfterMsOn, type ResolvedSendingOptions } from './sending-options';
 import { latest, sleep, type TransactionDispatcher } from './transaction-dispatcher';
 import type { TransactionOutcome } from './transaction-provider';
 
@@ -90,7 +90,7 @@ export class OutcomeWatcher {
     }
     if (row.status !== 'broadcast') return this.dispatcher.ensureSent(row);
     const age = Date.now() - latest(row).createdAt.getTime();
-    if (age >= this.options.replaceAfterMs) {
+    if (age >= replaceAfterMsOn(this.options, row.chainId)) {
       // a lower nonce left unsent holds ours in the node's queue, and no fee bump would move it
       const lowerSent = await this.dispatcher.sendLowerNonces(row);
       if (lowerSent === 0 && (await this.dispatcher.replace(row, `unmined after ${age} ms`))) return this.store.getById(row.id);

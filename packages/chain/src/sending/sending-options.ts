@@ -35,12 +35,24 @@ export interface LocalKeyTransactionProviderOptions {
   outcomeTimeoutMs?: number;
   /** `waitForOutcome` rides out RPC failures this long before throwing RpcUnavailableError; default 3 s. */
   rpcOutageToleranceMs?: number;
+  /** Per-network overrides of the fee cap and the replace-after time (MAX_FEE_PER_GAS_GWEI_<id>, REPLACE_AFTER_MS_<id>). */
+  perNetwork?: ReadonlyMap<number, NetworkSendingOptions>;
   logger?: TransactionLogger;
   /** Testing seam; see SendPhaseHook. */
   onPhase?: SendPhaseHook;
 }
 
+export interface NetworkSendingOptions {
+  maxFeePerGasCap?: bigint;
+  replaceAfterMs?: number;
+}
+
 export type ResolvedSendingOptions = Required<Omit<LocalKeyTransactionProviderOptions, 'onPhase'>> & Pick<LocalKeyTransactionProviderOptions, 'onPhase'>;
+
+/** How long an unmined transaction on `chainId` waits before it is replaced. */
+export function replaceAfterMsOn(options: ResolvedSendingOptions, chainId: number): number {
+  return options.perNetwork.get(chainId)?.replaceAfterMs ?? options.replaceAfterMs;
+}
 
 export const MIN_FEE_BUMP_PERCENT = 12.5;
 
@@ -57,6 +69,7 @@ export function resolveSendingOptions(options: LocalKeyTransactionProviderOption
     gasLimitMarginPercent: options.gasLimitMarginPercent ?? 20,
     outcomeTimeoutMs: options.outcomeTimeoutMs ?? 120_000,
     rpcOutageToleranceMs: options.rpcOutageToleranceMs ?? 3_000,
+    perNetwork: options.perNetwork ?? new Map(),
     logger: options.logger ?? SILENT,
     onPhase: options.onPhase,
   };

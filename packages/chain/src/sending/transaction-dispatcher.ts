@@ -30,7 +30,7 @@ export class TransactionDispatcher {
     private readonly store: ChainTransactionStore,
     private readonly keyring: SigningKeyring,
     private readonly networks: ReadonlyMap<number, JsonRpcProvider>,
-    private readonly fees: FeePolicy,
+    private readonly feePolicies: (chainId: number) => FeePolicy,
     private readonly options: ResolvedSendingOptions,
   ) {}
 
@@ -57,7 +57,7 @@ export class TransactionDispatcher {
    * afresh (`maxAgeMs` 0): the market moving is usually why they are made.
    */
   marketFees(chainId: number, maxAgeMs = this.options.feeCacheMs): Promise<Fees> {
-    return this.marketFeeReadings.get(chainId, maxAgeMs, () => this.rpc(chainId, (provider) => this.fees.market(provider)));
+    return this.marketFeeReadings.get(chainId, maxAgeMs, () => this.rpc(chainId, (provider) => this.feePolicies(chainId).market(provider)));
   }
 
   /**
@@ -94,10 +94,11 @@ export class TransactionDispatcher {
   /** Signs a version with the same nonce and higher fees, stores it, then broadcasts it. False when the fee cap forbids a bump. */
   async replace(row: StoredTransaction, why: string): Promise<boolean> {
     const previous = latest(row);
-    const fees = this.fees.bump(feesOf(previous), await this.marketFees(row.chainId, 0));
+    const policy = this.feePolicies(row.chainId);
+    const fees = policy.bump(feesOf(previous), await this.marketFees(row.chainId, 0));
     const log = { id: row.id, from: row.fromAddress, nonce: row.nonce.toString(), why };
     if (!fees) {
-      this.options.logger.warn('transaction not replaced: the fee cap leaves no room for a bump', { ...log, cap: this.fees.maxFeePerGasCap.toString() });
+      this.options.logger.warn('transaction not replaced: the fee cap leaves no room for a bump', { ...log, cap: policy.maxFeePerGasCap.toString() });
       return false;
     }
     const attempt = await this.store.addAttempt(row.id, await this.sign(row, fees));

@@ -17,6 +17,8 @@ export interface TransactionRequest {
   to: string;
   /** calldata, 0x hex */
   data: string;
+  /** refuse (GasCapExceededError) instead of sending when the estimate is above this */
+  gasCap?: bigint;
 }
 
 export interface SubmittedTransaction {
@@ -48,6 +50,11 @@ export interface TransactionProvider {
    * whose nonce was stored but that a crash left unsigned is not returned: `submit` finishes it.
    */
   find(settlementId: string, purpose: TransactionPurpose): Promise<SubmittedTransaction | null>;
+  /**
+   * Whether anything at all was stored for this key, a nonce allocated but never signed included: such a
+   * nonce will still be sent (later nonces of the key wait on it), so its settlement's money state is open.
+   */
+  hasAny(settlementId: string, purpose: TransactionPurpose): Promise<boolean>;
   /**
    * Waits until one version of the transaction is mined with `confirmations` confirmations. Replaces it
    * with a fee bump when it stays unmined, and re-broadcasts it when the node dropped it.

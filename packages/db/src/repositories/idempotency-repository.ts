@@ -48,8 +48,9 @@ export class IdempotencyRepository {
     await this.prisma.idempotencyKey.deleteMany({ where: { scope, key, status: 'in_flight' } });
   }
 
-  async deleteExpired(): Promise<number> {
-    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lt: new Date() } } });
+  /** Deletes the keys that expired before `before` (retention: kept a while after expiry for support). */
+  async deleteExpired(before: Date = new Date()): Promise<number> {
+    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lt: before } } });
     return count;
   }
 }

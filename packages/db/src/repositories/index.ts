@@ -2,3 +2,4 @@ export * from './verification-repository';
 export * from './settlement-repository';
 export * from './idempotency-repository';
 export * from './pg-query';
+export * from './merchant-repository';

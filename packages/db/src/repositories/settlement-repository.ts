@@ -94,6 +94,37 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
   return { name: `settlement_transition_${mask}`, text, values };
 }
 
+/** What the merchant can pay in fees right now, read from the chain just before reserving. */
+export interface FeeReservationRequest {
+  merchant: string;
+  chainId: number;
+  tokenAddress: string;
+  fee: bigint;
+  allowance: bigint;
+  balance: bigint;
+}
+
+/** Fees in flight: settlements of the merchant that reserved a fee (entered collect_fee) and are still there. */
+const FEES_IN_FLIGHT = `
+  SELECT coalesce(sum(fee_amount::numeric), 0)::text AS in_flight FROM settlements
+   WHERE merchant = $1 AND chain_id = $2 AND token_address = $3 AND state = 'collect_fee' AND id <> $4`;
+
+// a fee transfer that was sent and reverted: failed with fee_collection_failed and a fee hash
+const FEE_REVERTS_OF_MERCHANT = `
+  SELECT count(*)::int AS reverts, max(updated_at) AS last_at FROM settlements
+   WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND error_code = 'fee_collection_failed'
+     AND fee_tx_hash IS NOT NULL AND updated_at > $3`;
+
+const FEE_REVERTS_OF_PAYMENT = `
+  SELECT count(*)::int AS reverts, max(updated_at) AS last_at FROM settlements
+   WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND state = 'failed'
+     AND error_code = 'fee_collection_failed' AND fee_tx_hash IS NOT NULL`;
+
+export interface FeeReverts {
+  count: number;
+  lastAt: Date | null;
+}
+
 /** States in which the payer's authorization is spent or about to be: its nonce may not be verified again. */
 export const NONCE_CONSUMING_STATES = ['fee_collected', 'executing', 'settled'] as const;
 
@@ -106,6 +137,12 @@ export class SettlementRepository {
 
   findById(id: string): Promise<SettlementRow | null> {
     return this.prisma.settlement.findUnique({ where: { id } });
+  }
+
+  /** The rows of these settlements, in one query (the API's shared settle waiter reads all it waits for). */
+  async findByIds(ids: string[]): Promise<SettlementRow[]> {
+    const rows = await runQuery(this.pool, { name: 'settlements_by_ids', text: 'SELECT * FROM settlements WHERE id = ANY($1::text[])', values: [ids] });
+    return rows.map(settlementFromColumns);
   }
 
   /** A settlement of ours that used (or is using) this payment's nonce, if any. */
@@ -175,6 +212,66 @@ export class SettlementRepository {
     });
   }
 
+  /**
+   * The check_allowance -> collect_fee transition, taken only when the merchant's allowance and balance
+   * cover this fee on top of every fee already in flight for it. Serialized per merchant by a transaction
+   * advisory lock, so concurrent workers (any process) never reserve more than the merchant can pay.
+   */
+  async transitionReservingFee(
+    request: TransitionRequest,
+    reservation: FeeReservationRequest,
+  ): Promise<{ moved: SettlementRow | null; inFlight: bigint }> {
+    return this.inTransaction(async (client) => {
+      const lockKey = `fee:${reservation.chainId}:${reservation.tokenAddress}:${reservation.merchant}`;
+      await client.query({ name: 'fee_reservation_lock', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [lockKey] });
+      const [row] = await runQuery(client, {
+        name: 'fees_in_flight',
+        text: FEES_IN_FLIGHT,
+        values: [reservation.merchant, reservation.chainId, reservation.tokenAddress, request.id],
+      });
+      const inFlight = BigInt(row.in_flight as string);
+      const spendable = reservation.allowance < reservation.balance ? reservation.allowance : reservation.balance;
+      if (inFlight + reservation.fee > spendable) return { moved: null, inFlight };
+      const rows = await runQuery(client, transitionStatement(request));
+      return { moved: rows.length > 0 ? settlementFromColumns(rows[0]) : null, inFlight };
+    });
+  }
+
+  /** Fee transfers of this merchant that were sent and reverted since `since`. */
+  async feeRevertsOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts> {
+    const [row] = await runQuery(this.pool, { name: 'fee_reverts_of_merchant', text: FEE_REVERTS_OF_MERCHANT, values: [merchant, chainId, since] });
+    return { count: row.reverts as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
+  }
+
+  /** Fee transfers sent for earlier settlements of this payment that reverted. */
+  async feeRevertsOfPayment(chainId: number, tokenAddress: string, payer: string, nonce: string): Promise<FeeReverts> {
+    const [row] = await runQuery(this.pool, {
+      name: 'fee_reverts_of_payment',
+      text: FEE_REVERTS_OF_PAYMENT,
+      values: [chainId, tokenAddress, payer, nonce],
+    });
+    return { count: row.reverts as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
+  }
+
+  /** Parks a settlement for an operator: its job ran out of attempts while the money state is unknown. */
+  async markNeedsAttention(id: string, reason: string): Promise<void> {
+    await this.prisma.settlement.update({ where: { id }, data: { attentionReason: reason.slice(0, 1000), attentionAt: new Date() } });
+  }
+
+  /** Takes a settlement off the attention list (an operator retries it, or it reached a final state). */
+  async clearAttention(id: string): Promise<SettlementRow | null> {
+    const { count } = await this.prisma.settlement.updateMany({ where: { id }, data: { attentionReason: null, attentionAt: null } });
+    return count > 0 ? this.findById(id) : null;
+  }
+
+  countNeedingAttention(): Promise<number> {
+    return this.prisma.settlement.count({ where: { attentionAt: { not: null } } });
+  }
+
+  findNeedingAttention(limit: number): Promise<SettlementRow[]> {
+    return this.prisma.settlement.findMany({ where: { attentionAt: { not: null } }, orderBy: { attentionAt: 'asc' }, take: limit });
+  }
+
   private async inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect().catch((err: unknown) => {
       throw tagAsDatabaseError(err);
@@ -197,7 +294,8 @@ export class SettlementRepository {
   /** Settlements that are not final and have not moved for a while: their jobs may be lost. */
   findStale(olderThan: Date, limit: number): Promise<SettlementRow[]> {
     return this.prisma.settlement.findMany({
-      where: { state: { notIn: ['settled', 'failed'] }, updatedAt: { lt: olderThan } },
+      // a parked settlement waits for an operator, not for the sweeper
+      where: { state: { notIn: ['settled', 'failed'] }, updatedAt: { lt: olderThan }, attentionAt: null },
       orderBy: { updatedAt: 'asc' },
       take: limit,
     });

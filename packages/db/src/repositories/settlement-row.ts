@@ -52,6 +52,8 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     errorCode: r.error_code as string | null,
     errorMessage: r.error_message as string | null,
     errorDetails: r.error_details as Settlement['errorDetails'],
+    attentionReason: (r.attention_reason as string | null) ?? null,
+    attentionAt: optionalDateColumn(r.attention_at),
     metadata: r.metadata as Settlement['metadata'],
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),

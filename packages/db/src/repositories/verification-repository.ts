@@ -8,9 +8,26 @@ export type VerificationRow = Verification;
 export type { NewVerificationRow } from './verification-row';
 
 
+// a rejected verification keeps who, what and why, not the bodies (see verificationRecordOf)
 const REJECT = `
-  UPDATE verifications SET status = 'rejected', failure_message = $2, failure_details = $3::jsonb, updated_at = now()
+  UPDATE verifications SET status = 'rejected', failure_message = $2, failure_details = $3::jsonb,
+         request = NULL, metadata = NULL, signature = NULL, updated_at = now()
   WHERE id = $1 RETURNING *`;
+
+// Rejected verifications past retention, with what hangs off them (their webhook events and attempts).
+// Settlements only ever refer to verified rows, so none is touched. Batched so one run holds no long lock.
+const PURGE_REJECTED = `
+  WITH doomed AS (
+    SELECT id FROM verifications WHERE status = 'rejected' AND created_at < $1 ORDER BY created_at LIMIT $2
+  ), events AS (
+    SELECT e.id FROM webhook_events e JOIN doomed d ON e.verification_id = d.id
+  ), attempts AS (
+    DELETE FROM webhook_attempts WHERE event_id IN (SELECT id FROM events)
+  ), deleted_events AS (
+    DELETE FROM webhook_events WHERE id IN (SELECT id FROM events)
+  )
+  DELETE FROM verifications v USING doomed d
+   WHERE v.id = d.id AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.verification_id = v.id)`;
 
 const FIND_BY_ID = `SELECT * FROM verifications WHERE id = $1`;
 
@@ -43,6 +60,14 @@ export class VerificationRepository {
   async reject(id: string, message: string, details: Record<string, unknown>): Promise<VerificationRow> {
     const rows = await runQuery(this.pool, { name: 'verification_reject', text: REJECT, values: [id, message, JSON.stringify(details)] });
     return fromColumns(rows[0]);
+  }
+
+  /** Deletes up to `limit` rejected verifications created before `before`; returns how many went. */
+  async purgeRejected(before: Date, limit: number): Promise<number> {
+    const result = await this.pool.query(PURGE_REJECTED, [before, limit]).catch((err: unknown) => {
+      throw tagAsDatabaseError(err);
+    });
+    return result.rowCount ?? 0;
   }
 
   async findById(id: string): Promise<VerificationRow | null> {

@@ -9,11 +9,12 @@ export const VERIFICATION_COLUMNS = [
 ] as const;
 
 type Stored = Omit<Verification, 'createdAt' | 'updatedAt'>;
-type Required = 'id' | 'status' | 'protocolVersion' | 'surface' | 'chainId' | 'network' | 'request';
+type Required = 'id' | 'status' | 'protocolVersion' | 'surface' | 'chainId' | 'network';
 
 /** A verification to store: the identity fields required, the rest optional (stored as NULL). */
 export type NewVerificationRow = Pick<Stored, Required> & { [K in Exclude<keyof Stored, Required>]?: Stored[K] | null | undefined } & {
-  request: object;
+  /** null for a rejected verification: only who, what and why are kept */
+  request: object | null;
   metadata?: object | null;
   failureDetails?: object | null;
 };
@@ -22,7 +23,7 @@ export function valuesOf(row: NewVerificationRow): unknown[] {
   return [
     row.id, row.status, row.protocolVersion, row.surface, row.chainId, row.network, row.tokenAddress ?? null, row.payer ?? null,
     row.merchant ?? null, row.amount ?? null, row.expectedAmount ?? null, row.nonce ?? null, row.validAfter ?? null,
-    row.validBefore ?? null, row.signature ?? null, JSON.stringify(row.request), row.metadata == null ? null : JSON.stringify(row.metadata),
+    row.validBefore ?? null, row.signature ?? null, row.request == null ? null : JSON.stringify(row.request), row.metadata == null ? null : JSON.stringify(row.metadata),
     row.webhookUrl ?? null, row.failureMessage ?? null, row.failureDetails == null ? null : JSON.stringify(row.failureDetails),
   ];
 }

@@ -1,5 +1,6 @@
-import { TransactionWouldRevertError } from '@facilitator/chain';
-import { failed, feeCollectionFailed } from '../failures';
+import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
+import { approvalCommands } from '../approval-command';
+import { failed, feeCollectionFailed, insufficientAllowance } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 
 /**
@@ -27,14 +28,27 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult> {
       from: ctx.treasury,
       to: usdc.tokenAddress,
       data: usdc.transferFromData(merchant, ctx.treasury, ctx.feeAmount),
+      gasCap: ctx.network.gasCaps.fee,
     });
     return tx.id;
   } catch (err) {
-    if (err instanceof TransactionWouldRevertError) {
-      return failed(feeCollectionFailed(err.reason, balance, ctx.feeAmount), true);
-    }
+    if (err instanceof TransactionWouldRevertError) return wouldRevert(ctx, err.reason, balance);
+    // the token itself would need more gas than a transferFrom may: nothing was sent
+    if (err instanceof GasCapExceededError) return failed(feeCollectionFailed(err.message, balance, ctx.feeAmount), true);
     throw err;
   }
+}
+
+/**
+ * The fee's estimate against the pending block reverted, so nothing was sent. When the allowance is what
+ * ran out (another fee of this merchant was mined between our reading and our reservation), say so.
+ */
+async function wouldRevert(ctx: StepContext, reason: string, balance: bigint): Promise<StepResult> {
+  const { merchant } = ctx.settlement;
+  const available = await ctx.network.usdc.allowance(merchant, ctx.treasury);
+  if (available >= ctx.feeAmount) return failed(feeCollectionFailed(reason, balance, ctx.feeAmount), true);
+  const commands = approvalCommands(ctx.network.chainId, ctx.network.usdc.tokenAddress, ctx.treasury, ctx.feeAmount);
+  return failed(insufficientAllowance({ required: ctx.feeAmount, available, merchant, treasury: ctx.treasury, ...commands }), true);
 }
 
 async function awaitFee(ctx: StepContext, sent: string | StepResult): Promise<StepResult> {

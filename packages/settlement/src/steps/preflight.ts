@@ -1,10 +1,12 @@
 import { authorizationOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
-import type { Step } from '../step';
+import type { Step, StepContext } from '../step';
 
 /**
  * `pending`: before any fee, make sure the transfer can still succeed — unused on chain, not about to
- * expire, and a dry run from a relayer passes. A merchant must never pay for a doomed transfer.
+ * expire, and an estimate from a relayer against the pending block passes within the gas cap of its kind
+ * (a contract-wallet payer whose signature check burns gas is refused here). A merchant must never pay
+ * for a doomed transfer, and the service never pays gas for one.
  */
 export const preflight: Step = async (ctx) => {
   const auth = authorizationOf(ctx.settlement);
@@ -20,7 +22,19 @@ export const preflight: Step = async (ctx) => {
     return failed(settlementDoomed('authorization is used or canceled on chain'), true);
   }
   const data = usdc.transferWithAuthorizationData(auth, signatureOf(ctx.settlement));
-  const revert = await usdc.simulate(ctx.relayers[0], data);
-  if (revert !== undefined) return failed(settlementDoomed(revert, { simulation: 'transferWithAuthorization' }), true);
-  return { to: 'check_allowance' };
+  const [estimate, cap] = await Promise.all([usdc.estimate(ctx.relayers[0], data), transferGasCap(ctx)]);
+  if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'transferWithAuthorization' }), true);
+  if (estimate.gas > cap.gas) {
+    return failed(
+      settlementDoomed('transfer gas estimate is above its cap', { gas_estimate: estimate.gas.toString(), gas_cap: cap.gas.toString(), payer_kind: cap.kind }),
+      true,
+    );
+  }
+  return { to: 'check_allowance', note: { transfer_gas_estimate: estimate.gas.toString(), payer_kind: cap.kind } };
 };
+
+/** The cap of the payer's kind: a contract wallet's transfer runs its ERC-1271 check too. */
+export async function transferGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
+  const contract = await ctx.network.usdc.hasCode(ctx.settlement.payer);
+  return contract ? { gas: ctx.network.gasCaps.contractTransfer, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer, kind: 'eoa' };
+}

@@ -1,6 +1,7 @@
-import { TransactionWouldRevertError } from '@facilitator/chain';
+import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
 import { authorizationOf, signatureOf } from '../authorization';
 import type { Step } from '../step';
+import { transferGasCap } from './preflight';
 import { transferNotExecuted } from './transfer-not-executed';
 
 /** `fee_collected`: submit the payer's transferWithAuthorization from a relayer. */
@@ -17,10 +18,13 @@ export const submitTransfer: Step = async (ctx) => {
       from: ctx.nextRelayer(),
       to: usdc.tokenAddress,
       data: usdc.transferWithAuthorizationData(authorizationOf(settlement), signatureOf(settlement)),
+      gasCap: (await transferGasCap(ctx)).gas,
     });
     return { to: 'executing', data: { settlementTxHash: tx.hash }, note: { tx_hash: tx.hash, relayer: tx.from } };
   } catch (err) {
-    if (!(err instanceof TransactionWouldRevertError)) throw err;
-    return transferNotExecuted(ctx, err.reason);
+    if (err instanceof TransactionWouldRevertError) return transferNotExecuted(ctx, err.reason);
+    // checked in the pre-flight too; the payer's wallet changed since: nothing was sent for the transfer
+    if (err instanceof GasCapExceededError) return transferNotExecuted(ctx, err.message);
+    throw err;
   }
 };

@@ -24,7 +24,7 @@ import {
   x402VerifyValid,
   type X402SupportedResponse,
 } from '../../presenters/x402';
-import { waitForFinal } from '../../settlement-outcome';
+import type { SettlementWaiter } from '../../settlement-waiter';
 import { findVerificationOf } from '../settle';
 
 /** Merchants set their x402 middleware's facilitator URL to `https://<host>/x402`. */
@@ -36,7 +36,8 @@ export interface X402RouteDeps {
   verifications: VerificationRepository;
   settlements: SettlementRepository;
   requests: SettlementRequests;
-  settleWaitTimeoutMs: number;
+  /** the process's shared settle waiter (bounded, one poller) */
+  waits: SettlementWaiter;
   /** the addresses that send our transactions (relayers and the treasury), published by /supported */
   signers: readonly string[];
   logger: Logger;
@@ -116,7 +117,7 @@ async function settle(deps: X402RouteDeps, x: X402Payment, res: Response): Promi
   }
 
   const { settlement } = await deps.requests.start(verification, 'x402');
-  const outcome = await waitForFinal(deps.settlements, settlement, deps.settleWaitTimeoutMs);
+  const outcome = await deps.waits.waitForFinal(settlement);
   res.setHeader(SETTLEMENT_ID_HEADER, outcome.id);
   if (outcome.state === 'settled') {
     res.json(x402SettleSucceeded(outcome, x.payer, x.network));

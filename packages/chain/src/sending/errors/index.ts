@@ -5,3 +5,4 @@ export * from './transaction-rejected-error';
 export * from './nonce-consumed-error';
 export * from './outcome-timeout-error';
 export * from './idempotency-conflict-error';
+export * from './gas-cap-exceeded-error';

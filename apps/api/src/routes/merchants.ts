@@ -1,0 +1,88 @@
+import { Router, type Request } from 'express';
+import { InvalidRequestError } from '@facilitator/core';
+import { MerchantAction, type MerchantService } from '@facilitator/merchants';
+import { validateMerchantActionRequest, validateMerchantMinimumRequest, type MerchantProofBody } from '@facilitator/schemas';
+import type { EnabledNetworks } from '@facilitator/verification';
+import { jsonObjectBody } from '../request-body';
+
+export interface MerchantRouteDeps {
+  networks: EnabledNetworks;
+  merchants: MerchantService;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+function merchantOf(req: Request): string {
+  const address = String(req.params.address);
+  if (!ADDRESS.test(address)) {
+    throw new InvalidRequestError('the path must name the merchant address (0x + 40 hex)', { errors: [{ path: '/address', message: 'must be a 20-byte 0x-prefixed hex address' }] });
+  }
+  return address.toLowerCase();
+}
+
+/**
+ * Merchant self-service without signup. The payTo address is the merchant; every request is signed by
+ * it (EIP-712 `MerchantRequest`, or ERC-1271 for a contract wallet), names its action and parameters,
+ * and is accepted once before its short expiry.
+ */
+export function merchantRoutes(deps: MerchantRouteDeps): Router {
+  const router = Router();
+
+  const authenticate = async (merchant: string, action: MerchantAction, parameters: Record<string, unknown>, proof: MerchantProofBody) => {
+    const network = deps.networks.fromCaip2(proof.network);
+    await deps.merchants.authenticate({
+      merchant,
+      action,
+      parameters,
+      chainId: network.chainId,
+      nonce: proof.nonce,
+      expiresAt: proof.expires_at,
+      signature: proof.signature,
+    });
+  };
+  const secretAnswer = (merchant: string, secrets: Awaited<ReturnType<MerchantService['webhookSecrets']>>) => ({
+    merchant,
+    secret: secrets.current,
+    ...(secrets.previous ? { previous_secret: secrets.previous.secret, previous_secret_expires_at: secrets.previous.retiresAt.toISOString() } : {}),
+  });
+
+  router.post('/v1/merchants/:address/webhook-secret', jsonObjectBody(), async (req, res) => {
+    const merchant = merchantOf(req);
+    const { proof } = validateMerchantActionRequest(req.body);
+    await authenticate(merchant, MerchantAction.GetWebhookSecret, {}, proof);
+    res.set('Cache-Control', 'no-store').json(secretAnswer(merchant, await deps.merchants.webhookSecrets(merchant)));
+  });
+
+  router.post('/v1/merchants/:address/webhook-secret/rotate', jsonObjectBody(), async (req, res) => {
+    const merchant = merchantOf(req);
+    const { proof } = validateMerchantActionRequest(req.body);
+    await authenticate(merchant, MerchantAction.RotateWebhookSecret, {}, proof);
+    res.set('Cache-Control', 'no-store').json(secretAnswer(merchant, await deps.merchants.rotateWebhookSecret(merchant)));
+  });
+
+  router.post('/v1/merchants/:address/settle-key', jsonObjectBody(), async (req, res) => {
+    const merchant = merchantOf(req);
+    const { proof } = validateMerchantActionRequest(req.body);
+    await authenticate(merchant, MerchantAction.EnableSettleProtection, {}, proof);
+    const key = await deps.merchants.enableSettleProtection(merchant);
+    res.set('Cache-Control', 'no-store').json({ merchant, settle_key: key, settle_protection: true });
+  });
+
+  router.post('/v1/merchants/:address/settle-key/revoke', jsonObjectBody(), async (req, res) => {
+    const merchant = merchantOf(req);
+    const { proof } = validateMerchantActionRequest(req.body);
+    await authenticate(merchant, MerchantAction.DisableSettleProtection, {}, proof);
+    const record = await deps.merchants.disableSettleProtection(merchant);
+    res.json({ merchant, settle_protection: false, minimum: record.minimumAmount });
+  });
+
+  router.post('/v1/merchants/:address/minimum', jsonObjectBody(), async (req, res) => {
+    const merchant = merchantOf(req);
+    const { minimum, proof } = validateMerchantMinimumRequest(req.body);
+    await authenticate(merchant, MerchantAction.SetMinimum, { minimum }, proof);
+    const record = await deps.merchants.setMinimum(merchant, BigInt(minimum));
+    res.json({ merchant, settle_protection: record.settleKeyHash !== null, minimum: record.minimumAmount });
+  });
+
+  return router;
+}

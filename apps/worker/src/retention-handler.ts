@@ -1,0 +1,54 @@
+import type { Job } from 'bullmq';
+import type { RetentionConfig } from '@facilitator/config';
+import type { IdempotencyRepository, VerificationRepository } from '@facilitator/db';
+import type { Logger } from '@facilitator/logging';
+import type { Queues } from '@facilitator/queue';
+import type { JobHandler } from './job-catalog';
+
+export const RETENTION_JOB = 'retention';
+/** Rows deleted per statement, so one run never holds a long lock or a huge transaction. */
+const BATCH = 1_000;
+
+export interface RetentionDeps {
+  verifications: Pick<VerificationRepository, 'purgeRejected'>;
+  idempotencyKeys: Pick<IdempotencyRepository, 'deleteExpired'>;
+  retention: RetentionConfig;
+  logger: Logger;
+  now?: () => number;
+}
+
+/**
+ * Deletes what is only kept for a while: rejected verifications past their retention (with their webhook
+ * events) and idempotency keys a while after they expired. Settlements and successful verifications are
+ * kept for good.
+ */
+export async function runRetention(deps: RetentionDeps): Promise<{ rejectedVerifications: number; idempotencyKeys: number }> {
+  const now = deps.now?.() ?? Date.now();
+  let rejectedVerifications = 0;
+  for (;;) {
+    const deleted = await deps.verifications.purgeRejected(new Date(now - deps.retention.rejectedVerificationsMs), BATCH);
+    rejectedVerifications += deleted;
+    if (deleted < BATCH) break;
+  }
+  const idempotencyKeys = await deps.idempotencyKeys.deleteExpired(new Date(now - deps.retention.expiredIdempotencyKeysMs));
+  if (rejectedVerifications + idempotencyKeys > 0) deps.logger.info('retention run', { rejectedVerifications, idempotencyKeys });
+  return { rejectedVerifications, idempotencyKeys };
+}
+
+export function maintenanceHandler(deps: RetentionDeps): JobHandler {
+  return {
+    concurrency: 1,
+    async process(job: Job) {
+      if (job.name !== RETENTION_JOB) throw new Error(`unknown maintenance job ${job.name}`);
+      return runRetention(deps);
+    },
+  };
+}
+
+/**
+ * The retention job's schedule, upserted by every worker at start: BullMQ keeps one scheduler of that id,
+ * so however many workers run, each run happens once across the cluster.
+ */
+export async function scheduleRetention(queues: Pick<Queues, 'maintenance'>, intervalMs: number): Promise<void> {
+  await queues.maintenance.upsertJobScheduler(RETENTION_JOB, { every: intervalMs }, { name: RETENTION_JOB, data: {} });
+}

@@ -1,0 +1,51 @@
+import { ConfigError } from './config-error';
+import type { EnvReader } from './parsers';
+
+/**
+ * The treasury and relayer addresses as the API knows them: TREASURY_ADDRESS and RELAYER_ADDRESSES,
+ * no private key needed. A process that also holds the keys (the worker, or a single-host dev setup)
+ * may leave the addresses unset; when both are given they must agree, so a mistyped address can never
+ * be published beside keys that sign for another one.
+ */
+export function readTreasuryAddress(reader: EnvReader, keyAddress: string | undefined): string {
+  const given = reader.raw('TREASURY_ADDRESS') === undefined ? undefined : reader.address('TREASURY_ADDRESS', '');
+  if (given !== undefined && keyAddress !== undefined && given !== keyAddress) {
+    throw new ConfigError('TREASURY_ADDRESS', `does not match TREASURY_PRIVATE_KEY (whose address is ${keyAddress})`);
+  }
+  const address = given ?? keyAddress;
+  if (address === undefined) throw new ConfigError('TREASURY_ADDRESS', 'is required but not set');
+  return address;
+}
+
+/** RELAYER_ADDRESSES (comma-separated), else the relayer keys' addresses, else the treasury alone. */
+export function readRelayerAddresses(reader: EnvReader, keyAddresses: string[] | undefined, treasuryAddress: string): string[] {
+  const given = reader.list('RELAYER_ADDRESSES').map((item, index) => {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(item)) throw new ConfigError('RELAYER_ADDRESSES', `entry ${index + 1} must be a 20-byte 0x-prefixed hex address`);
+    return item.toLowerCase();
+  });
+  if (given.length === 0) return keyAddresses ?? [treasuryAddress];
+  if (new Set(given).size !== given.length) throw new ConfigError('RELAYER_ADDRESSES', 'lists the same address twice');
+  if (keyAddresses !== undefined && (given.length !== keyAddresses.length || given.some((a, i) => a !== keyAddresses[i]))) {
+    throw new ConfigError('RELAYER_ADDRESSES', 'does not match RELAYER_PRIVATE_KEYS (same addresses, same order)');
+  }
+  return given;
+}
+
+/** The master key: per-merchant webhook secrets are encrypted with a key derived from it. */
+export function readMasterSecret(reader: EnvReader): string {
+  const secret = reader.string('WEBHOOK_SECRET');
+  if (secret.length < 32) throw new ConfigError('WEBHOOK_SECRET', 'must be at least 32 characters (it is the master key of the merchants\' webhook secrets)');
+  return secret;
+}
+
+/** WEBHOOK_ALLOWED_PORTS: the ports a webhook URL may name; 443 and 80 unless configured. */
+export function readWebhookPorts(reader: EnvReader): number[] {
+  const items = reader.list('WEBHOOK_ALLOWED_PORTS');
+  if (items.length === 0) return [443, 80];
+  return items.map((item) => {
+    if (!/^[0-9]{1,5}$/.test(item) || Number(item) < 1 || Number(item) > 65535) {
+      throw new ConfigError('WEBHOOK_ALLOWED_PORTS', `entry "${item}" must be a port number (1-65535)`);
+    }
+    return Number(item);
+  });
+}

@@ -1,0 +1,5 @@
+export * from './merchant-request';
+export * from './merchant-service';
+export * from './random-secrets';
+export * from './secret-box';
+export * from './sign-merchant-request';

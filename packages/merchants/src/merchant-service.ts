@@ -1,0 +1,142 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Provider } from 'ethers';
+import { InvalidRequestError, UnauthorizedError } from '@facilitator/core';
+import type { MerchantRecord, MerchantRepository } from '@facilitator/db';
+import { isMerchantSignature, MAX_REQUEST_LIFETIME_SECONDS, type MerchantAction } from './merchant-request';
+import { newSettleKey, newWebhookSecret, settleKeyHash } from './random-secrets';
+import type { SecretBox } from './secret-box';
+
+export interface MerchantServiceOptions {
+  repository: MerchantRepository;
+  secretBox: SecretBox;
+  /** how long a rotated webhook secret keeps signing beside the new one */
+  graceSeconds: number;
+  /** the flat fee: a minimum below it needs settle protection */
+  feeAmount: bigint;
+  /** the chain on which a contract merchant's ERC-1271 signature is checked */
+  providerFor?(chainId: number): Provider | undefined;
+  now?(): number;
+}
+
+/** A request a merchant signed with its payTo address's key (see merchant-request.ts). */
+export interface SignedMerchantRequest {
+  /** lowercase */
+  merchant: string;
+  action: MerchantAction;
+  parameters: Record<string, unknown>;
+  chainId: number;
+  nonce: string;
+  expiresAt: number;
+  signature: string;
+}
+
+export interface MerchantWebhookSecrets {
+  current: string;
+  /** the secret before the last rotation, while it still signs */
+  previous?: { secret: string; retiresAt: Date };
+}
+
+/** Whether a settle request may go on for a merchant: no protection, the right key, or neither. */
+export type SettleAccess = 'open' | 'granted' | 'denied';
+
+/**
+ * Merchant identity without accounts: the payTo address is the merchant, and it proves control by
+ * signing. Holds the merchant's webhook secrets (created on first use, encrypted at rest, rotated with
+ * a grace period), its settle protection (a key stored hashed) and its own minimum payment.
+ */
+export class MerchantService {
+  constructor(private readonly options: MerchantServiceOptions) {}
+
+  private now(): number {
+    return this.options.now?.() ?? Math.floor(Date.now() / 1000);
+  }
+
+  /**
+   * Accepts a signed request once: not expired, not too far ahead, signed by the merchant (ECDSA or
+   * ERC-1271), and its nonce never seen before. Throws 401 otherwise (400 for an over-long expiry).
+   */
+  async authenticate(request: SignedMerchantRequest): Promise<void> {
+    const now = this.now();
+    if (request.expiresAt <= now) throw new UnauthorizedError(`the signed request expired at ${request.expiresAt} (now ${now}); sign a new one`);
+    if (request.expiresAt > now + MAX_REQUEST_LIFETIME_SECONDS) {
+      throw new InvalidRequestError(`expires_at may be at most ${MAX_REQUEST_LIFETIME_SECONDS} s ahead`, {
+        errors: [{ path: '/proof/expires_at', message: `must be at most ${now + MAX_REQUEST_LIFETIME_SECONDS}` }],
+      });
+    }
+    const provider = this.options.providerFor?.(request.chainId);
+    if (!(await isMerchantSignature(request, request.signature, provider))) {
+      throw new UnauthorizedError(`the request is not signed by ${request.merchant} (EIP-712 MerchantRequest, action ${request.action})`);
+    }
+    if (!(await this.options.repository.useNonce(request.merchant, request.nonce.toLowerCase(), new Date(request.expiresAt * 1000)))) {
+      throw new UnauthorizedError('this signed request was used already; sign a new one with a fresh nonce');
+    }
+  }
+
+  /** The merchant's secrets, the current one created on first use. */
+  async webhookSecrets(merchant: string): Promise<MerchantWebhookSecrets> {
+    let live = await this.options.repository.liveSecrets(merchant);
+    if (live.length === 0 || live[0].retiresAt !== null) {
+      await this.options.repository.insertSecretIfAbsent(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant));
+      live = await this.options.repository.liveSecrets(merchant);
+    }
+    const [current, previous] = live.map((s) => ({ secret: this.options.secretBox.open(s.ciphertext, merchant), retiresAt: s.retiresAt }));
+    return { current: current.secret, ...(previous?.retiresAt ? { previous: { secret: previous.secret, retiresAt: previous.retiresAt } } : {}) };
+  }
+
+  /** Every secret that signs the merchant's deliveries now: the current one first. */
+  async signingSecrets(merchant: string): Promise<string[]> {
+    const { current, previous } = await this.webhookSecrets(merchant);
+    return previous ? [current, previous.secret] : [current];
+  }
+
+  async rotateWebhookSecret(merchant: string): Promise<MerchantWebhookSecrets> {
+    await this.webhookSecrets(merchant);
+    await this.options.repository.rotateSecret(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant), this.options.graceSeconds);
+    return this.webhookSecrets(merchant);
+  }
+
+  /** Turns settle protection on; returns the new key, which is never shown again. */
+  async enableSettleProtection(merchant: string): Promise<string> {
+    const key = newSettleKey();
+    await this.options.repository.setSettleKeyHash(merchant, settleKeyHash(key));
+    return key;
+  }
+
+  /** Turns settle protection off, which also restores the default minimum. */
+  async disableSettleProtection(merchant: string): Promise<MerchantRecord> {
+    return this.options.repository.clearSettleKey(merchant);
+  }
+
+  /** Sets the merchant's own minimum; below the fee only with settle protection on. */
+  async setMinimum(merchant: string, minimum: bigint): Promise<MerchantRecord> {
+    const belowFee = minimum < this.options.feeAmount;
+    const record = await this.options.repository.setMinimum(merchant, minimum.toString(), belowFee);
+    if (!record) {
+      throw new InvalidRequestError(
+        `a minimum below the fee (${this.options.feeAmount}) needs settle protection: turn it on first (POST /v1/merchants/${merchant}/settle-key)`,
+        { reason: 'settle_protection_required', fee: this.options.feeAmount.toString(), minimum: minimum.toString() },
+      );
+    }
+    return record;
+  }
+
+  /** The merchant's own minimum payment; undefined: the service default applies. */
+  async minimumFor(merchant: string): Promise<bigint | undefined> {
+    const record = await this.options.repository.find(merchant.toLowerCase());
+    return record?.minimumAmount == null ? undefined : BigInt(record.minimumAmount);
+  }
+
+  /** Whether a settle for `merchant` may proceed with the presented bearer key (if any). */
+  async settleAccess(merchant: string, presentedKey: string | undefined): Promise<SettleAccess> {
+    const record = await this.options.repository.find(merchant.toLowerCase());
+    if (!record?.settleKeyHash) return 'open';
+    if (presentedKey === undefined) return 'denied';
+    const expected = Buffer.from(record.settleKeyHash, 'hex');
+    return timingSafeEqual(expected, Buffer.from(settleKeyHash(presentedKey), 'hex')) ? 'granted' : 'denied';
+  }
+
+  /** The merchant a settle key belongs to, for merchant-scoped reads. */
+  async merchantOfSettleKey(key: string): Promise<string | null> {
+    return (await this.options.repository.findBySettleKeyHash(settleKeyHash(key)))?.address ?? null;
+  }
+}

@@ -1,0 +1,50 @@
+import { bytes32, signature, uintString } from './primitives';
+import { compileValidator } from './validator';
+
+/**
+ * Bodies of the merchant endpoints (`/v1/merchants/{address}/…`). Each carries `proof`: the merchant's
+ * EIP-712 signature of a `MerchantRequest` naming the action, the merchant (the path's address), the
+ * other body fields as canonical JSON, a random nonce and a short expiry (see packages/merchants).
+ */
+export const merchantProofSchema = {
+  type: 'object',
+  description:
+    'EIP-712 signature by the merchant address (ECDSA, or ERC-1271 for a contract wallet such as a Safe) of MerchantRequest(string action,address merchant,string parameters,bytes32 nonce,uint256 expiresAt), domain { name: "x402 Facilitator", version: "1", chainId }',
+  required: ['network', 'nonce', 'expires_at', 'signature'],
+  properties: {
+    network: { type: 'string', maxLength: 32, description: 'CAIP-2 id of the chain in the EIP-712 domain; a contract merchant is asked (ERC-1271) on this chain', examples: ['eip155:84532'] },
+    nonce: { ...bytes32, description: '32 random bytes; each signed request is accepted once' },
+    expires_at: { type: 'integer', minimum: 0, maximum: 1e12, description: 'Unix seconds; at most 600 s ahead' },
+    signature,
+  },
+  additionalProperties: false,
+} as const;
+
+export const merchantActionRequestSchema = {
+  $id: 'MerchantActionRequest',
+  type: 'object',
+  required: ['proof'],
+  properties: { proof: merchantProofSchema },
+  additionalProperties: false,
+} as const;
+
+export const merchantMinimumRequestSchema = {
+  $id: 'MerchantMinimumRequest',
+  type: 'object',
+  required: ['minimum', 'proof'],
+  properties: {
+    minimum: { ...uintString, description: 'the smallest payment to this merchant, in token units; below the fee only with settle protection on' },
+    proof: merchantProofSchema,
+  },
+  additionalProperties: false,
+} as const;
+
+export interface MerchantProofBody {
+  network: string;
+  nonce: string;
+  expires_at: number;
+  signature: string;
+}
+
+export const validateMerchantActionRequest = compileValidator<{ proof: MerchantProofBody }>(merchantActionRequestSchema, 'merchant request');
+export const validateMerchantMinimumRequest = compileValidator<{ minimum: string; proof: MerchantProofBody }>(merchantMinimumRequestSchema, 'merchant minimum request');
