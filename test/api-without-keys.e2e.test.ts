@@ -1,8 +1,11 @@
 // The internet-facing API holds no private key: it starts from TREASURY_ADDRESS and RELAYER_ADDRESSES,
 // serves every route, and the worker (the only process with keys) settles. Plus the hardening items of
 // the review that are about the API's answers: /readyz, idempotency scope.
+import { Wallet } from 'ethers';
 import supertest from 'supertest';
 import { loadApiConfig } from '@facilitator/config';
+import { MerchantAction } from '@facilitator/merchants';
+import { merchantProof } from './support/merchant-client';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../apps/api/src/build-api';
 import { startApiProcess, type ApiProcess } from './support/api-process';
@@ -18,6 +21,8 @@ beforeAll(async () => {
   api = await startApiProcess({
     ...withoutKeys,
     API_PROCESSES: '1',
+    // every line the API can write, so the test below sees whatever could leak
+    LOG_LEVEL: 'silly',
     TREASURY_ADDRESS: stack.devnet.accounts.treasury.address,
     RELAYER_ADDRESSES: stack.devnet.accounts.relayers.map((r) => r.address).join(','),
   });
@@ -62,7 +67,12 @@ it('/readyz names the failed RPC but never echoes its error (an RPC URL carries 
   const secretPath = 'v2/sk-provider-key-0123456789';
   const broken = buildApi(loadApiConfig({ ...stack.env, RPC_URL_84532: `http://127.0.0.1:1/${secretPath}` }), createSilentLogger());
   try {
-    const res = await supertest(broken.app).get('/readyz');
+    let res = await supertest(broken.app).get('/readyz');
+    // the new Redis connection may still be connecting on the first call
+    for (let i = 0; i < 40 && res.body.checks?.redis !== 'ok'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      res = await supertest(broken.app).get('/readyz');
+    }
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ status: 'not_ready', checks: { postgres: 'ok', redis: 'ok', 'rpc:eip155:84532': 'failed' } });
     expect(res.text).not.toContain(secretPath);
@@ -92,4 +102,23 @@ describe('Idempotency-Key is scoped per client', () => {
     expect(replay.body).toEqual(first.body);
     expect((await stack.http.post('/v1/verify').set('Idempotency-Key', key).set('X-API-Key', 'client-a').send(theirs.formB())).status).toBe(422);
   });
+});
+
+it("merchants' webhook secrets and settle keys never reach the API's logs", async () => {
+  const http = supertest(api.url);
+  const m = Wallet.createRandom();
+  const call = async (action: MerchantAction, path: string) =>
+    http.post(`/v1/merchants/${m.address}/${path}`).send({ proof: await merchantProof(m, m.address, action) });
+  const secret = (await call(MerchantAction.GetWebhookSecret, 'webhook-secret')).body.secret as string;
+  const key = (await call(MerchantAction.EnableSettleProtection, 'settle-key')).body.settle_key as string;
+  expect(secret).toMatch(/^whsec_/);
+  expect(key).toMatch(/^fsk_/);
+  // the key travels in a header, on settle and on reads (a refused settle and an accepted read)
+  await http.post('/v1/settle').set('Authorization', `Bearer ${key}`).send({ verification_id: `ver_${'0'.repeat(32)}`, destination_address: m.address });
+  await http.get('/v1/webhooks/deliveries').set('Authorization', `Bearer ${key}`).query({ verification_id: `ver_${'0'.repeat(32)}` });
+  await new Promise((r) => setTimeout(r, 200));
+  const logs = api.lines.join('\n');
+  expect(logs).toContain(`/v1/merchants/${m.address}/webhook-secret`);
+  expect(logs).not.toContain(secret.slice('whsec_'.length));
+  expect(logs).not.toContain(key.slice('fsk_'.length));
 });

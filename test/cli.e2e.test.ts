@@ -9,7 +9,7 @@ import { encryptKeystoreJson, Wallet } from 'ethers';
 import { newMerchant } from './support/chain-actions';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
 import { freePort } from './support/ports';
-import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
+import { startTestStack, TestStack } from './support/test-stack';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 const CLI = path.resolve(__dirname, '../apps/cli/dist/main.js');
@@ -185,9 +185,17 @@ describe('friendly errors: exit 1 with one line, never a stack trace', () => {
 });
 
 describe('verify-webhook', () => {
-  let deliveries: Array<{ rawBody: string; signature: string; type: string }>;
+  let deliveries: Array<{ rawBody: string; signature: string; type: string; id: string; timestamp: string; standard: string }>;
+  /** the devnet merchant's own webhook secret, fetched with the CLI as a merchant does */
+  let WEBHOOK_SECRET: string;
+  let secretFile: string;
 
   beforeAll(async () => {
+    const fetched = await cli(['merchant', 'webhook-secret', '--json', '--api', apiUrl], { MERCHANT_PRIVATE_KEY: stack.devnet.accounts.merchant.privateKey });
+    expect(fetched.code).toBe(0);
+    WEBHOOK_SECRET = JSON.parse(fetched.stdout).secret;
+    secretFile = path.join(keystoreDir, 'webhook-secret');
+    writeFileSync(secretFile, `${WEBHOOK_SECRET}\n`, { mode: 0o600 });
     const p = await stack.payment();
     const verify = await stack.http.post('/v1/verify').send(p.formB({ webhook_url: receiver.endpoint('cli') }));
     expect(verify.status).toBe(200);
@@ -196,6 +204,9 @@ describe('verify-webhook', () => {
       rawBody: d.rawBody,
       signature: String(d.headers['x-webhook-signature']),
       type: String(d.body.event_type),
+      id: String(d.headers['webhook-id']),
+      timestamp: String(d.headers['webhook-timestamp']),
+      standard: String(d.headers['webhook-signature']),
     }));
   });
 
@@ -210,6 +221,27 @@ describe('verify-webhook', () => {
     // the secret may come from WEBHOOK_SECRET instead of the command line
     const fromEnv = await cli(['verify-webhook', '--signature', deliveries[0].signature], { WEBHOOK_SECRET }, deliveries[0].rawBody);
     expect(fromEnv.code).toBe(0);
+    // or from a file, out of shell history
+    const fromFile = await cli(['verify-webhook', '--secret-file', secretFile, '--signature', deliveries[0].signature], {}, deliveries[0].rawBody);
+    expect(fromFile.code).toBe(0);
+  });
+
+  it('checks the Standard Webhooks headers too, and refuses a delivery replayed after 5 minutes', async () => {
+    const d = deliveries[0];
+    const standard = ['--webhook-id', d.id, '--webhook-timestamp', d.timestamp, '--webhook-signature', d.standard];
+    const run = await cli(['verify-webhook', '--secret-file', secretFile, ...standard], {}, d.rawBody);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^valid \(/);
+    const both = await cli(['verify-webhook', '--secret-file', secretFile, '--signature', d.signature, ...standard], {}, d.rawBody);
+    expect(both.code).toBe(0);
+    const late = await cli(['verify-webhook', '--secret-file', secretFile, '--webhook-id', d.id, '--webhook-timestamp', String(Number(d.timestamp) - 360), '--webhook-signature', d.standard], {}, d.rawBody);
+    expect(late.code).toBe(1);
+    expect(late.stdout).toMatch(/^invalid: Standard Webhooks: Message timestamp too old/);
+    const other = await cli(['verify-webhook', '--secret', `whsec_${Buffer.alloc(32, 7).toString('base64')}`, ...standard], {}, d.rawBody);
+    expect(other.code).toBe(1);
+    expect(other.stdout).toMatch(/^invalid: Standard Webhooks: No matching signature found/);
+    expectOneLineError(await cli(['verify-webhook', '--secret-file', secretFile, '--webhook-id', d.id], {}, d.rawBody), 'needs all three');
   });
 
   it('rejects a tampered delivery and says why', async () => {
@@ -233,7 +265,8 @@ describe('verify-webhook', () => {
   });
 
   it('without a secret or a body, says what is missing', async () => {
-    expectOneLineError(await cli(['verify-webhook', '--signature', deliveries[0].signature], {}, deliveries[0].rawBody), 'pass --secret <secret> or set WEBHOOK_SECRET');
+    expectOneLineError(await cli(['verify-webhook', '--signature', deliveries[0].signature], {}, deliveries[0].rawBody), 'pass --secret-file <file>, set WEBHOOK_SECRET, or pass --secret <secret>');
+    expectOneLineError(await cli(['verify-webhook', '--secret-file', path.join(keystoreDir, 'missing')], {}, deliveries[0].rawBody), 'pass --signature');
     expectOneLineError(await cli(['verify-webhook', '--secret', 's', '--signature', deliveries[0].signature], {}, ''), 'standard input is empty');
   });
 });
@@ -273,5 +306,49 @@ describe('status', () => {
     expectOneLineError(await cli(['status', 'abc', '--api', apiUrl]), '"abc" is not a verification (ver_…) or settlement (stl_…) id');
     const nobody = `http://127.0.0.1:${await freePort()}`;
     expectOneLineError(await cli(['status', `stl_${'0'.repeat(32)}`, '--api', nobody]), `cannot reach the API at ${nobody}: ECONNREFUSED`);
+  });
+});
+
+describe('merchant', () => {
+  const as = (wallet: Wallet) => ({ MERCHANT_PRIVATE_KEY: wallet.privateKey, FACILITATOR_API_URL: apiUrl });
+
+  it('webhook-secret prints the secret; --rotate a new one beside the previous', async () => {
+    const m = Wallet.createRandom();
+    const first = await cli(['merchant', 'webhook-secret', '--json'], as(m));
+    expect(first.stderr).toBe('');
+    expect(JSON.parse(first.stdout)).toEqual({ merchant: m.address.toLowerCase(), secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
+    const again = await cli(['merchant', 'webhook-secret'], as(m));
+    expect(again.stdout).toContain(JSON.parse(first.stdout).secret);
+    const rotated = await cli(['merchant', 'webhook-secret', '--rotate', '--json'], as(m));
+    expect(JSON.parse(rotated.stdout)).toEqual({
+      merchant: m.address.toLowerCase(),
+      secret: expect.stringMatching(/^whsec_/),
+      previous_secret: JSON.parse(first.stdout).secret,
+      previous_secret_expires_at: expect.any(String),
+    });
+  });
+
+  it('settle-key turns protection on (the key once) and --revoke off; minimum below the fee only with it on', async () => {
+    const m = Wallet.createRandom();
+    const refused = await cli(['merchant', 'minimum', '0'], as(m));
+    expectOneLineError(refused, 'needs settle protection');
+    const on = await cli(['merchant', 'settle-key', '--json'], as(m));
+    expect(JSON.parse(on.stdout)).toEqual({ merchant: m.address.toLowerCase(), settle_key: expect.stringMatching(/^fsk_/) });
+    // the settle key reads the merchant's own records, and nobody else's
+    const key = JSON.parse(on.stdout).settle_key as string;
+    const own = await stack.http.post('/v1/verify').send((await stack.payment({ to: m.address })).formB({ seller_address: m.address }));
+    const others = await stack.http.post('/v1/verify').send((await stack.payment()).formB());
+    const mine = await cli(['status', own.body.verification_id, '--json'], { ...as(m), FACILITATOR_SETTLE_KEY: key });
+    expect(mine.code).toBe(0);
+    expect(JSON.parse(mine.stdout)).toMatchObject({ id: own.body.verification_id, type: 'verification' });
+    expectOneLineError(await cli(['status', others.body.verification_id], { ...as(m), FACILITATOR_SETTLE_KEY: key }), 'not found');
+    expectOneLineError(await cli(['status', own.body.verification_id], { ...as(m), FACILITATOR_SETTLE_KEY: 'fsk_wrong' }), 'FACILITATOR_SETTLE_KEY');
+    const minimum = await cli(['merchant', 'minimum', '0', '--json'], as(m));
+    expect(JSON.parse(minimum.stdout)).toEqual({ merchant: m.address.toLowerCase(), minimum: '0' });
+    const off = await cli(['merchant', 'settle-key', '--revoke'], as(m));
+    expect(off.code).toBe(0);
+    expect(off.stdout).toContain('settle protection is off');
+    expectOneLineError(await cli(['merchant', 'minimum', 'ten'], as(m)), '<units> must be a whole number');
+    expectOneLineError(await cli(['merchant', 'settle-key'], { FACILITATOR_API_URL: apiUrl }), 'no merchant key');
   });
 });

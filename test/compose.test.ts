@@ -39,8 +39,9 @@ describe('docker-compose.yml', () => {
     expect(compose.services.worker.ports).toBeUndefined();
   });
 
-  it('builds from the Dockerfile in the repo', () => {
+  it('builds from the Dockerfile in the repo: the services from its runtime image, the local chain from its build stage', () => {
     expect(readFileSync(path.resolve(__dirname, '../Dockerfile'), 'utf8')).toContain('npm run build');
-    for (const name of ['api', 'worker', 'chain', 'migrate']) expect(compose.services[name].build).toBe('.');
+    for (const name of ['api', 'worker', 'migrate']) expect(compose.services[name].build).toBe('.');
+    expect(compose.services.chain.build).toEqual({ context: '.', target: 'build' });
   });
 });

@@ -15,7 +15,7 @@ beforeAll(() => {
       DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres',
       REDIS_URL,
       TREASURY_PRIVATE_KEY: '0x' + '11'.repeat(32),
-      WEBHOOK_SECRET: 'secret',
+      WEBHOOK_SECRET: 'a-master-secret-of-at-least-32-characters',
       RPC_URL_84532: 'http://127.0.0.1:1',
       QUEUE_PREFIX: 'openapi-test',
     }),
@@ -66,7 +66,7 @@ describe('GET /openapi.json', () => {
     const shape = (route: string) => route.replace(/\{[^}]+\}/g, '{}');
     const documentedShapes = new Set([...documented].map(shape));
     const served = servedRoutes(api.app);
-    expect(served).toEqual(expect.arrayContaining(['POST /v1/verify', 'POST /v1/settle', 'GET /v1/settlements/{id}', 'GET /metrics']));
+    expect(served).toEqual(expect.arrayContaining(['POST /v1/verify', 'POST /v1/settle', 'GET /v1/settlements/{id}', 'GET /metrics', 'POST /v1/merchants/{address}/webhook-secret']));
     const missing = served.filter((route) => !documentedShapes.has(shape(route)));
     expect(missing).toEqual([]);
   });
@@ -79,7 +79,8 @@ describe('GET /openapi.json', () => {
   });
 
   it('renders a reference page at /docs', async () => {
-    const res = await supertest(api.app).get('/docs');
+    // /docs sends the browser to /docs/, where the page's relative asset URLs resolve (test/browser renders both)
+    const res = await supertest(api.app).get('/docs/');
     expect(res.status).toBe(200);
     expect(res.text).toContain('swagger-ui');
   });

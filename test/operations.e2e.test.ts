@@ -7,7 +7,8 @@ import { startTestStack, TestStack } from './support/test-stack';
 import { freePort } from './support/ports';
 import { startApiProcess } from './support/api-process';
 import { requestOnFreshConnection } from './support/fresh-connection';
-import { duplicateFamilies, duplicateSamples, valueOf } from './support/prometheus-text';
+import { duplicateFamilies, duplicateSamples, parseSamples, valueOf } from './support/prometheus-text';
+import { dashboardQueries, unansweredQueries } from './support/dashboard-queries';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 const ADMIN = { ADMIN_USERNAME: 'operator', ADMIN_PASSWORD: 'correct horse battery' };
@@ -150,6 +151,40 @@ describe('metrics with two API processes (a Node cluster)', () => {
   });
 });
 
+describe('the Grafana dashboard (docs/grafana-dashboard.json)', () => {
+  it('asks only for series, labels and label values that the running API and worker export', async () => {
+    const receiver = await new WebhookReceiver().start();
+    const metricsPort = await freePort();
+    await stack.killWorkers();
+    const worker = await stack.startWorker({ WORKER_METRICS_PORT: String(metricsPort) });
+    try {
+      // a settled payment with webhooks, and a rejected verification: every panel has data to show
+      const paid = await stack.payment();
+      const verified = await stack.http.post('/v1/verify').send(paid.formB({ webhook_url: receiver.endpoint('dashboard') }));
+      await stack.http.post('/v1/settle').send({ verification_id: verified.body.verification_id, destination_address: stack.devnet.accounts.merchant.address });
+      const stranger = await stack.payment({ to: stack.devnet.accounts.payer.address });
+      await stack.http.post('/v1/verify').send(stranger.formB());
+      await receiver.waitFor('dashboard', 2);
+      const scrapes = [(await stack.http.get('/metrics')).text, await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()];
+      const samples = scrapes.flatMap(parseSamples);
+
+      const queries = dashboardQueries();
+      expect(queries.length).toBeGreaterThanOrEqual(10);
+      expect(unansweredQueries(queries, samples)).toEqual([]);
+      // and the check itself notices a series we do not export, a label value we never write, a missing label
+      const broken = [
+        { panel: 'typo', expr: '', selectors: [{ metric: 'x402_verification_total', matchers: [] }], groupedBy: [] },
+        { panel: 'value', expr: '', selectors: [{ metric: 'x402_verifications_total', matchers: [{ label: 'result', op: '=' as const, value: 'maybe' }] }], groupedBy: [] },
+        { panel: 'label', expr: '', selectors: [{ metric: 'x402_fee_units_collected_total', matchers: [] }], groupedBy: ['merchant'] },
+      ];
+      expect(unansweredQueries(broken, samples)).toHaveLength(3);
+    } finally {
+      await worker.stop('SIGTERM');
+      await receiver.stop();
+    }
+  });
+});
+
 describe('GET /admin/queues', () => {
   it('is 401 without credentials and 200 with them', async () => {
     const anonymous = await stack.http.get('/admin/queues');
@@ -173,6 +208,42 @@ describe('GET /admin/queues', () => {
       expect(res.body.error.message).toBe('the queue dashboard is off: set ADMIN_USERNAME and ADMIN_PASSWORD to turn it on');
     } finally {
       await plain.close();
+    }
+  });
+});
+
+/** The URLs of the scripts, stylesheets and icons a page links, resolved against the page's own URL. */
+function linkedAssets(html: string, pageUrl: string): string[] {
+  const refs = [...html.matchAll(/<(?:script|link)\b[^>]*?(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+  return refs.map((ref) => new URL(ref, pageUrl).toString());
+}
+
+describe('pages served by us alone', () => {
+  it('/docs sends the browser to /docs/, whose every asset we serve', async () => {
+    const redirect = await stack.http.get('/docs?tag=verify');
+    expect(redirect.status).toBe(302);
+    expect(new URL(redirect.headers.location, 'http://api.test/docs?tag=verify').toString()).toBe('http://api.test/docs/?tag=verify');
+    const page = await stack.http.get('/docs/');
+    expect(page.status).toBe(200);
+    const assets = linkedAssets(page.text, 'http://api.test/docs/');
+    expect(assets).toEqual(expect.arrayContaining(['http://api.test/docs/swagger-ui.css', 'http://api.test/docs/swagger-ui-bundle.js', 'http://api.test/docs/swagger-ui-init.js']));
+    for (const asset of assets) {
+      expect(new URL(asset).host).toBe('api.test');
+      expect({ asset, status: (await stack.http.get(new URL(asset).pathname)).status }).toEqual({ asset, status: 200 });
+    }
+  });
+
+  it('the queue dashboard links nothing outside the machine, and serves what it links', async () => {
+    const page = await stack.http.get('/admin/queues').auth(ADMIN.ADMIN_USERNAME, ADMIN.ADMIN_PASSWORD);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toMatch(/(?:src|href)="https?:/);
+    const base = /<base href="([^"]+)"/.exec(page.text)?.[1] ?? '/admin/queues/';
+    const assets = linkedAssets(page.text, new URL(base, 'http://api.test/admin/queues').toString());
+    expect(assets.length).toBeGreaterThanOrEqual(4);
+    for (const asset of assets) {
+      expect(new URL(asset).host).toBe('api.test');
+      const res = await stack.http.get(new URL(asset).pathname).auth(ADMIN.ADMIN_USERNAME, ADMIN.ADMIN_PASSWORD);
+      expect({ asset, status: res.status }).toEqual({ asset, status: 200 });
     }
   });
 });

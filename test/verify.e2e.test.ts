@@ -582,9 +582,11 @@ describe('Idempotency-Key on verify', () => {
     const { createHash } = await import('node:crypto');
     const { canonicalJson } = await import('@facilitator/core');
     const hash = createHash('sha256').update(canonicalJson(p.formA())).digest('hex');
-    const claim = await new IdempotencyRepository(stack.db.prisma).claim('verify', key, hash, 3600);
+    // keys are scoped per client (issue 13): this client is the one with API key "client-409"
+    const scope = `verify:key:${createHash('sha256').update('client-409').digest('hex')}`;
+    const claim = await new IdempotencyRepository(stack.db.prisma).claim(scope, key, hash, 3600);
     expect(claim.kind).toBe('claimed');
-    const res = await stack.http.post('/v1/verify').set('Idempotency-Key', key).send(p.formA());
+    const res = await stack.http.post('/v1/verify').set('Idempotency-Key', key).set('X-API-Key', 'client-409').send(p.formA());
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('idempotency_key_in_flight');
   });
@@ -605,7 +607,7 @@ describe('Idempotency-Key on verify', () => {
     const p = await stack.payment();
     const key = `k-${hexlify(randomBytes(8))}`;
     await stack.http.post('/v1/verify').set('Idempotency-Key', key).send(p.formA());
-    await stack.db.prisma.idempotencyKey.update({ where: { scope_key: { scope: 'verify', key } }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect(await stack.db.prisma.idempotencyKey.updateMany({ where: { key }, data: { expiresAt: new Date(Date.now() - 1000) } })).toEqual({ count: 1 });
     const other = await stack.http.post('/v1/verify').set('Idempotency-Key', key).send((await stack.payment()).formA());
     expect(other.status).toBe(200);
   });

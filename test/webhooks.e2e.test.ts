@@ -457,6 +457,33 @@ describe('who may read deliveries', () => {
     expect((await stack.http.get(`/v1/verifications/${others.body.verification_id}`)).status).toBe(401);
   });
 
+  it("a merchant redelivers its own failed event with its settle key, and reads its own settlement", async () => {
+    const m = await newMerchant(stack.devnet, { balance: 1_000_000n, allowance: 1_000_000n });
+    const key = (await merchantCall(stack, m, MerchantAction.EnableSettleProtection)).body.settle_key as string;
+    let up = false;
+    const url = receiver.endpoint('own-redeliver', (_n, _req, res) => res.writeHead(up ? 200 : 503).end());
+    const v = await verifyFormB(url, { to: m.address }, { seller_address: m.address });
+    const [first] = await receiver.waitFor('own-redeliver', 6, 30_000);
+    const eventId = first.body.event_id as string;
+    const http = supertest(open.app);
+    let listed = await http.get('/v1/webhooks/deliveries').set('Authorization', `Bearer ${key}`).query({ verification_id: v.body.verification_id });
+    for (let i = 0; i < 100 && listed.body.deliveries[0].status !== 'failed'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      listed = await http.get('/v1/webhooks/deliveries').set('Authorization', `Bearer ${key}`).query({ verification_id: v.body.verification_id });
+    }
+    expect(listed.body.deliveries[0]).toMatchObject({ event_id: eventId, status: 'failed' });
+    expect(listed.body.deliveries[0].attempts.map((a: { error: string }) => a.error)).toEqual(Array(6).fill('http_503'));
+    up = true;
+    expect((await http.post(`/v1/webhooks/deliveries/${eventId}/redeliver`).set('Authorization', `Bearer ${key}`)).status).toBe(202);
+    await receiver.waitFor('own-redeliver', 7);
+
+    const s = await stack.http.post('/v1/settle').set('Authorization', `Bearer ${key}`).send({ verification_id: v.body.verification_id, destination_address: m.address });
+    expect(s.status).toBe(200);
+    expect((await http.get(`/v1/settlements/${s.body.settlement_id}`).set('Authorization', `Bearer ${key}`)).status).toBe(200);
+    const stranger = (await merchantCall(stack, await newMerchant(stack.devnet, { balance: 0n, allowance: 0n }), MerchantAction.EnableSettleProtection)).body.settle_key as string;
+    expect((await http.get(`/v1/settlements/${s.body.settlement_id}`).set('Authorization', `Bearer ${stranger}`)).status).toBe(404);
+  }, 40_000);
+
   it('shows outcome categories, never raw socket errors', async () => {
     // port 1 on loopback: nothing listens (private addresses are allowed in this stack)
     const v = await verifyFormB('http://127.0.0.1:1/hook');

@@ -73,7 +73,7 @@ export function stackEnv(devnet: Devnet, databaseUrl: string, extra: Record<stri
     TOKEN_ADDRESS_84532: devnet.token,
     TREASURY_PRIVATE_KEY: devnet.accounts.treasury.privateKey,
     RELAYER_PRIVATE_KEYS: devnet.accounts.relayers.map((r) => r.privateKey).join(','),
-    WEBHOOK_SECRET: 'bench-webhook-secret',
+    WEBHOOK_SECRET: 'bench-webhook-master-secret-0123456789',
     LOG_LEVEL: 'warn',
     ...extra,
   };

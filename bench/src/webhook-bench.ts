@@ -17,7 +17,9 @@
 // published as fast as `publishers` concurrent calls allow (capacity: arrivals per second from the first
 // publish to the last arrival; latency is mostly queueing).
 import { createServer, type Server } from 'node:http';
-import { startDevnet } from '@facilitator/chain';
+import { Wallet } from 'ethers';
+import { startDevnet, type Devnet } from '@facilitator/chain';
+import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
 import { createPrismaClient } from '@facilitator/db';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { verifyWebhookDelivery, WebhookEventType, WebhookOutbox } from '@facilitator/webhooks';
@@ -61,7 +63,17 @@ export interface WebhookResults {
   burst: WebhookPhase;
 }
 
-const SECRET = 'bench-webhook-secret';
+const MASTER_SECRET = 'bench-webhook-master-secret-0123456789';
+/** the devnet merchant's own webhook secret, fetched before measuring (events are signed with it) */
+let merchantSecret = '';
+
+async function fetchMerchantSecret(apiUrl: string, devnet: Devnet): Promise<string> {
+  const merchant = new Wallet(devnet.accounts.merchant.privateKey);
+  const proof = await signMerchantRequest(merchant, { action: MerchantAction.GetWebhookSecret, merchant: merchant.address, network: { caip2: `eip155:${devnet.chainId}`, chainId: devnet.chainId } });
+  const res = await fetch(`${apiUrl}/v1/merchants/${merchant.address}/webhook-secret`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ proof }) });
+  if (!res.ok) throw new Error(`webhook-secret: HTTP ${res.status}`);
+  return ((await res.json()) as { secret: string }).secret;
+}
 
 /** The merchant's side: checks each delivery's HMAC as a receiver must, answers 200, records the arrival. */
 function startReceiver(port: number) {
@@ -72,7 +84,7 @@ function startReceiver(port: number) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const at = epochMs();
-      const check = verifyWebhookDelivery(Buffer.concat(chunks).toString('utf8'), req.headers['x-webhook-signature'] as string | undefined, SECRET);
+      const check = verifyWebhookDelivery(Buffer.concat(chunks).toString('utf8'), req.headers['x-webhook-signature'] as string | undefined, merchantSecret);
       if (!check.valid) {
         counts.badSignatures++;
         res.writeHead(401).end();
@@ -109,7 +121,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
   if (busy > 0.15) log(`machine still ${Math.round(busy * 100)}% busy with other work; measuring anyway`);
   const startedAt = new Date().toISOString();
   const [devnet, database] = await Promise.all([startDevnet(), createDatabase()]);
-  const env = stackEnv(devnet, database.url, { NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SECRET: SECRET, API_PROCESSES: '1' });
+  const env = stackEnv(devnet, database.url, { NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_SECRET: MASTER_SECRET, API_PROCESSES: '1' });
   const receiver = startReceiver(await freePort());
   await receiver.listen();
   const prisma = createPrismaClient(database.url, { poolMax: settings.publishers });
@@ -131,6 +143,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
     log(`verifying ${total} payments for the events to belong to (not timed)`);
     const api = await startApi(env);
     stops.push(() => api.stop());
+    merchantSecret = await fetchMerchantSecret(api.url, devnet);
     const verificationIds = await verifyPayments(api.url, new PaymentFactory(devnet), total);
     await api.stop(); // only the worker serves while measuring (a second stop() is a no-op)
 

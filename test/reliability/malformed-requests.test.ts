@@ -842,8 +842,8 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
   const settledB = await post('/v1/settle', { verification_id: real.ver[1], destination_address: merchant.address });
   expect(settledB.status).toBe(200);
   real.stl.push(settledB.body.settlement_id as string);
-  const deliveries = await (await fetch(`${proc.url}/v1/webhooks/deliveries?verification_id=${real.ver[1]}`)).json();
-  real.evt.push(...(deliveries as { deliveries: Array<{ event_id?: string; id?: string }> }).deliveries.map((e) => (e.event_id ?? e.id) as string).filter(Boolean));
+  // the deliveries listing is never open without a key (issue 13), so the real event ids come from the database
+  real.evt.push(...(await db!.prisma.webhookEvent.findMany({ where: { verificationId: real.ver[1] }, select: { id: true } })).map((e) => e.id));
 
   const verifyA = fresh.map((p, i) => formA(p, i % 3));
   const verifyB = fresh.map((p, i) => formB(p, i % 2));

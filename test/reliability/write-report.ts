@@ -2,6 +2,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ABUSE_SECTION_END, ABUSE_SECTION_START } from './report-sections';
 import { RESULTS_DIR } from './scenario-report';
 
 interface Record {
@@ -40,6 +41,12 @@ for (const r of records) {
   if (r.notes.length > 0) lines.push('', ...r.notes.map((n) => `- ${n}`));
   lines.push('');
 }
-writeFileSync(path.resolve(__dirname, '../../RELIABILITY.md'), lines.join('\n'));
+// the Abuse section is written by npm run test:abuse: kept as it is
+const reportPath = path.resolve(__dirname, '../../RELIABILITY.md');
+const previous = existsSync(reportPath) ? readFileSync(reportPath, 'utf8') : '';
+const abuseStart = previous.indexOf(ABUSE_SECTION_START);
+const abuseEnd = previous.indexOf(ABUSE_SECTION_END);
+const abuse = abuseStart >= 0 && abuseEnd > abuseStart ? `\n${previous.slice(abuseStart, abuseEnd + ABUSE_SECTION_END.length)}\n` : '';
+writeFileSync(reportPath, lines.join('\n') + abuse);
 process.stdout.write(`RELIABILITY.md: ${records.length} scenario(s), ${records.filter((r) => !r.passed).length} failed\n`);
 if (records.length === 0 || records.some((r) => !r.passed)) process.exitCode = 1;

@@ -13,7 +13,15 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { InvalidRequestError } from '@facilitator/core';
-import { buildOpenApiDocument, merchantOpenApiPaths, merchantOpenApiSchemas, x402OpenApiPaths, x402OpenApiSchemas } from '@facilitator/schemas';
+import {
+  buildOpenApiDocument,
+  merchantOpenApiPaths,
+  merchantOpenApiSchemas,
+  operatorOpenApiPaths,
+  operatorOpenApiSchemas,
+  x402OpenApiPaths,
+  x402OpenApiSchemas,
+} from '@facilitator/schemas';
 import { MerchantService, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
@@ -143,7 +151,12 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
       adminQueueRoutes(queues, config.admin),
-      docsRoutes(buildOpenApiDocument({ extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths }, extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas } })),
+      docsRoutes(
+        buildOpenApiDocument({
+          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths },
+          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas },
+        }),
+      ),
       x402Routes({
         networks,
         verifier: new X402Verifier({

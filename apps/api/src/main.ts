@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { createServer } from 'node:http';
 import { exitOnConfigError, loadApiConfig } from '@facilitator/config';
 import { createLogger } from '@facilitator/logging';
 import { buildApi } from './build-api';
@@ -43,7 +44,9 @@ function runPrimary(): void {
 
 function runServer(): void {
   const runtime = buildApi(config, logger);
-  const server = runtime.app.listen(config.port, config.host, () => {
+  // a deep accept queue (Node's default is 511): a burst of connects beyond it is reset by the kernel
+  // before the process ever sees it, which a flood of waiting settle clients would otherwise cause
+  const server = createServer(runtime.app).listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info('api listening', { url: `http://${config.host}:${port}`, networks: config.networks.map((n) => n.caip2), pid: process.pid });

@@ -27,6 +27,8 @@ export class ApiClient {
   constructor(
     baseUrl: string,
     private readonly apiKey?: string,
+    /** a merchant's settle key: reads that merchant's own records */
+    private readonly settleKey?: string,
   ) {
     let url: URL;
     try {
@@ -51,6 +53,7 @@ export class ApiClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
+    if (this.settleKey) headers.authorization = `Bearer ${this.settleKey}`;
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl}${path}`, {

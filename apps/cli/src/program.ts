@@ -3,6 +3,7 @@ import { DEFAULT_API_URL } from './api-client';
 import { DEFAULT_NETWORK } from './chain-context';
 import { allowanceCommand } from './commands/allowance';
 import { approveCommand } from './commands/approve';
+import { minimumCommand, settleKeyCommand, webhookSecretCommand } from './commands/merchant';
 import { statusCommand } from './commands/status';
 import { verifyWebhookCommand } from './commands/verify-webhook';
 import { oneLine } from './errors';
@@ -60,9 +61,33 @@ export function buildProgram(): Command {
   program
     .command('verify-webhook')
     .description("check a webhook delivery's signature; the raw body on standard input. Exit 0 \"valid\", or 1 and why not")
-    .addOption(new Option('--secret <secret>', 'the webhook secret (default: WEBHOOK_SECRET)'))
-    .requiredOption('--signature <hex>', 'the x-webhook-signature header')
+    .option('--secret-file <file>', "a file holding the merchant's webhook secret (whsec_…); else WEBHOOK_SECRET")
+    .addOption(new Option('--secret <secret>', 'the webhook secret on the command line (prefer --secret-file: flags end up in shell history)'))
+    .option('--signature <hex>', 'the x-webhook-signature header')
+    .option('--webhook-id <id>', 'the webhook-id header (Standard Webhooks)')
+    .option('--webhook-timestamp <seconds>', 'the webhook-timestamp header (Standard Webhooks; refused when over 5 minutes off)')
+    .option('--webhook-signature <v1,…>', 'the webhook-signature header (Standard Webhooks)')
     .action(action((out, flags) => verifyWebhookCommand(flags, out)));
+
+  const merchant = program.command('merchant').description('your merchant settings, each request signed with your payTo key (MERCHANT_PRIVATE_KEY or --keystore)');
+  const merchantOptions = (command: Command) =>
+    command
+      .addOption(new Option('--api <url>', 'the facilitator API').env('FACILITATOR_API_URL').default(DEFAULT_API_URL))
+      .option('--network <network>', 'the chain named in the signature (a contract wallet is asked there)', DEFAULT_NETWORK)
+      .option('--keystore <file>', 'sign with an encrypted JSON keystore instead of MERCHANT_PRIVATE_KEY')
+      .option('--json', 'one JSON object');
+  merchantOptions(merchant.command('webhook-secret'))
+    .description('print your webhook secret (created on first use); --rotate makes a new one, the old one signing beside it for 24 h')
+    .option('--rotate', 'rotate the secret')
+    .action(action((out, flags) => webhookSecretCommand(flags, out)));
+  merchantOptions(merchant.command('settle-key'))
+    .description('turn settle protection on: print the key settles of payments to you must carry (shown once); --revoke turns it off')
+    .option('--revoke', 'turn settle protection off (your minimum returns to the default)')
+    .action(action((out, flags) => settleKeyCommand(flags, out)));
+  merchantOptions(merchant.command('minimum'))
+    .description('set your own minimum payment in token units (below the fee only with settle protection on)')
+    .argument('<units>', "the token's smallest units (1 USDC = 1000000)")
+    .action(action((out, units: string, flags) => minimumCommand(units, flags, out)));
 
   program
     .command('status')
@@ -70,6 +95,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'verification or settlement id')
     .addOption(new Option('--api <url>', 'the facilitator API').env('FACILITATOR_API_URL').default(DEFAULT_API_URL))
     .addOption(new Option('--api-key <key>', 'X-API-Key, when the API requires one').env('FACILITATOR_API_KEY'))
+    .addOption(new Option('--settle-key <key>', "a merchant's settle key, which reads its own records").env('FACILITATOR_SETTLE_KEY'))
     .option('--json', 'the record as the API returns it')
     .action(action((out, id: string, flags) => statusCommand(id, flags, out)));
 

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     TOKEN_ADDRESS_84532: devnet.token,
     TREASURY_PRIVATE_KEY: accounts.treasury.privateKey,
     RELAYER_PRIVATE_KEYS: accounts.relayers.map((r) => r.privateKey).join(','),
-    WEBHOOK_SECRET: env.WEBHOOK_SECRET ?? 'dev-webhook-secret',
+    WEBHOOK_SECRET: env.WEBHOOK_SECRET ?? 'dev-webhook-master-secret-0123456789',
     WEBHOOK_ALLOW_PRIVATE: env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
   };
   const children = ['apps/api/dist/main.js', 'apps/worker/dist/main.js'].map((main) =>

@@ -1,17 +1,17 @@
-import { loadConfig } from './config';
+import { loadApiConfig, loadConfig, loadWorkerConfig } from './config';
 import { ConfigError } from './config-error';
 
 const TREASURY = '0x' + '11'.repeat(32);
 const base = {
   DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/test',
   TREASURY_PRIVATE_KEY: TREASURY,
-  WEBHOOK_SECRET: 'whsec_test',
+  WEBHOOK_SECRET: 'a-master-secret-of-at-least-32-characters',
   RPC_URL_84532: 'http://127.0.0.1:8545',
 };
 
-function failure(env: Record<string, string | undefined>): ConfigError {
+function failure(env: Record<string, string | undefined>, load: (env: Record<string, string | undefined>) => unknown = loadConfig): ConfigError {
   try {
-    loadConfig(env);
+    load(env);
   } catch (err) {
     if (err instanceof ConfigError) return err;
     throw err;
@@ -42,8 +42,14 @@ describe('loadConfig', () => {
         eip712Name: undefined,
         eip712Version: undefined,
         confirmations: 1,
+        gasCaps: { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n },
+        maxFeePerGas: 100_000_000_000n,
+        replaceAfterMs: 10_000,
       },
     ]);
+    expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxMetadataBytes: 4096, maxSettleWaiters: 2_000 });
+    expect(config.retention).toEqual({ rejectedVerificationsMs: 30 * 86_400_000, expiredIdempotencyKeysMs: 86_400_000, intervalMs: 3_600_000 });
+    expect(config.worker.settlementAttempts).toBe(12);
     // the treasury key also relays when no relayer keys are given
     expect(config.relayers).toEqual([config.treasury]);
     expect(config.treasury.address).toBe('0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a');
@@ -57,7 +63,18 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('reads the abuse limits per network and overall', () => {
+    const config = loadConfig({ ...base, GAS_CAP_TRANSFER_84532: '120000', MAX_FEE_PER_GAS_GWEI_84532: '5', MIN_PAYMENT_AMOUNT: '0', FEE_AMOUNT: '500' });
+    expect(config.networks[0].gasCaps.transfer).toBe(120_000n);
+    expect(config.networks[0].maxFeePerGas).toBe(5_000_000_000n);
+    expect(config.abuse.minPaymentAmount).toBe(0n);
+    // the minimum follows the fee unless set
+    expect(loadConfig({ ...base, FEE_AMOUNT: '500' }).abuse.minPaymentAmount).toBe(500n);
+  });
+
   it.each([
+    [{ MIN_PAYMENT_AMOUNT: '-1' }, 'MIN_PAYMENT_AMOUNT must be a whole number'],
+    [{ SETTLEMENT_MAX_ATTEMPTS: '0' }, 'SETTLEMENT_MAX_ATTEMPTS must be between 1 and 1000'],
     [{ TREASURY_PRIVATE_KEY: '0x12' }, 'TREASURY_PRIVATE_KEY must be a 32-byte hex private key'],
     [{ TREASURY_PRIVATE_KEY: undefined }, 'TREASURY_PRIVATE_KEY is required but not set'],
     [{ TREASURY_PRIVATE_KEY: '0x' + '00'.repeat(32) }, 'TREASURY_PRIVATE_KEY is not a valid secp256k1 private key'],
@@ -74,6 +91,10 @@ describe('loadConfig', () => {
     [{ RELAYER_PRIVATE_KEYS: `${TREASURY},0xbad` }, 'RELAYER_PRIVATE_KEYS entry 2 must be a 32-byte hex private key'],
     [{ FEE_AMOUNT: '0.01' }, 'FEE_AMOUNT must be a whole number of smallest token units (got "0.01")'],
     [{ WEBHOOK_SECRET: '' }, 'WEBHOOK_SECRET is required but not set'],
+    [{ WEBHOOK_SECRET: 'short-secret' }, 'WEBHOOK_SECRET must be at least 32 characters'],
+    [{ TREASURY_ADDRESS: '0x' + '22'.repeat(20) }, 'TREASURY_ADDRESS does not match TREASURY_PRIVATE_KEY'],
+    [{ RELAYER_ADDRESSES: '0x' + '22'.repeat(20) }, 'RELAYER_ADDRESSES does not match RELAYER_PRIVATE_KEYS'],
+    [{ WEBHOOK_ALLOWED_PORTS: '443,http' }, 'WEBHOOK_ALLOWED_PORTS entry "http" must be a port number'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test (got "staging")'],
     [{ QUEUE_PREFIX: 'a b' }, 'QUEUE_PREFIX may only contain'],
   ])('%j fails naming the variable', (override, message) => {
@@ -84,5 +105,29 @@ describe('loadConfig', () => {
   it('never echoes a private key in its error', () => {
     const bad = '0x' + 'zz'.repeat(32);
     expect(failure({ ...base, TREASURY_PRIVATE_KEY: bad }).message).not.toContain('zz');
+  });
+});
+
+describe('each app reads only what it uses', () => {
+  const address = '0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a';
+  const apiEnv = { ...base, TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: address };
+
+  it('the API needs no private key: addresses only', () => {
+    const config = loadApiConfig({ ...apiEnv, RELAYER_ADDRESSES: `0x${'33'.repeat(20)},0x${'44'.repeat(20)}` });
+    expect(config.treasuryAddress).toBe(address);
+    expect(config.relayerAddresses).toEqual([`0x${'33'.repeat(20)}`, `0x${'44'.repeat(20)}`]);
+    expect(config).not.toHaveProperty('treasury');
+    expect(config).not.toHaveProperty('relayers');
+    // worker settings are not the API's business: a bad one does not stop it
+    expect(() => loadApiConfig({ ...apiEnv, WORKER_QUEUES: 'nonsense' })).not.toThrow();
+    expect(failure({ ...apiEnv, TREASURY_ADDRESS: undefined }, loadApiConfig).message).toBe('TREASURY_ADDRESS is required but not set');
+  });
+
+  it('the worker reads the keys (agreeing with any address given) and none of the HTTP settings', () => {
+    const config = loadWorkerConfig({ ...base, TREASURY_ADDRESS: address.toUpperCase().replace('0X', '0x'), PORT: 'eighty', API_KEYS: 'x' });
+    expect(config.treasury.address).toBe(address);
+    expect(config).not.toHaveProperty('port');
+    expect(config).not.toHaveProperty('apiKeys');
+    expect(failure({ ...base, TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: address }, loadWorkerConfig).message).toBe('TREASURY_PRIVATE_KEY is required but not set');
   });
 });

@@ -391,16 +391,3 @@ export function exitOnConfigError<T>(load: () => T): T {
     throw err;
   }
 }
-
-/** For process entry points: the one-line failure the operator sees, then exit 1. */
-export function loadConfigOrExit(env: Env = process.env): Config {
-  try {
-    return loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
-}

@@ -23,3 +23,4 @@ export * from './x402-requests';
 export * from './x402-openapi';
 export * from './merchant-requests';
 export * from './merchant-openapi';
+export * from './operator-openapi';

@@ -18,6 +18,10 @@ const error = (description: string) => json(ref('ErrorEnvelope'), description);
 
 const idParam = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string', maxLength: 64 } });
 const apiKey = [{}, { apiKey: [] }];
+// status records: open unless API keys are configured; a merchant's settle key reads its own
+const apiKeyOrSettleKey = [{}, { apiKey: [] }, { settleKey: [] }];
+// webhook deliveries are never open
+const operatorOrMerchant = [{ apiKey: [] }, { settleKey: [] }];
 
 /** Extra path items contributed by other surfaces (e.g. the x402 facilitator routes). */
 export type PathItems = Record<string, Record<string, unknown>>;
@@ -32,7 +36,10 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
         'Verifies EIP-3009 transferWithAuthorization payments (EIP-712) for USDC on Base and settles them: a flat fee is collected from the merchant first, then the payer-to-merchant transfer runs on chain. Errors use the envelope `{ "error": { "code", "message", "details"? } }`.',
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'required for status queries when the operator configured API keys' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'required for status queries when the operator configured API keys' },
+        settleKey: { type: 'http', scheme: 'bearer', description: "a merchant's settle key: needed to settle payments to a merchant with settle protection on; reads that merchant's own records" },
+      },
       schemas: {
         VerifyRequestFormA: component(verifyFormASchema),
         VerifyRequestFormB: component(verifyFormBSchema),
@@ -75,6 +82,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
             '200': json({ oneOf: [ref('SettlementResultFormA'), ref('SettlementCreatedFormB')] }, 'Form A: settled; Form B: created (pending)'),
             '202': json(ref('SettlementResultFormA'), 'Form A: still in progress; poll the status record'),
             '400': error('insufficient_allowance, fee_collection_failed, settlement_failed or invalid_request'),
+            '401': error('unauthorized: the merchant turned settle protection on, and no valid settle key was sent (Authorization: Bearer)'),
             '404': error('not_found: no verification for this payment'),
             '503': error('service_unavailable'),
           },
@@ -83,7 +91,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
       '/v1/verifications/{verification_id}': {
         get: {
           operationId: 'getVerification',
-          security: apiKey,
+          security: apiKeyOrSettleKey,
           parameters: [idParam('verification_id', 'ver_… id')],
           responses: { '200': json(ref('StatusRecord'), 'the status record'), '401': error('unauthorized'), '404': error('not_found') },
         },
@@ -91,7 +99,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
       '/v1/settlements/{settlement_id}': {
         get: {
           operationId: 'getSettlement',
-          security: apiKey,
+          security: apiKeyOrSettleKey,
           parameters: [idParam('settlement_id', 'stl_… id')],
           responses: { '200': json(ref('StatusRecord'), 'the status record'), '401': error('unauthorized'), '404': error('not_found') },
         },
@@ -99,7 +107,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
       '/v1/webhooks/deliveries': {
         get: {
           operationId: 'listWebhookDeliveries',
-          security: apiKey,
+          security: operatorOrMerchant,
           parameters: [
             { name: 'verification_id', in: 'query', required: false, schema: { type: 'string' } },
             { name: 'settlement_id', in: 'query', required: false, schema: { type: 'string' } },
@@ -110,7 +118,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
       '/v1/webhooks/deliveries/{delivery_id}/redeliver': {
         post: {
           operationId: 'redeliverWebhook',
-          security: apiKey,
+          security: operatorOrMerchant,
           parameters: [idParam('delivery_id', 'evt_… id (the event id)')],
           responses: { '202': json({ type: 'object' }, 'a new round of attempts started, same event_id'), '400': error('not a failed delivery'), '401': error('unauthorized'), '404': error('not_found') },
         },

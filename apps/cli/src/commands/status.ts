@@ -6,6 +6,7 @@ import type { Output } from '../output';
 export interface StatusFlags {
   api: string;
   apiKey?: string;
+  settleKey?: string;
   json?: boolean;
 }
 
@@ -31,14 +32,14 @@ export async function statusCommand(id: string, flags: StatusFlags, out: Output)
       ? `/v1/settlements/${encodeURIComponent(id)}`
       : undefined;
   if (!path) throw new CliError(`${JSON.stringify(id.slice(0, 80))} is not a verification (ver_…) or settlement (stl_…) id`);
-  const api = new ApiClient(flags.api, flags.apiKey);
+  const api = new ApiClient(flags.api, flags.apiKey, flags.settleKey);
   let record: Record_;
   try {
     record = (await api.get<Record_>(path)).body;
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) throw new CliError(`not found: ${err.apiMessage}`);
     if (err instanceof ApiError && err.status === 401) {
-      throw new CliError(`the API wants an API key: ${err.apiMessage} (pass --api-key or set FACILITATOR_API_KEY)`);
+      throw new CliError(`the API wants an API key: ${err.apiMessage} (pass --api-key or set FACILITATOR_API_KEY; a merchant: FACILITATOR_SETTLE_KEY)`);
     }
     throw err;
   }

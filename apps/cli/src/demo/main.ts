@@ -12,6 +12,7 @@ import { parseUnits, Wallet } from 'ethers';
 import { readDevnetInfo, signTransferAuthorization, type DevnetInfo } from '@facilitator/chain';
 import { EnvReader } from '@facilitator/config';
 import { authorizationToJson, networkByChainId } from '@facilitator/core';
+import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
 import { verifyWebhookDelivery } from '@facilitator/webhooks';
 import { ApiClient, ApiError, DEFAULT_API_URL } from '../api-client';
 import { connectChain, type ChainConnection } from '../chain-context';
@@ -22,8 +23,6 @@ import { sendApprove } from '../send-approve';
 import { WebhookListener, type Delivery } from './webhook-listener';
 
 const ROOT = path.resolve(__dirname, '../../../..');
-/** What `npm run dev` gives the stack unless WEBHOOK_SECRET is set. */
-const DEV_WEBHOOK_SECRET = 'dev-webhook-secret';
 const SETTLE_TIMEOUT_MS = 60_000;
 const WEBHOOK_TIMEOUT_MS = 30_000;
 
@@ -55,7 +54,8 @@ const step = stdoutOutput('   ');
 
 async function demo(flags: DemoFlags): Promise<void> {
   const reader = new EnvReader(process.env);
-  const secret = reader.raw('WEBHOOK_SECRET') ?? DEV_WEBHOOK_SECRET;
+  // the merchant's side: WEBHOOK_SECRET, when set, is the secret to check with (as for verify-webhook)
+  const secretOverride = reader.raw('WEBHOOK_SECRET');
   const fee = reader.bigint('FEE_AMOUNT', 10_000n);
   const settlements = parseWholeNumber('--settlements', flags.settlements, 1n, 1_000_000n);
   const info = readDevnet(flags.devnetFile);
@@ -78,6 +78,7 @@ async function demo(flags: DemoFlags): Promise<void> {
   const listener = new WebhookListener();
   try {
     const { payer, merchant, treasury } = info.accounts;
+    const secret = secretOverride ?? (await merchantWebhookSecret(api, new Wallet(merchant.privateKey), { caip2, chainId: info.chainId }));
     const webhookUrl = await listener.start('/demo-webhook');
     out.line(`x402 facilitator demo: one payment, end to end, against ${api.baseUrl}`);
     out.line(
@@ -87,7 +88,7 @@ async function demo(flags: DemoFlags): Promise<void> {
           ['payer', payer.address],
           ['merchant', merchant.address],
           ['treasury', treasury.address],
-          ['webhooks', `${webhookUrl} (signatures checked with ${reader.raw('WEBHOOK_SECRET') ? 'WEBHOOK_SECRET' : `the dev stack's secret "${DEV_WEBHOOK_SECRET}"`})`],
+          ['webhooks', `${webhookUrl} (signatures checked with ${secretOverride ? 'WEBHOOK_SECRET' : "the merchant's own secret, fetched with a request signed by its key"})`],
         ],
         '  ',
       ),
@@ -156,7 +157,7 @@ async function demo(flags: DemoFlags): Promise<void> {
       if (!delivery) throw new CliError(`no ${type} webhook within ${WEBHOOK_TIMEOUT_MS / 1000} s (see GET /v1/webhooks/deliveries?verification_id=${verificationId})`);
       const check = verifyWebhookDelivery(delivery.rawBody, delivery.signature, secret);
       if (!check.valid) {
-        throw new CliError(`${type} webhook signature is not valid: ${check.reason} (is WEBHOOK_SECRET the dev stack's secret?)`);
+        throw new CliError(`${type} webhook signature is not valid: ${check.reason} (is WEBHOOK_SECRET the merchant's webhook secret?)`);
       }
       step.line(`${type.padEnd(23)} ${String(delivery.body.event_id)}  signature valid (x-webhook-signature ${delivery.signature!.slice(0, 12)}…)`);
     }
@@ -268,3 +269,10 @@ async function main(argv: string[]): Promise<void> {
 }
 
 void main(process.argv);
+
+/** The merchant's own webhook secret, fetched as `facilitator merchant webhook-secret` does. */
+async function merchantWebhookSecret(api: ApiClient, merchant: Wallet, network: { caip2: string; chainId: number }): Promise<string> {
+  const proof = await signMerchantRequest(merchant, { action: MerchantAction.GetWebhookSecret, merchant: merchant.address, network });
+  const { body } = await api.post<{ secret: string }>(`/v1/merchants/${merchant.address}/webhook-secret`, { proof });
+  return body.secret;
+}

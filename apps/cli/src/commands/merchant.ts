@@ -1,0 +1,82 @@
+import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
+import { ApiClient, ApiError } from '../api-client';
+import { resolveNetwork } from '../chain-context';
+import { CliError } from '../errors';
+import { parseWholeNumber, table, UINT256_MAX } from '../format';
+import { loadMerchantKey } from '../merchant-signer';
+import type { Output } from '../output';
+
+export interface MerchantFlags {
+  api: string;
+  network: string;
+  keystore?: string;
+  json?: boolean;
+}
+
+/**
+ * Signs one merchant request with the merchant key (EIP-712, naming the action, the merchant, the
+ * parameters, a fresh nonce and a 2-minute expiry) and sends it to `/v1/merchants/{address}/{path}`.
+ */
+async function signedCall(flags: MerchantFlags, action: MerchantAction, path: string, parameters: Record<string, unknown> = {}) {
+  const network = resolveNetwork(flags.network);
+  const api = new ApiClient(flags.api);
+  const { wallet } = await loadMerchantKey(flags.keystore);
+  const proof = await signMerchantRequest(wallet, { action, merchant: wallet.address, parameters, network: { caip2: network.caip2, chainId: network.chainId } });
+  try {
+    const { body } = await api.post(`/v1/merchants/${wallet.address}/${path}`, { ...parameters, proof });
+    return { merchant: wallet.address.toLowerCase(), body };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) throw new CliError(`the API refused the signed request: ${err.apiMessage}`);
+    throw err;
+  }
+}
+
+/** `facilitator merchant webhook-secret [--rotate]`: the merchant's webhook secret (created on first use). */
+export async function webhookSecretCommand(flags: MerchantFlags & { rotate?: boolean }, out: Output): Promise<number> {
+  const { merchant, body } = flags.rotate
+    ? await signedCall(flags, MerchantAction.RotateWebhookSecret, 'webhook-secret/rotate')
+    : await signedCall(flags, MerchantAction.GetWebhookSecret, 'webhook-secret');
+  const answer = {
+    merchant,
+    secret: String(body.secret),
+    ...(body.previous_secret ? { previous_secret: String(body.previous_secret), previous_secret_expires_at: String(body.previous_secret_expires_at) } : {}),
+  };
+  if (flags.json) {
+    out.line(JSON.stringify(answer));
+    return 0;
+  }
+  const rows: Array<[string, string]> = [
+    ['merchant', merchant],
+    ['secret', answer.secret],
+  ];
+  if (answer.previous_secret) rows.push(['previous', `${answer.previous_secret} (still signs until ${answer.previous_secret_expires_at})`]);
+  out.line(table(rows));
+  return 0;
+}
+
+/** `facilitator merchant settle-key [--revoke]`: settle protection on (prints the key, once) or off. */
+export async function settleKeyCommand(flags: MerchantFlags & { revoke?: boolean }, out: Output): Promise<number> {
+  if (flags.revoke) {
+    const { merchant } = await signedCall(flags, MerchantAction.DisableSettleProtection, 'settle-key/revoke');
+    out.line(flags.json ? JSON.stringify({ merchant, settle_protection: false }) : `settle protection is off for ${merchant}; its minimum is the default again`);
+    return 0;
+  }
+  const { merchant, body } = await signedCall(flags, MerchantAction.EnableSettleProtection, 'settle-key');
+  if (flags.json) out.line(JSON.stringify({ merchant, settle_key: String(body.settle_key) }));
+  else {
+    out.line(table([
+      ['merchant', merchant],
+      ['settle key', String(body.settle_key)],
+    ]));
+    out.line('Settles of payments to you now need "Authorization: Bearer <settle key>". It is shown once: store it now.');
+  }
+  return 0;
+}
+
+/** `facilitator merchant minimum <units>`: the merchant's own minimum payment. */
+export async function minimumCommand(units: string, flags: MerchantFlags, out: Output): Promise<number> {
+  const minimum = parseWholeNumber('<units>', units, 0n, UINT256_MAX).toString();
+  const { merchant, body } = await signedCall(flags, MerchantAction.SetMinimum, 'minimum', { minimum });
+  out.line(flags.json ? JSON.stringify({ merchant, minimum: body.minimum }) : `minimum payment to ${merchant}: ${String(body.minimum)} units`);
+  return 0;
+}
