@@ -45,19 +45,28 @@ describe('POST /v1/verify, Form A', () => {
   });
 
   it.each([
-    ['$0', 0n],
     ['$1', 1_000_000n],
     ['$0.5', 500_000n],
     ['$0.01', 10_000n],
-    ['$0.001', 1_000n],
-    ['$0.0001', 100n],
-    ['$0.00001', 10n],
-    ['$0.000001', 1n],
   ])('accepts price %s as %s units', async (price, units) => {
     const p = await stack.payment({ value: units });
     const res = await stack.http.post('/v1/verify').send(p.formA({ price }));
     expect(res.status).toBe(200);
     expect(res.body.details.verified_amount).toBe(units.toString());
+  });
+
+  // parsed exactly, then refused by the minimum (by default the fee, 10000 units): a merchant must not pay
+  // more in fees than a payment brings (MIN_PAYMENT_AMOUNT; docs/decisions.md, "Abuse")
+  it.each([
+    ['$0', 0n],
+    ['$0.001', 1_000n],
+    ['$0.0001', 100n],
+    ['$0.00001', 10n],
+    ['$0.000001', 1n],
+  ])('reads price %s as %s units, below the minimum payment', async (price, units) => {
+    const p = await stack.payment({ value: units });
+    const res = await stack.http.post('/v1/verify').send(p.formA({ price }));
+    expectVerificationFailed(res, 'amount below minimum', { authorization_value: units.toString(), minimum_amount: '10000' });
   });
 
   it('accepts atomic amounts as amount (x402 v2) and maxAmountRequired (x402 v1)', async () => {
@@ -311,6 +320,14 @@ describe('check order: a request failing two checks reports the first', () => {
   it('recipient before amount', async () => {
     const p = await stack.payment({ to: Wallet.createRandom().address, value: 1n });
     expect((await stack.http.post('/v1/verify').send(p.formA())).body.error.message).toBe('payment must be to merchant address');
+  });
+
+  it('amount before the minimum, the minimum before token', async () => {
+    const small = await stack.payment({ value: 5_000n });
+    const mismatch = await stack.http.post('/v1/verify').send(small.formA({ price: undefined, amount: '6000' }));
+    expect(mismatch.body.error.message).toBe('amount mismatch');
+    const wrongToken = await stack.http.post('/v1/verify').send(small.formA({ price: undefined, amount: '5000', token: '0x' + '11'.repeat(20) }));
+    expect(wrongToken.body.error.message).toBe('amount below minimum');
   });
 
   it('amount before token', async () => {

@@ -20,7 +20,7 @@ import { createServer, type Server } from 'node:http';
 import { Wallet } from 'ethers';
 import { startDevnet, type Devnet } from '@facilitator/chain';
 import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
-import { createPrismaClient } from '@facilitator/db';
+import { createPrismaClient, WebhookEventRepository } from '@facilitator/db';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { verifyWebhookDelivery, WebhookEventType, WebhookOutbox } from '@facilitator/webhooks';
 import { machineInfo, versions, type MachineInfo } from './machine';
@@ -127,7 +127,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
   const prisma = createPrismaClient(database.url, { poolMax: settings.publishers });
   const producer = createRedisConnection({ url: REDIS_URL }, 'producer');
   const queues = createQueues(producer, env.QUEUE_PREFIX);
-  const outbox = new WebhookOutbox(prisma, queues);
+  const outbox = new WebhookOutbox(new WebhookEventRepository(prisma), queues);
   const stops: Array<() => Promise<void>> = [];
   const teardown = async () => {
     for (const stop of stops.reverse()) await stop();

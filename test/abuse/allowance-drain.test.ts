@@ -117,3 +117,44 @@ it('(b) 50 concurrent settles against an allowance of exactly one fee: one fee t
   report.save();
   expect(ok.every(Boolean)).toBe(true);
 });
+
+it('(b) repeated fee reverts: the payment waits out a back-off, and the merchant is paused instead of looping', async () => {
+  const report = abuseReport('b2-fee-revert-griefing', 'Repeated fee reverts', 'settling again a payment whose fee reverted, and a merchant whose fee transfers keep reverting');
+  const merchant = await newMerchant(stack.devnet, { balance: 10n * FEE, allowance: 10n * FEE });
+  const p = await stack.payment({ to: merchant.address });
+  const v = await stack.http.post('/v1/verify').send(p.formB({ seller_address: merchant.address }));
+  const verification = await stack.db.prisma.verification.findUniqueOrThrow({ where: { id: v.body.verification_id } });
+  // what a reverted fee leaves: failed, fee_collection_failed, the fee's hash, the payment released
+  const revertedFee = (n: number, nonce = verification.nonce!) => ({
+    id: `stl_revert_${n}_${Date.now()}`, verificationId: verification.id, surface: 'v1', state: 'failed' as const, chainId: verification.chainId,
+    tokenAddress: verification.tokenAddress!, payer: verification.payer!, merchant: verification.merchant!, amount: verification.amount!,
+    nonce, feeAmount: FEE.toString(), feeTxHash: `0x${'ab'.repeat(32)}`, errorCode: 'fee_collection_failed', errorMessage: 'fee reverted',
+  });
+  await stack.db.prisma.settlement.create({ data: revertedFee(1) });
+  const again = await stack.http.post('/v1/settle').send({ verification_id: verification.id, destination_address: merchant.address });
+  report.check('settling the payment again right after its fee reverted', '400 fee_collection_failed', `${again.status} ${again.body.error?.code}`);
+  report.check('back-off given', true, typeof again.body.error?.details?.retry_after === 'string');
+
+  // two more reverts of other payments of this merchant: three within the window pause it
+  await stack.db.prisma.settlement.create({ data: revertedFee(2, `0x${'01'.repeat(32)}`) });
+  await stack.db.prisma.settlement.create({ data: revertedFee(3, `0x${'02'.repeat(32)}`) });
+  const fresh = await stack.payment({ to: merchant.address });
+  const fv = await stack.http.post('/v1/verify').send(fresh.formB({ seller_address: merchant.address }));
+  const startBlock = await stack.devnet.provider.getBlockNumber();
+  const created = await stack.http.post('/v1/settle').send({ verification_id: fv.body.verification_id, destination_address: merchant.address });
+  let row = null;
+  for (let i = 0; i < 100 && row?.state !== 'failed' && row?.state !== 'settled'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    row = await stack.db.prisma.settlement.findUnique({ where: { id: created.body.settlement_id } });
+  }
+  const details = row?.errorDetails as Record<string, unknown> | undefined;
+  const ok = [
+    report.check('a new payment to the paused merchant', 'failed fee_collection_failed', `${row?.state} ${row?.errorCode}`),
+    report.check('pause stated', true, typeof details?.paused_until === 'string'),
+    report.check('fee transfers sent while paused', 0, await transfersOnChain(stack.devnet, startBlock, merchant.address, stack.devnet.accounts.treasury.address)),
+  ];
+  report.save();
+  expect(again.status).toBe(400);
+  expect(again.body.error.code).toBe('fee_collection_failed');
+  expect(ok.every(Boolean)).toBe(true);
+});

@@ -1,17 +1,18 @@
 import type { Express } from 'express';
 import type { ApiConfig } from '@facilitator/config';
-import { createProvider, JsonRpcBatchClient, RpcChainReader } from '@facilitator/chain';
+import { FailoverJsonRpcProvider, RpcChainReader, RpcEndpointPool } from '@facilitator/chain';
 import {
-  createPgPool,
-  createPrismaClient,
   IdempotencyRepository,
   MerchantRepository,
   SettlementRepository,
   VerificationRepository,
+  WebhookEventRepository,
+  createPgPool,
+  createPrismaClient,
 } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
-import { createQueues, createRedisConnection } from '@facilitator/queue';
+import { openQueueStore, queueStoreTargetOf } from '@facilitator/queue';
 import { InvalidRequestError } from '@facilitator/core';
 import {
   buildOpenApiDocument,
@@ -30,6 +31,7 @@ import { createApp } from './app';
 import { adminQueueRoutes } from './routes/admin-queues';
 import { docsRoutes } from './routes/docs';
 import type { ReadinessCheck } from './routes/health';
+import { rpcReadiness } from './rpc-readiness';
 import { metricsRoutes } from './routes/metrics';
 import { queueRoutes } from './routes/queues';
 import { rateLimitPerClient } from './middleware/rate-limit';
@@ -52,26 +54,33 @@ export interface ApiRuntime {
 /** The composition root of the API: every dependency is made here, once, from the validated config. */
 export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const prisma = createPrismaClient(config.databaseUrl);
-  const redis = createRedisConnection({ url: config.redisUrl, clusterNodes: config.redisClusterNodes }, 'producer');
-  redis.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
-  const queues = createQueues(redis, config.queuePrefix, (err) => logger.warn('queue connection error', { err: err.message }));
-  const endpoints = config.networks.map((n) => ({
+  // the queues live in Redis or, with QUEUE_BACKEND=postgres, in DATABASE_URL's database (BullMQ's PostgreSQL backend)
+  const queueStore = openQueueStore(queueStoreTargetOf(config, 5));
+  queueStore.redis?.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
+  const queues = queueStore.openQueues((err) => logger.warn('queue connection error', { err: err.message }));
+  // one pool per network behind both the hot path's batch calls and ethers: one view of which endpoints are up
+  const pools = config.networks.map((n) => new RpcEndpointPool(n.chainId, n.rpcUrls, { callTimeoutMs: n.rpcTimeoutMs }));
+  const endpoints = config.networks.map((n, i) => ({
     chainId: n.chainId,
-    provider: createProvider(n.rpcUrl, n.chainId),
-    rpc: new JsonRpcBatchClient(n.rpcUrl),
+    pool: pools[i],
+    provider: new FailoverJsonRpcProvider(pools[i]),
+    rpc: pools[i],
     tokenAddress: n.tokenAddress,
     eip712Name: n.eip712Name,
     eip712Version: n.eip712Version,
+    walletFactories: n.walletFactories,
   }));
   const chain = new RpcChainReader(endpoints);
   const pool = createPgPool(config.databaseUrl);
   const verifications = new VerificationRepository(pool);
   const settlements = new SettlementRepository(prisma, pool);
-  const outbox = new WebhookOutbox(prisma, queues);
+  const webhookEvents = new WebhookEventRepository(prisma);
+  const outbox = new WebhookOutbox(webhookEvents, queues);
   const networks = new EnabledNetworks(config.networks);
   const metrics = createMetrics('api', {
     queues: [queues.settlement, queues.webhook],
     needingAttention: () => settlements.countNeedingAttention(),
+    rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
   });
   const settlementRequests = new SettlementRequests(settlements, queues, config.feeAmount, config.abuse.feeRevertBackoffMs);
   const waits = new SettlementWaiter({
@@ -117,14 +126,15 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
 
   const readinessChecks: ReadinessCheck[] = [
     { name: 'postgres', check: async () => void (await prisma.$queryRaw`SELECT 1`) },
-    { name: 'redis', check: async () => void (await redis.ping()) },
-    ...endpoints.map((e) => ({ name: `rpc:eip155:${e.chainId}`, check: async () => void (await e.provider.getBlockNumber()) })),
+    queueStore.readiness,
+    ...endpoints.map((e) => ({ name: `rpc:eip155:${e.chainId}`, check: () => rpcReadiness(e.pool) })),
   ];
 
   const app = createApp({
     logger,
     metrics,
-    rateLimiter: config.rateLimit ? rateLimitPerClient(redis, config.queuePrefix, config.rateLimit) : undefined,
+    // config refuses RATE_LIMIT_MAX without Redis
+    rateLimiter: config.rateLimit && queueStore.redis ? rateLimitPerClient(queueStore.redis, config.queuePrefix, config.rateLimit) : undefined,
     trustProxyHops: config.trustProxyHops,
     maxBodyBytes: config.maxBodyBytes,
     readinessChecks,
@@ -146,7 +156,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         waits,
       }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
-      webhookRoutes({ apiKeys: config.apiKeys, prisma, outbox, merchants }),
+      webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
       merchantRoutes({ networks, merchants }),
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
@@ -183,11 +193,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     async close() {
       waits.close();
       await queues.close();
-      redis.disconnect();
-      for (const e of endpoints) {
-        e.provider.destroy();
-        e.rpc.destroy();
-      }
+      await queueStore.close();
+      // the provider destroys its pool
+      for (const e of endpoints) e.provider.destroy();
       await Promise.all([prisma.$disconnect(), pool.end()]);
     },
   };

@@ -10,7 +10,7 @@ const logger = createLogger({
   service: 'api',
   level: config.logLevel,
   // RPC URLs too: providers put API keys in them
-  secrets: [config.webhookSecret, ...config.apiKeys, ...config.networks.map((n) => n.rpcUrl)],
+  secrets: [config.webhookSecret, ...config.apiKeys, ...config.networks.flatMap((n) => n.rpcUrls)],
 });
 
 // Verification is CPU-bound (JSON, hashing, signature recovery): one process per core shares the port.

@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
 import type { WorkerProcessConfig } from '@facilitator/config';
-import { createProvider, LocalKeyTransactionProvider, UsdcClient } from '@facilitator/chain';
+import { FailoverJsonRpcProvider, LocalKeyTransactionProvider, RpcEndpointPool, UsdcClient } from '@facilitator/chain';
 import {
   createPgPool,
   createPrismaClient,
@@ -8,10 +8,11 @@ import {
   MerchantRepository,
   SettlementRepository,
   VerificationRepository,
+  WebhookEventRepository,
 } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
-import { createQueues, createRedisConnection, type QueueName } from '@facilitator/queue';
+import { openQueueStore, queueStoreTargetOf, type QueueName } from '@facilitator/queue';
 import { MerchantService, SecretBox } from '@facilitator/merchants';
 import { SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
@@ -31,14 +32,16 @@ export interface WorkerRuntime {
 
 /** The composition root of the worker process. */
 export function buildWorker(config: WorkerProcessConfig, logger: Logger): WorkerRuntime {
-  const redisTarget = { url: config.redisUrl, clusterNodes: config.redisClusterNodes };
   // the settlement hot path runs on `pool` (plain pg); Prisma serves the sweeper and webhook deliveries
   const pool = createPgPool(config.databaseUrl, Math.min(50, config.worker.settlementConcurrency + 10));
   const prisma = createPrismaClient(config.databaseUrl, { poolMax: 5 });
-  const producer = createRedisConnection(redisTarget, 'producer');
-  producer.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
-  const queues = createQueues(producer, config.queuePrefix, (err) => logger.warn('queue connection error', { err: err.message }));
-  const providers = new Map(config.networks.map((n) => [n.chainId, createProvider(n.rpcUrl, n.chainId)]));
+  // Redis or, with QUEUE_BACKEND=postgres, DATABASE_URL's database; a PostgreSQL worker's pool serves its concurrency
+  const queueStore = openQueueStore(queueStoreTargetOf(config, Math.min(20, config.worker.settlementConcurrency + 2)));
+  queueStore.redis?.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
+  const queues = queueStore.openQueues((err) => logger.warn('queue connection error', { err: err.message }));
+  // every read fails over between the network's endpoints; every signed transaction goes to all healthy ones
+  const pools = config.networks.map((n) => new RpcEndpointPool(n.chainId, n.rpcUrls, { callTimeoutMs: n.rpcTimeoutMs }));
+  const providers = new Map(pools.map((pool) => [pool.chainId, new FailoverJsonRpcProvider(pool)]));
   const transactions = new LocalKeyTransactionProvider(
     pool,
     providers,
@@ -58,6 +61,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
         confirmations: n.confirmations,
         usdc: new UsdcClient(providers.get(n.chainId)!, n.tokenAddress),
         gasCaps: n.gasCaps,
+        walletFactories: n.walletFactories,
       },
     ]),
   );
@@ -67,8 +71,10 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     needingAttention: () => settlements.countNeedingAttention(),
     queues: [queues.settlement, queues.webhook],
     balances: keyBalances(config, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
+    rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
   });
-  const outbox = new WebhookOutbox(prisma, queues);
+  const webhookEvents = new WebhookEventRepository(prisma);
+  const outbox = new WebhookOutbox(webhookEvents, queues);
   const machine = new SettlementMachine({
     settlements,
     networks,
@@ -91,7 +97,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     feeAmount: config.feeAmount,
   });
   const delivery = new WebhookDelivery({
-    prisma,
+    events: webhookEvents,
     // each event is signed with its merchant's own secret(s), created on first use
     signingSecrets: (merchant) => merchants.signingSecrets(merchant),
     allowPrivate: config.webhookAllowPrivate,
@@ -109,6 +115,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     maintenance: maintenanceHandler({
       verifications: new VerificationRepository(pool),
       idempotencyKeys: new IdempotencyRepository(prisma),
+      webhookEvents,
       retention: config.retention,
       logger,
     }),
@@ -119,10 +126,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
 
   const workers = served.map((queue) => {
     const handler = catalog[queue];
-    const connection = createRedisConnection(redisTarget, 'worker');
-    const worker = new Worker(queue, (job) => handler.process(job), {
-      connection,
-      prefix: config.queuePrefix,
+    const worker = queueStore.openWorker(queue, (job) => handler.process(job), {
       concurrency: handler.concurrency,
       lockDuration: config.worker.lockDurationMs,
       stalledInterval: config.worker.stalledIntervalMs,
@@ -140,7 +144,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   const sweeper = new Sweeper({
     settlements,
     queues,
-    prisma,
+    webhookEvents,
     outbox,
     logger,
     serves: served,
@@ -167,7 +171,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
         await Promise.all(workers.map((w) => w.close(true)));
       }
       await queues.close();
-      producer.disconnect();
+      await queueStore.close();
       for (const provider of providers.values()) provider.destroy();
       await prisma.$disconnect();
       await pool.end();

@@ -7,7 +7,7 @@ const logger = createLogger({
   service: 'worker',
   level: config.logLevel,
   // RPC URLs too: providers put API keys in them
-  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.map((n) => n.rpcUrl)],
+  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.flatMap((n) => n.rpcUrls)],
 });
 
 let runtime: ReturnType<typeof buildWorker>;

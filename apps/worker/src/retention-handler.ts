@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import type { RetentionConfig } from '@facilitator/config';
-import type { IdempotencyRepository, VerificationRepository } from '@facilitator/db';
+import type { IdempotencyRepository, VerificationRepository, WebhookEventRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import type { Queues } from '@facilitator/queue';
 import type { JobHandler } from './job-catalog';
@@ -12,6 +12,7 @@ const BATCH = 1_000;
 export interface RetentionDeps {
   verifications: Pick<VerificationRepository, 'purgeRejected'>;
   idempotencyKeys: Pick<IdempotencyRepository, 'deleteExpired'>;
+  webhookEvents: Pick<WebhookEventRepository, 'deleteOfRejectedVerifications'>;
   retention: RetentionConfig;
   logger: Logger;
   now?: () => number;
@@ -24,9 +25,12 @@ export interface RetentionDeps {
  */
 export async function runRetention(deps: RetentionDeps): Promise<{ rejectedVerifications: number; idempotencyKeys: number }> {
   const now = deps.now?.() ?? Date.now();
+  const before = new Date(now - deps.retention.rejectedVerificationsMs);
+  // their events first (each table has one owner; an event refers to its verification)
+  await deps.webhookEvents.deleteOfRejectedVerifications(before);
   let rejectedVerifications = 0;
   for (;;) {
-    const deleted = await deps.verifications.purgeRejected(new Date(now - deps.retention.rejectedVerificationsMs), BATCH);
+    const deleted = await deps.verifications.purgeRejected(before, BATCH);
     rejectedVerifications += deleted;
     if (deleted < BATCH) break;
   }

@@ -1,4 +1,4 @@
-import type { PrismaClient, SettlementRepository } from '@facilitator/db';
+import type { SettlementRepository, WebhookEventRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import type { QueueName, Queues } from '@facilitator/queue';
 import type { WebhookOutbox } from '@facilitator/webhooks';
@@ -6,7 +6,7 @@ import type { WebhookOutbox } from '@facilitator/webhooks';
 export interface SweeperOptions {
   settlements: SettlementRepository;
   queues: Queues;
-  prisma: PrismaClient;
+  webhookEvents: WebhookEventRepository;
   outbox: WebhookOutbox;
   logger: Logger;
   serves: readonly QueueName[];
@@ -57,8 +57,8 @@ export class Sweeper {
   }
 
   private async sweepWebhooks(olderThan: Date): Promise<void> {
-    const { prisma, queues, outbox } = this.options;
-    const pending = await prisma.webhookEvent.findMany({ where: { status: 'pending', updatedAt: { lt: olderThan } }, take: 100 });
+    const { webhookEvents, queues, outbox } = this.options;
+    const pending = await webhookEvents.findStalePending(olderThan, 100);
     for (const event of pending) {
       const job = await queues.webhook.getJob(event.id);
       if (!job) await outbox.enqueue(event.id);

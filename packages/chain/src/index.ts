@@ -6,3 +6,5 @@ export * from './rpc-chain-reader';
 export * from './usdc-client';
 export * from './sending';
 export * from './json-rpc-batch-client';
+export * from './rpc';
+export * from './erc6492';

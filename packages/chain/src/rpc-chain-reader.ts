@@ -1,18 +1,24 @@
 import { Interface, JsonRpcProvider } from 'ethers';
 import { bytesToHex, domainSeparator } from '@facilitator/core';
-import { JsonRpcBatchClient } from './json-rpc-batch-client';
+import type { RpcCaller } from './rpc';
+import { counterfactualCheckCall, counterfactualVerdict, parseErc6492Signature } from './erc6492';
 import { fiatTokenInterface } from './token-abi';
 
 export interface ChainEndpoint {
   chainId: number;
   provider: JsonRpcProvider;
-  /** the hot path's lean client (authorizationState on every verify); ethers serves the rest */
-  rpc: JsonRpcBatchClient;
+  /** the hot path's lean client (authorizationState on every verify): a JsonRpcBatchClient, or the network's endpoint pool */
+  rpc: RpcCaller;
   tokenAddress: string;
   /** pinned by configuration; otherwise read from the token once */
   eip712Name?: string;
   eip712Version?: string;
+  /** lowercase; the factories an ERC-6492 signature may deploy the payer's wallet through (WALLET_FACTORIES_<chainId>) */
+  walletFactories?: readonly string[];
 }
+
+/** A contract wallet's answer: accepted, refused (with why), or undefined when the signer is an ordinary key. */
+export type ContractSignatureVerdict = boolean | { refused: string } | undefined;
 
 const AUTHORIZATION_STATE_SELECTOR = fiatTokenInterface.getFunction('authorizationState')!.selector;
 const erc1271 = new Interface(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)']);
@@ -65,12 +71,29 @@ export class RpcChainReader {
     return BigInt(result) !== 0n;
   }
 
-  async isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<boolean | undefined> {
-    const { provider } = this.endpoint(chainId);
+  /**
+   * ERC-1271 for a deployed wallet; ERC-6492 for one its factory has not deployed yet: an eth_call deploys it
+   * inside the simulation and asks it as the token will, so nothing is deployed by verifying.
+   */
+  async isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<ContractSignatureVerdict> {
+    const endpoint = this.endpoint(chainId);
+    const { provider } = endpoint;
+    const wrapped = parseErc6492Signature(signature);
     const code = await provider.getCode(signer);
-    if (code === '0x') return undefined;
+    if (code === '0x') {
+      if (!wrapped) return undefined;
+      if (!(endpoint.walletFactories ?? []).includes(wrapped.factory)) {
+        return { refused: `ERC-6492 factory ${wrapped.factory} is not on this network's allowlist (WALLET_FACTORIES_${chainId})` };
+      }
+      const verdict = counterfactualVerdict(await provider.call(counterfactualCheckCall(signer, bytesToHex(digest), wrapped)));
+      if (verdict === 'accepted') return true;
+      if (verdict === 'not_deployed') return { refused: 'the ERC-6492 factory call does not deploy a wallet at authorization.from' };
+      return { refused: 'the payer wallet (ERC-6492, once deployed) rejected the signature' };
+    }
+    // a wallet deployed since it signed: ERC-6492 says its inner signature is what it checks
+    const walletSignature = wrapped?.innerSignature ?? signature;
     try {
-      const result = await provider.call({ to: signer, data: erc1271.encodeFunctionData('isValidSignature', [bytesToHex(digest), signature]) });
+      const result = await provider.call({ to: signer, data: erc1271.encodeFunctionData('isValidSignature', [bytesToHex(digest), walletSignature]) });
       return result.slice(0, 10).toLowerCase() === ERC1271_MAGIC;
     } catch (err) {
       // a wallet that reverts has refused the signature; anything else means the node could not be asked

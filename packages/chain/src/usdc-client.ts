@@ -71,11 +71,12 @@ export class UsdcClient {
 
   /**
    * Estimates a call as `from` against the pending block: its gas, or the revert reason when it would
-   * fail. Errors that are not reverts (the node is down) are thrown.
+   * fail. Errors that are not reverts (the node is down) are thrown. `to` is the token unless given (a
+   * payer wallet's factory, for its deployment).
    */
-  async estimate(from: string, data: string): Promise<{ gas: bigint } | { revert: string }> {
+  async estimate(from: string, data: string, to: string = this.tokenAddress): Promise<{ gas: bigint } | { revert: string }> {
     try {
-      const gas = (await this.provider.send('eth_estimateGas', [{ from, to: this.tokenAddress, data }, 'pending'])) as string;
+      const gas = (await this.provider.send('eth_estimateGas', [{ from, to, data }, 'pending'])) as string;
       return { gas: BigInt(gas) };
     } catch (err) {
       const reason = revertReasonOf(err);

@@ -38,11 +38,16 @@ describe('loadConfig', () => {
         caip2: 'eip155:84532',
         legacyName: 'layer2-sepolia',
         rpcUrl: 'http://127.0.0.1:8545',
+        rpcUrls: ['http://127.0.0.1:8545'],
+        rpcTimeoutMs: 3_000,
+        finalityDepth: 10,
+        walletFactories: ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'],
+        relayerMinBalanceWei: 500_000_000_000_000n,
         tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e',
         eip712Name: undefined,
         eip712Version: undefined,
         confirmations: 1,
-        gasCaps: { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n },
+        gasCaps: { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n, walletDeploy: 500_000n },
         maxFeePerGas: 100_000_000_000n,
         replaceAfterMs: 10_000,
       },
@@ -61,6 +66,25 @@ describe('loadConfig', () => {
       [8453, 3],
       [84532, 1],
     ]);
+  });
+
+  it('reads several RPC endpoints per network, the factory allowlist and the finality depth', () => {
+    const config = loadConfig({
+      ...base,
+      RPC_URL_84532: 'http://127.0.0.1:1, https://rpc.example/key-abc',
+      WALLET_FACTORIES_84532: '0x00000000000000000000000000000000000000Aa',
+      FINALITY_DEPTH_84532: '3',
+    });
+    expect(config.networks[0]).toMatchObject({
+      rpcUrl: 'http://127.0.0.1:1',
+      rpcUrls: ['http://127.0.0.1:1', 'https://rpc.example/key-abc'],
+      walletFactories: ['0x00000000000000000000000000000000000000aa'],
+      finalityDepth: 3,
+    });
+    // an error names the entry, never the URL (it can carry a provider key)
+    expect(() => loadConfig({ ...base, RPC_URL_84532: 'https://ok.example,ftp://secret-key@x' })).toThrow('RPC_URL_84532 must be a http or https URL (entry 2)');
+    expect(() => loadConfig({ ...base, RPC_URL_84532: 'https://ok.example,ftp://secret-key@x' })).not.toThrow(/secret-key/);
+    expect(() => loadConfig({ ...base, WALLET_FACTORIES_84532: '0x12' })).toThrow('WALLET_FACTORIES_84532 entry 1 must be a 20-byte');
   });
 
   it('reads the abuse limits per network and overall', () => {

@@ -11,7 +11,18 @@ export interface NetworkConfig {
   chainId: number;
   caip2: string;
   legacyName: string;
+  /** the first of `rpcUrls` */
   rpcUrl: string;
+  /** RPC_URL_<chainId>, comma-separated: reads fail over in this order, transactions go to all of them */
+  rpcUrls: string[];
+  /** a call an RPC endpoint has not answered within this fails over to the next (RPC_TIMEOUT_MS) */
+  rpcTimeoutMs: number;
+  /** blocks after which a settled transaction is final and no longer watched for reorgs (FINALITY_DEPTH_<chainId>) */
+  finalityDepth: number;
+  /** lowercase; the only factories an ERC-6492 signature may deploy a payer wallet through (WALLET_FACTORIES_<chainId>) */
+  walletFactories: string[];
+  /** a relayer whose native balance is below this is skipped (RELAYER_MIN_BALANCE_WEI_<chainId>) */
+  relayerMinBalanceWei: bigint;
   /** lowercase */
   tokenAddress: string;
   /** When unset, read once from the token's name()/version() and cached. */
@@ -33,6 +44,8 @@ export interface GasCaps {
   transfer: bigint;
   /** transferWithAuthorization from a contract-wallet payer (ERC-1271 signature check included) */
   contractTransfer: bigint;
+  /** the factory call that deploys an ERC-6492 payer's wallet before its transfer */
+  walletDeploy: bigint;
 }
 
 /** Abuse limits of the public verify and settle endpoints (see docs/decisions.md, "Abuse"). */
@@ -71,6 +84,8 @@ export interface Config {
   redisUrl: string;
   /** REDIS_CLUSTER_NODES: when set, every connection goes to this Redis Cluster instead of REDIS_URL */
   redisClusterNodes: Array<{ host: string; port: number }>;
+  /** QUEUE_BACKEND: where BullMQ keeps the queues, Redis (default) or the service's own Postgres (DATABASE_URL) */
+  queueBackend: (typeof QUEUE_BACKENDS)[number];
   /** the effective prefix: on a cluster, wrapped in a hash tag ({x402}) so each queue's keys share a slot */
   queuePrefix: string;
   port: number;
@@ -144,12 +159,26 @@ export interface WorkerConfig {
 export const WEBHOOK_RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 1_800_000, 3_600_000] as const;
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export const QUEUE_BACKENDS = ['redis', 'postgres'] as const;
 
 /**
  * Measured on the real USDC (FiatTokenV2_2): transferFrom ~40k, transferWithAuthorization ~80-96k from an
  * EOA; a Safe's ERC-1271 check adds ~15-30k. The caps leave room for storage-cold accounts and no more.
  */
-export const DEFAULT_GAS_CAPS: GasCaps = { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n };
+export const DEFAULT_GAS_CAPS: GasCaps = { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n, walletDeploy: 500_000n };
+/**
+ * Canonical Safe 1.4.1 SafeProxyFactory and Coinbase Smart Wallet factory (same address on every chain):
+ * the ERC-6492 factories used unless WALLET_FACTORIES_<chainId> says otherwise (docs/decisions.md).
+ */
+export const DEFAULT_WALLET_FACTORIES = ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'] as const;
+/**
+ * Base (and Base Sepolia) blocks come every 2 s and the sequencer does not reorg its unsafe head in
+ * practice; L1 batch finality takes far longer. 10 blocks (20 s) covers the reorgs seen on OP-stack
+ * chains while a merchant hears of a changed outcome quickly (docs/decisions.md, "Finality").
+ */
+export const DEFAULT_FINALITY_DEPTH = 10;
+/** 0.0005 ETH: at Base's usual fees, hundreds of transfers; below it a relayer is skipped, not sent dry */
+export const DEFAULT_RELAYER_MIN_BALANCE_WEI = 500_000_000_000_000n;
 export const DEFAULT_MAX_FEE_PER_GAS_GWEI = 100;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -176,13 +205,18 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
   const enabled: NetworkConfig[] = [];
   for (const network of NETWORKS) {
     const id = network.chainId;
-    const rpcUrl = reader.optionalUrl(`RPC_URL_${id}`, ['http:', 'https:']);
-    if (rpcUrl === undefined) continue;
+    const rpcUrls = readRpcUrls(reader, `RPC_URL_${id}`);
+    if (rpcUrls.length === 0) continue;
     enabled.push({
       chainId: id,
       caip2: network.caip2,
       legacyName: network.legacyName,
-      rpcUrl,
+      rpcUrl: rpcUrls[0],
+      rpcUrls,
+      rpcTimeoutMs: reader.integer('RPC_TIMEOUT_MS', 3_000, 100, 60_000),
+      finalityDepth: reader.integer(`FINALITY_DEPTH_${id}`, DEFAULT_FINALITY_DEPTH, 1, 1_000),
+      walletFactories: readAddressList(reader, `WALLET_FACTORIES_${id}`, DEFAULT_WALLET_FACTORIES),
+      relayerMinBalanceWei: reader.bigint(`RELAYER_MIN_BALANCE_WEI_${id}`, DEFAULT_RELAYER_MIN_BALANCE_WEI),
       tokenAddress: reader.address(`TOKEN_ADDRESS_${id}`, network.defaultTokenAddress),
       eip712Name: reader.optionalString(`TOKEN_EIP712_NAME_${id}`),
       eip712Version: reader.optionalString(`TOKEN_EIP712_VERSION_${id}`),
@@ -191,6 +225,7 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
         fee: reader.bigint(`GAS_CAP_FEE_${id}`, DEFAULT_GAS_CAPS.fee),
         transfer: reader.bigint(`GAS_CAP_TRANSFER_${id}`, DEFAULT_GAS_CAPS.transfer),
         contractTransfer: reader.bigint(`GAS_CAP_CONTRACT_TRANSFER_${id}`, DEFAULT_GAS_CAPS.contractTransfer),
+        walletDeploy: reader.bigint(`GAS_CAP_WALLET_DEPLOY_${id}`, DEFAULT_GAS_CAPS.walletDeploy),
       },
       maxFeePerGas: BigInt(reader.integer(`MAX_FEE_PER_GAS_GWEI_${id}`, DEFAULT_MAX_FEE_PER_GAS_GWEI, 1, 100_000)) * 1_000_000_000n,
       replaceAfterMs: reader.integer(`REPLACE_AFTER_MS_${id}`, 10_000, 1_000, 600_000),
@@ -203,6 +238,31 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
     );
   }
   return enabled;
+}
+
+/** Every entry of a comma-separated URL list must be an http(s) URL; the error never quotes one (they carry keys). */
+function readRpcUrls(reader: EnvReader, name: string): string[] {
+  const urls = reader.list(name);
+  urls.forEach((url, index) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) throw new ConfigError(name, `must be a http or https URL (entry ${index + 1})`);
+  });
+  if (new Set(urls).size !== urls.length) throw new ConfigError(name, 'lists the same URL twice');
+  return urls;
+}
+
+/** A comma-separated list of addresses, lowercase; `fallback` when unset. */
+function readAddressList(reader: EnvReader, name: string, fallback: readonly string[]): string[] {
+  if (reader.raw(name) === undefined) return [...fallback];
+  return reader.list(name).map((item, index) => {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(item)) throw new ConfigError(name, `entry ${index + 1} must be a 20-byte 0x-prefixed hex address`);
+    return item.toLowerCase();
+  });
 }
 
 function readRelayers(reader: EnvReader, treasury: KeyConfig): KeyConfig[] {
@@ -254,8 +314,18 @@ function readClusterNodes(reader: EnvReader): Config['redisClusterNodes'] {
   });
 }
 
+function readQueueBackend(reader: EnvReader, clusterNodes: Config['redisClusterNodes']): Config['queueBackend'] {
+  const backend = reader.oneOf('QUEUE_BACKEND', QUEUE_BACKENDS, 'redis');
+  if (backend === 'postgres' && clusterNodes.length > 0) throw new ConfigError('REDIS_CLUSTER_NODES', 'must be unset with QUEUE_BACKEND=postgres (no Redis is used)');
+  return backend;
+}
+
 function readRateLimit(reader: EnvReader): Config['rateLimit'] {
   const max = reader.integer('RATE_LIMIT_MAX', 0, 0, 1_000_000);
+  // the limiter counts in Redis, shared by every API process and instance
+  if (max > 0 && reader.oneOf('QUEUE_BACKEND', QUEUE_BACKENDS, 'redis') === 'postgres') {
+    throw new ConfigError('RATE_LIMIT_MAX', 'needs QUEUE_BACKEND=redis (the limit is counted in Redis); unset it with QUEUE_BACKEND=postgres');
+  }
   const windowMs = reader.integer('RATE_LIMIT_WINDOW_MS', 60_000, 1_000, 3_600_000);
   // the spec states no rate limit, so none applies unless an operator sets one
   return max > 0 ? { max, windowMs } : undefined;
@@ -303,6 +373,7 @@ function readShared(reader: EnvReader): SharedConfig {
     databaseUrl: reader.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: reader.url('REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS_URL),
     redisClusterNodes: clusterNodes,
+    queueBackend: readQueueBackend(reader, clusterNodes),
     queuePrefix: readPrefix(reader, clusterNodes),
     logLevel: reader.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     networks: readNetworks(reader),

@@ -10,12 +10,24 @@ export interface KeyBalance {
   token: bigint;
 }
 
+/** One RPC endpoint as packages/chain reports it: by position in RPC_URL_<chainId>, never by URL (keys). */
+export interface RpcEndpointReading {
+  chainId: number;
+  endpoint: string;
+  up: boolean;
+  answered: number;
+  failed: number;
+  latencyMs: number;
+}
+
 /** Where the gauges read their values at scrape time. */
 export interface MetricSources {
   queues?: readonly Queue[];
   balances?: () => Promise<KeyBalance[]>;
   /** settlements parked for an operator (money state unknown after their job gave up) */
   needingAttention?: () => Promise<number>;
+  /** every RPC endpoint of every enabled network */
+  rpcEndpoints?: () => RpcEndpointReading[];
 }
 
 /**
@@ -108,6 +120,62 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
       async collect() {
         for (const b of (await balances?.()) ?? []) this.set({ chain: b.chain, address: b.address, role: b.role }, Number(b.native));
       },
+    }),
+    rpcEndpointUp: new Gauge({
+      name: 'x402_rpc_endpoint_up',
+      help: 'Whether an RPC endpoint (by position in RPC_URL_<chainId>) answers: 1 up, 0 down and skipped until it answers a probe',
+      labelNames: ['chain', 'endpoint'] as const,
+      registers: [registry],
+      // any process that finds it down says so
+      aggregator: 'min',
+      collect() {
+        for (const e of sources.rpcEndpoints?.() ?? []) this.set({ chain: `eip155:${e.chainId}`, endpoint: e.endpoint }, e.up ? 1 : 0);
+      },
+    }),
+    rpcEndpointCalls: new Counter({
+      name: 'x402_rpc_endpoint_calls_total',
+      help: 'RPC calls per endpoint by outcome: answered (a JSON-RPC error included) or failed (refused, timed out, 429/5xx)',
+      labelNames: ['chain', 'endpoint', 'outcome'] as const,
+      registers: [registry],
+      collect() {
+        // the pool keeps the running totals; a counter is set to them by resetting and adding
+        this.reset();
+        for (const e of sources.rpcEndpoints?.() ?? []) {
+          const chain = `eip155:${e.chainId}`;
+          this.inc({ chain, endpoint: e.endpoint, outcome: 'answered' }, e.answered);
+          this.inc({ chain, endpoint: e.endpoint, outcome: 'failed' }, e.failed);
+        }
+      },
+    }),
+    rpcEndpointLatency: new Gauge({
+      name: 'x402_rpc_endpoint_latency_ms',
+      help: 'Moving average latency of answered calls per RPC endpoint',
+      labelNames: ['chain', 'endpoint'] as const,
+      registers: [registry],
+      aggregator: 'max',
+      collect() {
+        for (const e of sources.rpcEndpoints?.() ?? []) this.set({ chain: `eip155:${e.chainId}`, endpoint: e.endpoint }, e.latencyMs);
+      },
+    }),
+    settlementWaits: new Counter({
+      name: 'x402_settlement_waits_total',
+      help: 'Times a settlement step waited instead of acting, by reason (gas_price_above_cap, no_funded_relayer); no attempt is spent',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    gasPriceAboveCap: new Gauge({
+      name: 'x402_gas_price_above_cap',
+      help: "1 while the network's base fee is above MAX_FEE_PER_GAS_GWEI_<chainId> and settlements wait for it to fall",
+      labelNames: ['chain'] as const,
+      registers: [registry],
+      aggregator: 'max',
+    }),
+    relayerBelowMinimum: new Gauge({
+      name: 'x402_relayer_below_min_balance',
+      help: 'Alert: 1 while a sending key holds less native balance than RELAYER_MIN_BALANCE_WEI_<chainId> and is skipped',
+      labelNames: ['chain', 'address'] as const,
+      registers: [registry],
+      aggregator: 'max',
     }),
     relayerTokenBalance: new Gauge({
       name: 'x402_relayer_token_balance_units',

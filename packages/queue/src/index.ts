@@ -3,3 +3,4 @@ export * from './job-payloads';
 export * from './redis-connection';
 export * from './queues';
 export * from './delete-queue-keys';
+export * from './queue-store';

@@ -1,7 +1,7 @@
-import { Queue } from 'bullmq';
+import { Queue, type DefaultJobOptions } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
-import { QueueName } from './queue-names';
 import type { MaintenanceJobData, SettlementJobData, WebhookJobData } from './job-payloads';
+import { QueueName } from './queue-names';
 
 export const WEBHOOK_ATTEMPTS = 6;
 
@@ -18,30 +18,29 @@ const RETENTION = {
   removeOnFail: { age: 7 * 24 * 3600, count: 50_000 },
 };
 
-/** `onError` hears connection trouble (BullMQ would otherwise print it to the console). */
-export function createQueues(connection: Redis | Cluster, prefix: string, onError: (err: Error) => void = () => {}): Queues {
-  const settlement = new Queue<SettlementJobData>(QueueName.Settlement, {
-    connection,
-    prefix,
-    // the worker decides when a settlement job gives up (SETTLEMENT_MAX_ATTEMPTS transient failures, or one
-    // permanent): it then ends the settlement or parks it for an operator. This is only a ceiling.
-    defaultJobOptions: { ...RETENTION, attempts: 1000, backoff: { type: 'settlement' } },
-  });
-  const webhook = new Queue<WebhookJobData>(QueueName.Webhook, {
-    connection,
-    prefix,
-    // the spec: 6 attempts, on the schedule the worker's backoff gives
-    defaultJobOptions: { ...RETENTION, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' } },
-  });
+/** The job options of each queue of ours, whichever datastore holds it. */
+export const queueDefaults: Record<'settlement' | 'webhook' | 'maintenance', DefaultJobOptions> = {
+  // the worker decides when a settlement job gives up (SETTLEMENT_MAX_ATTEMPTS transient failures, or one
+  // permanent): it then ends the settlement or parks it for an operator. This is only a ceiling.
+  settlement: { ...RETENTION, attempts: 1000, backoff: { type: 'settlement' } },
+  // the spec: 6 attempts, on the schedule the worker's backoff gives
+  webhook: { ...RETENTION, attempts: WEBHOOK_ATTEMPTS, backoff: { type: 'webhook' } },
   // one scheduled job at a time; a failed run is simply the next one's work
-  const maintenance = new Queue<MaintenanceJobData>(QueueName.Maintenance, {
-    connection,
-    prefix,
-    defaultJobOptions: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 }, attempts: 1 },
-  });
-  settlement.on('error', onError);
-  webhook.on('error', onError);
-  maintenance.on('error', onError);
+  maintenance: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 }, attempts: 1 },
+};
+
+/** The queues on one Redis connection (see QueueStore for either datastore). */
+export function createQueues(connection: Redis | Cluster, prefix: string, onError: (err: Error) => void = () => {}): Queues {
+  return queuesOn((name, defaultJobOptions) => new Queue(name, { connection, prefix, defaultJobOptions }), onError);
+}
+
+/** The three queues of ours with their job options, each made by `make` on one datastore. */
+export function queuesOn(make: (name: string, defaultJobOptions: DefaultJobOptions) => Queue, onError: (err: Error) => void = () => {}): Queues {
+  // the typed views are the same objects: the job data types are ours to keep, not the datastore's
+  const settlement = make(QueueName.Settlement, queueDefaults.settlement) as Queue<SettlementJobData>;
+  const webhook = make(QueueName.Webhook, queueDefaults.webhook) as Queue<WebhookJobData>;
+  const maintenance = make(QueueName.Maintenance, queueDefaults.maintenance) as Queue<MaintenanceJobData>;
+  for (const queue of [settlement, webhook, maintenance]) queue.on('error', onError);
   return {
     settlement,
     webhook,

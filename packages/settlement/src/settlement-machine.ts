@@ -80,6 +80,8 @@ export class SettlementMachine {
     const { transactions } = this.options;
     switch (settlement.state) {
       case 'pending':
+      // a wallet deployment moves no money of the payer or the merchant, whatever became of it
+      case 'deploying_wallet':
       case 'check_allowance':
         return failed(settlementDoomed(reason), true);
       case 'collect_fee':

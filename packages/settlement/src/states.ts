@@ -5,7 +5,9 @@ import type { SettlementState } from '@facilitator/db';
  * transition the worker persists is checked against this table.
  */
 export const TRANSITIONS: Readonly<Record<SettlementState, readonly SettlementState[]>> = {
-  pending: ['check_allowance', 'failed'],
+  // an ERC-6492 payer whose wallet is not deployed yet goes through deploying_wallet first (before any fee)
+  pending: ['check_allowance', 'deploying_wallet', 'failed'],
+  deploying_wallet: ['check_allowance', 'failed'],
   check_allowance: ['collect_fee', 'failed'],
   collect_fee: ['fee_collected', 'failed'],
   // Beyond the spec's `executing`: straight to `failed` when the transfer cannot even be submitted (fee

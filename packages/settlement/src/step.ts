@@ -10,7 +10,9 @@ export interface SettlementNetwork {
   confirmations: number;
   usdc: UsdcClient;
   /** gas ceilings per transaction kind (GAS_CAP_*_<chainId>) */
-  gasCaps: { fee: bigint; transfer: bigint; contractTransfer: bigint };
+  gasCaps: { fee: bigint; transfer: bigint; contractTransfer: bigint; walletDeploy: bigint };
+  /** lowercase; factories an ERC-6492 payer's wallet may be deployed through (WALLET_FACTORIES_<chainId>) */
+  walletFactories: readonly string[];
 }
 
 /** When a merchant's fee transfers keep reverting, its settlements pause for a while (griefing). */

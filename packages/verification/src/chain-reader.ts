@@ -9,9 +9,11 @@ export interface ChainReader {
   isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean>;
   /**
    * For contract wallets (ERC-1271): does `signer` accept this signature for this digest?
-   * Returns undefined when the signer has no code (an ordinary key, whose signature simply failed).
+   * Returns undefined when the signer has no code (an ordinary key, whose signature simply failed). An
+   * ERC-6492 signature of a wallet not deployed yet is checked as the wallet would once its (allowlisted)
+   * factory deployed it; a refusal may say why.
    */
-  isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<boolean | undefined>;
+  isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<boolean | { refused: string } | undefined>;
   /**
    * The pinned EIP-712 domain name and version of the network's token (configured or read from the
    * token). Optional: only the x402 surface compares it with the `extra.name`/`extra.version` a request

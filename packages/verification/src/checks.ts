@@ -152,6 +152,7 @@ export async function checkContractSignature(
   const accepted = await chain.isValidContractSignature(payment.network.chainId, payment.authorization.from, digest, payment.signature);
   if (accepted === true) return undefined;
   if (accepted === false) return { ...failure, details: { ...failure.details, reason: 'the payer contract (ERC-1271) rejected the signature' } };
+  if (typeof accepted === 'object') return { ...failure, details: { ...failure.details, reason: accepted.refused } };
   return failure;
 }
 

@@ -1,4 +1,4 @@
-import type { PrismaClient } from '@facilitator/db';
+import type { WebhookEventRepository } from '@facilitator/db';
 import { isAllowedPort } from './address-policy';
 import { deliveryOutcomeOf } from './delivery-outcome';
 import { safeHttpPost, type PostResult } from './safe-http-post';
@@ -11,7 +11,7 @@ export const WEBHOOK_TIMEOUT_MS = 5_000;
 export type MerchantSigningSecrets = (merchant: string) => Promise<string[]>;
 
 export interface WebhookDeliveryOptions {
-  prisma: PrismaClient;
+  events: WebhookEventRepository;
   signingSecrets: MerchantSigningSecrets;
   allowPrivate: boolean;
   /** ports a receiver may listen on (checked again here: the URL was accepted under the config of its day) */
@@ -48,8 +48,8 @@ export class WebhookDelivery {
   constructor(private readonly options: WebhookDeliveryOptions) {}
 
   async attempt(eventId: string, lastAttempt: boolean): Promise<AttemptResult> {
-    const { prisma } = this.options;
-    const event = await prisma.webhookEvent.findUnique({ where: { id: eventId }, include: { verification: { select: { merchant: true } } } });
+    const { events } = this.options;
+    const event = await events.findWithMerchant(eventId);
     if (!event || event.status === 'delivered') return { outcome: 'delivered' };
     // numbered across redeliveries, so the history reads in order
     const attemptNumber = event.attemptCount + 1;
@@ -70,18 +70,14 @@ export class WebhookDelivery {
     if (!delivered && result.error) this.options.onAttemptError?.(eventId, result.error);
     const error = delivered ? undefined : outcome;
     const final = delivered || lastAttempt;
-    await prisma.$transaction([
-      prisma.webhookAttempt.create({
-        data: { eventId, number: attemptNumber, statusCode: result.statusCode, error, durationMs: result.durationMs },
-      }),
-      prisma.webhookEvent.update({
-        where: { id: eventId },
-        data: {
-          attemptCount: { increment: 1 },
-          ...(delivered ? { status: 'delivered', deliveredAt: new Date() } : final ? { status: 'failed' } : {}),
-        },
-      }),
-    ]);
+    await events.recordAttempt({
+      eventId,
+      number: attemptNumber,
+      statusCode: result.statusCode,
+      error,
+      durationMs: result.durationMs,
+      eventStatus: delivered ? 'delivered' : final ? 'failed' : 'pending',
+    });
     if (delivered) return { outcome: 'delivered' };
     return final ? { outcome: 'failed', error: error! } : { outcome: 'retry', error: error! };
   }

@@ -1,5 +1,5 @@
 import { IdPrefix, newId } from '@facilitator/core';
-import type { Prisma, PrismaClient, WebhookEventRow } from '@facilitator/db';
+import type { WebhookEventRepository, WebhookEventRow } from '@facilitator/db';
 import type { Queues } from '@facilitator/queue';
 import type { WebhookEventType, WebhookPayload } from './event-types';
 
@@ -13,8 +13,6 @@ export interface NewWebhookEvent {
   status: string;
   data: Record<string, unknown>;
 }
-
-type Writer = Pick<PrismaClient, 'webhookEvent'> | Prisma.TransactionClient;
 
 /**
  * The stored row of an event, its payload (with a new event id and timestamp) included. For writers that
@@ -42,27 +40,21 @@ export function webhookEventRow(event: NewWebhookEvent): WebhookEventRow & { pay
 }
 
 /**
- * Records an event in Postgres, then enqueues its delivery. The row comes first (inside the caller's
- * transaction when there is one), so an event is never lost between the two: a pending row without a
- * job is found and enqueued again by the sweeper.
+ * Records an event in Postgres, then enqueues its delivery. The row comes first (a final settlement
+ * transition stores its event in its own transaction, through the settlement repository), so an event is
+ * never lost between the two: a pending row without a job is found and enqueued again by the sweeper.
  */
 export class WebhookOutbox {
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly events: WebhookEventRepository,
     private readonly queues: Pick<Queues, 'webhook'>,
   ) {}
 
-  /** Stores and enqueues in one go, for callers with no transaction of their own. */
+  /** Stores and enqueues in one go. */
   async publish(event: NewWebhookEvent): Promise<WebhookPayload> {
-    const payload = await this.store(this.prisma, event);
-    await this.enqueue(payload.event_id);
-    return payload;
-  }
-
-  /** Writes the event row through `writer` (e.g. a transaction); call `enqueue` after it commits. */
-  async store(writer: Writer, event: NewWebhookEvent): Promise<WebhookPayload> {
     const row = webhookEventRow(event);
-    await writer.webhookEvent.create({ data: { ...row, settlementId: row.settlementId ?? undefined } });
+    await this.events.insert(row);
+    await this.enqueue(row.payload.event_id);
     return row.payload;
   }
 
@@ -76,8 +68,7 @@ export class WebhookOutbox {
    * that failed for good can be redelivered; returns false otherwise.
    */
   async redeliver(eventId: string): Promise<boolean> {
-    const { count } = await this.prisma.webhookEvent.updateMany({ where: { id: eventId, status: 'failed' }, data: { status: 'pending' } });
-    if (count === 0) return false;
+    if (!(await this.events.reopenFailed(eventId))) return false;
     const job = await this.queues.webhook.getJob(eventId);
     if (job && (await job.isFailed())) await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     else {

@@ -3,19 +3,23 @@ import { Router } from 'express';
 /** Something /readyz depends on: Postgres, Redis, each enabled RPC. */
 export interface ReadinessCheck {
   name: string;
-  check(): Promise<void>;
+  /** throws when not ready; may return which of its parts are down (e.g. one RPC endpoint of several) while still ready */
+  check(): Promise<void | ReadinessParts>;
 }
+
+/** parts of one dependency by name (an RPC endpoint's position, never its URL) and whether each answers */
+export type ReadinessParts = Record<string, 'ok' | 'down'>;
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: boolean; error?: string }> {
+async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: boolean; error?: string; parts?: ReadinessParts }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
   });
   try {
-    await Promise.race([check.check(), timeout]);
-    return { name: check.name, ok: true };
+    const parts = await Promise.race([check.check(), timeout]);
+    return { name: check.name, ok: true, parts: parts ?? undefined };
   } catch (err) {
     return { name: check.name, ok: false, error: err instanceof Error ? err.message : String(err) };
   } finally {
@@ -36,6 +40,8 @@ export function healthRoutes(checks: readonly ReadinessCheck[]): Router {
       status: failed.length === 0 ? 'ready' : 'not_ready',
       // the name only: an error's text can carry an RPC URL with its provider's key (ethers puts it there)
       checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? 'ok' : 'failed'])),
+      // e.g. { "rpc:eip155:84532": { "1": "down", "2": "ok" } }: ready, with a part to look at
+      ...(results.some((r) => r.parts) ? { parts: Object.fromEntries(results.filter((r) => r.parts).map((r) => [r.name, r.parts])) } : {}),
     };
     res.status(failed.length === 0 ? 200 : 503).json(body);
   });

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { IdPrefix, InvalidRequestError, isId, NotFoundError } from '@facilitator/core';
-import type { PrismaClient } from '@facilitator/db';
+import type { WebhookEventRepository } from '@facilitator/db';
 import type { MerchantService } from '@facilitator/merchants';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { accessOf, maySee, readAccess } from '../middleware/read-access';
@@ -8,7 +8,7 @@ import { webhookDeliveryRecord } from '../presenters/webhook';
 
 export interface WebhookRouteDeps {
   apiKeys: readonly string[];
-  prisma: PrismaClient;
+  events: WebhookEventRepository;
   outbox: WebhookOutbox;
   merchants: MerchantService;
 }
@@ -33,30 +33,28 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
       return;
     }
     const access = accessOf(req);
-    const events = await deps.prisma.webhookEvent.findMany({
-      where: {
+    const events = await deps.events.list(
+      {
         ...(typeof verificationId === 'string' ? { verificationId } : {}),
         ...(typeof settlementId === 'string' ? { settlementId } : {}),
-        ...(access.kind === 'merchant' ? { verification: { merchant: access.merchant } } : {}),
+        ...(access.kind === 'merchant' ? { merchant: access.merchant } : {}),
       },
-      include: { attempts: { orderBy: { number: 'asc' } } },
-      orderBy: { createdAt: 'asc' },
-      take: 100,
-    });
+      100,
+    );
     res.json({ deliveries: events.map(webhookDeliveryRecord) });
   });
 
   router.post('/v1/webhooks/deliveries/:id/redeliver', auth, async (req, res) => {
     const id = String(req.params.id);
     const event = isId(IdPrefix.WebhookEvent, id)
-      ? await deps.prisma.webhookEvent.findUnique({ where: { id }, include: { verification: { select: { merchant: true } } } })
+      ? await deps.events.findWithMerchant(id)
       : null;
     if (!event || !maySee(accessOf(req), event.verification?.merchant ?? null)) throw new NotFoundError(`no webhook delivery with id ${JSON.stringify(id.slice(0, 64))}`);
     if (!(await deps.outbox.redeliver(id))) {
       throw new InvalidRequestError(`delivery ${id} is ${event.status}; only a failed delivery can be redelivered`);
     }
-    const updated = await deps.prisma.webhookEvent.findUniqueOrThrow({ where: { id }, include: { attempts: { orderBy: { number: 'asc' } } } });
-    res.status(202).json(webhookDeliveryRecord(updated));
+    const updated = await deps.events.findWithAttempts(id);
+    res.status(202).json(webhookDeliveryRecord(updated!));
   });
   return router;
 }

@@ -6,7 +6,8 @@
  * Every transaction has an idempotency key, (settlementId, purpose): however often `submit` is called
  * for one key, across crashes and processes, at most one transaction for it is ever mined.
  */
-export type TransactionPurpose = 'fee' | 'transfer';
+/** `wallet_deploy`: an ERC-6492 payer's factory call, sent by a relayer before the fee. */
+export type TransactionPurpose = 'fee' | 'transfer' | 'wallet_deploy';
 
 export interface TransactionRequest {
   settlementId: string;

@@ -3,3 +3,4 @@ export * from './settlement-repository';
 export * from './idempotency-repository';
 export * from './pg-query';
 export * from './merchant-repository';
+export * from './webhook-event-repository';

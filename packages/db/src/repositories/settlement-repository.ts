@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { PrismaClient, Settlement, SettlementState, Verification } from '../generated/prisma/client';
 import { runQuery, tagAsDatabaseError } from './pg-query';
+import { WebhookEventRepository, type WebhookEventRow } from './webhook-event-repository';
 import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_COLUMNS, type SettlementUpdate } from './settlement-row';
 
 export type { SettlementUpdate } from './settlement-row';
@@ -18,15 +19,6 @@ export interface TransitionRequest {
   event?: (moved: SettlementRow) => WebhookEventRow | undefined;
 }
 
-/** A webhook_events row (see WebhookOutbox, which makes them). */
-export interface WebhookEventRow {
-  id: string;
-  eventType: string;
-  verificationId: string;
-  settlementId: string | null;
-  url: string;
-  payload: object;
-}
 
 /** What starting a settlement stores; the rest of the row starts empty, in state `pending`. */
 export interface NewSettlementRow {
@@ -62,9 +54,6 @@ const CREATE_OR_GET = `
 const FIND_WITH_VERIFICATION = `
   SELECT s.*, to_jsonb(v) AS verification FROM settlements s JOIN verifications v ON v.id = s.verification_id WHERE s.id = $1`;
 
-const INSERT_WEBHOOK_EVENT = `
-  INSERT INTO webhook_events (id, event_type, verification_id, settlement_id, url, payload, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6::jsonb, now(), now())`;
 
 /**
  * The state change, the fields written with it and the history row, as one statement (so one implicit
@@ -84,7 +73,7 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
   });
   const text = `
     WITH moved AS (
-      UPDATE settlements SET state = $3::"SettlementState", updated_at = now()${sets.join('')}
+      UPDATE settlements SET state = $3::"SettlementState", updated_at = now(), waiting_reason = NULL, waiting_since = NULL${sets.join('')}
        WHERE id = $1 AND state = $2::"SettlementState" RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
@@ -201,13 +190,7 @@ export class SettlementRepository {
       if (rows.length === 0) return null;
       const moved = settlementFromColumns(rows[0]);
       const event = request.event!(moved);
-      if (event) {
-        await runQuery(client, {
-          name: 'webhook_event_insert',
-          text: INSERT_WEBHOOK_EVENT,
-          values: [event.id, event.eventType, event.verificationId, event.settlementId, event.url, JSON.stringify(event.payload)],
-        });
-      }
+      if (event) await WebhookEventRepository.insertWith(client, event);
       return moved;
     });
   }
@@ -256,6 +239,18 @@ export class SettlementRepository {
   /** Parks a settlement for an operator: its job ran out of attempts while the money state is unknown. */
   async markNeedsAttention(id: string, reason: string): Promise<void> {
     await this.prisma.settlement.update({ where: { id }, data: { attentionReason: reason.slice(0, 1000), attentionAt: new Date() } });
+  }
+
+  /**
+   * The settlement waits instead of acting (gas price above the cap, no funded relayer): the reason shows on
+   * its status record until its next transition clears it; `waiting_since` keeps the start of the wait.
+   */
+  async markWaiting(id: string, reason: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE settlements SET waiting_reason = $2, waiting_since = coalesce(waiting_since, now()), updated_at = now()
+        WHERE id = $1 AND state NOT IN ('settled', 'failed')`,
+      [id, reason.slice(0, 200)],
+    );
   }
 
   /** Takes a settlement off the attention list (an operator retries it, or it reached a final state). */

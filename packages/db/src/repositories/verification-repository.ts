@@ -14,20 +14,18 @@ const REJECT = `
          request = NULL, metadata = NULL, signature = NULL, updated_at = now()
   WHERE id = $1 RETURNING *`;
 
-// Rejected verifications past retention, with what hangs off them (their webhook events and attempts).
-// Settlements only ever refer to verified rows, so none is touched. Batched so one run holds no long lock.
+// Rejected verifications past retention (their webhook events go first: WebhookEventRepository).
+// Settlements only ever refer to verified rows; the check keeps this safe all the same. Batched so one run
+// holds no long lock.
 const PURGE_REJECTED = `
   WITH doomed AS (
-    SELECT id FROM verifications WHERE status = 'rejected' AND created_at < $1 ORDER BY created_at LIMIT $2
-  ), events AS (
-    SELECT e.id FROM webhook_events e JOIN doomed d ON e.verification_id = d.id
-  ), attempts AS (
-    DELETE FROM webhook_attempts WHERE event_id IN (SELECT id FROM events)
-  ), deleted_events AS (
-    DELETE FROM webhook_events WHERE id IN (SELECT id FROM events)
+    SELECT id FROM verifications v
+     WHERE status = 'rejected' AND created_at < $1
+       AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.verification_id = v.id)
+       AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.verification_id = v.id)
+     ORDER BY created_at LIMIT $2
   )
-  DELETE FROM verifications v USING doomed d
-   WHERE v.id = d.id AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.verification_id = v.id)`;
+  DELETE FROM verifications v USING doomed d WHERE v.id = d.id`;
 
 const FIND_BY_ID = `SELECT * FROM verifications WHERE id = $1`;
 

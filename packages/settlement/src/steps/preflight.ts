@@ -1,6 +1,8 @@
-import { authorizationOf, signatureOf } from '../authorization';
+import { parseErc6492Signature } from '@facilitator/chain';
+import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext } from '../step';
+import { planWalletDeployment } from './deploy-wallet';
 
 /**
  * `pending`: before any fee, make sure the transfer can still succeed — unused on chain, not about to
@@ -21,6 +23,9 @@ export const preflight: Step = async (ctx) => {
   if (await usdc.isAuthorizationUsed(auth.from, auth.nonce)) {
     return failed(settlementDoomed('authorization is used or canceled on chain'), true);
   }
+  // an ERC-6492 payer's wallet is deployed first; the transfer is estimated once it exists
+  const wrapped = parseErc6492Signature(rawSignatureOf(ctx.settlement));
+  if (wrapped && !(await usdc.hasCode(auth.from))) return planWalletDeployment(ctx, wrapped);
   const data = usdc.transferWithAuthorizationData(auth, signatureOf(ctx.settlement));
   const [estimate, cap] = await Promise.all([usdc.estimate(ctx.relayers[0], data), transferGasCap(ctx)]);
   if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'transferWithAuthorization' }), true);

@@ -1,0 +1,71 @@
+import { UnrecoverableError, type Job } from 'bullmq';
+import { RpcUnavailableError } from '@facilitator/chain';
+import { createSilentLogger } from '@facilitator/logging';
+import { UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
+import { settlementBackoff, settlementHandler } from './settlement-handler';
+
+/** A machine whose advance fails as told, recording what the handler asked of it. */
+function fakeMachine(advance: () => Promise<string>, giveUp: 'parked' | 'failed' = 'failed') {
+  const calls = { advance: 0, giveUp: [] as Array<{ id: string; errorClass: string }> };
+  const machine = {
+    advance: async () => {
+      calls.advance++;
+      return advance();
+    },
+    giveUp: async (id: string, _err: unknown, errorClass: string) => {
+      calls.giveUp.push({ id, errorClass });
+      return giveUp;
+    },
+  } as unknown as SettlementMachine;
+  return { machine, calls };
+}
+
+const job = (attemptsMade: number) => ({ data: { settlementId: 'stl_1' }, attemptsMade }) as unknown as Job;
+const options = { logger: createSilentLogger(), concurrency: 1, maxAttempts: 3 };
+
+describe('settlementHandler', () => {
+  it('returns the state the machine reached', async () => {
+    const { machine } = fakeMachine(async () => 'settled');
+    await expect(settlementHandler({ ...options, machine }).process(job(0))).resolves.toEqual({ state: 'settled' });
+  });
+
+  it('retries a transient error until the last attempt, then gives up', async () => {
+    const { machine, calls } = fakeMachine(async () => {
+      throw new RpcUnavailableError(84532, 'down');
+    });
+    const handler = settlementHandler({ ...options, machine });
+    await expect(handler.process(job(0))).rejects.toBeInstanceOf(RpcUnavailableError);
+    await expect(handler.process(job(1))).rejects.toBeInstanceOf(RpcUnavailableError);
+    expect(calls.giveUp).toEqual([]);
+    await expect(handler.process(job(2))).resolves.toEqual({ state: 'failed' });
+    expect(calls.giveUp).toEqual([{ id: 'stl_1', errorClass: 'transient' }]);
+  });
+
+  it('gives up at once on a permanent error', async () => {
+    const { machine, calls } = fakeMachine(async () => {
+      throw new Error('broken invariant');
+    });
+    await expect(settlementHandler({ ...options, machine }).process(job(0))).resolves.toEqual({ state: 'failed' });
+    expect(calls.giveUp).toEqual([{ id: 'stl_1', errorClass: 'permanent' }]);
+  });
+
+  it('fails the job for good, visibly, when the settlement is parked', async () => {
+    const { machine } = fakeMachine(async () => {
+      throw new Error('broken invariant');
+    }, 'parked');
+    await expect(settlementHandler({ ...options, machine }).process(job(0))).rejects.toThrow(/parked for an operator/);
+    await expect(settlementHandler({ ...options, machine }).process(job(0))).rejects.toBeInstanceOf(UnrecoverableError);
+  });
+
+  it('never retries a job naming no settlement', async () => {
+    const { machine, calls } = fakeMachine(async () => {
+      throw new UnknownSettlementError('no settlement stl_1');
+    });
+    await expect(settlementHandler({ ...options, machine }).process(job(0))).rejects.toBeInstanceOf(UnrecoverableError);
+    expect(calls.giveUp).toEqual([]);
+  });
+
+  it('backs off from 0.5 s, doubling, to at most 30 s', () => {
+    expect([1, 2, 3, 4, 7, 20].map(settlementBackoff)).toEqual([500, 1000, 2000, 4000, 30_000, 30_000]);
+  });
+});

@@ -1,0 +1,2 @@
+export * from './erc6492-signature';
+export * from './erc6492-check';

@@ -1,0 +1,70 @@
+/** What the rest of the system may know about one RPC endpoint: never its URL, which can carry a provider key. */
+export interface RpcEndpointSnapshot {
+  chainId: number;
+  /** "1", "2", ... in the order of RPC_URL_<chainId>: the only name an endpoint has outside this package */
+  endpoint: string;
+  up: boolean;
+  /** calls answered by the node (a JSON-RPC error is an answer) */
+  answered: number;
+  /** calls that got no usable answer: refused, timed out, HTTP 429/5xx, garbage */
+  failed: number;
+  /** moving average of answered calls' latency, in ms */
+  latencyMs: number;
+}
+
+export interface HealthPolicy {
+  /** first wait before an endpoint marked down is tried again; doubles per failed retry */
+  retryAfterMs: number;
+  /** the longest wait between retries of a down endpoint */
+  maxRetryAfterMs: number;
+}
+
+const LATENCY_WEIGHT = 0.2;
+
+/**
+ * Health of one endpoint. One failed call marks it down at once: the hot path must stop waiting on a
+ * dead node after its first failure, not after a run of them. A down endpoint is retried (by a probe,
+ * off the callers' path) after a back-off that doubles while it stays down.
+ */
+export class EndpointHealth {
+  up = true;
+  answered = 0;
+  failed = 0;
+  latencyMs = 0;
+  private downStreak = 0;
+  private retryAt = 0;
+  private probing = false;
+
+  constructor(private readonly policy: HealthPolicy) {}
+
+  succeeded(latencyMs: number): void {
+    this.answered++;
+    this.latencyMs = this.answered === 1 ? latencyMs : this.latencyMs + LATENCY_WEIGHT * (latencyMs - this.latencyMs);
+    this.up = true;
+    this.downStreak = 0;
+  }
+
+  broke(now = Date.now()): void {
+    this.failed++;
+    this.up = false;
+    const wait = Math.min(this.policy.retryAfterMs * 2 ** this.downStreak, this.policy.maxRetryAfterMs);
+    this.downStreak++;
+    this.retryAt = now + wait;
+  }
+
+  /** A down endpoint whose back-off has passed and that nobody is probing yet: claims the probe. */
+  claimProbe(now = Date.now()): boolean {
+    if (this.up || this.probing || now < this.retryAt) return false;
+    this.probing = true;
+    return true;
+  }
+
+  probeDone(): void {
+    this.probing = false;
+  }
+
+  /** when a down endpoint may be tried again (0 when up) */
+  get nextTryAt(): number {
+    return this.up ? 0 : this.retryAt;
+  }
+}

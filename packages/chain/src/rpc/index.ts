@@ -1,0 +1,3 @@
+export * from './endpoint-health';
+export * from './rpc-endpoint-pool';
+export * from './failover-provider';

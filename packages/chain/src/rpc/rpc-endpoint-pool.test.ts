@@ -1,0 +1,152 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Wallet } from 'ethers';
+import { classifyNodeError } from '../sending/node-error-classification';
+import { startAnvil, type AnvilProcess } from '../devnet/anvil-process';
+import { ANVIL_DEFAULT_MNEMONIC, mnemonicAccount } from '../devnet/test-accounts';
+import { FailoverJsonRpcProvider } from './failover-provider';
+import { RpcEndpointPool, RpcEndpointsUnavailableError } from './rpc-endpoint-pool';
+
+/** An HTTP front for anvil that the test can make refuse (503), hang (never answer) or pass, counting what reaches it. */
+interface Front {
+  url: string;
+  mode: 'pass' | 'fail' | 'hang';
+  methods: string[];
+  close(): Promise<void>;
+}
+
+async function front(target: string): Promise<Front> {
+  const hung: http.ServerResponse[] = [];
+  const state: Front = { url: '', mode: 'pass', methods: [], close: async () => undefined };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const parsed = JSON.parse(body) as { method: string } | Array<{ method: string }>;
+      state.methods.push(...(Array.isArray(parsed) ? parsed : [parsed]).map((p) => p.method));
+      if (state.mode === 'hang') return void hung.push(res);
+      if (state.mode === 'fail') return void res.writeHead(503).end('unavailable');
+      const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () =>
+    new Promise<void>((resolve) => {
+      hung.forEach((r) => r.destroy());
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return state;
+}
+
+const DEAD = 'http://127.0.0.1:1';
+let anvil: AnvilProcess;
+const fronts: Front[] = [];
+const pools: RpcEndpointPool[] = [];
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+});
+afterAll(async () => {
+  pools.forEach((p) => p.destroy());
+  await Promise.all(fronts.map((f) => f.close()));
+  await anvil.stop();
+});
+
+async function newFront(): Promise<Front> {
+  const f = await front(anvil.rpcUrl);
+  fronts.push(f);
+  return f;
+}
+
+function newPool(urls: string[], options: ConstructorParameters<typeof RpcEndpointPool>[2] = {}): RpcEndpointPool {
+  const pool = new RpcEndpointPool(anvil.chainId, urls, options);
+  pools.push(pool);
+  return pool;
+}
+
+describe('RpcEndpointPool', () => {
+  it('fails over from a dead first endpoint once, then stops asking it', async () => {
+    const pool = newPool([DEAD, anvil.rpcUrl]);
+    expect(await pool.call<string>('eth_chainId', [])).toBe(`0x${anvil.chainId.toString(16)}`);
+    const started = Date.now();
+    for (let i = 0; i < 50; i++) await pool.call('eth_blockNumber', []);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    const [dead, alive] = pool.snapshot();
+    expect(dead).toMatchObject({ endpoint: '1', up: false, failed: 1 });
+    expect(alive).toMatchObject({ endpoint: '2', up: true, answered: 51 });
+  });
+
+  it('fails over after the per-call timeout when an endpoint hangs, and the hot path is fast again after that', async () => {
+    const hanging = await newFront();
+    hanging.mode = 'hang';
+    const pool = newPool([hanging.url, anvil.rpcUrl], { callTimeoutMs: 300 });
+    const first = Date.now();
+    await pool.call('eth_blockNumber', []);
+    expect(Date.now() - first).toBeGreaterThanOrEqual(290);
+    const next = Date.now();
+    await Promise.all(Array.from({ length: 20 }, () => pool.call('eth_blockNumber', [])));
+    expect(Date.now() - next).toBeLessThan(200);
+  });
+
+  it('returns a node error as the answer it is, without failing over', async () => {
+    const second = await newFront();
+    const pool = newPool([anvil.rpcUrl, second.url]);
+    await expect(pool.call('eth_call', [{ to: '0x0000000000000000000000000000000000000001', data: '0xzz' }, 'latest'])).rejects.toMatchObject({ name: 'JsonRpcError' });
+    expect(second.methods).toEqual([]);
+    expect(pool.snapshot()[0].up).toBe(true);
+  });
+
+  it('retries a down endpoint later, off the callers path, and prefers it again once it answers', async () => {
+    const flaky = await newFront();
+    flaky.mode = 'fail';
+    const pool = newPool([flaky.url, anvil.rpcUrl], { retryAfterMs: 100 });
+    await pool.call('eth_blockNumber', []);
+    expect(pool.snapshot()[0].up).toBe(false);
+    flaky.mode = 'pass';
+    await new Promise((r) => setTimeout(r, 150));
+    await pool.call('eth_blockNumber', []); // starts the probe; answered by endpoint 2
+    await new Promise((r) => setTimeout(r, 100));
+    expect(pool.snapshot()[0].up).toBe(true);
+    flaky.methods.length = 0;
+    await pool.call('eth_blockNumber', []);
+    expect(flaky.methods).toEqual(['eth_blockNumber']);
+  });
+
+  it('says unavailable, naming neither URL nor error text, when no endpoint answers', async () => {
+    const pool = newPool([DEAD, 'http://127.0.0.1:2/secret-key-123']);
+    const error = await pool.call('eth_blockNumber', []).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RpcEndpointsUnavailableError);
+    expect((error as Error).message).toBe(`no RPC endpoint of chain ${anvil.chainId} answered (2 tried)`);
+    expect(classifyNodeError(error).category).toBe('rpc_unavailable');
+  });
+
+  it('broadcasts a signed transaction to every healthy endpoint, skipping the down ones', async () => {
+    const [a, b, c] = [await newFront(), await newFront(), await newFront()];
+    c.mode = 'fail';
+    const pool = newPool([a.url, b.url, c.url]);
+    await pool.call('eth_blockNumber', []).catch(() => undefined);
+    await pool.checkAll();
+    expect(pool.snapshot().map((e) => e.up)).toEqual([true, true, false]);
+    c.methods.length = 0;
+    const provider = new FailoverJsonRpcProvider(pool);
+    const sender = new Wallet(mnemonicAccount(ANVIL_DEFAULT_MNEMONIC, 9).privateKey, provider);
+    const tx = await sender.sendTransaction({ to: '0x000000000000000000000000000000000000dEaD', value: 1n });
+    await tx.wait();
+    expect(a.methods).toContain('eth_sendRawTransaction');
+    expect(b.methods).toContain('eth_sendRawTransaction');
+    expect(c.methods).not.toContain('eth_sendRawTransaction');
+  });
+
+  it('hands node errors to ethers as ethers would have seen them from one node', async () => {
+    const pool = newPool([DEAD, anvil.rpcUrl]);
+    const provider = new FailoverJsonRpcProvider(pool);
+    // a revert with data: CALL_EXCEPTION, classified as a revert, not as an outage
+    const error = await provider.call({ to: '0x0000000000000000000000000000000000000000', data: '0x', blockTag: 'latest', gasLimit: 1n }).catch((e: unknown) => e);
+    expect(classifyNodeError(error).category).not.toBe('rpc_unavailable');
+    expect(await provider.getBlockNumber()).toBeGreaterThanOrEqual(0);
+  });
+});
