@@ -1025,7 +1025,8 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
   const errorKinds = new Map<string, number>();
   for (const line of unhandled) {
     try {
-      const { message, err } = JSON.parse(line) as { message: string; err?: Record<string, any> };
+      interface LoggedError { name?: string; code?: string; status?: number; meta?: { driverAdapterError?: { cause?: { originalCode?: string; code?: string; originalMessage?: string; message?: string } } } }
+      const { message, err } = JSON.parse(line) as { message: string; err?: LoggedError };
       const cause = err?.meta?.driverAdapterError?.cause;
       const what = err?.code ? `${err.name ?? ''} ${err.code}${cause ? ` (postgres ${cause.originalCode ?? cause.code}: ${cause.originalMessage ?? cause.message})` : ''}` : err?.status ? `error with status ${err.status}` : JSON.stringify(err ?? {});
       bump(errorKinds, `${message}: ${what.trim()}`);

@@ -47,6 +47,7 @@ interface InspectorSocket {
   send(text: string): void;
   close(): void;
 }
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- ws ships no types of its own
 const WebSocketClient = require('ws') as new (url: string) => InspectorSocket;
 
 /** Sends inspector protocol commands one after another and returns the last result. */

@@ -5,7 +5,7 @@ import http from 'node:http';
 export interface PlainResponse {
   status: number;
   text: string;
-  json<T = any>(): T;
+  json<T = unknown>(): T;
 }
 
 export function requestOnFreshConnection(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<PlainResponse> {

@@ -91,8 +91,8 @@ describe('createLogger', () => {
   });
 });
 
-function unwrap(value: { level?: unknown }, levels: number): Record<string, any> {
-  let current: any = value;
-  for (let i = 0; i < levels; i++) current = current.level;
-  return current;
+function unwrap(value: unknown, levels: number): Record<string, unknown> {
+  let current = value;
+  for (let i = 0; i < levels; i++) current = (current as { level?: unknown }).level;
+  return current as Record<string, unknown>;
 }

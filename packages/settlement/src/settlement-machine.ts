@@ -79,8 +79,8 @@ export class SettlementMachine {
   private async endingWhenMoneyStateKnown(settlement: StepContext['settlement'], reason: string): Promise<StepResult | undefined> {
     const { transactions } = this.options;
     switch (settlement.state) {
-      case 'pending':
       // a wallet deployment moves no money of the payer or the merchant, whatever became of it
+      case 'pending':
       case 'deploying_wallet':
       case 'check_allowance':
         return failed(settlementDoomed(reason), true);

@@ -4,7 +4,6 @@ import {
   findJsonProblem,
   validateX402RequestV1,
   validateX402RequestV2,
-  type AuthorizationBody,
   type X402Eip712Extra,
 } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';

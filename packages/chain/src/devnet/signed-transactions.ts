@@ -72,7 +72,7 @@ export async function confirmAll(
   const deadline = Date.now() + timeoutMs;
   const receipts: Array<TransactionReceipt | null> = hashes.map(() => null);
   for (;;) {
-    const missing = hashes.flatMap((hash, i) => (receipts[i] ? [] : [i]));
+    const missing = hashes.flatMap((_hash, i) => (receipts[i] ? [] : [i]));
     if (missing.length === 0) break;
     // Issued in the same tick, so ethers sends them as one JSON-RPC batch.
     const found = await Promise.all(missing.map((i) => provider.getTransactionReceipt(hashes[i])));

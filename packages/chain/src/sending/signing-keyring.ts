@@ -14,8 +14,9 @@ type DigestSigner = (digest: Uint8Array, privateKey: Uint8Array) => { signature:
  */
 function nativeSigner(): DigestSigner | null {
   try {
+    // the binding itself, not the package index (which silently falls back to pure-JavaScript elliptic);
+    // required lazily, so a machine without the native module signs with @noble/curves instead
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    // the binding itself, not the package index (which silently falls back to pure-JavaScript elliptic)
     const native = require('secp256k1/bindings') as { ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number } };
     return (digest, privateKey) => native.ecdsaSign(digest, privateKey);
   } catch {
