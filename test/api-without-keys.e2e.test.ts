@@ -10,6 +10,7 @@ import { createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../apps/api/src/build-api';
 import { startApiProcess, type ApiProcess } from './support/api-process';
 import { startTestStack, type TestStack } from './support/test-stack';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 let stack: TestStack;
 let api: ApiProcess;
@@ -50,7 +51,7 @@ it('the API runs with addresses only (no private key in its environment) while t
   let status = '';
   for (let i = 0; i < 200 && status !== 'settled'; i++) {
     status = (await http.get(`/v1/settlements/${s.body.settlement_id}`)).body.status;
-    if (status !== 'settled') await new Promise((r) => setTimeout(r, 50));
+    if (status !== 'settled') await sleep(50);
   }
   expect(status).toBe('settled');
 });
@@ -70,7 +71,7 @@ it('/readyz names the failed RPC but never echoes its error (an RPC URL carries 
     let res = await supertest(broken.app).get('/readyz');
     // the new Redis connection may still be connecting on the first call
     for (let i = 0; i < 40 && res.body.checks?.redis !== 'ok'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       res = await supertest(broken.app).get('/readyz');
     }
     expect(res.status).toBe(503);
@@ -116,7 +117,7 @@ it("merchants' webhook secrets and settle keys never reach the API's logs", asyn
   // the key travels in a header, on settle and on reads (a refused settle and an accepted read)
   await http.post('/v1/settle').set('Authorization', `Bearer ${key}`).send({ verification_id: `ver_${'0'.repeat(32)}`, destination_address: m.address });
   await http.get('/v1/webhooks/deliveries').set('Authorization', `Bearer ${key}`).query({ verification_id: `ver_${'0'.repeat(32)}` });
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   const logs = api.lines.join('\n');
   expect(logs).toContain(`/v1/merchants/${m.address}/webhook-secret`);
   expect(logs).not.toContain(secret.slice('whsec_'.length));

@@ -5,12 +5,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { encryptKeystoreJson, Wallet } from 'ethers';
+import { BaseWallet, encryptKeystoreJson, Wallet } from 'ethers';
 import { newMerchant } from './support/chain-actions';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
 import { freePort } from './support/ports';
 import { startTestStack, TestStack } from './support/test-stack';
 import { WebhookReceiver } from './support/webhook-receiver';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const CLI = path.resolve(__dirname, '../apps/cli/dist/main.js');
 
@@ -259,7 +260,7 @@ describe('verify-webhook', () => {
     ['a body that is not JSON', (d: { rawBody: string; signature: string }) => [['--secret', WEBHOOK_SECRET, '--signature', d.signature], 'hello'], 'invalid: body is not JSON'],
   ] as const)('rejects %s', async (_name, make, message) => {
     const [args, body] = make(deliveries[0]);
-    const run = await cli(['verify-webhook', ...args], {}, body);
+    const run = await cli(['verify-webhook', ...args], {}, body as string);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(message);
   });
@@ -280,7 +281,7 @@ describe('status', () => {
     const settlementId: string = settle.body.settlement_id;
     let record: Record<string, unknown> = {};
     for (let i = 0; i < 200 && record.status !== 'settled'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       record = (await stack.http.get(`/v1/settlements/${settlementId}`)).body;
     }
     expect(record.status).toBe('settled');
@@ -310,7 +311,7 @@ describe('status', () => {
 });
 
 describe('merchant', () => {
-  const as = (wallet: Wallet) => ({ MERCHANT_PRIVATE_KEY: wallet.privateKey, FACILITATOR_API_URL: apiUrl });
+  const as = (wallet: BaseWallet) => ({ MERCHANT_PRIVATE_KEY: wallet.privateKey, FACILITATOR_API_URL: apiUrl });
 
   it('webhook-secret prints the secret; --rotate a new one beside the previous', async () => {
     const m = Wallet.createRandom();

@@ -11,6 +11,7 @@ import { startApiProcess } from './support/api-process';
 import { createEmptyDatabase } from './support/database';
 import { startTestStack, type TestStack } from './support/test-stack';
 import { WebhookReceiver } from './support/webhook-receiver';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(__dirname, '..');
 // required inside try/catch by a production package, which works without them
@@ -92,13 +93,13 @@ describe('the production processes on production dependencies', () => {
     try {
       const p = await stack.payment();
       const post = (url: string, body: unknown) => fetch(`${api.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      const verified = await (await post('/v1/verify', p.formB({ webhook_url: receiver.endpoint('image') }))).json();
-      const settle = await (await post('/v1/settle', { verification_id: verified.verification_id, destination_address: stack.devnet.accounts.merchant.address })).json();
+      const verified = (await (await post('/v1/verify', p.formB({ webhook_url: receiver.endpoint('image') }))).json()) as { verification_id: string };
+      const settle = (await (await post('/v1/settle', { verification_id: verified.verification_id, destination_address: stack.devnet.accounts.merchant.address })).json()) as { settlement_id: string };
       for (let i = 0; ; i++) {
-        const status = await (await fetch(`${api.url}/v1/settlements/${settle.settlement_id}`)).json();
+        const status = (await (await fetch(`${api.url}/v1/settlements/${settle.settlement_id}`)).json()) as { status: string };
         if (status.status === 'settled') break;
         if (i > 200) throw new Error(`not settled: ${JSON.stringify(status)}`);
-        await new Promise((r) => setTimeout(r, 50));
+        await sleep(50);
       }
       await receiver.waitFor('image', 2);
       const auth = { authorization: `Basic ${Buffer.from('operator:correct horse battery').toString('base64')}` };

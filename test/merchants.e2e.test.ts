@@ -16,6 +16,7 @@ import { balances, difference, newMerchant } from './support/chain-actions';
 import { merchantCall } from './support/merchant-client';
 import { createSafe, deploySafeContracts, safeEthSignSignature } from './support/safe';
 import { startTestStack, type TestStack } from './support/test-stack';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const FEE = 10_000n;
 let stack: TestStack;
@@ -45,7 +46,7 @@ async function waitForSettled(settlementId: string) {
   for (let i = 0; i < 200; i++) {
     const s = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: settlementId } });
     if (s.state === 'settled' || s.state === 'failed') return s;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   throw new Error(`settlement ${settlementId} did not finish`);
 }
@@ -117,7 +118,7 @@ describe('settle protection', () => {
     expect((await stack.http.post('/v1/settle').set('Authorization', 'Bearer fsk_wrong').send(body)).status).toBe(401);
     // Form A too, on the same payment
     expect((await stack.http.post('/v1/settle').send(p.formA({ payTo: m.address }))).status).toBe(401);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(await settlementsOf(v.body.verification_id)).toBe(0);
     expect(difference(await balances(stack.devnet, m.address), before)).toEqual({ payer: 0n, merchant: 0n, treasury: 0n });
 

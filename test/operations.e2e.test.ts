@@ -10,6 +10,7 @@ import { requestOnFreshConnection } from './support/fresh-connection';
 import { duplicateFamilies, duplicateSamples, parseSamples, valueOf } from './support/prometheus-text';
 import { dashboardQueries, unansweredQueries } from './support/dashboard-queries';
 import { WebhookReceiver } from './support/webhook-receiver';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ADMIN = { ADMIN_USERNAME: 'operator', ADMIN_PASSWORD: 'correct horse battery' };
 let stack: TestStack;
@@ -28,7 +29,7 @@ async function settleOne(): Promise<string> {
   for (let i = 0; i < 100; i++) {
     const status = await stack.http.get(`/v1/settlements/${s.body.settlement_id}`);
     if (status.body.status === 'settled') return s.body.settlement_id;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   throw new Error('not settled');
 }
@@ -87,25 +88,25 @@ describe('metrics with two API processes (a Node cluster)', () => {
         const verified = await requestOnFreshConnection('POST', `${api.url}/v1/verify`, p.formB({ webhook_url: receiver.endpoint(`m${i}`) }));
         expect(verified.status).toBe(200);
         const settle = await requestOnFreshConnection('POST', `${api.url}/v1/settle`, {
-          verification_id: verified.json().verification_id,
+          verification_id: verified.json<{ verification_id: string }>().verification_id,
           destination_address: stack.devnet.accounts.merchant.address,
         });
         expect(settle.status).toBeLessThan(300);
-        settled.push(settle.json().settlement_id);
+        settled.push(settle.json<{ settlement_id: string }>().settlement_id);
       }
       for (const id of settled) {
         for (let tries = 0; ; tries++) {
           const status = await requestOnFreshConnection('GET', `${api.url}/v1/settlements/${id}`);
-          if (status.json().status === 'settled') break;
+          if (status.json<{ status: string }>().status === 'settled') break;
           if (tries > 200) throw new Error(`${id} not settled: ${status.text}`);
-          await new Promise((r) => setTimeout(r, 50));
+          await sleep(50);
         }
       }
       // verification.completed and settlement.completed for each payment; a job completes just after its delivery
       for (let i = 0; i < payments; i++) await receiver.waitFor(`m${i}`, 2);
       const webhooksCompleted = async () => valueOf(await scrapeApi(), 'x402_queue_jobs', { queue: 'webhook', state: 'completed' });
       for (const deadline = Date.now() + 10_000; (await webhooksCompleted()) < 2 * payments && Date.now() < deadline; ) {
-        await new Promise((r) => setTimeout(r, 200));
+        await sleep(200);
       }
 
       const verifiedBefore = valueOf(apiBefore, 'x402_verifications_total', { result: 'verified' });
@@ -131,7 +132,7 @@ describe('metrics with two API processes (a Node cluster)', () => {
       const treasuryTokens = (text: string) => valueOf(text, 'x402_relayer_token_balance_units', { address: treasury, role: 'treasury' });
       let workerAfter = await scrapeWorker();
       for (const deadline = Date.now() + 20_000; treasuryTokens(workerAfter) === treasuryTokens(workerBefore) && Date.now() < deadline; ) {
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
         workerAfter = await scrapeWorker();
       }
       expect(duplicateSamples(workerAfter)).toEqual([]);
@@ -256,7 +257,7 @@ describe('GET /v1/queues', () => {
       // a job no worker takes (paused workers are not involved: this queue name is served, so pause it)
       await settlement.pause();
       await settlement.add('settle', { settlementId: 'stl_' + 'f'.repeat(32) }, { jobId: 'stl_' + 'f'.repeat(32) });
-      await new Promise((r) => setTimeout(r, 1100));
+      await sleep(1100);
       const res = await stack.http.get('/v1/queues');
       expect(res.status).toBe(200);
       const direct = await settlement.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized');

@@ -6,6 +6,7 @@ import { loadApiConfig } from '@facilitator/config';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../apps/api/src/build-api';
 import { startTestStack, type TestStack } from './support/test-stack';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const SECRET_PATH = 'v2/sk-provider-key-0123456789';
 let stack: TestStack;
@@ -28,7 +29,7 @@ it('/readyz is 200 while one endpoint answers, and names the dead one by positio
   const http = supertest(api.app);
   let res = await http.get('/readyz');
   for (let i = 0; i < 40 && res.body.checks?.redis !== 'ok'; i++) {
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     res = await http.get('/readyz');
   }
   expect(res.status).toBe(200);
@@ -78,7 +79,7 @@ it('the worker settles through the second endpoint: fee and transfer once each',
   const s = await http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: merchant });
   let status = s.body.status as string;
   for (let i = 0; i < 200 && status === 'pending'; i++) {
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     status = (await http.get(`/v1/settlements/${s.body.settlement_id}`)).body.status;
   }
   expect(status).toBe('settled');

@@ -1,6 +1,7 @@
 // Several worker processes share the work without doing any of it twice.
 import { transfersOnChain } from './support/chain-actions';
 import { startTestStack, TestStack } from './support/test-stack';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const COUNT = 40;
 let stack: TestStack;
@@ -25,7 +26,7 @@ it('two worker processes with concurrency 5 each settle 40 payments, none proces
   const deadline = Date.now() + 60_000;
   while ((await stack.db.prisma.settlement.count({ where: { id: { in: ids }, state: 'settled' } })) < COUNT) {
     if (Date.now() > deadline) throw new Error('not all settled');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 
   // each state entered exactly once per settlement: no step ran twice to completion
@@ -51,7 +52,7 @@ it('SIGTERM drains within the bounded time, and a settlement it left unfinished 
   for (let i = 0; i < 100; i++) {
     const row = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: s.body.settlement_id } });
     if (row.state !== 'pending') break;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   const started = Date.now();
   await worker.stop('SIGTERM');
@@ -61,7 +62,7 @@ it('SIGTERM drains within the bounded time, and a settlement it left unfinished 
   for (let i = 0; i < 200; i++) {
     const row = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: s.body.settlement_id } });
     if (row.state === 'settled') return;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   throw new Error('the settlement was not resumed');
 }, 60_000);

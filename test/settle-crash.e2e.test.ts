@@ -3,6 +3,7 @@
 // exactly one fee and one transfer each on chain.
 import { balances, difference, transfersOnChain } from './support/chain-actions';
 import { PRICE_UNITS, startTestStack, TestStack } from './support/test-stack';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const COUNT = 20;
 const FEE = 10_000n;
@@ -16,7 +17,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const randomBetween = (min: number, max: number) => min + Math.floor(Math.random() * (max - min));
 
 it('20 settlements survive two SIGKILLs of the worker: all settled, exactly 20 fees and 20 transfers', async () => {

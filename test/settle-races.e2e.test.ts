@@ -2,6 +2,7 @@
 import { Wallet } from 'ethers';
 import { balances, cancelAuthorization, difference } from './support/chain-actions';
 import { PRICE_UNITS, startTestStack, TestStack } from './support/test-stack';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const FEE = 10_000n;
 let stack: TestStack;
@@ -26,7 +27,7 @@ async function settleUntilFeeSent() {
   for (let i = 0; i < 200; i++) {
     const fee = await stack.db.prisma.chainTransaction.findFirst({ where: { settlementId, purpose: 'fee' }, include: { attempts: true } });
     if (fee && fee.attempts.length > 0) return { p, settlementId };
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   throw new Error('the fee was never sent');
 }
@@ -35,7 +36,7 @@ async function finalStatus(settlementId: string) {
   for (let i = 0; i < 150; i++) {
     const res = await stack.http.get(`/v1/settlements/${settlementId}`);
     if (res.body.status !== 'pending') return res.body;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   throw new Error(`settlement never ended; worker said:\n${worker.lines.slice(-15).join('\n')}`);
 }

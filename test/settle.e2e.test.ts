@@ -1,6 +1,7 @@
 import { Wallet } from 'ethers';
 import { balances, cancelAuthorization, difference, newMerchant } from './support/chain-actions';
 import { PRICE_UNITS, startTestStack, TestStack } from './support/test-stack';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const FEE = 10_000n;
 let stack: TestStack;
@@ -202,7 +203,7 @@ describe('POST /v1/settle, Form B', () => {
     for (let i = 0; i < 100; i++) {
       status = await stack.http.get(`/v1/settlements/${res.body.settlement_id}`);
       if (status.body.status !== 'pending') break;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     expect(status!.body.status).toBe('settled');
     expect(status!.body.transaction_hash).toMatch(/^0x[0-9a-f]{64}$/);

@@ -17,6 +17,7 @@ import {
   safeOwnerSignature,
   type CounterfactualSafe,
 } from './support/canonical-safe';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 let stack: TestStack;
 
@@ -68,7 +69,7 @@ async function settleV1(verificationId: string): Promise<{ status: string; state
   const s = await stack.http.post('/v1/settle').send({ verification_id: verificationId, destination_address: stack.devnet.accounts.merchant.address });
   let record = (await stack.http.get(`/v1/settlements/${s.body.settlement_id}`)).body;
   for (let i = 0; i < 300 && record.status === 'pending'; i++) {
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     record = (await stack.http.get(`/v1/settlements/${s.body.settlement_id}`)).body;
   }
   return { status: record.status, state: record.state, id: s.body.settlement_id };

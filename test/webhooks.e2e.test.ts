@@ -10,6 +10,7 @@ import { newMerchant } from './support/chain-actions';
 import { merchantCall, webhookSecretOf } from './support/merchant-client';
 import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
 import { WebhookReceiver, type ReceivedDelivery } from './support/webhook-receiver';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // short retry delays so the whole schedule runs in seconds; the production ones are in the config test
 const DELAYS = [200, 400, 600, 800, 1000];
@@ -152,7 +153,7 @@ describe('the retry schedule', () => {
     const url = receiver.endpoint('flaky', (n, _req, res) => res.writeHead(n <= 2 ? 500 : 200).end());
     await verifyFormB(url);
     const attempts = await receiver.waitFor('flaky', 3);
-    await new Promise((r) => setTimeout(r, DELAYS[2] + 300));
+    await sleep(DELAYS[2] + 300);
     expect(receiver.deliveries('flaky')).toHaveLength(3);
     expect(new Set(attempts.map((a) => a.body.event_id)).size).toBe(1);
     expect(attempts[1].at - attempts[0].at).toBeGreaterThanOrEqual(DELAYS[0] - 20);
@@ -172,11 +173,11 @@ describe('the retry schedule', () => {
     for (let i = 0; i < 100; i++) {
       event = await stack.db.prisma.webhookEvent.findUniqueOrThrow({ where: { id: eventId }, include: { attempts: true } });
       if (event.status === 'failed') break;
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     expect(event!.status).toBe('failed');
     expect(event!.attempts).toHaveLength(6);
-    await new Promise((r) => setTimeout(r, DELAYS[4] + 300));
+    await sleep(DELAYS[4] + 300);
     expect(receiver.deliveries('down')).toHaveLength(6);
 
     const listed = await stack.http.get('/v1/webhooks/deliveries').set('X-API-Key', OPERATOR_KEY).query({ verification_id: v.body.verification_id });
@@ -193,7 +194,7 @@ describe('the retry schedule', () => {
     for (let i = 0; i < 100; i++) {
       event = await stack.db.prisma.webhookEvent.findUniqueOrThrow({ where: { id: eventId }, include: { attempts: true } });
       if (event.status === 'delivered') break;
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     expect(event!.status).toBe('delivered');
     expect(event!.attempts.map((a) => a.number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
@@ -301,7 +302,7 @@ it('deliveries pending when the worker dies are still delivered after it restart
   for (let i = 0; i < 200; i++) {
     const delivered = await stack.db.prisma.webhookEvent.count({ where: { verificationId: { in: ids }, status: 'delivered' } });
     if (delivered === 5) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   expect(await stack.db.prisma.webhookEvent.count({ where: { verificationId: { in: ids }, status: 'delivered' } })).toBe(5);
 }, 30_000);
@@ -370,7 +371,7 @@ describe('each merchant has its own secret', () => {
     expect(during.headers['x-webhook-signature-previous']).toBe(expectedSignature(during.body, old));
     expect(verifyWebhookHeaders(during.rawBody, during.headers, old)).toMatchObject({ valid: true });
 
-    await new Promise((r) => setTimeout(r, GRACE_SECONDS * 1000 + 500));
+    await sleep(GRACE_SECONDS * 1000 + 500);
     await verifyFormB(url, { to: m.address }, { seller_address: m.address });
     const [, after] = await receiver.waitFor('rotation', 2);
     expect((after.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
@@ -468,7 +469,7 @@ describe('who may read deliveries', () => {
     const http = supertest(open.app);
     let listed = await http.get('/v1/webhooks/deliveries').set('Authorization', `Bearer ${key}`).query({ verification_id: v.body.verification_id });
     for (let i = 0; i < 100 && listed.body.deliveries[0].status !== 'failed'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       listed = await http.get('/v1/webhooks/deliveries').set('Authorization', `Bearer ${key}`).query({ verification_id: v.body.verification_id });
     }
     expect(listed.body.deliveries[0]).toMatchObject({ event_id: eventId, status: 'failed' });
@@ -491,7 +492,7 @@ describe('who may read deliveries', () => {
     for (let i = 0; i < 100 && attempts.length === 0; i++) {
       const listed = await stack.http.get('/v1/webhooks/deliveries').set('X-API-Key', OPERATOR_KEY).query({ verification_id: v.body.verification_id });
       attempts = listed.body.deliveries[0]?.attempts ?? [];
-      if (attempts.length === 0) await new Promise((r) => setTimeout(r, 50));
+      if (attempts.length === 0) await sleep(50);
     }
     expect(attempts[0].error).toBe('refused');
     expect(JSON.stringify(attempts)).not.toContain('ECONNREFUSED');

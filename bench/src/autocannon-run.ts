@@ -1,6 +1,7 @@
 // One autocannon run where every request carries a different body: at a fixed concurrency for a while
 // (verify), or a fixed number of requests, optionally at a fixed overall rate (settle, the mixed load).
 import autocannon from 'autocannon';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface LoadRunResult {
   durationSeconds: number;
@@ -135,7 +136,7 @@ export async function loadRunAtRate(options: RateRunOptions): Promise<LoadRunRes
   const amounts = options.amount !== undefined ? proportional(options.amount, rates) : undefined;
   const perConnection = options.perConnection ?? 20;
   const runs = rates.map(async (share, i) => {
-    await new Promise((r) => setTimeout(r, (i * 1000) / count));
+    await sleep((i * 1000) / count);
     const amount = amounts?.[i];
     if (amount === 0) return undefined;
     const connections = Math.min(amount ?? Infinity, Math.ceil(share / perConnection));

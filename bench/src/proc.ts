@@ -2,6 +2,7 @@
 // On a 2-core machine the load generator, Postgres and anvil compete with the API, so where the CPU went
 // is part of the result, not a detail.
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux x86-64; /proc/<pid>/stat counts in these
 
@@ -176,7 +177,7 @@ export async function waitForQuietMachine(timeoutMs = 90_000, maxBusy = 0.15): P
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const before = machineTicks();
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
     const after = machineTicks();
     const busy = (after.busy - before.busy) / Math.max(1, after.total - before.total);
     if (busy <= maxBusy || Date.now() > deadline) return Number(busy.toFixed(2));

@@ -9,6 +9,7 @@ import type { Devnet } from '@facilitator/chain';
 import { loadRun, loadRunAtRate, type LoadRunResult, type RequestContext } from './autocannon-run';
 import type { PaymentFactory } from './payments';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface SettleRequest {
   verificationId: string;
@@ -102,7 +103,7 @@ export async function waitForFinal(db: Client, ids: string[], timeoutMs: number)
       [ids],
     );
     if (Number(rows[0].open) === 0) return;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 

@@ -9,6 +9,7 @@ import { deleteQueueKeys } from '@facilitator/queue';
 import { Client } from 'pg';
 import type { Devnet } from '@facilitator/chain';
 import { applyMigrations } from '@facilitator/db';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const ROOT = path.resolve(__dirname, '../..');
 export const API_MAIN = path.join(ROOT, 'apps/api/dist/main.js');
@@ -127,10 +128,10 @@ export async function startApi(env: Record<string, string>, nodeArgs: string[] =
       await app.stop();
       throw new Error(`API never became ready:\n${app.output()}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   // With a cluster, the first ready answer proves one process is up; give the others a moment to bind.
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500);
   return { ...app, url };
 }
 
@@ -144,7 +145,7 @@ export async function startWorker(env: Record<string, string>, nodeArgs: string[
       await app.stop();
       throw new Error(`worker did not start:\n${app.output()}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   return app;
 }

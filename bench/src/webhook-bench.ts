@@ -30,6 +30,7 @@ import { envNumber, log, runBenchmarkMain, table } from './results';
 import { verifyPayments } from './settle-load';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, freePort, REDIS_URL, stackEnv, startApi, startWorker } from './stack';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface WebhookPhase {
   load: string;
@@ -183,14 +184,14 @@ export async function runWebhookBench(): Promise<WebhookResults> {
       const pending: Promise<string>[] = [];
       for (let i = 0; i < ids.length; i++) {
         const wait = start + (i * 1000) / rate - epochMs();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        if (wait > 0) await sleep(wait);
         pending.push(publish(ids[i]));
       }
       return Promise.all(pending);
     };
     const waitForArrivals = async (eventIds: string[], timeoutMs: number) => {
       const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline && eventIds.some((id) => !receiver.arrivals.has(id))) await new Promise((r) => setTimeout(r, 50));
+      while (Date.now() < deadline && eventIds.some((id) => !receiver.arrivals.has(id))) await sleep(50);
     };
 
     const runPhase = async (load: string, offer: () => Promise<string[]>): Promise<WebhookPhase> => {

@@ -4,6 +4,7 @@ import { Wallet } from 'ethers';
 import { newMerchant, transfersOnChain } from '../support/chain-actions';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const FEE = 10_000n;
 let stack: TestStack;
@@ -57,7 +58,7 @@ it('(a) 100 zero-value payments from a throwaway key leave the merchant untouche
       count(`x402 settle ${settle.status} success=${settle.body.success} ${settle.body.errorReason ?? ''}`);
     }
   }
-  await new Promise((r) => setTimeout(r, 1000)); // anything enqueued would have been sent by now
+  await sleep(1000); // anything enqueued would have been sent by now
   const [allowanceAfter, balanceAfter, nonceAfter, relayersAfter, settlements] = await Promise.all([
     stack.devnet.allowance(merchant, stack.devnet.accounts.treasury.address),
     stack.devnet.balanceOf(merchant),
@@ -97,7 +98,7 @@ it('(b) 50 concurrent settles against an allowance of exactly one fee: one fee t
   for (let i = 0; i < 300; i++) {
     const open = await stack.db.prisma.settlement.count({ where: { id: { in: settlementIds }, state: { notIn: ['settled', 'failed'] } } });
     if (open === 0) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   const rows = await stack.db.prisma.settlement.findMany({ where: { id: { in: settlementIds } } });
   const fees = await transfersOnChain(stack.devnet, startBlock, merchant.address, stack.devnet.accounts.treasury.address);
@@ -144,7 +145,7 @@ it('(b) repeated fee reverts: the payment waits out a back-off, and the merchant
   const created = await stack.http.post('/v1/settle').send({ verification_id: fv.body.verification_id, destination_address: merchant.address });
   let row = null;
   for (let i = 0; i < 100 && row?.state !== 'failed' && row?.state !== 'settled'; i++) {
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     row = await stack.db.prisma.settlement.findUnique({ where: { id: created.body.settlement_id } });
   }
   const details = row?.errorDetails as Record<string, unknown> | undefined;

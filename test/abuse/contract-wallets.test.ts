@@ -7,6 +7,7 @@ import { compileTestContract, deploy } from '../support/solidity';
 import { createSafe, deploySafeContracts, safeEthSignSignature } from '../support/safe';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const OPERATOR_KEY = 'abuse-operator-key';
 let stack: TestStack;
@@ -61,7 +62,7 @@ async function settleAndWait(verificationId: string) {
   for (let i = 0; i < 200; i++) {
     const row = await stack.db.prisma.settlement.findUnique({ where: { id } });
     if (row && (row.state === 'settled' || row.state === 'failed')) return row;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   throw new Error(`settlement ${id} never ended`);
 }
@@ -127,7 +128,7 @@ it('(d) permanent errors end or park the settlement within bounded attempts, and
   const restarted = await stack.startWorker();
   let parked = null;
   for (let i = 0; i < 100 && !parked?.attentionAt; i++) {
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     parked = await stack.db.prisma.settlement.findUnique({ where: { id } });
   }
   const queues = await stack.http.get('/v1/queues').set('x-api-key', OPERATOR_KEY);

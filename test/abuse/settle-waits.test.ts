@@ -9,6 +9,7 @@ import { buildApi } from '../../apps/api/src/build-api';
 import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const WAITERS = 5_000;
 let stack: TestStack;
@@ -51,7 +52,7 @@ async function transactionsOf(client: Client, database: string): Promise<number>
 async function queryRate(client: Client, database: string, ms: number): Promise<number> {
   await client.query('SELECT pg_stat_clear_snapshot()');
   const before = await transactionsOf(client, database);
-  await new Promise((r) => setTimeout(r, ms));
+  await sleep(ms);
   await client.query('SELECT pg_stat_clear_snapshot()');
   return ((await transactionsOf(client, database)) - before) / (ms / 1000);
 }
@@ -74,11 +75,11 @@ it('(f) 5,000 concurrent Form A settle waits: Postgres queries per second stay f
     const settles: Array<Promise<{ status: number; body: string; ms: number }>> = [];
     for (let i = 0; i < bodies.length; i += 100) {
       settles.push(...bodies.slice(i, i + 100).map((b) => post(`${base}/v1/settle`, b)));
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     for (let i = 0; i < 300; i++) {
       if ((await stack.db.prisma.settlement.count()) >= WAITERS) break;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     const waitingRate = await queryRate(stats, database, 5000);
     const ready = await new Promise<{ status: number; ms: number }>((resolve) => {

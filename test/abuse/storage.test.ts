@@ -3,6 +3,7 @@
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { REDIS_URL, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const METADATA_4K = { source: 'abuse', note: 'x'.repeat(4096 - 40) };
 const VERIFIED = 1_000;
@@ -36,14 +37,14 @@ it('(e) 10,000 verifications with 4 KiB of metadata: bounded rows, rejected ones
   let verifiedOk = 0;
   await inBatches(payments, 50, async (p) => {
     const body = p.formB();
-    const res = await stack.http.post('/v1/verify').send({ ...body, metadata: { ...body.metadata, ...METADATA_4K } });
+    const res = await stack.http.post('/v1/verify').send({ ...body, metadata: { ...(body.metadata as object), ...METADATA_4K } });
     if (res.status === 200) verifiedOk++;
   });
   const afterVerified = await tableBytes();
   const wrongAmount = (await stack.payment()).formB({ expected_amount: '20000' });
   let rejectedOk = 0;
   await inBatches(Array.from({ length: REJECTED }), 100, async () => {
-    const res = await stack.http.post('/v1/verify').send({ ...wrongAmount, metadata: { ...wrongAmount.metadata, ...METADATA_4K } });
+    const res = await stack.http.post('/v1/verify').send({ ...wrongAmount, metadata: { ...(wrongAmount.metadata as object), ...METADATA_4K } });
     if (res.status === 400) rejectedOk++;
   });
   const afterRejected = await tableBytes();
@@ -63,7 +64,7 @@ it('(e) 10,000 verifications with 4 KiB of metadata: bounded rows, rejected ones
   await Promise.all([stack.startWorker(), stack.startWorker()]);
   let left = REJECTED;
   for (let i = 0; i < 100 && left > 0; i++) {
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     left = await stack.db.prisma.verification.count({ where: { status: 'rejected' } });
   }
   report.check('rejected verifications left after the retention job', 0, left);

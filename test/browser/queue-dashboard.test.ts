@@ -6,6 +6,7 @@ import type { Browser } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { externalRequests, launchChromium, openPage, screenshotFolder } from './browser';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ADMIN = { username: 'operator', password: 'correct horse battery' };
 let stack: TestStack;
@@ -44,7 +45,7 @@ async function settleWithWebhooks(webhookUrl: string): Promise<string> {
   for (let i = 0; i < 200; i++) {
     const status = await stack.http.get(`/v1/settlements/${s.body.settlement_id}`);
     if (status.body.status === 'settled') return s.body.settlement_id;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   throw new Error('not settled');
 }
@@ -58,7 +59,7 @@ async function countsOf(queue: 'settlement' | 'webhook'): Promise<Record<string,
 async function waitUntil(what: string, condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; !(await condition()); ) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

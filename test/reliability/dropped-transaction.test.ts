@@ -1,6 +1,7 @@
 // Scenario: the chain drops our transactions from its mempool (anvil_dropTransaction) before mining them.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestStack, TestStack } from '../support/test-stack';
-import { checkLedger, ledgerStart, sleep, startSettlement, verifyMany, waitAllFinal } from './flows';
+import { checkLedger, ledgerStart, startSettlement, verifyMany, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
 const COUNT = 5;

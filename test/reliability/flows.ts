@@ -3,9 +3,9 @@ import { transfersOnChain } from '../support/chain-actions';
 import type { TestStack } from '../support/test-stack';
 import { PRICE_UNITS } from '../support/test-stack';
 import type { ScenarioReport } from './scenario-report';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const FEE = 10_000n;
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function verifyMany(stack: TestStack, count: number): Promise<string[]> {
   const ids: string[] = [];

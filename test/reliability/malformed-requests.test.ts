@@ -22,6 +22,7 @@ import { deleteQueueKeys } from '@facilitator/queue';
 import { PRICE_UNITS, REDIS_URL, stackEnv } from '../support/test-stack';
 import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { ScenarioReport } from './scenario-report';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const TOTAL = Number(process.env.MALFORMED_REQUESTS ?? 10_000);
 const SEED = Number(process.env.MALFORMED_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -1019,7 +1020,7 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
   const after = await sign();
   const stillWorks = alive ? await post('/v1/verify', formA(after)).then((r) => r.status, () => 0) : 0;
   const rssEnd = alive ? proc.rssKiB() : 0;
-  await new Promise((r) => setTimeout(r, 2_000));
+  await sleep(2_000);
   const rssIdle = proc.alive() ? proc.rssKiB() : 0;
   const unhandled = proc.lines.filter((l) => /unhandled error|error after response started|x402 request failed|uncaught/i.test(l));
   const errorKinds = new Map<string, number>();

@@ -6,13 +6,14 @@
 // The API runs compiled, as its own process (as production does, like the worker): inside jest, errors
 // made by Node itself (e.g. ECONNREFUSED from a socket) come from another realm, fail the API's
 // `instanceof Error` checks and would be answered 500 where production answers 503.
+import { setTimeout as sleep } from 'node:timers/promises';
 import supertest from 'supertest';
-import { applyMigrations, createPrismaClient } from '@facilitator/db';
+import { applyMigrations, createPgPool, createPrismaClient, type SettlementState } from '@facilitator/db';
 import { forwardTo, isEnvelope, leaksInternals, recordAnswers, statusHistogram, type AnswerRecorder, type RecordedAnswer } from '../support/answer-recorder';
 import { apiLogAbout, startApiProcess, type ApiProcess } from '../support/api-process';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
 import { startTestStack, TestStack } from '../support/test-stack';
-import { checkLedger, ledgerStart, sleep, startSettlement, waitAllFinal } from './flows';
+import { checkLedger, ledgerStart, startSettlement, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
 const COUNT = 40;
@@ -21,7 +22,7 @@ const RESTART_AFTER_MS = 2_500;
 const DOWN_MS = 3_000;
 const SETTLE_AFTER_MS = 1_000;
 const RETRYING_CLIENTS = 8;
-const MOVING = ['collect_fee', 'fee_collected', 'executing'];
+const MOVING: SettlementState[] = ['collect_fee', 'fee_collected', 'executing'];
 const report = new ScenarioReport(
   '3-postgres-restart',
   'Postgres restarted during verifies and settlements',
@@ -37,8 +38,9 @@ beforeAll(async () => {
   const url = await pg.createDatabase('facilitator');
   await applyMigrations(url);
   const prisma = createPrismaClient(url, { poolMax: 4 });
+  const pool = createPgPool(url, 4);
   stack = await startTestStack({
-    database: { url, prisma, drop: () => prisma.$disconnect() },
+    database: { url, prisma, pool, drop: async () => void (await Promise.all([prisma.$disconnect(), pool.end()])) },
     devnet: { blockTime: 1 },
   });
   api = await startApiProcess({ ...stack.env, API_PROCESSES: '1', LOG_LEVEL: 'warn' });

@@ -1,7 +1,8 @@
 // Scenario: Redis (with AOF persistence, as in docker-compose.yml) restarts while settlements run.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startPrivateRedis, type PrivateRedis } from '../support/private-redis';
 import { startTestStack, TestStack } from '../support/test-stack';
-import { checkLedger, ledgerStart, sleep, startSettlement, verifyMany, waitAllFinal } from './flows';
+import { checkLedger, ledgerStart, startSettlement, verifyMany, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
 const COUNT = 20;

@@ -6,18 +6,20 @@
 // The API runs compiled, as its own process (as production does, like the worker): inside jest, errors
 // made by Node itself (ECONNREFUSED from a socket) come from another realm and fail `instanceof Error`,
 // so the in-process API would answer differently from production.
+import { setTimeout as sleep } from 'node:timers/promises';
 import supertest from 'supertest';
+import type { SettlementState } from '@facilitator/db';
 import { forwardTo, isEnvelope, leaksInternals, recordAnswers, statusHistogram, type AnswerRecorder } from '../support/answer-recorder';
 import { apiLogAbout, startApiProcess, type ApiProcess } from '../support/api-process';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { startTestStack, TestStack } from '../support/test-stack';
-import { checkLedger, ledgerStart, sleep, startSettlement, verifyMany, waitAllFinal } from './flows';
+import { checkLedger, ledgerStart, startSettlement, verifyMany, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
 const COUNT = 20;
 const AFTER = 3;
 const OUTAGE_MS = 30_000;
-const MOVING = ['collect_fee', 'fee_collected', 'executing'];
+const MOVING: SettlementState[] = ['collect_fee', 'fee_collected', 'executing'];
 const report = new ScenarioReport(
   '4-rpc-outage',
   'RPC endpoint down for 30 s',

@@ -1,7 +1,8 @@
 // Scenario: the worker is SIGKILLed again and again while a stream of settlements runs on a chain with
 // 1 s blocks, so kills land between fees and transfers.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestStack, TestStack } from '../support/test-stack';
-import { checkLedger, ledgerStart, sleep, startSettlement, verifyMany, waitAllFinal } from './flows';
+import { checkLedger, ledgerStart, startSettlement, verifyMany, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
 const COUNT = 30;

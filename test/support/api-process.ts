@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from './ports';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const API_MAIN = path.join(ROOT, 'apps/api/dist/main.js');
@@ -121,7 +122,7 @@ export async function startApiProcess(env: Record<string, string>, options: ApiP
       child.kill('SIGKILL');
       throw new Error(`api did not answer /healthz within 20 s:\n${lines.join('\n')}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 
   const inspectorUrl = options.inspect ? lines.map((l) => /Debugger listening on (ws:\/\/\S+)/.exec(l)?.[1]).find(Boolean) : undefined;

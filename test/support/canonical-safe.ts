@@ -1,7 +1,7 @@
 // Safe 1.4.1 (npm @safe-global/safe-contracts) placed at its canonical addresses on anvil with
 // anvil_setCode, so the facilitator's default ERC-6492 factory allowlist applies as on Base; plus what a
 // counterfactual Safe payer needs: its address, its factory call and an owner's signature.
-import { AbiCoder, Contract, Interface, TypedDataEncoder, ZeroAddress, type JsonRpcProvider, type Wallet } from 'ethers';
+import { AbiCoder, Contract, Interface, TypedDataEncoder, ZeroAddress, type BaseWallet, type JsonRpcProvider } from 'ethers';
 import { wrapErc6492Signature } from '@facilitator/chain';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
 
@@ -44,7 +44,7 @@ export async function counterfactualSafe(provider: JsonRpcProvider, owner: strin
 }
 
 /** Deploys the Safe through the canonical factory (sent by `sender`). */
-export async function deployCounterfactualSafe(sender: Wallet, safe: CounterfactualSafe): Promise<void> {
+export async function deployCounterfactualSafe(sender: BaseWallet, safe: CounterfactualSafe): Promise<void> {
   const factory = new Contract(CANONICAL_SAFE.factory, factoryInterface, sender);
   await (await sender.sendTransaction({ to: await factory.getAddress(), data: safe.factoryCalldata })).wait();
 }
@@ -59,7 +59,7 @@ export function authorizationDigest(domain: Eip712Domain, authorization: Transfe
  * an ordinary EIP-712 signature (v 27/28) of SafeMessage(abi.encode(digest)) under the Safe's own domain.
  * Computed offline: the Safe need not exist.
  */
-export function safeOwnerSignature(owner: Wallet, chainId: number, safe: string, digest: string): Promise<string> {
+export function safeOwnerSignature(owner: BaseWallet, chainId: number, safe: string, digest: string): Promise<string> {
   return owner.signTypedData(
     { chainId, verifyingContract: safe },
     { SafeMessage: [{ name: 'message', type: 'bytes' }] },

@@ -1,12 +1,12 @@
 // The merchant's side of the merchant endpoints, for tests: sign a request with the payTo key and call.
-import type { Wallet } from 'ethers';
+import type { BaseWallet } from 'ethers';
 import { MerchantAction, signMerchantRequest, type ProofRequest } from '@facilitator/merchants';
 import type { TestStack } from './test-stack';
 
 const NETWORK = { caip2: 'eip155:84532', chainId: 84532 };
 
 export async function merchantProof(
-  wallet: Wallet | undefined,
+  wallet: BaseWallet | undefined,
   merchant: string,
   action: MerchantAction,
   parameters: Record<string, unknown> = {},
@@ -24,13 +24,13 @@ const PATHS: Record<string, string> = {
 };
 
 /** Signs and sends one merchant request; returns the supertest response. */
-export async function merchantCall(stack: TestStack, wallet: Wallet, action: MerchantAction, parameters: Record<string, unknown> = {}) {
+export async function merchantCall(stack: TestStack, wallet: BaseWallet, action: MerchantAction, parameters: Record<string, unknown> = {}) {
   const proof = await merchantProof(wallet, wallet.address, action, parameters);
   return stack.http.post(`/v1/merchants/${wallet.address}/${PATHS[action]}`).send({ ...parameters, proof });
 }
 
 /** The merchant's current webhook secret, fetched as a merchant would. */
-export async function webhookSecretOf(stack: TestStack, wallet: Wallet): Promise<string> {
+export async function webhookSecretOf(stack: TestStack, wallet: BaseWallet): Promise<string> {
   const res = await merchantCall(stack, wallet, MerchantAction.GetWebhookSecret);
   if (res.status !== 200) throw new Error(`webhook-secret: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.secret as string;

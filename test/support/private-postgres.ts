@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { freePort } from './ports';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const DEFAULT_BIN_DIR = '/usr/lib/postgresql/15/bin';
 
@@ -133,7 +134,7 @@ export async function startPrivatePostgres(options: { binDir?: string } = {}): P
     start,
     async restart(downMs = 3_000) {
       await stop('fast');
-      await new Promise((r) => setTimeout(r, downMs));
+      await sleep(downMs);
       await start();
     },
     isRunning: () => running,

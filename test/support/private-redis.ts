@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface PrivateRedis {
   url: string;
@@ -13,7 +14,6 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();

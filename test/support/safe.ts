@@ -1,6 +1,6 @@
 // Safe 1.4.1 (npm @safe-global/safe-contracts) on anvil: singleton, proxy factory and fallback handler,
 // and a Safe of one owner, for contract-wallet payers and merchants.
-import { AbiCoder, Contract, ContractFactory, getBytes, Interface, Signature, Wallet, ZeroAddress, type JsonRpcProvider } from 'ethers';
+import { BaseWallet, AbiCoder, Contract, ContractFactory, getBytes, Interface, Signature, Wallet, ZeroAddress, type JsonRpcProvider } from 'ethers';
 
 const ARTIFACTS = '@safe-global/safe-contracts/build/artifacts/contracts';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -49,7 +49,7 @@ export async function createSafe(deployment: SafeDeployment, owner: string, salt
  * An owner's signature of `digest` for the Safe's ERC-1271 check, eth_sign style: the owner signs the
  * SafeMessage hash as a personal message and v is raised by 4 (31 or 32), as Safe defines that kind.
  */
-export async function safeEthSignSignature(deployment: SafeDeployment, safe: string, owner: Wallet, digest: string): Promise<string> {
+export async function safeEthSignSignature(deployment: SafeDeployment, safe: string, owner: BaseWallet, digest: string): Promise<string> {
   const messageHash = (await deployment.fallbackHandler.getMessageHashForSafe(safe, AbiCoder.defaultAbiCoder().encode(['bytes32'], [digest]))) as string;
   const signature = Signature.from(await owner.signMessage(getBytes(messageHash)));
   return signature.r + signature.s.slice(2) + (signature.v + 4).toString(16).padStart(2, '0');

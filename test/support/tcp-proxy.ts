@@ -3,6 +3,7 @@
 // anvil's JSON-RPC port) to simulate that dependency's endpoint going away and coming back.
 import { readFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface TcpProxy {
   port: number;
@@ -22,7 +23,6 @@ export interface TcpProxy {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A free port below the kernel's ephemeral range: while the proxy is closed, no outgoing connection of

@@ -1,6 +1,7 @@
 // A real HTTP server that plays the merchant's webhook endpoint, answering as each test scripts it.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ReceivedDelivery {
   at: number;
@@ -57,7 +58,7 @@ export class WebhookReceiver {
     const deadline = Date.now() + timeoutMs;
     while (this.deliveries(name).length < count) {
       if (Date.now() > deadline) throw new Error(`${name}: ${this.deliveries(name).length} of ${count} deliveries arrived`);
-      await new Promise((r) => setTimeout(r, 25));
+      await sleep(25);
     }
     return this.deliveries(name);
   }

@@ -1,5 +1,6 @@
 import type { Settlement } from '@facilitator/db';
 import { SettlementWaiter } from './settlement-waiter';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const row = (id: string, state: Settlement['state']) => ({ id, state }) as Settlement;
 
@@ -25,7 +26,7 @@ describe('SettlementWaiter', () => {
     // ten clients on each of 100 settlements
     const waits = Array.from({ length: 1000 }, (_, i) => waiter.waitForFinal(row(`stl_${i % 100}`, 'pending')));
     expect(waiter.waiters).toBe(1000);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     for (let i = 0; i < 100; i++) db.states.set(`stl_${i}`, i % 2 ? 'settled' : 'failed');
     const outcomes = await Promise.all(waits);
     expect(outcomes.filter((s) => s.state === 'settled')).toHaveLength(500);

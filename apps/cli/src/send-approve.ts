@@ -1,6 +1,7 @@
 import type { JsonRpcProvider, Wallet } from 'ethers';
 import { fiatTokenInterface } from '@facilitator/chain';
 import { CliError, oneLine } from './errors';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export type ApproveProgress =
   | { kind: 'submitted'; hash: string; nonce: number }
@@ -65,6 +66,6 @@ export async function sendApprove(req: ApproveRequest): Promise<ApproveReceipt> 
     if (Date.now() - started > timeoutMs) {
       throw new CliError(`approve ${hash} is not confirmed after ${Math.round(timeoutMs / 1000)} s; it may still be: check later with "facilitator allowance"`);
     }
-    await new Promise((resolve) => setTimeout(resolve, req.pollMs ?? 500));
+    await sleep(req.pollMs ?? 500);
   }
 }

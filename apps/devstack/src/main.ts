@@ -12,6 +12,7 @@ import { applyMigrations } from '@facilitator/db';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';
 import { exampleVerifyCommand } from './example-request';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const env = process.env;
@@ -24,7 +25,7 @@ async function waitForReady(url: string, children: ChildProcess[]): Promise<void
     } catch {
       // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   throw new Error(`${url}/readyz never answered 200`);
 }

@@ -1,4 +1,5 @@
 import { JsonRpcProvider, Network, type JsonRpcApiProviderOptions } from 'ethers';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const POLL_INTERVAL_MS = 25;
 const ATTEMPT_TIMEOUT_MS = 1_000;
@@ -20,7 +21,7 @@ export async function waitForRpc(url: string, timeoutMs: number): Promise<number
     if (Date.now() >= deadline) {
       throw new Error(`RPC ${url} did not answer eth_chainId within ${timeoutMs} ms: ${describe(lastError)}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+    await sleep(POLL_INTERVAL_MS);
   }
 }
 

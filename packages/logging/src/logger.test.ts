@@ -54,7 +54,7 @@ describe('createLogger', () => {
       expect(logged.cause.cause).toMatchObject({ message: 'connect ECONNREFUSED 127.0.0.1:6379', code: 'ECONNREFUSED', errno: -111 });
       expect(logged.cause.cause.stack).toContain('ECONNREFUSED');
     }
-    const aggregateLogged = unwrap(line.deep, 7).aggregate;
+    const aggregateLogged = unwrap(line.deep, 7).aggregate as { errors: unknown[] };
     expect(aggregateLogged).toMatchObject({ name: 'AggregateError', message: 'several' });
     expect(aggregateLogged.errors).toEqual([
       expect.objectContaining({ name: 'TypeError', message: 'first', stack: expect.stringContaining('first') }),

@@ -6,6 +6,7 @@ import { createEmptyDatabase, type EmptyTestDatabase } from '../../../test/suppo
 import { REDIS_URL } from '../../../test/support/test-stack';
 import { deleteQueueKeys } from './delete-queue-keys';
 import { openQueueStore, type QueueStore, type QueueStoreTarget } from './queue-store';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 let database: EmptyTestDatabase;
 const prefix = `qs${randomBytes(4).toString('hex')}`;
@@ -24,7 +25,7 @@ const targets: Array<[string, () => QueueStoreTarget]> = [
 ];
 
 async function waitFor(what: string, condition: () => Promise<boolean>): Promise<void> {
-  for (const deadline = Date.now() + 15_000; !(await condition()); await new Promise((r) => setTimeout(r, 50))) {
+  for (const deadline = Date.now() + 15_000; !(await condition()); await sleep(50)) {
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
   }
 }

@@ -21,6 +21,7 @@ import { formatDelta, formatToken, parseWholeNumber, redactUrl, table } from '..
 import { approveProgressPrinter, stdoutOutput } from '../output';
 import { sendApprove } from '../send-approve';
 import { WebhookListener, type Delivery } from './webhook-listener';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 const SETTLE_TIMEOUT_MS = 60_000;
@@ -243,7 +244,7 @@ async function waitForOutcome(api: ApiClient, id: string): Promise<SettlementRec
     }
     if (body.status !== 'pending') return body;
     if (Date.now() > deadline) throw new CliError(`settlement ${id} still in state ${body.state} after ${SETTLE_TIMEOUT_MS / 1000} s: see the worker's log (is it running?)`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }
 

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Delivery {
   rawBody: string;
@@ -43,7 +44,7 @@ export class WebhookListener {
     for (;;) {
       const found = this.deliveries.find(match);
       if (found || Date.now() > deadline) return found;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   }
 

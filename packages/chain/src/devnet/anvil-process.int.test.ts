@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { createProvider } from '../rpc-provider';
 import { startAnvil } from './anvil-process';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A zombie counts as dead: whether it is reaped soon depends on what runs as pid 1 in the container. */
 function isAlive(pid: number): boolean {
@@ -18,7 +19,7 @@ async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<b
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
   return true;
 }
@@ -41,7 +42,7 @@ describe('startAnvil', () => {
     const anvil = await startAnvil({ blockTime: 0.2 });
     const provider = createProvider(anvil.rpcUrl, anvil.chainId);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      await sleep(700);
       expect(await provider.getBlockNumber()).toBeGreaterThanOrEqual(2);
     } finally {
       provider.destroy();

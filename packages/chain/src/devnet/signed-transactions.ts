@@ -1,4 +1,5 @@
 import { Wallet, type JsonRpcProvider, type TransactionReceipt } from 'ethers';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Sends transactions signed locally with explicit nonces, gas limits and fees, so ethers never estimates
@@ -79,7 +80,7 @@ export async function confirmAll(
     missing.forEach((i, k) => (receipts[i] = found[k]));
     if (found.some((r) => r === null)) {
       if (Date.now() > deadline) throw new Error(`no receipt within ${timeoutMs} ms for ${describeMissing(receipts, labels)}`);
-      await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
+      await sleep(RECEIPT_POLL_MS);
     }
   }
   const done = receipts as TransactionReceipt[];

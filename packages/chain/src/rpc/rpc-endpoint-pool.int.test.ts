@@ -6,6 +6,7 @@ import { startAnvil, type AnvilProcess } from '../devnet/anvil-process';
 import { ANVIL_DEFAULT_MNEMONIC, mnemonicAccount } from '../devnet/test-accounts';
 import { FailoverJsonRpcProvider } from './failover-provider';
 import { RpcEndpointPool, RpcEndpointsUnavailableError } from './rpc-endpoint-pool';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** An HTTP front for anvil that the test can make refuse (503), hang (never answer) or pass, counting what reaches it. */
 interface Front {
@@ -107,9 +108,9 @@ describe('RpcEndpointPool', () => {
     await pool.call('eth_blockNumber', []);
     expect(pool.snapshot()[0].up).toBe(false);
     flaky.mode = 'pass';
-    await new Promise((r) => setTimeout(r, 150));
+    await sleep(150);
     await pool.call('eth_blockNumber', []); // starts the probe; answered by endpoint 2
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     expect(pool.snapshot()[0].up).toBe(true);
     flaky.methods.length = 0;
     await pool.call('eth_blockNumber', []);

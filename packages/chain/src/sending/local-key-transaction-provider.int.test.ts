@@ -10,6 +10,7 @@ import { classifyNodeError } from './node-error-classification';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
 import type { LocalKeyTransactionProviderOptions, SendPhase } from './sending-options';
 import type { TransactionOutcome, TransactionRequest } from './transaction-provider';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const usdc = (amount: string) => parseUnits(amount, 6);
 const gwei = (amount: string) => parseUnits(amount, 'gwei');
@@ -155,7 +156,7 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
 }
 
@@ -221,7 +222,7 @@ describe('LocalKeyTransactionProvider', () => {
     const sent = await provider.submit(feeRequest(await newSettlement()));
     let settled = false;
     const waiting = provider.waitForOutcome(sent.id, 3).then((outcome) => ((settled = true), outcome));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await sleep(150);
     expect(settled).toBe(false);
     await rpc.send('anvil_mine', [toQuantity(2)]);
     const outcome = await waiting;
@@ -404,7 +405,7 @@ describe('LocalKeyTransactionProvider after a crash', () => {
     const { logger, lines } = recordingLogger();
     const provider = newProvider({ replaceAfterMs: 150, logger });
     const later = await provider.submit(feeRequest(await newSettlement()));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     expect(await rpc.getTransactionReceipt(later.hash)).toBeNull(); // queued behind the missing nonce
 
     const outcome = await provider.waitForOutcome(later.id, 1);

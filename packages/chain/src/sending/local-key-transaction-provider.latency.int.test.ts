@@ -6,6 +6,7 @@ import { createProvider } from '../rpc-provider';
 import { TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface } from '../token-abi';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
 import { RelayerRotation } from './relayer-rotation';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // Its own file so that it runs beside the main provider tests: with 1 s blocks it takes seconds of wall time.
 
@@ -50,7 +51,7 @@ describe('LocalKeyTransactionProvider latency', () => {
     const rotation = new RelayerRotation(relayers.map((r) => r.address));
 
     const settle = async (delayMs: number): Promise<number> => {
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await sleep(delayMs);
       const settlementId = await newSettlement();
       const { authorization: a, signature } = await devnet.signTransferAuthorization(payer.privateKey, { to: merchant.address, value: 10_000n });
       const started = performance.now();

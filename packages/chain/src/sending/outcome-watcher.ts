@@ -2,7 +2,8 @@ import type { ChainTransactionStore, StoredTransaction } from './chain-transacti
 import type { MinedTransactionReceipt } from './mined-receipt';
 import { NonceConsumedError, OutcomeTimeoutError, RpcUnavailableError, TransactionRejectedError } from './errors';
 import { replaceAfterMsOn, type ResolvedSendingOptions } from './sending-options';
-import { latest, sleep, type TransactionDispatcher } from './transaction-dispatcher';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { latest, type TransactionDispatcher } from './transaction-dispatcher';
 import type { TransactionOutcome } from './transaction-provider';
 
 type Observation = { kind: 'unmined' } | { kind: 'awaiting_confirmations' } | { kind: 'final'; outcome: TransactionOutcome };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChainTransactionAttempt } from '@facilitator/db';
 import { keccak256, type JsonRpcProvider } from 'ethers';
 import { ChainTransactionStore, FINAL_STATUSES, type NewAttempt, type StoredTransaction } from './chain-transaction-store';
@@ -276,8 +277,4 @@ export function latest(row: StoredTransaction): ChainTransactionAttempt {
 
 function feesOf(attempt: ChainTransactionAttempt): Fees {
   return { maxFeePerGas: BigInt(attempt.maxFeePerGas), maxPriorityFeePerGas: BigInt(attempt.maxPriorityFeePerGas) };
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
