@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { writeDevnetInfo } from '@facilitator/chain';
+import { writeDevnetInfo } from '@facilitator/devnet';
 import { balances, difference } from './support/chain-actions';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
 import { freePort } from './support/ports';

@@ -5,7 +5,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { createWalletClient, http, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { baseSepolia } from 'viem/chains';
-import type { Devnet } from '@facilitator/chain';
+import type { Devnet } from '@facilitator/devnet';
 import { PRICE_UNITS, type PaymentFactory, type SignedPayment } from './payments';
 import { epochMs, summarize, type LatencySummary } from './stats';
 

@@ -18,7 +18,7 @@
 // publish to the last arrival; latency is mostly queueing).
 import { createServer, type Server } from 'node:http';
 import { Wallet } from 'ethers';
-import { startDevnet, type Devnet } from '@facilitator/chain';
+import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
 import { createPrismaClient, WebhookEventRepository } from '@facilitator/db';
 import { createQueues, createRedisConnection } from '@facilitator/queue';

@@ -16,7 +16,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { startDevnet, type Devnet } from '@facilitator/chain';
+import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { PRICE_UNITS, REDIS_URL, stackEnv } from '../support/test-stack';

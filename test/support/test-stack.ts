@@ -2,7 +2,7 @@
 // Postgres database, its own queue prefix on the shared Redis, and the API app built from config.
 import { randomBytes } from 'node:crypto';
 import supertest from 'supertest';
-import { startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/chain';
+import { startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/devnet';
 import { loadConfig, type Config } from '@facilitator/config';
 import { authorizationToJson } from '@facilitator/core';
 import { deleteQueueKeys } from '@facilitator/queue';

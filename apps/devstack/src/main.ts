@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { formatUnits } from 'ethers';
-import { startDevnet } from '@facilitator/chain';
+import { startDevnet } from '@facilitator/devnet';
 import { applyMigrations } from '@facilitator/db';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';

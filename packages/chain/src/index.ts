@@ -1,7 +1,6 @@
 export * from './token-abi';
 export * from './rpc-provider';
 // Test tooling; it loads anvil and Circle's artifacts (dev dependencies) only when called.
-export * from './devnet';
 export * from './rpc-chain-reader';
 export * from './usdc-client';
 export * from './sending';

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { parseUnits, Wallet } from 'ethers';
-import { readDevnetInfo, signTransferAuthorization, type DevnetInfo } from '@facilitator/chain';
+import { readDevnetInfo, signTransferAuthorization, type DevnetInfo } from '@facilitator/devnet';
 import { EnvReader } from '@facilitator/config';
 import { authorizationToJson, networkByChainId } from '@facilitator/core';
 import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';

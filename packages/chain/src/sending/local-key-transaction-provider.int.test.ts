@@ -2,7 +2,7 @@ import { Wallet, parseUnits, toQuantity, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createPgPool, type Pool } from '@facilitator/db';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { startDevnet, type Devnet, type DevnetAccount } from '../devnet';
+import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
 import { createProvider } from '../rpc-provider';
 import { TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface } from '../token-abi';
 import { NonceConsumedError, RpcUnavailableError, TransactionWouldRevertError } from './errors';

@@ -1,7 +1,7 @@
 import { parseUnits, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { startDevnet, type Devnet } from '../devnet';
+import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { createProvider } from '../rpc-provider';
 import { TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface } from '../token-abi';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
