@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { WorkerProcessConfig } from '@facilitator/config';
 import type { UsdcClient } from '@facilitator/chain';
-import { cached, type KeyBalance, type Metrics } from '@facilitator/metrics';
+import { SharedReadings } from '@facilitator/core';
+import type { KeyBalance, Metrics } from '@facilitator/metrics';
 import type { Logger } from '@facilitator/logging';
 import type { SettlementTransitionEvent } from '@facilitator/settlement';
 
@@ -11,7 +12,9 @@ export function keyBalances(config: WorkerProcessConfig, clients: ReadonlyMap<nu
     { address: config.treasury.address, role: 'treasury' as const },
     ...config.relayers.filter((r) => r.address !== config.treasury.address).map((r) => ({ address: r.address, role: 'relayer' as const })),
   ];
-  return cached(async () => {
+  // scrapes within 15 s share one reading (each is several RPC calls per key and network)
+  const readings = new SharedReadings<'balances', KeyBalance[]>();
+  return () => readings.get('balances', 15_000, async () => {
     const reads = config.networks.flatMap((network) => {
       const usdc = clients.get(network.chainId)!;
       return keys.map(async (key) => ({
@@ -23,7 +26,7 @@ export function keyBalances(config: WorkerProcessConfig, clients: ReadonlyMap<nu
       }));
     });
     return Promise.all(reads);
-  }, 15_000);
+  });
 }
 
 /** Counts fees and final states, and times request-to-settled, from the state machine's transitions. */

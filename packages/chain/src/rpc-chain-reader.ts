@@ -3,6 +3,7 @@ import { bytesToHex, domainSeparator } from '@facilitator/core';
 import type { RpcCaller } from './rpc';
 import { counterfactualCheckCall, counterfactualVerdict, parseErc6492Signature } from './erc6492';
 import { fiatTokenInterface } from './token-abi';
+import { authorizationStateData, decodeUint } from './token-calldata';
 
 export interface ChainEndpoint {
   chainId: number;
@@ -20,7 +21,6 @@ export interface ChainEndpoint {
 /** A contract wallet's answer: accepted, refused (with why), or undefined when the signer is an ordinary key. */
 export type ContractSignatureVerdict = boolean | { refused: string } | undefined;
 
-const AUTHORIZATION_STATE_SELECTOR = fiatTokenInterface.getFunction('authorizationState')!.selector;
 const erc1271 = new Interface(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)']);
 const ERC1271_MAGIC = '0x1626ba7e';
 
@@ -63,12 +63,11 @@ export class RpcChainReader {
     return separator;
   }
 
-  /** Called on every verify, so the calldata is written by hand: selector, address word, nonce word. */
+  /** Called on every verify: the hot path's lean client and the hand-written calldata (token-calldata.ts). */
   async isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean> {
     const endpoint = this.endpoint(chainId);
-    const data = AUTHORIZATION_STATE_SELECTOR + payer.slice(2).toLowerCase().padStart(64, '0') + nonce.slice(2).toLowerCase();
-    const result = await endpoint.rpc.call<string>('eth_call', [{ to: endpoint.tokenAddress, data }, 'latest']);
-    return BigInt(result) !== 0n;
+    const result = await endpoint.rpc.call<string>('eth_call', [{ to: endpoint.tokenAddress, data: authorizationStateData(payer, nonce) }, 'latest']);
+    return decodeUint(result) !== 0n;
   }
 
   /**

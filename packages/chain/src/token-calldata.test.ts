@@ -1,6 +1,6 @@
 import { Signature, Wallet, hexlify, randomBytes, toBeHex, zeroPadValue } from 'ethers';
 import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS } from './token-abi';
-import { decodeUint } from './token-calldata';
+import { authorizationStateData, decodeUint } from './token-calldata';
 import { paidBetween, splitSignature, UsdcClient } from './usdc-client';
 
 // the encoders never touch the provider
@@ -12,6 +12,15 @@ describe('hand-encoded token calldata', () => {
     for (const value of [0n, 1n, 10_000n, 2n ** 256n - 1n]) {
       const [from, to] = [address(), address()];
       expect(usdc.transferFromData(from, to, value)).toBe(fiatTokenInterface.encodeFunctionData('transferFrom', [from, to, value]));
+    }
+  });
+
+  it('matches ethers for authorizationState, whatever the case of the address', () => {
+    for (let i = 0; i < 10; i++) {
+      const [authorizer, nonce] = [address(), hexlify(randomBytes(32))];
+      const expected = fiatTokenInterface.encodeFunctionData('authorizationState', [authorizer, nonce]);
+      expect(authorizationStateData(authorizer, nonce)).toBe(expected);
+      expect(authorizationStateData(authorizer.toLowerCase(), nonce.toUpperCase().replace('0X', '0x'))).toBe(expected);
     }
   });
 

@@ -40,6 +40,11 @@ export function encodeCall(selectorHex: string, words: string[]): string {
   return selectorHex + words.join('');
 }
 
+/** `authorizationState(authorizer, nonce)`: asked on every verify and before every settlement. */
+export function authorizationStateData(authorizer: string, nonce: string): string {
+  return encodeCall(SELECTORS.authorizationState, [addressWord(authorizer), bytes32Word(nonce)]);
+}
+
 /** A uint256 (or bool) result: the first 32-byte word of the answer. */
 export function decodeUint(result: string): bigint {
   if (!/^0x[0-9a-fA-F]{64,}$/.test(result)) throw new Error(`unexpected call result ${result.slice(0, 80)}`);

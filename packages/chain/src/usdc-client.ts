@@ -1,7 +1,8 @@
 import type { JsonRpcProvider } from 'ethers';
 import type { TransferAuthorization } from '@facilitator/core';
 import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from './token-abi';
-import { addressWord, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
+import { addressWord, authorizationStateData, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
+import { revertReasonOf } from './sending/revert-reason';
 
 /** How far back to look for the transaction that used an authorization (about 5.5 hours of Base blocks). */
 const AUTHORIZATION_LOOKBACK_BLOCKS = 10_000;
@@ -37,7 +38,7 @@ export class UsdcClient {
   }
 
   async isAuthorizationUsed(authorizer: string, nonce: string): Promise<boolean> {
-    return decodeUint(await this.call(encodeCall(SELECTORS.authorizationState, [addressWord(authorizer), bytes32Word(nonce)]))) !== 0n;
+    return decodeUint(await this.call(authorizationStateData(authorizer, nonce))) !== 0n;
   }
 
   transferFromData(from: string, to: string, value: bigint): string {
@@ -158,9 +159,3 @@ export function splitSignature(signature: string): { v: number; r: string; s: st
   return { v, r, s };
 }
 
-/** The reason string of a reverted call, or undefined when the error is not a revert (e.g. the node is down). */
-export function revertReasonOf(err: unknown): string | undefined {
-  const e = err as { code?: string; reason?: string | null; shortMessage?: string; info?: { error?: { message?: string } } };
-  if (e?.code !== 'CALL_EXCEPTION') return undefined;
-  return e.reason ?? e.info?.error?.message ?? e.shortMessage ?? 'execution reverted';
-}

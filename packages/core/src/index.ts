@@ -7,3 +7,4 @@ export * from './signature-recovery';
 export * from './ids';
 export * from './canonical-json';
 export * from './dependency-failure';
+export * from './shared-readings';

@@ -1,3 +1,2 @@
 export * from './metrics';
 export * from './queue-depth';
-export * from './cached';

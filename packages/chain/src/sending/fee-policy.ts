@@ -1,9 +1,8 @@
 import type { JsonRpcProvider } from 'ethers';
+import type { Fees } from '@facilitator/db';
 
-export interface Fees {
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-}
+// the fee fields are stored with each signed version, so their type lives with the transaction repository
+export type { Fees };
 
 const BASIS_POINTS = 10_000n;
 

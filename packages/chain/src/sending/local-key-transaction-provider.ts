@@ -1,6 +1,6 @@
 import type { Pool } from '@facilitator/db';
 import type { JsonRpcProvider } from 'ethers';
-import { ChainTransactionStore, type StoredTransaction } from './chain-transaction-store';
+import { ChainTransactionRepository, type StoredTransaction } from '@facilitator/db';
 import {
   GasCapExceededError,
   IdempotencyConflictError,
@@ -34,18 +34,16 @@ export type SendingNetworks = ReadonlyMap<number, JsonRpcProvider> | Readonly<Re
  * that the next `submit` or `waitForOutcome`, in any process, finishes with the same nonce.
  */
 export class LocalKeyTransactionProvider implements TransactionProvider {
-  readonly senders: readonly string[];
   private readonly options: ResolvedSendingOptions;
   private readonly keyring: SigningKeyring;
-  private readonly store: ChainTransactionStore;
+  private readonly store: ChainTransactionRepository;
   private readonly dispatcher: TransactionDispatcher;
   private readonly watcher: OutcomeWatcher;
 
   constructor(pool: Pool, networks: SendingNetworks, keys: readonly SigningKey[], options: LocalKeyTransactionProviderOptions = {}) {
     this.options = resolveSendingOptions(options);
     this.keyring = new SigningKeyring(keys);
-    this.senders = Object.freeze(this.keyring.addresses);
-    this.store = new ChainTransactionStore(pool);
+    this.store = new ChainTransactionRepository(pool);
     const fallback = new FeePolicy(this.options.maxFeePerGasCap, this.options.feeBumpPercent);
     const policies = new Map(
       [...this.options.perNetwork].map(([chainId, o]) => [chainId, new FeePolicy(o.maxFeePerGasCap ?? this.options.maxFeePerGasCap, this.options.feeBumpPercent)]),

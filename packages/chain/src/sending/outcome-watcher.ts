@@ -1,4 +1,4 @@
-import type { ChainTransactionStore, StoredTransaction } from './chain-transaction-store';
+import type { ChainTransactionRepository, StoredTransaction } from '@facilitator/db';
 import type { MinedTransactionReceipt } from './mined-receipt';
 import { NonceConsumedError, OutcomeTimeoutError, RpcUnavailableError, TransactionRejectedError } from './errors';
 import { replaceAfterMsOn, type ResolvedSendingOptions } from './sending-options';
@@ -15,7 +15,7 @@ type Observation = { kind: 'unmined' } | { kind: 'awaiting_confirmations' } | { 
  */
 export class OutcomeWatcher {
   constructor(
-    private readonly store: ChainTransactionStore,
+    private readonly store: ChainTransactionRepository,
     private readonly dispatcher: TransactionDispatcher,
     private readonly options: ResolvedSendingOptions,
   ) {}

@@ -26,6 +26,11 @@ export function decodeRevert(error: unknown): DecodedRevert {
   return data === undefined ? { reason: fromMessage } : { reason: fromMessage, data };
 }
 
+/** The reason of a reverted call (as decodeRevert reads it), or undefined when the error is not a revert (e.g. the node is down). */
+export function revertReasonOf(error: unknown): string | undefined {
+  return (error as { code?: unknown } | null)?.code === 'CALL_EXCEPTION' ? decodeRevert(error).reason : undefined;
+}
+
 export function decodeRevertData(data: string): string | undefined {
   if (!isHexString(data) || data.length < 10) return undefined;
   const selector = dataSlice(data, 0, 4).toLowerCase();

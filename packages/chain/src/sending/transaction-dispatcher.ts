@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChainTransactionAttempt } from '@facilitator/db';
 import { keccak256, type JsonRpcProvider } from 'ethers';
-import { ChainTransactionStore, FINAL_STATUSES, type NewAttempt, type StoredTransaction } from './chain-transaction-store';
+import { ChainTransactionRepository, FINAL_STATUSES, type NewAttempt, type StoredTransaction } from '@facilitator/db';
 import { NonceConsumedError, RpcUnavailableError, TransactionRejectedError } from './errors';
 import { FeePolicy, type Fees } from './fee-policy';
 import { classifyNodeError } from './node-error-classification';
 import { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-receipt';
 import { decodeRevert } from './revert-reason';
-import { SharedReadings } from './shared-readings';
+import { SharedReadings } from '@facilitator/core';
 import type { ResolvedSendingOptions, SendPhase } from './sending-options';
 import type { SigningKeyring } from './signing-keyring';
 
@@ -28,7 +28,7 @@ export class TransactionDispatcher {
   private readonly headReadings = new SharedReadings<number, number>();
 
   constructor(
-    private readonly store: ChainTransactionStore,
+    private readonly store: ChainTransactionRepository,
     private readonly keyring: SigningKeyring,
     private readonly networks: ReadonlyMap<number, JsonRpcProvider>,
     private readonly feePolicies: (chainId: number) => FeePolicy,

@@ -6,8 +6,10 @@
  * Every transaction has an idempotency key, (settlementId, purpose): however often `submit` is called
  * for one key, across crashes and processes, at most one transaction for it is ever mined.
  */
-/** `wallet_deploy`: an ERC-6492 payer's factory call, sent by a relayer before the fee. */
-export type TransactionPurpose = 'fee' | 'transfer' | 'wallet_deploy';
+import type { TransactionPurpose } from '@facilitator/db';
+
+// part of the idempotency key the transaction repository stores, so it is defined there
+export type { TransactionPurpose };
 
 export interface TransactionRequest {
   settlementId: string;
@@ -61,6 +63,4 @@ export interface TransactionProvider {
    * with a fee bump when it stays unmined, and re-broadcasts it when the node dropped it.
    */
   waitForOutcome(transactionId: string, confirmations: number): Promise<TransactionOutcome>;
-  /** The keys this provider sends from, so callers can choose a relayer. */
-  readonly senders: readonly string[];
 }

@@ -4,3 +4,4 @@ export * from './idempotency-repository';
 export * from './pg-query';
 export * from './merchant-repository';
 export * from './webhook-event-repository';
+export * from './chain-transaction-repository';

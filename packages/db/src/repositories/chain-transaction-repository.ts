@@ -1,10 +1,22 @@
 import { IdPrefix, newId } from '@facilitator/core';
-import { runQuery, type ChainTransactionAttempt, type Pool } from '@facilitator/db';
-import { attemptFromColumns, transactionFromColumns, type StoredTransaction } from './chain-transaction-rows';
-import type { Fees } from './fee-policy';
-import type { TransactionPurpose } from './transaction-provider';
+import type { ChainTransactionAttempt } from '../generated/prisma/client';
+import type { Pool } from '../pg-pool';
+import { attemptFromColumns, transactionFromColumns, type StoredTransaction } from './chain-transaction-row';
+import { runQuery } from './pg-query';
 
-export type { StoredTransaction } from './chain-transaction-rows';
+/**
+ * What a transaction is for; with its settlement, its idempotency key. `wallet_deploy`: an ERC-6492
+ * payer's factory call, sent by a relayer before the fee.
+ */
+export type TransactionPurpose = 'fee' | 'transfer' | 'wallet_deploy';
+
+/** EIP-1559 fees of one signed version */
+export interface Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+export type { StoredTransaction } from './chain-transaction-row';
 
 export interface NewTransaction {
   settlementId: string;
@@ -94,7 +106,7 @@ type StatementName = keyof typeof SQL;
  * (settlementId, purpose) row, so a nonce is never lost nor given twice; the first signed version is
  * claimed with a status change, so concurrent resumers agree on it.
  */
-export class ChainTransactionStore {
+export class ChainTransactionRepository {
   constructor(private readonly pool: Pool) {}
 
   async findByKey(settlementId: string, purpose: TransactionPurpose): Promise<StoredTransaction | null> {

@@ -1,4 +1,5 @@
-import { dateColumn, optionalDateColumn, type ChainTransaction, type ChainTransactionAttempt } from '@facilitator/db';
+import type { ChainTransaction, ChainTransactionAttempt } from '../generated/prisma/client';
+import { dateColumn, optionalDateColumn } from './pg-query';
 
 /** A transaction with every signed version of it, oldest first. */
 export type StoredTransaction = ChainTransaction & { attempts: ChainTransactionAttempt[] };
