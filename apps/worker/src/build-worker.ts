@@ -12,12 +12,12 @@ import {
 } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
-import { openQueueStore, queueStoreTargetOf, type QueueName } from '@facilitator/queue';
+import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { MerchantService, SecretBox } from '@facilitator/merchants';
 import { SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
-import { maintenanceHandler, scheduleRetention } from './retention-handler';
+import { maintenanceHandler } from './maintenance-handler';
 import { settlementHandler } from './settlement-handler';
 import { Sweeper } from './sweeper';
 import { webhookHandler } from './webhook-handler';
@@ -118,10 +118,11 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       webhookEvents,
       retention: config.retention,
       logger,
+      sweeper: new Sweeper({ settlements, queues, webhookEvents, outbox, logger, staleAfterMs: config.worker.sweepStaleAfterMs }),
     }),
     webhook: webhookHandler(delivery, logger, config.worker.webhookConcurrency, config.webhookRetryDelaysMs, metrics),
   };
-  const served = config.worker.queues as QueueName[];
+  const served = config.worker.queues;
   assertCatalogComplete(catalog, served);
 
   const workers = served.map((queue) => {
@@ -141,19 +142,11 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     return worker;
   });
 
-  const sweeper = new Sweeper({
-    settlements,
-    queues,
-    webhookEvents,
-    outbox,
-    logger,
-    serves: served,
-    intervalMs: config.worker.sweepIntervalMs,
-    staleAfterMs: config.worker.sweepStaleAfterMs,
-  });
-  sweeper.start();
   if (served.includes('maintenance')) {
-    scheduleRetention(queues, config.retention.intervalMs).catch((err: unknown) => logger.warn('could not schedule the retention job', { err }));
+    // upserted by every worker that serves the queue; BullMQ keeps one scheduler per job, so each runs once across the cluster
+    for (const [job, everyMs] of [[JobName.Retention, config.retention.intervalMs], [JobName.Sweep, config.worker.sweepIntervalMs]] as const) {
+      scheduleMaintenance(queues, job, everyMs).catch((err: unknown) => logger.warn('could not schedule a maintenance job', { job, err }));
+    }
   }
   const metricsServer = config.worker.metricsPort > 0 ? serveWorkerMetrics(metrics, config.worker.metricsPort, logger) : undefined;
 
@@ -161,7 +154,6 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     workers,
     metrics,
     async close() {
-      sweeper.stop();
       metricsServer?.close();
       const drained = Promise.all(workers.map((w) => w.close()));
       const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.worker.shutdownTimeoutMs).unref());

@@ -1,14 +1,15 @@
 import type { Job } from 'bullmq';
-import { ALL_QUEUES, type QueueName } from '@facilitator/queue';
+import { ALL_QUEUES, type JobDataOf, type QueueName } from '@facilitator/queue';
 
-export interface JobHandler {
-  process(job: Job): Promise<unknown>;
+/** Runs the jobs of one queue, whose payload type the catalog fixes (no casts of `job.data`). */
+export interface JobHandler<Data> {
+  process(job: Job<Data>): Promise<unknown>;
   concurrency: number;
   /** retry delay after the given number of failed attempts (BullMQ custom backoff) */
   backoff?: (attemptsMade: number) => number;
 }
 
-export type JobCatalog = Record<QueueName, JobHandler>;
+export type JobCatalog = { [Queue in QueueName]: JobHandler<JobDataOf[Queue]> };
 
 /** Refuses to start a worker that would consume a queue it has no handler for. */
 export function assertCatalogComplete(catalog: Partial<JobCatalog>, served: readonly QueueName[]): void {

@@ -1,4 +1,3 @@
-import type { Job } from 'bullmq';
 import type { Logger } from '@facilitator/logging';
 import type { SettlementJobData } from '@facilitator/queue';
 import { classifySettlementError, UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
@@ -25,13 +24,13 @@ export interface SettlementHandlerOptions {
  * retry with back-off up to `maxAttempts`. Giving up ends the settlement when its money state is known,
  * else parks it for an operator; the job then fails for good (visible, and retryable, in Bull Board).
  */
-export function settlementHandler(options: SettlementHandlerOptions): JobHandler {
+export function settlementHandler(options: SettlementHandlerOptions): JobHandler<SettlementJobData> {
   const { machine, logger } = options;
   return {
     concurrency: options.concurrency,
     backoff: settlementBackoff,
-    async process(job: Job) {
-      const { settlementId } = job.data as SettlementJobData;
+    async process(job) {
+      const { settlementId } = job.data;
       try {
         const state = await machine.advance(settlementId);
         return { state };

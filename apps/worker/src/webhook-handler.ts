@@ -1,4 +1,3 @@
-import type { Job } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { Logger } from '@facilitator/logging';
 import type { Metrics } from '@facilitator/metrics';
@@ -11,18 +10,23 @@ export function webhookBackoff(delaysMs: readonly number[]) {
   return (attemptsMade: number) => delaysMs[Math.min(attemptsMade, delaysMs.length) - 1] ?? delaysMs[delaysMs.length - 1];
 }
 
+/**
+ * Runs one delivery attempt per job. A retry is a thrown error (BullMQ schedules the next attempt by
+ * `webhookBackoff`); a delivery that failed for good is an UnrecoverableError (no further attempt).
+ * Takes only what it uses of the delivery and the metrics, so tests pass in-memory ones.
+ */
 export function webhookHandler(
-  delivery: WebhookDelivery,
+  delivery: Pick<WebhookDelivery, 'attempt'>,
   logger: Logger,
   concurrency: number,
   delaysMs: readonly number[],
-  metrics: Metrics,
-): JobHandler {
+  metrics: Pick<Metrics, 'webhookAttempts'>,
+): JobHandler<WebhookJobData> {
   return {
     concurrency,
     backoff: webhookBackoff(delaysMs),
-    async process(job: Job) {
-      const { eventId } = job.data as WebhookJobData;
+    async process(job) {
+      const { eventId } = job.data;
       const result = await delivery.attempt(eventId, job.attemptsMade + 1 >= (job.opts.attempts ?? WEBHOOK_ATTEMPTS));
       metrics.webhookAttempts.inc({ outcome: result.outcome });
       if (result.outcome === 'delivered') return { delivered: true };

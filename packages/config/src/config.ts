@@ -1,3 +1,4 @@
+import { ALL_QUEUES, isQueueName, type QueueName } from '@facilitator/queue';
 import { availableParallelism } from 'node:os';
 import { NETWORKS } from '@facilitator/core';
 import { ConfigError } from './config-error';
@@ -132,11 +133,9 @@ export interface Config {
   admin?: { username: string; password: string };
 }
 
-export const WORKER_QUEUE_NAMES = ['settlement', 'webhook', 'maintenance'] as const;
-
 export interface WorkerConfig {
   /** which queues this worker process serves (WORKER_QUEUES); default both */
-  queues: Array<(typeof WORKER_QUEUE_NAMES)[number]>;
+  queues: QueueName[];
   settlementConcurrency: number;
   webhookConcurrency: number;
   /** a job whose worker stops renewing its lock for this long is taken back (e.g. after SIGKILL) */
@@ -290,10 +289,10 @@ function readWebhookAllowPrivate(reader: EnvReader, nodeEnv: Config['nodeEnv']):
 
 function readWorker(reader: EnvReader): WorkerConfig {
   const queues = reader.list('WORKER_QUEUES');
-  const unknown = queues.find((q) => !WORKER_QUEUE_NAMES.includes(q as WorkerConfig['queues'][number]));
-  if (unknown !== undefined) throw new ConfigError('WORKER_QUEUES', `names an unknown queue "${unknown}" (known: ${WORKER_QUEUE_NAMES.join(', ')})`);
+  const unknown = queues.find((q) => !isQueueName(q));
+  if (unknown !== undefined) throw new ConfigError('WORKER_QUEUES', `names an unknown queue "${unknown}" (known: ${ALL_QUEUES.join(', ')})`);
   return {
-    queues: (queues.length > 0 ? queues : [...WORKER_QUEUE_NAMES]) as WorkerConfig['queues'],
+    queues: queues.length > 0 ? queues.filter(isQueueName) : [...ALL_QUEUES],
     settlementConcurrency: reader.integer('SETTLEMENT_CONCURRENCY', 200, 1, 1000),
     webhookConcurrency: reader.integer('WEBHOOK_CONCURRENCY', 20, 1, 1000),
     lockDurationMs: reader.integer('WORKER_LOCK_DURATION_MS', 15_000, 1_000, 600_000),

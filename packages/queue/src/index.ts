@@ -4,3 +4,4 @@ export * from './redis-connection';
 export * from './queues';
 export * from './delete-queue-keys';
 export * from './queue-store';
+export * from './jobs';

@@ -11,3 +11,7 @@ export const QueueName = {
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
 export const ALL_QUEUES: readonly QueueName[] = [QueueName.Settlement, QueueName.Webhook, QueueName.Maintenance];
+
+export function isQueueName(name: string): name is QueueName {
+  return (ALL_QUEUES as readonly string[]).includes(name);
+}

@@ -1,6 +1,6 @@
 import { ErrorCode, InvalidRequestError, NotFoundError } from '@facilitator/core';
 import type { Settlement, SettlementRepository } from '@facilitator/db';
-import type { Queues } from '@facilitator/queue';
+import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
 import { finalSettlementEvent } from './settlement-events';
 import { canTransition } from './states';
@@ -32,7 +32,7 @@ export class OperatorActions {
     if (job && (await job.isFailed())) await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     else {
       await job?.remove().catch(() => undefined);
-      await this.queues.settlement.add('settle', { settlementId: id }, { jobId: id });
+      await enqueueSettlement(this.queues, id);
     }
     return settlement;
   }

@@ -5,18 +5,24 @@ import type { ErrorClass } from './error-classes';
 import { failed, settlementDoomed, settlementFailedAfterFee } from './failures';
 import { finalSettlementEvent } from './settlement-events';
 import { canTransition, isFinal } from './states';
-import type { MerchantPausePolicy, SettlementNetwork, StepContext, StepResult } from './step';
+import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepContext, StepResult } from './step';
 import { STEPS } from './steps';
 
+/** What the machine reads and writes of the settlements table (a SettlementRepository). */
+export type SettlementMachineStore = Pick<
+  SettlementRepository,
+  'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant'
+>;
+
 export interface SettlementMachineOptions {
-  settlements: SettlementRepository;
-  networks: ReadonlyMap<number, SettlementNetwork>;
+  settlements: SettlementMachineStore;
+  networks: ReadonlyMap<number, SettlementNetwork<SettlementChain>>;
   transactions: TransactionProvider;
   treasury: string;
   relayers: readonly string[];
   feeAmount: bigint;
   expiryMarginSeconds: number;
-  outbox: WebhookOutbox;
+  outbox: Pick<WebhookOutbox, 'enqueue'>;
   merchantPause: MerchantPausePolicy;
   now?: () => number;
   onTransition?: (event: SettlementTransitionEvent) => void;

@@ -1,6 +1,6 @@
 import { FeeCollectionFailedError, IdPrefix, newId } from '@facilitator/core';
 import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
-import type { Queues } from '@facilitator/queue';
+import { enqueueSettlement, type Queues } from '@facilitator/queue';
 
 /** Mirrors verification's payment identity: "chainId:token:payer:nonce". */
 export function settlementPaymentKey(v: Pick<Verification, 'chainId' | 'tokenAddress' | 'payer' | 'nonce'>): string {
@@ -39,7 +39,7 @@ export class SettlementRequests {
     // enqueued on every call: the job id is the settlement id, so this only ever makes one job,
     // and it revives a settlement whose job was lost
     if (result.settlement.state !== 'settled' && result.settlement.state !== 'failed') {
-      await this.queues.settlement.add('settle', { settlementId: result.settlement.id }, { jobId: result.settlement.id });
+      await enqueueSettlement(this.queues, result.settlement.id);
     }
     return result;
   }

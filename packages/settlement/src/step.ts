@@ -3,12 +3,33 @@ import type { FeeReverts, FeeReservationRequest, Settlement, SettlementState, Se
 
 export type SettlementWithVerification = Settlement & { verification: Verification };
 
-export interface SettlementNetwork {
+/**
+ * The token reads, estimates and calldata the steps use: all of their chain access besides the
+ * TransactionProvider. A UsdcClient is one; a unit test passes a fake.
+ */
+export type SettlementChain = Pick<
+  UsdcClient,
+  | 'tokenAddress'
+  | 'allowance'
+  | 'balanceOf'
+  | 'isAuthorizationUsed'
+  | 'hasCode'
+  | 'estimate'
+  | 'findAuthorizationUse'
+  | 'transferFromData'
+  | 'transferWithAuthorizationData'
+>;
+
+/**
+ * A network the worker settles on. `Chain` is what the steps are given (SettlementChain); the default keeps
+ * the full UsdcClient for the composition root, which also reads key balances through it.
+ */
+export interface SettlementNetwork<Chain extends SettlementChain = UsdcClient> {
   chainId: number;
   caip2: string;
   rpcUrl: string;
   confirmations: number;
-  usdc: UsdcClient;
+  usdc: Chain;
   /** gas ceilings per transaction kind (GAS_CAP_*_<chainId>) */
   gasCaps: { fee: bigint; transfer: bigint; contractTransfer: bigint; walletDeploy: bigint };
   /** lowercase; factories an ERC-6492 payer's wallet may be deployed through (WALLET_FACTORIES_<chainId>) */
@@ -23,7 +44,7 @@ export interface MerchantPausePolicy {
 
 export interface StepContext {
   settlement: SettlementWithVerification;
-  network: SettlementNetwork;
+  network: SettlementNetwork<SettlementChain>;
   transactions: TransactionProvider;
   /** the relayer keys' addresses; the first one also dry-runs transfers */
   relayers: readonly string[];

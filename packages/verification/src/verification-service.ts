@@ -23,10 +23,14 @@ export interface VerificationOutcome {
 /** Told about each stored verification, e.g. to emit webhook events. Must not throw. */
 export type VerificationListener = (outcome: VerificationOutcome, payment: Payment) => Promise<void>;
 
+/** What verification stores through (VerificationRepository): narrowed so tests can pass an in-memory one. */
+export type VerificationStore = Pick<VerificationRepository, 'create' | 'createCheckingNonce' | 'reject'>;
+
 export interface VerificationServiceOptions {
   chain: ChainReader;
-  verifications: VerificationRepository;
-  settlements: SettlementRepository;
+  verifications: VerificationStore;
+  /** only asked which settlement of ours used a nonce the chain reports used */
+  settlements: Pick<SettlementRepository, 'findNonceUse'>;
   treasuryAddress: string;
   expiryMarginSeconds: number;
   /** MIN_PAYMENT_AMOUNT: payments below it are refused (0n: no minimum) */

@@ -1,6 +1,6 @@
 import { IdPrefix, newId } from '@facilitator/core';
 import type { WebhookEventRepository, WebhookEventRow } from '@facilitator/db';
-import type { Queues } from '@facilitator/queue';
+import { enqueueWebhookDelivery, type Queues } from '@facilitator/queue';
 import type { WebhookEventType, WebhookPayload } from './event-types';
 
 export interface NewWebhookEvent {
@@ -60,7 +60,7 @@ export class WebhookOutbox {
 
   async enqueue(eventId: string): Promise<void> {
     // the job id is the event id: enqueueing twice is harmless
-    await this.queues.webhook.add('deliver', { eventId }, { jobId: eventId });
+    await enqueueWebhookDelivery(this.queues, eventId);
   }
 
   /**

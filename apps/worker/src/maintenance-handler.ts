@@ -1,11 +1,10 @@
-import type { Job } from 'bullmq';
 import type { RetentionConfig } from '@facilitator/config';
 import type { IdempotencyRepository, VerificationRepository, WebhookEventRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
-import type { Queues } from '@facilitator/queue';
+import { JobName, type MaintenanceJobData } from '@facilitator/queue';
 import type { JobHandler } from './job-catalog';
+import type { Sweeper } from './sweeper';
 
-export const RETENTION_JOB = 'retention';
 /** Rows deleted per statement, so one run never holds a long lock or a huge transaction. */
 const BATCH = 1_000;
 
@@ -39,20 +38,14 @@ export async function runRetention(deps: RetentionDeps): Promise<{ rejectedVerif
   return { rejectedVerifications, idempotencyKeys };
 }
 
-export function maintenanceHandler(deps: RetentionDeps): JobHandler {
+/** The scheduled housekeeping jobs (each run once across the cluster by its BullMQ job scheduler). */
+export function maintenanceHandler(deps: RetentionDeps & { sweeper: Pick<Sweeper, 'sweep'> }): JobHandler<MaintenanceJobData> {
   return {
     concurrency: 1,
-    async process(job: Job) {
-      if (job.name !== RETENTION_JOB) throw new Error(`unknown maintenance job ${job.name}`);
-      return runRetention(deps);
+    async process(job) {
+      if (job.name === JobName.Retention) return runRetention(deps);
+      if (job.name === JobName.Sweep) return deps.sweeper.sweep();
+      throw new Error(`unknown maintenance job ${job.name}`);
     },
   };
-}
-
-/**
- * The retention job's schedule, upserted by every worker at start: BullMQ keeps one scheduler of that id,
- * so however many workers run, each run happens once across the cluster.
- */
-export async function scheduleRetention(queues: Pick<Queues, 'maintenance'>, intervalMs: number): Promise<void> {
-  await queues.maintenance.upsertJobScheduler(RETENTION_JOB, { every: intervalMs }, { name: RETENTION_JOB, data: {} });
 }

@@ -1,0 +1,175 @@
+import type { Settlement } from '@facilitator/db';
+import { formASettlementPending, formASettlementResult, formBSettlementCreated, settlementStatusRecord } from './settlement';
+
+const CREATED = new Date('2024-05-01T10:00:00.000Z');
+const UPDATED = new Date('2024-05-01T10:00:09.000Z');
+const FEE_AT = new Date('2024-05-01T10:00:04.000Z');
+const SETTLED_AT = new Date('2024-05-01T10:00:08.000Z');
+const MERCHANT = '0x' + 'aa'.repeat(20);
+const PAYER = '0x' + '11'.repeat(20);
+const FEE_TX = '0x' + 'fe'.repeat(32);
+const SETTLE_TX = '0x' + 'f0'.repeat(32);
+
+/** A settled settlement; `fields` move it elsewhere. */
+function settlementRow(fields: Partial<Settlement> = {}): Settlement {
+  return {
+    id: 'stl_01',
+    verificationId: 'ver_01',
+    paymentKey: `84532:0x036cbd53842c5426634e7929541ec2318f3dcf7e:${PAYER}:0x${'0c'.repeat(32)}`,
+    surface: 'v1',
+    state: 'settled',
+    chainId: 84532,
+    tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e',
+    payer: PAYER,
+    merchant: MERCHANT,
+    amount: '1000000',
+    nonce: '0x' + '0c'.repeat(32),
+    feeAmount: '10000',
+    feeTxHash: FEE_TX,
+    feeCollectedAt: FEE_AT,
+    settlementTxHash: SETTLE_TX,
+    settledAt: SETTLED_AT,
+    merchantPaid: true,
+    errorCode: null,
+    errorMessage: null,
+    errorDetails: null,
+    attentionReason: null,
+    attentionAt: null,
+    waitingReason: null,
+    waitingSince: null,
+    metadata: { order: 'A-17' },
+    createdAt: CREATED,
+    updatedAt: UPDATED,
+    ...fields,
+  };
+}
+
+/** Waiting to collect the fee: nothing on chain yet. */
+const pendingRow = () =>
+  settlementRow({ state: 'collect_fee', feeTxHash: null, feeCollectedAt: null, settlementTxHash: null, settledAt: null, merchantPaid: false, metadata: null });
+
+describe('settlement presenters', () => {
+  it('Form A result: amounts, both hashes and both timestamps', () => {
+    expect(formASettlementResult(settlementRow())).toStrictEqual({
+      success: true,
+      transaction: null,
+      message: 'Payment settled',
+      details: {
+        settlement_id: 'stl_01',
+        verification_id: 'ver_01',
+        settled_amount: '1000000',
+        merchant_received: 1000000,
+        fee_amount_wei: 10000,
+        fee_collection_status: 'collected',
+        fee_tx_hash: FEE_TX,
+        settlement_tx_hash: SETTLE_TX,
+        fee_collected_first: true,
+        pricing_model: 'flat_rate',
+        description:
+          "A flat fee of 10000 token units was collected from the merchant (transferFrom against the merchant's allowance to the treasury) before the payer's transfer was executed; the payer paid exactly the price.",
+        fee_collection_timestamp: '2024-05-01T10:00:04.000Z',
+        settlement_timestamp: '2024-05-01T10:00:08.000Z',
+      },
+    });
+  });
+
+  it('Form A result with timestamps not set yet answers null for them', () => {
+    const { details } = formASettlementResult(settlementRow({ feeCollectedAt: null, settledAt: null }));
+    expect([details.fee_collection_timestamp, details.settlement_timestamp]).toEqual([null, null]);
+  });
+
+  it('Form A pending answer points at the status record', () => {
+    expect(formASettlementPending(pendingRow())).toStrictEqual({
+      success: false,
+      transaction: null,
+      message: 'settlement in progress; poll GET /v1/settlements/stl_01',
+      details: { settlement_id: 'stl_01', verification_id: 'ver_01', status: 'pending', state: 'collect_fee' },
+    });
+  });
+
+  it('Form B create answer: the hash only once settled', () => {
+    expect(formBSettlementCreated(settlementRow())).toStrictEqual({
+      settlement_id: 'stl_01',
+      verification_id: 'ver_01',
+      status: 'settled',
+      transaction_hash: SETTLE_TX,
+      destination_address: MERCHANT,
+      created_at: '2024-05-01T10:00:00.000Z',
+    });
+    // a transaction sent but not final is not reported as the settlement's
+    const executing = formBSettlementCreated(settlementRow({ state: 'executing', settledAt: null }));
+    expect([executing.status, executing.transaction_hash]).toEqual(['pending', null]);
+  });
+
+  it('status record of a settled settlement: no error', () => {
+    expect(settlementStatusRecord(settlementRow())).toStrictEqual({
+      id: 'stl_01',
+      type: 'settlement',
+      status: 'settled',
+      state: 'settled',
+      created_at: '2024-05-01T10:00:00.000Z',
+      updated_at: '2024-05-01T10:00:09.000Z',
+      transaction_hash: SETTLE_TX,
+      settled_at: '2024-05-01T10:00:08.000Z',
+      details: {
+        verification_id: 'ver_01',
+        destination_address: MERCHANT,
+        settled_amount: '1000000',
+        payer_address: PAYER,
+        amount: '1000000',
+        fee_amount: '10000',
+        fee_collection_status: 'collected',
+        fee_tx_hash: FEE_TX,
+        settlement_tx_hash: SETTLE_TX,
+        fee_collection_timestamp: '2024-05-01T10:00:04.000Z',
+        metadata: { order: 'A-17' },
+      },
+    });
+  });
+
+  it('status record of a pending settlement: nothing settled, fee pending, metadata {}', () => {
+    const record = settlementStatusRecord(pendingRow());
+    expect(record).toMatchObject({ status: 'pending', state: 'collect_fee', transaction_hash: null, settled_at: null });
+    expect(record.details).toMatchObject({
+      settled_amount: '0',
+      fee_collection_status: 'pending',
+      fee_tx_hash: null,
+      settlement_tx_hash: null,
+      fee_collection_timestamp: null,
+      metadata: {},
+    });
+    expect(record).not.toHaveProperty('error');
+  });
+
+  it('status record of a failed settlement whose fee could not be collected', () => {
+    const record = settlementStatusRecord(
+      settlementRow({
+        state: 'failed',
+        feeTxHash: null,
+        feeCollectedAt: null,
+        settlementTxHash: null,
+        settledAt: null,
+        merchantPaid: false,
+        errorCode: 'fee_collection_failed',
+        errorMessage: 'fee collection failed',
+        errorDetails: { reason: 'transfer amount exceeds balance' },
+      }),
+    );
+    expect(record).toMatchObject({ status: 'failed', state: 'failed', transaction_hash: null });
+    expect(record.details).toMatchObject({ settled_amount: '0', fee_collection_status: 'failed' });
+    expect(record.error).toStrictEqual({ code: 'fee_collection_failed', message: 'fee collection failed', details: { reason: 'transfer amount exceeds balance' } });
+  });
+
+  it('a failed settlement that took its fee reports it collected; one failed otherwise, not collected; details absent become {}', () => {
+    const failedAfterFee = settlementStatusRecord(
+      settlementRow({ state: 'failed', settlementTxHash: null, settledAt: null, errorCode: 'settlement_failed', errorMessage: 'settlement failed', errorDetails: null }),
+    );
+    expect(failedAfterFee.details.fee_collection_status).toBe('collected');
+    expect(failedAfterFee.error).toStrictEqual({ code: 'settlement_failed', message: 'settlement failed', details: {} });
+
+    const failedBeforeFee = settlementStatusRecord(
+      settlementRow({ state: 'failed', feeTxHash: null, feeCollectedAt: null, settlementTxHash: null, settledAt: null, errorCode: 'insufficient_allowance', errorMessage: 'insufficient allowance' }),
+    );
+    expect(failedBeforeFee.details.fee_collection_status).toBe('not_collected');
+  });
+});

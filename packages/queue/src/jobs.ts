@@ -1,0 +1,43 @@
+import type { MaintenanceJobData, SettlementJobData, WebhookJobData } from './job-payloads';
+import type { Queues } from './queues';
+
+/** The jobs of each queue, by name. With the enqueue functions below, the only way jobs are added. */
+export const JobName = {
+  Settle: 'settle',
+  Deliver: 'deliver',
+  /** deletes rejected verifications and expired idempotency keys past their retention */
+  Retention: 'retention',
+  /** gives a job again to records whose job was lost (Postgres is the source of truth, not the queue) */
+  Sweep: 'sweep',
+} as const;
+
+export type MaintenanceJobName = typeof JobName.Retention | typeof JobName.Sweep;
+
+/** The payload type of each queue's jobs, for typed handlers. */
+export interface JobDataOf {
+  settlement: SettlementJobData;
+  webhook: WebhookJobData;
+  maintenance: MaintenanceJobData;
+}
+
+// Job ids are record ids: enqueueing the same record twice (the API, the sweeper, an operator) yields one
+// job, since BullMQ returns the existing job for an id it holds.
+
+/** The job that advances a settlement through its states. */
+export async function enqueueSettlement(queues: Pick<Queues, 'settlement'>, settlementId: string): Promise<void> {
+  await queues.settlement.add(JobName.Settle, { settlementId }, { jobId: settlementId });
+}
+
+/** The job that delivers a webhook event, on the spec's retry schedule. */
+export async function enqueueWebhookDelivery(queues: Pick<Queues, 'webhook'>, eventId: string): Promise<void> {
+  await queues.webhook.add(JobName.Deliver, { eventId }, { jobId: eventId });
+}
+
+/**
+ * A housekeeping job's schedule, upserted by every worker at start: BullMQ keeps one scheduler per id, so
+ * however many workers run, each run happens once across the cluster.
+ */
+export async function scheduleMaintenance(queues: Pick<Queues, 'maintenance'>, job: MaintenanceJobName, everyMs: number): Promise<void> {
+  await queues.maintenance.upsertJobScheduler(job, { every: everyMs }, { name: job, data: {} });
+}
+

@@ -1,0 +1,331 @@
+import type { SettlementState } from '@facilitator/db';
+import { SettlementMachine, UnknownSettlementError, type SettlementTransitionEvent } from './settlement-machine';
+import { TRANSITIONS, canTransition } from './states';
+import type { SettlementWithVerification } from './step';
+import {
+  CHAIN_ID,
+  FakeChain,
+  FakeOutbox,
+  FakeSettlementStore,
+  FakeTransactions,
+  FEE,
+  MERCHANT,
+  networkFixture,
+  NOW,
+  RELAYER_A,
+  RELAYER_B,
+  reverted,
+  settlementFixture,
+  TOKEN,
+  TREASURY,
+} from './testing/fakes';
+
+const WEBHOOK_URL = 'https://merchant.example/hooks/x402';
+const FEE_TX_HASH = FakeTransactions.hashOf('stl_1', 'fee');
+const TRANSFER_TX_HASH = FakeTransactions.hashOf('stl_1', 'transfer');
+const STATES = Object.keys(TRANSITIONS) as SettlementState[];
+
+function harness(settlements: SettlementWithVerification[] = [settlementFixture({}, { webhookUrl: WEBHOOK_URL })]) {
+  const log: string[] = [];
+  const store = new FakeSettlementStore(log);
+  for (const s of settlements) store.add(s);
+  const chain = new FakeChain(log);
+  const transactions = new FakeTransactions(log);
+  const outbox = new FakeOutbox(log);
+  const events: SettlementTransitionEvent[] = [];
+  const machine = new SettlementMachine({
+    settlements: store,
+    networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
+    transactions,
+    treasury: TREASURY,
+    relayers: [RELAYER_A, RELAYER_B],
+    feeAmount: FEE,
+    expiryMarginSeconds: 30,
+    outbox,
+    merchantPause: { afterReverts: 3, windowMs: 600_000 },
+    now: () => NOW,
+    onTransition: (event) => events.push(event),
+  });
+  const path = () => store.transitions.map((t) => `${t.from}->${t.to}`);
+  const row = (id = 'stl_1') => store.rows.get(id)!;
+  /** the calls that persist or move money, in order */
+  const effects = () => log.filter((call) => /^(db\.transition|tx\.submit|tx\.waitForOutcome|outbox\.)/.test(call));
+  return { machine, store, chain, transactions, outbox, events, log, path, row, effects };
+}
+
+describe('SettlementMachine.advance', () => {
+  it('walks pending → check_allowance → collect_fee → fee_collected → executing → settled', async () => {
+    const h = harness();
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.path()).toEqual([
+      'pending->check_allowance',
+      'check_allowance->collect_fee',
+      'collect_fee->fee_collected',
+      'fee_collected->executing',
+      'executing->settled',
+    ]);
+    expect(h.row()).toMatchObject({ state: 'settled', feeTxHash: FEE_TX_HASH, settlementTxHash: TRANSFER_TX_HASH, merchantPaid: true, errorCode: null });
+    // the fee was reserved against what the chain reported
+    expect(h.store.reservations).toEqual([{ merchant: MERCHANT, chainId: CHAIN_ID, tokenAddress: TOKEN, fee: FEE, allowance: 1_000n * FEE, balance: 1_000n * FEE }]);
+    expect(h.transactions.sent.map((r) => [r.purpose, r.from])).toEqual([
+      ['fee', TREASURY],
+      ['transfer', RELAYER_A],
+    ]);
+    expect(h.events.map((e) => `${e.from}->${e.to}`)).toEqual(h.path());
+    expect(h.events[0].settlement.state).toBe('pending');
+  });
+
+  it('persists each transition before the next step acts, and enqueues the final webhook event after it', async () => {
+    const h = harness();
+    await h.machine.advance('stl_1');
+    expect(h.effects()).toEqual([
+      'db.transition(pending->check_allowance)',
+      'db.transitionReservingFee(check_allowance->collect_fee)',
+      'tx.submit(fee)',
+      'tx.waitForOutcome(fee)',
+      'db.transition(collect_fee->fee_collected)',
+      'tx.submit(transfer)',
+      'db.transition(fee_collected->executing)',
+      'tx.waitForOutcome(transfer)',
+      'db.transition(executing->settled)',
+      'outbox.enqueue',
+    ]);
+    // the pre-flight reads come before their transition, the allowance reads after it
+    expect(h.log.indexOf(`chain.estimate(${TOKEN})`)).toBeLessThan(h.log.indexOf('db.transition(pending->check_allowance)'));
+    expect(h.log.indexOf('db.transition(pending->check_allowance)')).toBeLessThan(h.log.indexOf(`chain.allowance(${MERCHANT},${TREASURY})`));
+    // it carries the moved row forward instead of reading it again
+    expect(h.log.filter((call) => call === 'db.findWithVerification')).toHaveLength(1);
+  });
+
+  it('stores the final webhook event with the last transition and enqueues exactly that event', async () => {
+    const h = harness();
+    await h.machine.advance('stl_1');
+    expect(h.store.events).toHaveLength(1);
+    expect(h.store.events[0]).toMatchObject({ eventType: 'settlement.completed', settlementId: 'stl_1', url: WEBHOOK_URL });
+    expect(h.store.events[0].payload).toMatchObject({ status: 'settled', data: { settlement_tx_hash: TRANSFER_TX_HASH, fee_tx_hash: FEE_TX_HASH } });
+    expect(h.outbox.enqueued).toEqual([h.store.events[0].id]);
+  });
+
+  it('writes no webhook event when the verification has no webhook URL', async () => {
+    const h = harness([settlementFixture()]);
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.store.events).toEqual([]);
+    expect(h.outbox.enqueued).toEqual([]);
+  });
+
+  it('still reports the final state when enqueueing the webhook event fails (the sweeper enqueues it later)', async () => {
+    const h = harness();
+    h.outbox.enqueue = async () => {
+      throw new Error('redis down');
+    };
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.store.events).toHaveLength(1);
+  });
+
+  it('fails an already used authorization in one transition, releasing the payment, with no transaction sent', async () => {
+    const h = harness();
+    h.chain.authorizationUsed = true;
+    await expect(h.machine.advance('stl_1')).resolves.toBe('failed');
+    expect(h.path()).toEqual(['pending->failed']);
+    expect(h.row()).toMatchObject({ state: 'failed', errorCode: 'settlement_failed', paymentKey: null, feeTxHash: null });
+    expect(h.transactions.sent).toEqual([]);
+    expect(h.store.reservations).toEqual([]);
+    expect(h.store.events[0]).toMatchObject({ eventType: 'settlement.rejected' });
+  });
+
+  it('fails with insufficient_allowance when the reservation is refused for fees in flight, sending no fee', async () => {
+    const h = harness();
+    h.chain.allowanceOf = 15_000n;
+    h.store.inFlight = 10_000n;
+    await expect(h.machine.advance('stl_1')).resolves.toBe('failed');
+    expect(h.path()).toEqual(['pending->check_allowance', 'check_allowance->failed']);
+    expect(h.row()).toMatchObject({ errorCode: 'insufficient_allowance', paymentKey: null });
+    expect(h.row().errorDetails).toMatchObject({ required: '10000', available: '5000', fees_in_flight: '10000' });
+    expect(h.transactions.sent).toEqual([]);
+    expect(h.effects()).toEqual([
+      'db.transition(pending->check_allowance)',
+      'db.transitionReservingFee(check_allowance->collect_fee)',
+      'db.transition(check_allowance->failed)',
+      'outbox.enqueue',
+    ]);
+  });
+
+  it('reloads and goes on from the stored state when another worker moved the settlement first', async () => {
+    const h = harness();
+    // right after pending -> check_allowance, another worker takes the row on to collect_fee: the
+    // reservation has room, but the compare-and-set finds the row no longer in check_allowance
+    const transition = h.store.transition.bind(h.store);
+    h.store.transition = async (request) => {
+      const moved = await transition(request);
+      if (request.to === 'check_allowance') {
+        h.store.beforeNextTransition = () => h.store.rows.set('stl_1', { ...h.row(), state: 'collect_fee' });
+      }
+      return moved;
+    };
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.path()).toEqual(['pending->check_allowance', 'collect_fee->fee_collected', 'fee_collected->executing', 'executing->settled']);
+    // room to spare: not a refusal, so no failure was even attempted
+    expect(h.log).not.toContain('db.transition(check_allowance->failed)');
+    expect(h.log.filter((call) => call === 'db.findWithVerification')).toHaveLength(2);
+    expect(h.transactions.sentFor('fee')).toHaveLength(1);
+  });
+
+  it('fails with fee_collection_failed when the fee reverted, and never sends the transfer', async () => {
+    const h = harness();
+    h.transactions.outcomes.set('fee', reverted('ERC20: insufficient allowance'));
+    await expect(h.machine.advance('stl_1')).resolves.toBe('failed');
+    expect(h.path()).toEqual(['pending->check_allowance', 'check_allowance->collect_fee', 'collect_fee->failed']);
+    expect(h.row()).toMatchObject({ errorCode: 'fee_collection_failed', feeTxHash: FEE_TX_HASH, paymentKey: null });
+    expect(h.transactions.sentFor('transfer')).toEqual([]);
+  });
+
+  it('fails after the fee, keeping the fee and the payment, when the transfer reverted', async () => {
+    const h = harness();
+    h.transactions.outcomes.set('transfer', reverted('FiatTokenV2: invalid signature'));
+    await expect(h.machine.advance('stl_1')).resolves.toBe('failed');
+    expect(h.path().at(-1)).toBe('executing->failed');
+    expect(h.row()).toMatchObject({ errorCode: 'settlement_failed', feeTxHash: FEE_TX_HASH, settlementTxHash: TRANSFER_TX_HASH });
+    expect(h.row().paymentKey).not.toBeNull();
+    expect(h.row().errorDetails).toMatchObject({ fee_status: 'collected', merchant_charged: true, fee_tx_hash: FEE_TX_HASH });
+    expect(h.store.events[0].payload).toMatchObject({ status: 'failed', data: { fee: FEE.toString(), fee_tx_hash: FEE_TX_HASH } });
+  });
+
+  it('hands out relayers round robin across settlements', async () => {
+    const h = harness([settlementFixture(), settlementFixture({ id: 'stl_2', paymentKey: 'other' })]);
+    await h.machine.advance('stl_1');
+    await h.machine.advance('stl_2');
+    expect(h.transactions.sentFor('transfer').map((r) => [r.settlementId, r.from])).toEqual([
+      ['stl_1', RELAYER_A],
+      ['stl_2', RELAYER_B],
+    ]);
+  });
+
+  it('takes a settlement off the attention list when it is run again', async () => {
+    const h = harness([settlementFixture({ attentionAt: new Date(), attentionReason: 'executing: transient error' })]);
+    await h.machine.advance('stl_1');
+    expect(h.log.slice(0, 2)).toEqual(['db.findWithVerification', 'db.clearAttention']);
+    const fresh = harness([settlementFixture()]);
+    await fresh.machine.advance('stl_1');
+    expect(fresh.log).not.toContain('db.clearAttention');
+  });
+
+  it('returns a final state without doing anything', async () => {
+    const h = harness([settlementFixture({ state: 'settled' })]);
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.log).toEqual(['db.findWithVerification']);
+  });
+
+  it('rejects an unknown settlement', async () => {
+    const h = harness([]);
+    await expect(h.machine.advance('stl_missing')).rejects.toBeInstanceOf(UnknownSettlementError);
+  });
+
+  it('refuses a settlement on a chain that is not enabled, before touching the chain', async () => {
+    const h = harness([settlementFixture({ chainId: 1 })]);
+    await expect(h.machine.advance('stl_1')).rejects.toThrow('settlement stl_1 is on chain 1, which is not enabled');
+    expect(h.log).toEqual(['db.findWithVerification']);
+  });
+});
+
+describe('SettlementMachine.persistChecked', () => {
+  const illegal = STATES.flatMap((from) => STATES.filter((to) => !canTransition(from, to)).map((to) => [from, to] as const));
+
+  it('covers every pair outside the transition table', () => {
+    expect(illegal).toContainEqual(['pending', 'collect_fee']);
+    expect(illegal).toContainEqual(['collect_fee', 'executing']);
+    expect(illegal).toContainEqual(['settled', 'failed']);
+    expect(illegal.length).toBe(STATES.length ** 2 - Object.values(TRANSITIONS).flat().length);
+  });
+
+  it.each(illegal)('refuses %s -> %s without writing anything', async (from, to) => {
+    const h = harness([settlementFixture({ state: from })]);
+    const settlement = settlementFixture({ state: from });
+    await expect(h.machine.persistChecked(settlement, from, { to })).rejects.toThrow(`illegal settlement transition ${from} -> ${to}`);
+    expect(h.log).toEqual([]);
+    expect(h.row().state).toBe(from);
+  });
+
+  it('refuses an illegal transition even when it asks for a fee reservation', async () => {
+    const h = harness([settlementFixture()]);
+    const request = { merchant: MERCHANT, chainId: CHAIN_ID, tokenAddress: TOKEN, fee: FEE, allowance: FEE, balance: FEE };
+    const result = { to: 'collect_fee' as const, reserveFee: { request, refused: () => ({ to: 'failed' as const }) } };
+    await expect(h.machine.persistChecked(settlementFixture(), 'pending', result)).rejects.toThrow('illegal settlement transition pending -> collect_fee');
+    expect(h.store.reservations).toEqual([]);
+  });
+
+  it('writes a legal transition with its fields and note', async () => {
+    const h = harness([settlementFixture({ state: 'fee_collected' })]);
+    const moved = await h.machine.persistChecked(settlementFixture({ state: 'fee_collected' }), 'fee_collected', {
+      to: 'executing',
+      data: { settlementTxHash: '0xabc' },
+      note: { tx_hash: '0xabc' },
+    });
+    expect(moved).toMatchObject({ state: 'executing', settlementTxHash: '0xabc' });
+    expect(h.store.transitions).toEqual([{ from: 'fee_collected', to: 'executing', data: { settlementTxHash: '0xabc' }, note: { tx_hash: '0xabc' } }]);
+  });
+
+  it('returns null, writing nothing, when the row is no longer in the state it was read in', async () => {
+    const h = harness([settlementFixture({ state: 'executing' })]);
+    await expect(h.machine.persistChecked(settlementFixture({ state: 'fee_collected' }), 'fee_collected', { to: 'executing' })).resolves.toBeNull();
+    expect(h.store.transitions).toEqual([]);
+    expect(h.events).toEqual([]);
+  });
+});
+
+describe('SettlementMachine.giveUp', () => {
+  const boom = new Error('boom');
+
+  it.each(['pending', 'deploying_wallet', 'check_allowance'] as const)('fails a settlement given up in %s: nothing was sent', async (state) => {
+    const h = harness([settlementFixture({ state })]);
+    await expect(h.machine.giveUp('stl_1', boom, 'permanent')).resolves.toBe('failed');
+    expect(h.path()).toEqual([`${state}->failed`]);
+    expect(h.row()).toMatchObject({ errorCode: 'settlement_failed', errorMessage: 'settlement failed: permanent error: boom', paymentKey: null });
+    expect(h.store.attention.size).toBe(0);
+  });
+
+  it('fails a settlement given up in collect_fee when no fee transaction exists', async () => {
+    const h = harness([settlementFixture({ state: 'collect_fee' })]);
+    await expect(h.machine.giveUp('stl_1', boom, 'transient')).resolves.toBe('failed');
+    expect(h.row().errorDetails).toMatchObject({ reason: 'transient error: boom', fee_status: 'not_collected' });
+  });
+
+  it.each([
+    ['a fee that was sent', 'collect_fee', 'fee', false],
+    ['a fee nonce that was stored but never signed', 'collect_fee', 'fee', true],
+    ['a transfer that was sent', 'fee_collected', 'transfer', false],
+  ] as const)('parks a settlement with %s: its money state is open', async (_label, state, purpose, unsigned) => {
+    const h = harness([settlementFixture({ state })]);
+    if (unsigned) h.transactions.unsigned.add(`stl_1:${purpose}`);
+    else h.transactions.seed('stl_1', purpose);
+    await expect(h.machine.giveUp('stl_1', boom, 'transient')).resolves.toBe('parked');
+    expect(h.store.transitions).toEqual([]);
+    expect(h.store.attention.get('stl_1')).toBe(`${state}: transient error: boom`);
+    expect(h.row().state).toBe(state);
+  });
+
+  it('parks a settlement given up while executing', async () => {
+    const h = harness([settlementFixture({ state: 'executing', feeTxHash: FEE_TX_HASH })]);
+    await expect(h.machine.giveUp('stl_1', boom, 'permanent')).resolves.toBe('parked');
+    expect(h.store.attention.get('stl_1')).toBe('executing: permanent error: boom');
+  });
+
+  it('fails after the fee, keeping the fee and the payment, when given up in fee_collected before any transfer', async () => {
+    const h = harness([settlementFixture({ state: 'fee_collected', feeTxHash: FEE_TX_HASH })]);
+    await expect(h.machine.giveUp('stl_1', boom, 'permanent')).resolves.toBe('failed');
+    expect(h.row().paymentKey).not.toBeNull();
+    expect(h.row().errorDetails).toMatchObject({ fee_status: 'collected', fee_amount: FEE.toString(), fee_tx_hash: FEE_TX_HASH, customer_charged: false });
+  });
+
+  it('leaves a final settlement alone', async () => {
+    const h = harness([settlementFixture({ state: 'settled' })]);
+    await expect(h.machine.giveUp('stl_1', boom, 'permanent')).resolves.toBe('settled');
+    expect(h.log).toEqual(['db.findWithVerification']);
+  });
+
+  it('keeps the recorded reason to 500 characters', async () => {
+    const h = harness([settlementFixture({ state: 'executing' })]);
+    await h.machine.giveUp('stl_1', new Error('x'.repeat(2000)), 'permanent');
+    expect(h.store.attention.get('stl_1')).toBe(`executing: permanent error: ${'x'.repeat(500 - 'permanent error: '.length)}`);
+  });
+});
+

@@ -1,0 +1,425 @@
+// In-memory stand-ins for the chain, the transaction provider and the settlements table, for the unit
+// tests of the steps and the settlement machine (no Postgres, Redis or anvil). Not exported by the package.
+// Every fake appends to a shared call log, so a test can assert what happened before what.
+import {
+  wrapErc6492Signature,
+  type AuthorizationUse,
+  type SubmittedTransaction,
+  type TransactionLog,
+  type TransactionOutcome,
+  type TransactionProvider,
+  type TransactionPurpose,
+  type TransactionRequest,
+} from '@facilitator/chain';
+import type { TransferAuthorization } from '@facilitator/core';
+import type {
+  FeeReservationRequest,
+  FeeReverts,
+  Settlement,
+  SettlementRow,
+  SettlementUpdate,
+  TransitionRequest,
+  Verification,
+  WebhookEventRow,
+} from '@facilitator/db';
+import type { SettlementMachineStore } from '../settlement-machine';
+import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext } from '../step';
+
+export const CHAIN_ID = 84532;
+export const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
+export const PAYER = '0x1111111111111111111111111111111111111111';
+export const MERCHANT = '0x2222222222222222222222222222222222222222';
+export const TREASURY = '0x3333333333333333333333333333333333333333';
+export const RELAYER_A = '0x4444444444444444444444444444444444444444';
+export const RELAYER_B = '0x5555555555555555555555555555555555555555';
+/** lowercase, as parseErc6492Signature reports it */
+export const FACTORY = '0x6666666666666666666666666666666666666666';
+export const FACTORY_CALLDATA = '0xc0ffee01';
+export const NONCE = '0x' + 'ab'.repeat(32);
+export const AMOUNT = 1_000_000n;
+export const FEE = 10_000n;
+/** Unix seconds */
+export const NOW = 1_800_000_000;
+/** a 65-byte ECDSA signature with v = 27 */
+export const PLAIN_SIGNATURE = '0x' + 'a1'.repeat(32) + 'b2'.repeat(32) + '1b';
+export const ERC6492_SIGNATURE = wrapErc6492Signature(FACTORY, FACTORY_CALLDATA, PLAIN_SIGNATURE);
+export const GAS_CAPS = { fee: 100_000n, transfer: 150_000n, contractTransfer: 400_000n, walletDeploy: 1_000_000n };
+/** keccak256("Transfer(address,address,uint256)") */
+export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/** The ERC-20 Transfer log of `value` from `from` to `to`, as a receipt carries it. */
+export function transferLog(from: string, to: string, value: bigint, token = TOKEN): TransactionLog {
+  const word = (address: string) => '0x' + address.slice(2).toLowerCase().padStart(64, '0');
+  return { address: token, topics: [TRANSFER_TOPIC, word(from), word(to)], data: '0x' + value.toString(16).padStart(64, '0') };
+}
+
+/** The calldata the fake chain encodes: readable, and distinct per argument. */
+export function transferWithAuthorizationCalldata(auth: TransferAuthorization, signature: string): string {
+  return `transferWithAuthorization(${auth.from},${auth.to},${auth.value},${auth.validAfter},${auth.validBefore},${auth.nonce},${signature})`;
+}
+
+export function transferFromCalldata(from: string, to: string, value: bigint): string {
+  return `transferFrom(${from},${to},${value})`;
+}
+
+/** The token as the steps see it; state set by the test, every read logged as `chain.<method>`. */
+export class FakeChain implements SettlementChain {
+  readonly tokenAddress = TOKEN;
+  allowanceOf = 1_000n * FEE;
+  balance = 1_000n * FEE;
+  authorizationUsed = false;
+  readonly withCode = new Set<string>();
+  /** estimate results by target address (the token unless given); 60,000 gas when not set */
+  readonly estimates = new Map<string, { gas: bigint } | { revert: string }>();
+  readonly estimateCalls: Array<{ from: string; data: string; to: string }> = [];
+  authorizationUse: AuthorizationUse | undefined;
+
+  constructor(readonly log: string[] = []) {}
+
+  async allowance(owner: string, spender: string): Promise<bigint> {
+    this.log.push(`chain.allowance(${owner},${spender})`);
+    return this.allowanceOf;
+  }
+
+  async balanceOf(account: string): Promise<bigint> {
+    this.log.push(`chain.balanceOf(${account})`);
+    return this.balance;
+  }
+
+  async isAuthorizationUsed(authorizer: string, nonce: string): Promise<boolean> {
+    this.log.push(`chain.isAuthorizationUsed(${authorizer},${nonce})`);
+    return this.authorizationUsed;
+  }
+
+  async hasCode(account: string): Promise<boolean> {
+    this.log.push(`chain.hasCode(${account})`);
+    return this.withCode.has(account.toLowerCase());
+  }
+
+  async estimate(from: string, data: string, to: string = this.tokenAddress): Promise<{ gas: bigint } | { revert: string }> {
+    this.log.push(`chain.estimate(${to})`);
+    this.estimateCalls.push({ from, data, to });
+    return this.estimates.get(to) ?? { gas: 60_000n };
+  }
+
+  async findAuthorizationUse(authorizer: string, nonce: string, merchant: string): Promise<AuthorizationUse | undefined> {
+    this.log.push(`chain.findAuthorizationUse(${authorizer},${nonce},${merchant})`);
+    return this.authorizationUse;
+  }
+
+  transferFromData(from: string, to: string, value: bigint): string {
+    return transferFromCalldata(from, to, value);
+  }
+
+  transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string {
+    return transferWithAuthorizationCalldata(auth, signature);
+  }
+}
+
+type OutcomeOf = (tx: SubmittedTransaction) => TransactionOutcome;
+
+export const confirmed =
+  (logs: TransactionLog[] = []): OutcomeOf =>
+  (tx) => ({ status: 'confirmed', hash: tx.hash, blockNumber: 101, logs });
+
+export const reverted =
+  (reason?: string): OutcomeOf =>
+  (tx) => ({ status: 'reverted', hash: tx.hash, blockNumber: 101, ...(reason === undefined ? {} : { reason }) });
+
+/**
+ * The TransactionProvider contract in memory: one transaction per (settlementId, purpose), however often
+ * submitted. Outcomes are confirmed unless set per purpose; every call is logged as `tx.<method>(purpose)`.
+ */
+export class FakeTransactions implements TransactionProvider {
+  readonly senders: readonly string[] = [TREASURY, RELAYER_A, RELAYER_B];
+  /** every request that reached the provider and was sent (not the ones refused by `submitErrors`) */
+  readonly sent: TransactionRequest[] = [];
+  readonly waits: Array<{ id: string; confirmations: number }> = [];
+  readonly outcomes = new Map<TransactionPurpose, OutcomeOf>();
+  /** thrown by `submit` for that purpose instead of sending (e.g. TransactionWouldRevertError) */
+  readonly submitErrors = new Map<TransactionPurpose, Error>();
+  /** run when a transaction of that purpose is mined (e.g. the wallet's code appears) */
+  readonly onMined = new Map<TransactionPurpose, () => void>();
+  /** keys whose nonce was stored but never signed: hasAny says yes, find says no */
+  readonly unsigned = new Set<string>();
+  private readonly stored = new Map<string, SubmittedTransaction & { purpose: TransactionPurpose }>();
+  private nonce = 0n;
+
+  constructor(readonly log: string[] = []) {}
+
+  static hashOf(settlementId: string, purpose: TransactionPurpose): string {
+    return `0x${purpose}-${settlementId}`;
+  }
+
+  /** A transaction already sent for this key, as after a crash. */
+  seed(settlementId: string, purpose: TransactionPurpose, from = TREASURY): SubmittedTransaction {
+    const hash = FakeTransactions.hashOf(settlementId, purpose);
+    const tx = { id: `tx_${purpose}_${settlementId}`, from, nonce: this.nonce++, hash, hashes: [hash], purpose };
+    this.stored.set(key(settlementId, purpose), tx);
+    return tx;
+  }
+
+  async submit(request: TransactionRequest): Promise<SubmittedTransaction> {
+    this.log.push(`tx.submit(${request.purpose})`);
+    const existing = this.stored.get(key(request.settlementId, request.purpose));
+    if (existing) return existing;
+    const error = this.submitErrors.get(request.purpose);
+    if (error) throw error;
+    this.sent.push(request);
+    return this.seed(request.settlementId, request.purpose, request.from);
+  }
+
+  async find(settlementId: string, purpose: TransactionPurpose): Promise<SubmittedTransaction | null> {
+    this.log.push(`tx.find(${purpose})`);
+    return this.stored.get(key(settlementId, purpose)) ?? null;
+  }
+
+  async hasAny(settlementId: string, purpose: TransactionPurpose): Promise<boolean> {
+    this.log.push(`tx.hasAny(${purpose})`);
+    return this.stored.has(key(settlementId, purpose)) || this.unsigned.has(key(settlementId, purpose));
+  }
+
+  async waitForOutcome(transactionId: string, confirmations: number): Promise<TransactionOutcome> {
+    const tx = [...this.stored.values()].find((t) => t.id === transactionId);
+    if (!tx) throw new Error(`no transaction ${transactionId}`);
+    this.log.push(`tx.waitForOutcome(${tx.purpose})`);
+    this.waits.push({ id: transactionId, confirmations });
+    const outcome = (this.outcomes.get(tx.purpose) ?? confirmed())(tx);
+    this.onMined.get(tx.purpose)?.();
+    return outcome;
+  }
+
+  sentFor(purpose: TransactionPurpose): TransactionRequest[] {
+    return this.sent.filter((r) => r.purpose === purpose);
+  }
+}
+
+function key(settlementId: string, purpose: TransactionPurpose): string {
+  return `${settlementId}:${purpose}`;
+}
+
+export function verificationFixture(overrides: Partial<Verification> = {}): Verification {
+  const at = new Date(NOW * 1000);
+  return {
+    id: 'ver_1',
+    status: 'verified',
+    protocolVersion: 2,
+    surface: 'v1',
+    chainId: CHAIN_ID,
+    network: 'eip155:84532',
+    tokenAddress: TOKEN,
+    payer: PAYER,
+    merchant: MERCHANT,
+    amount: AMOUNT.toString(),
+    expectedAmount: AMOUNT.toString(),
+    nonce: NONCE,
+    validAfter: '0',
+    validBefore: String(NOW + 3600),
+    signature: PLAIN_SIGNATURE,
+    request: null,
+    metadata: null,
+    webhookUrl: null,
+    failureMessage: null,
+    failureDetails: null,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
+  };
+}
+
+export function settlementFixture(
+  overrides: Partial<Settlement> = {},
+  verification: Partial<Verification> = {},
+): SettlementWithVerification {
+  const at = new Date(NOW * 1000);
+  return {
+    id: 'stl_1',
+    verificationId: 'ver_1',
+    paymentKey: `${CHAIN_ID}:${TOKEN}:${PAYER}:${NONCE}`,
+    surface: 'v1',
+    state: 'pending',
+    chainId: CHAIN_ID,
+    tokenAddress: TOKEN,
+    payer: PAYER,
+    merchant: MERCHANT,
+    amount: AMOUNT.toString(),
+    nonce: NONCE,
+    feeAmount: FEE.toString(),
+    feeTxHash: null,
+    feeCollectedAt: null,
+    settlementTxHash: null,
+    settledAt: null,
+    merchantPaid: false,
+    errorCode: null,
+    errorMessage: null,
+    errorDetails: null,
+    attentionReason: null,
+    attentionAt: null,
+    waitingReason: null,
+    waitingSince: null,
+    metadata: null,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
+    verification: verificationFixture(verification),
+  };
+}
+
+export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {
+  return {
+    chainId: CHAIN_ID,
+    caip2: 'eip155:84532',
+    rpcUrl: 'http://127.0.0.1:9',
+    confirmations: 2,
+    usdc: chain,
+    gasCaps: GAS_CAPS,
+    walletFactories: [FACTORY],
+  };
+}
+
+export interface StepHarness {
+  ctx: StepContext;
+  chain: FakeChain;
+  transactions: FakeTransactions;
+  log: string[];
+  /** the `since` of every feeRevertsOfMerchant call */
+  feeRevertQueries: Date[];
+}
+
+/** A step context over fakes; `feeReverts` is what feeRevertsOfMerchant reports. */
+export function stepHarness(
+  settlement: SettlementWithVerification = settlementFixture(),
+  options: { feeReverts?: FeeReverts; overrides?: Partial<StepContext> } = {},
+): StepHarness {
+  const log: string[] = [];
+  const chain = new FakeChain(log);
+  const transactions = new FakeTransactions(log);
+  const relayers = [RELAYER_A, RELAYER_B];
+  let turn = 0;
+  const feeRevertQueries: Date[] = [];
+  const ctx: StepContext = {
+    settlement,
+    network: networkFixture(chain),
+    transactions,
+    relayers,
+    nextRelayer: () => relayers[turn++ % relayers.length],
+    treasury: TREASURY,
+    feeAmount: FEE,
+    expiryMarginSeconds: 30,
+    now: () => NOW,
+    merchantPause: { afterReverts: 3, windowMs: 600_000 },
+    feeRevertsOfMerchant: async (merchant, chainId, since) => {
+      log.push(`db.feeRevertsOfMerchant(${merchant},${chainId})`);
+      feeRevertQueries.push(since);
+      return options.feeReverts ?? { count: 0, lastAt: null };
+    },
+    ...options.overrides,
+  };
+  return { ctx, chain, transactions, log, feeRevertQueries };
+}
+
+/**
+ * The settlements table in memory, with the repository's compare-and-set transition (only from the state
+ * the caller read) and its fee reservation rule (fees in flight plus this one within allowance and balance).
+ */
+export class FakeSettlementStore implements SettlementMachineStore {
+  readonly rows = new Map<string, SettlementWithVerification>();
+  readonly transitions: Array<{ from: string; to: string; data?: SettlementUpdate; note?: Record<string, unknown> }> = [];
+  readonly reservations: FeeReservationRequest[] = [];
+  readonly events: WebhookEventRow[] = [];
+  readonly attention = new Map<string, string>();
+  /** fees of the merchant's other settlements in collect_fee */
+  inFlight = 0n;
+  feeReverts: FeeReverts = { count: 0, lastAt: null };
+  /** run before the next transition's compare-and-set, e.g. another worker moving the row first */
+  beforeNextTransition: (() => void) | undefined;
+
+  constructor(readonly log: string[] = []) {}
+
+  add(settlement: SettlementWithVerification): void {
+    this.rows.set(settlement.id, settlement);
+  }
+
+  async findWithVerification(id: string): Promise<SettlementWithVerification | null> {
+    this.log.push(`db.findWithVerification`);
+    const row = this.rows.get(id);
+    return row ? { ...row } : null;
+  }
+
+  async clearAttention(id: string): Promise<SettlementRow | null> {
+    this.log.push(`db.clearAttention`);
+    const row = this.rows.get(id);
+    if (!row) return null;
+    this.attention.delete(id);
+    const cleared = { ...row, attentionAt: null, attentionReason: null };
+    this.rows.set(id, cleared);
+    return withoutVerification(cleared);
+  }
+
+  async markNeedsAttention(id: string, reason: string): Promise<void> {
+    this.log.push(`db.markNeedsAttention`);
+    this.attention.set(id, reason);
+  }
+
+  async transition(request: TransitionRequest): Promise<SettlementRow | null> {
+    this.log.push(`db.transition(${request.from}->${request.to})`);
+    const moved = this.apply(request);
+    if (moved && request.event) {
+      const event = request.event(moved);
+      if (event) this.events.push(event);
+    }
+    return moved;
+  }
+
+  async transitionReservingFee(
+    request: TransitionRequest,
+    reservation: FeeReservationRequest,
+  ): Promise<{ moved: SettlementRow | null; inFlight: bigint }> {
+    this.log.push(`db.transitionReservingFee(${request.from}->${request.to})`);
+    this.reservations.push(reservation);
+    const spendable = reservation.allowance < reservation.balance ? reservation.allowance : reservation.balance;
+    if (this.inFlight + reservation.fee > spendable) return { moved: null, inFlight: this.inFlight };
+    return { moved: this.apply(request), inFlight: this.inFlight };
+  }
+
+  async feeRevertsOfMerchant(merchant: string, chainId: number): Promise<FeeReverts> {
+    this.log.push(`db.feeRevertsOfMerchant(${merchant},${chainId})`);
+    return this.feeReverts;
+  }
+
+  private apply(request: TransitionRequest): SettlementRow | null {
+    const hook = this.beforeNextTransition;
+    this.beforeNextTransition = undefined;
+    hook?.();
+    const row = this.rows.get(request.id);
+    if (!row || row.state !== request.from) return null;
+    const { errorDetails, ...fields } = request.data ?? {};
+    const next: SettlementWithVerification = {
+      ...row,
+      ...fields,
+      // stored as jsonb: what comes back is the JSON of what was written
+      ...(errorDetails === undefined ? {} : { errorDetails: JSON.parse(JSON.stringify(errorDetails)) as Settlement['errorDetails'] }),
+      state: request.to,
+    };
+    this.rows.set(request.id, next);
+    this.transitions.push({ from: request.from, to: request.to, data: request.data, note: request.note });
+    return withoutVerification(next);
+  }
+}
+
+function withoutVerification(row: SettlementWithVerification): SettlementRow {
+  const { verification: _verification, ...settlement } = row;
+  return settlement;
+}
+
+/** The machine's webhook outbox: records the event ids it was asked to enqueue. */
+export class FakeOutbox {
+  readonly enqueued: string[] = [];
+
+  constructor(readonly log: string[] = []) {}
+
+  async enqueue(eventId: string): Promise<void> {
+    this.log.push(`outbox.enqueue`);
+    this.enqueued.push(eventId);
+  }
+}

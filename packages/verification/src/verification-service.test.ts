@@ -1,0 +1,478 @@
+import { Wallet } from 'ethers';
+import type { NetworkConfig } from '@facilitator/config';
+import {
+  bytesToHex,
+  domainSeparator,
+  ErrorCode,
+  ServiceUnavailableError,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  transferAuthorizationDigest,
+  type Eip712Domain,
+  type TransferAuthorization,
+} from '@facilitator/core';
+import type { NewVerificationRow, SettlementRow, VerificationRow } from '@facilitator/db';
+import type { ChainReader } from './chain-reader';
+import { FailureReason } from './failure-reasons';
+import type { Payment } from './payment';
+import { VerificationService, type VerificationServiceOptions, type VerificationStore } from './verification-service';
+
+// The engine's checks 2–7 in the spec's order, against an in-memory chain and store: which check
+// answers, what is asked of the chain, and what is stored.
+
+const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
+const DOMAIN: Eip712Domain = { name: 'USDC', version: '2', chainId: 84532, verifyingContract: TOKEN };
+const SEPARATOR = domainSeparator(DOMAIN);
+const NETWORK: NetworkConfig = {
+  chainId: 84532,
+  caip2: 'eip155:84532',
+  legacyName: 'base-sepolia',
+  rpcUrl: 'http://rpc.invalid',
+  rpcUrls: ['http://rpc.invalid'],
+  rpcTimeoutMs: 1000,
+  finalityDepth: 10,
+  walletFactories: [],
+  relayerMinBalanceWei: 0n,
+  tokenAddress: TOKEN,
+  confirmations: 1,
+  gasCaps: { fee: 1n, transfer: 1n, contractTransfer: 1n, walletDeploy: 1n },
+  maxFeePerGas: 1n,
+  replaceAfterMs: 1000,
+};
+
+const payer = new Wallet('0x' + '11'.repeat(32));
+const stranger = new Wallet('0x' + '22'.repeat(32));
+const PAYER = payer.address.toLowerCase();
+const MERCHANT = '0x' + 'aa'.repeat(20);
+const TREASURY = '0x' + 'bb'.repeat(20);
+const CONTRACT_WALLET = '0x' + 'ee'.repeat(20);
+const NONCE = '0x' + '0c'.repeat(32);
+const NOW = 1_700_000_000;
+const MARGIN = 30;
+
+interface PaymentFields {
+  authorization?: Partial<TransferAuthorization>;
+  expected?: Partial<Payment['expected']>;
+  signer?: Wallet;
+}
+
+/** A payment as the normalizers build it: lowercase addresses, signed with ethers over its own authorization. */
+async function paymentOf(fields: PaymentFields = {}): Promise<Payment> {
+  const authorization: TransferAuthorization = {
+    from: PAYER,
+    to: MERCHANT,
+    value: 1_000_000n,
+    validAfter: BigInt(NOW - 60),
+    validBefore: BigInt(NOW + 3600),
+    nonce: NONCE,
+    ...fields.authorization,
+  };
+  const signature = await (fields.signer ?? payer).signTypedData(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
+  return {
+    protocolVersion: 2,
+    surface: 'v1',
+    network: NETWORK,
+    networkName: 'eip155:84532',
+    authorization,
+    signature: signature.toLowerCase(),
+    expected: { payTo: MERCHANT, amount: 1_000_000n, token: TOKEN, ...fields.expected },
+    request: { kind: 'form-a' },
+  };
+}
+
+type ContractAnswer = Awaited<ReturnType<ChainReader['isValidContractSignature']>>;
+
+/** A chain that answers as configured and records what it was asked. */
+class FakeChain implements ChainReader {
+  usedNonces = new Set<string>();
+  contractAnswer: ContractAnswer = undefined;
+  failing = false;
+  readonly asked: string[] = [];
+  readonly contractQuestions: Array<{ chainId: number; signer: string; digest: string; signature: string }> = [];
+
+  async domainSeparator(chainId: number): Promise<Uint8Array> {
+    this.asked.push(`domainSeparator ${chainId}`);
+    if (this.failing) throw new Error('connect ECONNREFUSED');
+    return SEPARATOR;
+  }
+
+  async isAuthorizationUsed(chainId: number, payerAddress: string, nonce: string): Promise<boolean> {
+    this.asked.push(`isAuthorizationUsed ${chainId} ${payerAddress} ${nonce}`);
+    return this.usedNonces.has(`${payerAddress}:${nonce}`);
+  }
+
+  async isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<ContractAnswer> {
+    this.asked.push(`isValidContractSignature ${signer}`);
+    this.contractQuestions.push({ chainId, signer, digest: bytesToHex(digest), signature });
+    return this.contractAnswer;
+  }
+}
+
+/** The verifications table in memory; `usedBy` is what the insert's nonce lookup finds. */
+class FakeVerifications implements VerificationStore {
+  readonly rows = new Map<string, VerificationRow>();
+  readonly calls: string[] = [];
+  usedBy: string | null = null;
+
+  private store(row: NewVerificationRow): VerificationRow {
+    const at = new Date(NOW * 1000);
+    const record: VerificationRow = {
+      id: row.id,
+      status: row.status,
+      protocolVersion: row.protocolVersion,
+      surface: row.surface,
+      chainId: row.chainId,
+      network: row.network,
+      tokenAddress: row.tokenAddress ?? null,
+      payer: row.payer ?? null,
+      merchant: row.merchant ?? null,
+      amount: row.amount ?? null,
+      expectedAmount: row.expectedAmount ?? null,
+      nonce: row.nonce ?? null,
+      validAfter: row.validAfter ?? null,
+      validBefore: row.validBefore ?? null,
+      signature: row.signature ?? null,
+      request: (row.request ?? null) as VerificationRow['request'],
+      metadata: (row.metadata ?? null) as VerificationRow['metadata'],
+      webhookUrl: row.webhookUrl ?? null,
+      failureMessage: row.failureMessage ?? null,
+      failureDetails: (row.failureDetails ?? null) as VerificationRow['failureDetails'],
+      createdAt: at,
+      updatedAt: at,
+    };
+    this.rows.set(record.id, record);
+    return record;
+  }
+
+  async create(row: NewVerificationRow): Promise<VerificationRow> {
+    this.calls.push('create');
+    return this.store(row);
+  }
+
+  async createCheckingNonce(row: NewVerificationRow): Promise<{ record: VerificationRow; usedBy: string | null }> {
+    this.calls.push('createCheckingNonce');
+    return { record: this.store(row), usedBy: this.usedBy };
+  }
+
+  async reject(id: string, message: string, details: Record<string, unknown>): Promise<VerificationRow> {
+    this.calls.push('reject');
+    const row = this.rows.get(id)!;
+    const rejected: VerificationRow = {
+      ...row,
+      status: 'rejected',
+      failureMessage: message,
+      failureDetails: details as VerificationRow['failureDetails'],
+      request: null,
+      metadata: null,
+      signature: null,
+    };
+    this.rows.set(id, rejected);
+    return rejected;
+  }
+}
+
+function setup(options: Partial<VerificationServiceOptions> & { ourSettlement?: string } = {}) {
+  const chain = new FakeChain();
+  const verifications = new FakeVerifications();
+  const nonceLookups: string[] = [];
+  const service = new VerificationService({
+    chain,
+    verifications,
+    settlements: {
+      findNonceUse: async (chainId, tokenAddress, payerAddress, nonce) => {
+        nonceLookups.push(`${chainId}:${tokenAddress}:${payerAddress}:${nonce}`);
+        return options.ourSettlement ? ({ id: options.ourSettlement } as SettlementRow) : null;
+      },
+    },
+    treasuryAddress: TREASURY,
+    expiryMarginSeconds: MARGIN,
+    minPaymentAmount: 0n,
+    now: () => NOW,
+    ...options,
+  });
+  return { chain, verifications, nonceLookups, service };
+}
+
+describe('VerificationService', () => {
+  it('verifies a good payment: asks the chain about its nonce, stores it with its signature and request', async () => {
+    const { chain, verifications, service } = setup();
+    const payment = await paymentOf();
+    const outcome = await service.verify(payment);
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.record).toMatchObject({
+      status: 'verified',
+      protocolVersion: 2,
+      surface: 'v1',
+      chainId: 84532,
+      network: 'eip155:84532',
+      tokenAddress: TOKEN,
+      payer: PAYER,
+      merchant: MERCHANT,
+      amount: '1000000',
+      expectedAmount: '1000000',
+      nonce: NONCE,
+      signature: payment.signature,
+      request: { kind: 'form-a' },
+      failureMessage: null,
+      failureDetails: null,
+    });
+    expect(outcome.record.id).toMatch(/^ver_/);
+    expect(chain.asked).toEqual(['domainSeparator 84532', `isAuthorizationUsed 84532 ${PAYER} ${NONCE}`]);
+    expect(verifications.calls).toEqual(['createCheckingNonce']);
+  });
+
+  it('tells the listener about each stored verification', async () => {
+    const told: Array<{ status: string; reason?: string; payment: Payment }> = [];
+    const { service } = setup({
+      onVerified: async (outcome, payment) => {
+        told.push({ status: outcome.record.status, reason: outcome.failure?.reason, payment });
+      },
+    });
+    const good = await paymentOf();
+    const bad = await paymentOf({ expected: { amount: 5n } });
+    await service.verify(good);
+    await service.verify(bad);
+    expect(told).toEqual([
+      { status: 'verified', reason: undefined, payment: good },
+      { status: 'rejected', reason: FailureReason.AmountMismatch, payment: bad },
+    ]);
+  });
+
+  describe('each check refuses on its own, stores the rejection without the bodies, and never asks about the nonce', () => {
+    it.each<[string, PaymentFields, Partial<VerificationServiceOptions>, string, string, Record<string, unknown>]>([
+      [
+        'a signature by another key',
+        { signer: stranger },
+        {},
+        FailureReason.InvalidSignature,
+        'invalid signature',
+        { reason: 'signature was not made by authorization.from', recovered: stranger.address.toLowerCase(), expected: PAYER },
+      ],
+      [
+        'a payment to another address than payTo',
+        { expected: { payTo: '0x' + 'cc'.repeat(20) } },
+        {},
+        FailureReason.RecipientMismatch,
+        'payment must be to merchant address',
+        { authorization_to: MERCHANT, expected_payTo: '0x' + 'cc'.repeat(20), reason: 'authorization.to does not equal the merchant address (payTo)' },
+      ],
+      [
+        'a payment to the treasury',
+        { authorization: { to: TREASURY }, expected: { payTo: TREASURY } },
+        {},
+        FailureReason.RecipientIsTreasury,
+        'payment must be to merchant address',
+        {
+          authorization_to: TREASURY,
+          expected_payTo: TREASURY,
+          reason: 'the authorization pays the facilitator treasury; payments go directly to the merchant',
+        },
+      ],
+      [
+        'an amount other than asked',
+        { expected: { amount: 2_000_000n } },
+        {},
+        FailureReason.AmountMismatch,
+        'amount mismatch',
+        { authorization_value: '1000000', expected_amount: '2000000' },
+      ],
+      [
+        'an amount below MIN_PAYMENT_AMOUNT',
+        {},
+        { minPaymentAmount: 1_000_001n },
+        FailureReason.AmountBelowMinimum,
+        'amount below minimum',
+        { authorization_value: '1000000', minimum_amount: '1000001' },
+      ],
+      [
+        'another token',
+        { expected: { token: '0x' + 'dd'.repeat(20) } },
+        {},
+        FailureReason.TokenMismatch,
+        'token mismatch',
+        { expected_token: '0x' + 'dd'.repeat(20), supported_token: TOKEN, reason: `only the token ${TOKEN} is settled on eip155:84532` },
+      ],
+      [
+        'an authorization not valid yet',
+        { authorization: { validAfter: BigInt(NOW) } },
+        {},
+        FailureReason.NotYetValid,
+        'authorization not yet valid',
+        { validAfter: String(NOW), currentTime: String(NOW) },
+      ],
+      [
+        'an expired authorization',
+        { authorization: { validBefore: BigInt(NOW - 1) } },
+        {},
+        FailureReason.Expired,
+        'authorization expired',
+        { validBefore: String(NOW - 1), currentTime: String(NOW) },
+      ],
+      [
+        'an authorization expiring within the margin',
+        { authorization: { validBefore: BigInt(NOW + MARGIN) } },
+        {},
+        FailureReason.ExpiresTooSoon,
+        'authorization expires too soon to be settled',
+        { validBefore: String(NOW + MARGIN), currentTime: String(NOW), minimum_validity_seconds: MARGIN },
+      ],
+    ])('%s', async (_label, fields, options, reason, message, details) => {
+      const { chain, verifications, service } = setup(options);
+      const outcome = await service.verify(await paymentOf(fields));
+      expect(outcome.failure).toEqual({ reason, message, details });
+      expect(outcome.record).toMatchObject({ status: 'rejected', failureMessage: message, failureDetails: details, signature: null, request: null });
+      expect(verifications.calls).toEqual(['create']);
+      expect(chain.asked.filter((q) => q.startsWith('isAuthorizationUsed'))).toEqual([]);
+    });
+  });
+
+  describe('the merchant’s own minimum', () => {
+    it('applies instead of the default', async () => {
+      const asked: string[] = [];
+      const { service } = setup({
+        minPaymentAmount: 0n,
+        merchantMinimum: async (merchant) => {
+          asked.push(merchant);
+          return 1_500_000n;
+        },
+      });
+      const outcome = await service.verify(await paymentOf());
+      expect(outcome.failure).toEqual({
+        reason: FailureReason.AmountBelowMinimum,
+        message: 'amount below minimum',
+        details: { authorization_value: '1000000', minimum_amount: '1500000' },
+      });
+      expect(asked).toEqual([MERCHANT]);
+    });
+
+    it('falls back to the default when the merchant set none', async () => {
+      const { service } = setup({ minPaymentAmount: 2_000_000n, merchantMinimum: async () => undefined });
+      expect((await service.verify(await paymentOf())).failure?.details).toEqual({ authorization_value: '1000000', minimum_amount: '2000000' });
+    });
+  });
+
+  describe('check 7: the nonce', () => {
+    it('refuses a nonce the chain reports used or cancelled, looking for a settlement of ours', async () => {
+      const { chain, verifications, nonceLookups, service } = setup();
+      chain.usedNonces.add(`${PAYER}:${NONCE}`);
+      const outcome = await service.verify(await paymentOf());
+      expect(outcome.failure).toEqual({
+        reason: FailureReason.NonceUsed,
+        message: 'nonce already used',
+        details: { nonce: NONCE, reason: 'the authorization was already used or cancelled on chain' },
+      });
+      expect(outcome.record.status).toBe('rejected');
+      expect(nonceLookups).toEqual([`84532:${TOKEN}:${PAYER}:${NONCE}`]);
+      expect(verifications.calls).toEqual(['create']);
+    });
+
+    it('names our settlement when it was the one that used the nonce', async () => {
+      const { chain, service } = setup({ ourSettlement: 'stl_ours' });
+      chain.usedNonces.add(`${PAYER}:${NONCE}`);
+      expect((await service.verify(await paymentOf())).failure).toEqual({
+        reason: FailureReason.NonceUsed,
+        message: 'nonce already used',
+        details: { nonce: NONCE, reason: 'the authorization was already used by a settlement', settlement_id: 'stl_ours' },
+      });
+    });
+
+    it('rejects the stored row when a settlement of ours holds the nonce though the chain does not show it yet', async () => {
+      const { verifications, nonceLookups, service } = setup();
+      verifications.usedBy = 'stl_inflight';
+      const outcome = await service.verify(await paymentOf());
+      const details = { nonce: NONCE, reason: 'the authorization was already used by a settlement', settlement_id: 'stl_inflight' };
+      expect(outcome.failure).toEqual({ reason: FailureReason.NonceUsed, message: 'nonce already used', details });
+      expect(outcome.record).toMatchObject({ status: 'rejected', failureMessage: 'nonce already used', failureDetails: details, signature: null });
+      expect(verifications.calls).toEqual(['createCheckingNonce', 'reject']);
+      expect(nonceLookups).toEqual([]);
+    });
+  });
+
+  describe('contract wallets (ERC-1271)', () => {
+    // the wallet's owner key signs; the authorization is from the wallet's address
+    const walletPayment = () => paymentOf({ authorization: { from: CONTRACT_WALLET } });
+
+    it('accepts a signature the wallet accepts, asking it about the payment’s digest', async () => {
+      const { chain, service } = setup();
+      chain.contractAnswer = true;
+      const payment = await walletPayment();
+      const outcome = await service.verify(payment);
+      expect(outcome.failure).toBeUndefined();
+      expect(outcome.record).toMatchObject({ status: 'verified', payer: CONTRACT_WALLET });
+      expect(chain.contractQuestions).toEqual([
+        {
+          chainId: 84532,
+          signer: CONTRACT_WALLET,
+          digest: bytesToHex(transferAuthorizationDigest(SEPARATOR, payment.authorization)),
+          signature: payment.signature,
+        },
+      ]);
+    });
+
+    it('refuses a signature the wallet rejects', async () => {
+      const { chain, service } = setup();
+      chain.contractAnswer = false;
+      expect((await service.verify(await walletPayment())).failure).toEqual({
+        reason: FailureReason.InvalidSignature,
+        message: 'invalid signature',
+        details: { reason: 'the payer contract (ERC-1271) rejected the signature', recovered: PAYER, expected: CONTRACT_WALLET },
+      });
+      expect(chain.asked.filter((q) => q.startsWith('isAuthorizationUsed'))).toEqual([]);
+    });
+
+    it('passes on why an undeployed (ERC-6492) wallet was refused', async () => {
+      const { chain, service } = setup();
+      chain.contractAnswer = { refused: 'the ERC-6492 factory is not allowlisted' };
+      expect((await service.verify(await walletPayment())).failure?.details.reason).toBe('the ERC-6492 factory is not allowlisted');
+    });
+
+    it('does not ask the chain about contracts when the payer’s own key signed', async () => {
+      const { chain, service } = setup();
+      await service.verify(await paymentOf());
+      expect(chain.contractQuestions).toEqual([]);
+    });
+  });
+
+  describe('the first failing check in the spec’s order is the one reported', () => {
+    // pairs of faults, each the earlier check's against a later one's
+    it.each<[string, PaymentFields, Partial<VerificationServiceOptions>, string]>([
+      ['bad signature + wrong payTo', { signer: stranger, expected: { payTo: '0x' + 'cc'.repeat(20) } }, {}, FailureReason.InvalidSignature],
+      ['bad signature + expired', { signer: stranger, authorization: { validBefore: BigInt(NOW - 1) } }, {}, FailureReason.InvalidSignature],
+      ['wrong payTo + amount mismatch', { expected: { payTo: '0x' + 'cc'.repeat(20), amount: 5n } }, {}, FailureReason.RecipientMismatch],
+      ['amount mismatch + below minimum', { expected: { amount: 5n } }, { minPaymentAmount: 2_000_000n }, FailureReason.AmountMismatch],
+      ['below minimum + wrong token', { expected: { token: '0x' + 'dd'.repeat(20) } }, { minPaymentAmount: 2_000_000n }, FailureReason.AmountBelowMinimum],
+      ['wrong token + not yet valid', { expected: { token: '0x' + 'dd'.repeat(20) }, authorization: { validAfter: BigInt(NOW + 10) } }, {}, FailureReason.TokenMismatch],
+      ['amount mismatch + expired', { expected: { amount: 5n }, authorization: { validBefore: BigInt(NOW - 1) } }, {}, FailureReason.AmountMismatch],
+    ])('%s', async (_label, fields, options, reason) => {
+      const { service } = setup(options);
+      expect((await service.verify(await paymentOf(fields))).failure?.reason).toBe(reason);
+    });
+
+    it('an offline failure wins over a used nonce (the chain is not asked)', async () => {
+      const { chain, service } = setup();
+      chain.usedNonces.add(`${PAYER}:${NONCE}`);
+      expect((await service.verify(await paymentOf({ authorization: { validBefore: BigInt(NOW - 1) } }))).failure?.reason).toBe(FailureReason.Expired);
+      expect(chain.asked).toEqual(['domainSeparator 84532']);
+    });
+
+    it('a contract wallet that accepts its signature still meets the later checks', async () => {
+      const { chain, service } = setup();
+      chain.contractAnswer = true;
+      const payment = await paymentOf({ authorization: { from: CONTRACT_WALLET }, expected: { amount: 5n } });
+      expect((await service.verify(payment)).failure?.reason).toBe(FailureReason.AmountMismatch);
+    });
+  });
+
+  it('answers 503 and stores nothing when the chain cannot be asked', async () => {
+    const { chain, verifications, service } = setup();
+    chain.failing = true;
+    const error = await service.verify(await paymentOf()).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(error).toMatchObject({
+      code: ErrorCode.ServiceUnavailable,
+      status: 503,
+      message: 'the eip155:84532 RPC endpoint did not answer; try again',
+      details: { network: 'eip155:84532', dependency: 'rpc' },
+    });
+    expect(verifications.calls).toEqual([]);
+  });
+});

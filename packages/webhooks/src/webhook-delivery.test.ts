@@ -1,0 +1,203 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AttemptRecord, WebhookEventRepository, WebhookEventWithMerchant } from '@facilitator/db';
+import { PREVIOUS_SIGNATURE_HEADER, signWebhookPayload, verifyWebhookHeaders } from './signature';
+import { WebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery';
+
+// One delivery attempt against an in-memory event store and a receiver on loopback (no other service):
+// what is sent, what is recorded, and how each outcome maps to delivered / retry / failed.
+
+const MERCHANT = '0x' + 'aa'.repeat(20);
+const SECRET = 'whsec_' + Buffer.from('current-secret-of-the-merchant').toString('base64');
+const PREVIOUS = 'whsec_' + Buffer.from('previous-secret-of-the-merchant').toString('base64');
+
+function eventRow(fields: Partial<WebhookEventWithMerchant> = {}): WebhookEventWithMerchant {
+  const at = new Date('2024-05-01T10:00:00.000Z');
+  return {
+    id: 'evt_1',
+    eventType: 'settlement.completed',
+    verificationId: 'ver_1',
+    settlementId: 'stl_1',
+    url: 'http://127.0.0.1:1/hook',
+    payload: { event_type: 'settlement.completed', settlement_id: 'stl_1', merchant_address: MERCHANT },
+    status: 'pending',
+    attemptCount: 2,
+    deliveredAt: null,
+    createdAt: at,
+    updatedAt: at,
+    verification: { merchant: MERCHANT },
+    ...fields,
+  };
+}
+
+/** The webhook_events table of one event, in memory. */
+function fakeEvents(event: WebhookEventWithMerchant | null) {
+  const attempts: AttemptRecord[] = [];
+  const events = {
+    findWithMerchant: async (id: string) => (event && event.id === id ? event : null),
+    recordAttempt: async (attempt: AttemptRecord) => {
+      attempts.push(attempt);
+    },
+  };
+  // the delivery uses these two methods of the repository (a class over Prisma)
+  return { events: events as unknown as WebhookEventRepository, attempts };
+}
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** A receiver on 127.0.0.1 answering `status` (or never, for null). */
+async function receiver(status: number | null) {
+  const received: Received[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      if (status !== null) res.writeHead(status).end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return {
+    url,
+    received,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+let closeReceiver: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await closeReceiver?.();
+  closeReceiver = undefined;
+});
+
+function setup(event: WebhookEventWithMerchant | null, options: Partial<WebhookDeliveryOptions> = {}) {
+  const { events, attempts } = fakeEvents(event);
+  const secretsAskedFor: string[] = [];
+  const attemptErrors: Array<[string, string]> = [];
+  const delivery = new WebhookDelivery({
+    events,
+    signingSecrets: async (merchant) => {
+      secretsAskedFor.push(merchant);
+      return [SECRET];
+    },
+    allowPrivate: true,
+    onAttemptError: (eventId, error) => attemptErrors.push([eventId, error]),
+    ...options,
+  });
+  return { delivery, attempts, secretsAskedFor, attemptErrors };
+}
+
+async function receiverAt(status: number | null) {
+  const r = await receiver(status);
+  closeReceiver = r.close;
+  return r;
+}
+
+describe('WebhookDelivery.attempt', () => {
+  it('delivers on a 2xx: signed body and headers, the attempt numbered after the earlier ones', async () => {
+    const r = await receiverAt(204);
+    const { delivery, attempts, secretsAskedFor, attemptErrors } = setup(eventRow({ url: r.url }));
+    await expect(delivery.attempt('evt_1', false)).resolves.toEqual({ outcome: 'delivered' });
+
+    expect(attempts).toEqual([{ eventId: 'evt_1', number: 3, statusCode: 204, error: undefined, durationMs: expect.any(Number), eventStatus: 'delivered' }]);
+    expect(secretsAskedFor).toEqual([MERCHANT]);
+    expect(attemptErrors).toEqual([]);
+
+    expect(r.received).toHaveLength(1);
+    const [{ headers, body }] = r.received;
+    const payload = { event_type: 'settlement.completed', settlement_id: 'stl_1', merchant_address: MERCHANT };
+    const signature = signWebhookPayload(payload, SECRET);
+    expect(JSON.parse(body)).toEqual({ ...payload, signature });
+    expect(headers).toMatchObject({
+      'content-type': 'application/json',
+      'user-agent': 'x402-facilitator-webhooks/1',
+      'x-webhook-signature': signature,
+      'webhook-id': 'evt_1',
+      'webhook-timestamp': expect.stringMatching(/^[0-9]{10}$/),
+      'webhook-signature': expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/),
+    });
+    expect(headers).not.toHaveProperty(PREVIOUS_SIGNATURE_HEADER);
+    expect(verifyWebhookHeaders(body, headers, SECRET)).toEqual({ valid: true, payload: { ...payload, signature } });
+  });
+
+  it('signs with the previous secret too during a rotation', async () => {
+    const r = await receiverAt(200);
+    const { delivery } = setup(eventRow({ url: r.url }), { signingSecrets: async () => [SECRET, PREVIOUS] });
+    await delivery.attempt('evt_1', false);
+    const [{ headers, body }] = r.received;
+    expect(String(headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(headers[PREVIOUS_SIGNATURE_HEADER]).toBe(signWebhookPayload(JSON.parse(body), PREVIOUS));
+    expect(verifyWebhookHeaders(body, headers, PREVIOUS)).toMatchObject({ valid: true });
+  });
+
+  it('takes the merchant of an older event from its verification, lowercased', async () => {
+    const r = await receiverAt(200);
+    const { delivery, secretsAskedFor } = setup(
+      eventRow({ url: r.url, payload: { event_type: 'verification.completed' }, verification: { merchant: '0x' + 'AB'.repeat(20) } }),
+    );
+    await delivery.attempt('evt_1', false);
+    expect(secretsAskedFor).toEqual(['0x' + 'ab'.repeat(20)]);
+    expect(JSON.parse(r.received[0].body).merchant_address).toBe('0x' + 'ab'.repeat(20));
+  });
+
+  it('asks for a retry on an HTTP error before the last attempt, leaving the event pending', async () => {
+    const r = await receiverAt(503);
+    const { delivery, attempts, attemptErrors } = setup(eventRow({ url: r.url }));
+    await expect(delivery.attempt('evt_1', false)).resolves.toEqual({ outcome: 'retry', error: 'http_503' });
+    expect(attempts).toEqual([{ eventId: 'evt_1', number: 3, statusCode: 503, error: 'http_503', durationMs: expect.any(Number), eventStatus: 'pending' }]);
+    // a status code is no socket error: nothing to log
+    expect(attemptErrors).toEqual([]);
+  });
+
+  it('fails the event for good on the last attempt', async () => {
+    const r = await receiverAt(500);
+    const { delivery, attempts } = setup(eventRow({ url: r.url }));
+    await expect(delivery.attempt('evt_1', true)).resolves.toEqual({ outcome: 'failed', error: 'http_500' });
+    expect(attempts.map((a) => [a.error, a.eventStatus])).toEqual([['http_500', 'failed']]);
+  });
+
+  it('counts a receiver that does not answer in time as a timeout', async () => {
+    const r = await receiverAt(null);
+    const { delivery, attempts, attemptErrors } = setup(eventRow({ url: r.url }), { timeoutMs: 100 });
+    await expect(delivery.attempt('evt_1', false)).resolves.toEqual({ outcome: 'retry', error: 'timeout' });
+    expect(attempts.map((a) => [a.statusCode, a.error, a.eventStatus])).toEqual([[undefined, 'timeout', 'pending']]);
+    expect(attemptErrors).toEqual([['evt_1', 'no answer within 100 ms']]);
+  });
+
+  it('refuses a port outside WEBHOOK_ALLOWED_PORTS without connecting', async () => {
+    const { delivery, attempts, attemptErrors } = setup(eventRow({ url: 'https://receiver.example:8443/hook' }), { allowPrivate: false, allowedPorts: [443] });
+    await expect(delivery.attempt('evt_1', true)).resolves.toEqual({ outcome: 'failed', error: 'port_not_allowed' });
+    expect(attempts).toEqual([{ eventId: 'evt_1', number: 3, statusCode: undefined, error: 'port_not_allowed', durationMs: 0, eventStatus: 'failed' }]);
+    expect(attemptErrors).toEqual([['evt_1', 'port 8443 is not allowed']]);
+  });
+
+  it('refuses a private address without connecting, recording only the category', async () => {
+    const { delivery, attempts, attemptErrors } = setup(eventRow({ url: 'http://127.0.0.1/hook' }), { allowPrivate: false });
+    await expect(delivery.attempt('evt_1', false)).resolves.toEqual({ outcome: 'retry', error: 'refused' });
+    expect(attempts.map((a) => a.error)).toEqual(['refused']);
+    expect(attemptErrors).toEqual([['evt_1', 'refused to connect to non-public address 127.0.0.1']]);
+  });
+
+  it('sends an event already delivered no second time (a job run twice after a crash)', async () => {
+    const r = await receiverAt(200);
+    const { delivery, attempts, secretsAskedFor } = setup(eventRow({ url: r.url, status: 'delivered' }));
+    await expect(delivery.attempt('evt_1', false)).resolves.toEqual({ outcome: 'delivered' });
+    expect([r.received, attempts, secretsAskedFor]).toEqual([[], [], []]);
+  });
+
+  it('treats an event that no longer exists (purged) as done', async () => {
+    const { delivery, attempts } = setup(null);
+    await expect(delivery.attempt('evt_gone', false)).resolves.toEqual({ outcome: 'delivered' });
+    expect(attempts).toEqual([]);
+  });
+});
