@@ -1,7 +1,7 @@
 import type { FormARequest, FormBVerifyRequest } from './request-types';
 import { validateSettleFormB, validateVerifyFormA, validateVerifyFormB } from './index';
 
-// The types come from the schemas: these compile only while the two agree (tsc -b checks test files too).
+// The types come from the schemas: these compile only while the two agree (npm run lint type-checks the tests).
 const formA: FormARequest = {
   payment: {
     x402Version: 2,

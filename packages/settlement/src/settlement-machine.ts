@@ -1,4 +1,4 @@
-import type { TransactionProvider } from '@facilitator/chain';
+import { RelayerRotation, type TransactionProvider } from '@facilitator/chain';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
 import type { ErrorClass } from './error-classes';
@@ -46,9 +46,12 @@ export class UnknownSettlementError extends Error {}
  * crash at any moment resumes from the last persisted state; steps are idempotent against the chain.
  */
 export class SettlementMachine {
-  private relayerTurn = 0;
+  // transfers spread over the relayer keys instead of queueing behind one key's nonces
+  private readonly rotation: RelayerRotation;
 
-  constructor(private readonly options: SettlementMachineOptions) {}
+  constructor(private readonly options: SettlementMachineOptions) {
+    this.rotation = new RelayerRotation(options.relayers);
+  }
 
   async advance(settlementId: string): Promise<SettlementState> {
     let settlement = await this.load(settlementId);
@@ -169,7 +172,7 @@ export class SettlementMachine {
       network,
       transactions: this.options.transactions,
       relayers,
-      nextRelayer: () => relayers[this.relayerTurn++ % relayers.length],
+      nextRelayer: () => this.rotation.next(),
       treasury: this.options.treasury,
       feeAmount: this.options.feeAmount,
       expiryMarginSeconds: this.options.expiryMarginSeconds,
