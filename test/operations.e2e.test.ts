@@ -1,4 +1,4 @@
-import { Queue } from 'bullmq';
+import { openQueueStore, queueStoreTargetOf } from '@facilitator/queue';
 import supertest from 'supertest';
 import { loadConfig } from '@facilitator/config';
 import { createSilentLogger } from '@facilitator/logging';
@@ -251,8 +251,9 @@ describe('pages served by us alone', () => {
 
 describe('GET /v1/queues', () => {
   it('reports the counts the queues hold, and the oldest waiting job age', async () => {
-    const connection = { url: stack.env.REDIS_URL };
-    const settlement = new Queue('settlement', { connection, prefix: stack.config.queuePrefix });
+    // the stack's own datastore (Redis, or BullMQ's PostgreSQL backend under npm run test:postgres-queues)
+    const store = openQueueStore(queueStoreTargetOf(stack.config, 2));
+    const { settlement } = store.openQueues();
     try {
       // a job no worker takes (paused workers are not involved: this queue name is served, so pause it)
       await settlement.pause();
@@ -269,6 +270,7 @@ describe('GET /v1/queues', () => {
       await settlement.obliterate({ force: true });
       await settlement.resume();
       await settlement.close();
+      await store.close();
     }
   });
 });

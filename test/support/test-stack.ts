@@ -12,6 +12,8 @@ import { createTestDatabase, type TestDatabase } from './database';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** `npm run test:postgres-queues` runs the pipeline's suites again with the queues on BullMQ's PostgreSQL backend */
+export const QUEUE_BACKEND = process.env.TEST_QUEUE_BACKEND ?? 'redis';
 /** the master key (at least 32 characters); merchants' own webhook secrets are encrypted with it */
 export const WEBHOOK_SECRET = 'test-webhook-master-secret-0123456789';
 
@@ -53,6 +55,7 @@ export function stackEnv(devnet: Devnet, databaseUrl: string, extra: Record<stri
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
     REDIS_URL,
+    QUEUE_BACKEND,
     QUEUE_PREFIX: `t${randomBytes(6).toString('hex')}`,
     RPC_URL_84532: devnet.rpcUrl,
     TOKEN_ADDRESS_84532: devnet.token,

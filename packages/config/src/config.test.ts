@@ -40,9 +40,7 @@ describe('loadConfig', () => {
         rpcUrl: 'http://127.0.0.1:8545',
         rpcUrls: ['http://127.0.0.1:8545'],
         rpcTimeoutMs: 3_000,
-        finalityDepth: 10,
         walletFactories: ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'],
-        relayerMinBalanceWei: 500_000_000_000_000n,
         tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e',
         eip712Name: undefined,
         eip712Version: undefined,
@@ -68,18 +66,16 @@ describe('loadConfig', () => {
     ]);
   });
 
-  it('reads several RPC endpoints per network, the factory allowlist and the finality depth', () => {
+  it('reads several RPC endpoints per network and the factory allowlist', () => {
     const config = loadConfig({
       ...base,
       RPC_URL_84532: 'http://127.0.0.1:1, https://rpc.example/key-abc',
       WALLET_FACTORIES_84532: '0x00000000000000000000000000000000000000Aa',
-      FINALITY_DEPTH_84532: '3',
     });
     expect(config.networks[0]).toMatchObject({
       rpcUrl: 'http://127.0.0.1:1',
       rpcUrls: ['http://127.0.0.1:1', 'https://rpc.example/key-abc'],
       walletFactories: ['0x00000000000000000000000000000000000000aa'],
-      finalityDepth: 3,
     });
     // an error names the entry, never the URL (it can carry a provider key)
     expect(() => loadConfig({ ...base, RPC_URL_84532: 'https://ok.example,ftp://secret-key@x' })).toThrow('RPC_URL_84532 must be a http or https URL (entry 2)');

@@ -18,12 +18,8 @@ export interface NetworkConfig {
   rpcUrls: string[];
   /** a call an RPC endpoint has not answered within this fails over to the next (RPC_TIMEOUT_MS) */
   rpcTimeoutMs: number;
-  /** blocks after which a settled transaction is final and no longer watched for reorgs (FINALITY_DEPTH_<chainId>) */
-  finalityDepth: number;
   /** lowercase; the only factories an ERC-6492 signature may deploy a payer wallet through (WALLET_FACTORIES_<chainId>) */
   walletFactories: string[];
-  /** a relayer whose native balance is below this is skipped (RELAYER_MIN_BALANCE_WEI_<chainId>) */
-  relayerMinBalanceWei: bigint;
   /** lowercase */
   tokenAddress: string;
   /** When unset, read once from the token's name()/version() and cached. */
@@ -170,14 +166,6 @@ export const DEFAULT_GAS_CAPS: GasCaps = { fee: 100_000n, transfer: 150_000n, co
  * the ERC-6492 factories used unless WALLET_FACTORIES_<chainId> says otherwise (docs/decisions.md).
  */
 export const DEFAULT_WALLET_FACTORIES = ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'] as const;
-/**
- * Base (and Base Sepolia) blocks come every 2 s and the sequencer does not reorg its unsafe head in
- * practice; L1 batch finality takes far longer. 10 blocks (20 s) covers the reorgs seen on OP-stack
- * chains while a merchant hears of a changed outcome quickly (docs/decisions.md, "Finality").
- */
-export const DEFAULT_FINALITY_DEPTH = 10;
-/** 0.0005 ETH: at Base's usual fees, hundreds of transfers; below it a relayer is skipped, not sent dry */
-export const DEFAULT_RELAYER_MIN_BALANCE_WEI = 500_000_000_000_000n;
 export const DEFAULT_MAX_FEE_PER_GAS_GWEI = 100;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -213,9 +201,7 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
       rpcUrl: rpcUrls[0],
       rpcUrls,
       rpcTimeoutMs: reader.integer('RPC_TIMEOUT_MS', 3_000, 100, 60_000),
-      finalityDepth: reader.integer(`FINALITY_DEPTH_${id}`, DEFAULT_FINALITY_DEPTH, 1, 1_000),
       walletFactories: readAddressList(reader, `WALLET_FACTORIES_${id}`, DEFAULT_WALLET_FACTORIES),
-      relayerMinBalanceWei: reader.bigint(`RELAYER_MIN_BALANCE_WEI_${id}`, DEFAULT_RELAYER_MIN_BALANCE_WEI),
       tokenAddress: reader.address(`TOKEN_ADDRESS_${id}`, network.defaultTokenAddress),
       eip712Name: reader.optionalString(`TOKEN_EIP712_NAME_${id}`),
       eip712Version: reader.optionalString(`TOKEN_EIP712_VERSION_${id}`),

@@ -157,26 +157,6 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
         for (const e of sources.rpcEndpoints?.() ?? []) this.set({ chain: `eip155:${e.chainId}`, endpoint: e.endpoint }, e.latencyMs);
       },
     }),
-    settlementWaits: new Counter({
-      name: 'x402_settlement_waits_total',
-      help: 'Times a settlement step waited instead of acting, by reason (gas_price_above_cap, no_funded_relayer); no attempt is spent',
-      labelNames: ['reason'] as const,
-      registers: [registry],
-    }),
-    gasPriceAboveCap: new Gauge({
-      name: 'x402_gas_price_above_cap',
-      help: "1 while the network's base fee is above MAX_FEE_PER_GAS_GWEI_<chainId> and settlements wait for it to fall",
-      labelNames: ['chain'] as const,
-      registers: [registry],
-      aggregator: 'max',
-    }),
-    relayerBelowMinimum: new Gauge({
-      name: 'x402_relayer_below_min_balance',
-      help: 'Alert: 1 while a sending key holds less native balance than RELAYER_MIN_BALANCE_WEI_<chainId> and is skipped',
-      labelNames: ['chain', 'address'] as const,
-      registers: [registry],
-      aggregator: 'max',
-    }),
     relayerTokenBalance: new Gauge({
       name: 'x402_relayer_token_balance_units',
       help: 'Token balance of each sending key',

@@ -35,8 +35,6 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     errorDetails: null,
     attentionReason: null,
     attentionAt: null,
-    waitingReason: null,
-    waitingSince: null,
     metadata: { order: 'A-17' },
     createdAt: CREATED,
     updatedAt: UPDATED,

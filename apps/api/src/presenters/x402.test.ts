@@ -28,8 +28,6 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     errorDetails: null,
     attentionReason: null,
     attentionAt: null,
-    waitingReason: null,
-    waitingSince: null,
     metadata: null,
     createdAt: at,
     updatedAt: at,

@@ -73,7 +73,7 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
   });
   const text = `
     WITH moved AS (
-      UPDATE settlements SET state = $3::"SettlementState", updated_at = now(), waiting_reason = NULL, waiting_since = NULL${sets.join('')}
+      UPDATE settlements SET state = $3::"SettlementState", updated_at = now()${sets.join('')}
        WHERE id = $1 AND state = $2::"SettlementState" RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
@@ -239,18 +239,6 @@ export class SettlementRepository {
   /** Parks a settlement for an operator: its job ran out of attempts while the money state is unknown. */
   async markNeedsAttention(id: string, reason: string): Promise<void> {
     await this.prisma.settlement.update({ where: { id }, data: { attentionReason: reason.slice(0, 1000), attentionAt: new Date() } });
-  }
-
-  /**
-   * The settlement waits instead of acting (gas price above the cap, no funded relayer): the reason shows on
-   * its status record until its next transition clears it; `waiting_since` keeps the start of the wait.
-   */
-  async markWaiting(id: string, reason: string): Promise<void> {
-    await this.pool.query(
-      `UPDATE settlements SET waiting_reason = $2, waiting_since = coalesce(waiting_since, now()), updated_at = now()
-        WHERE id = $1 AND state NOT IN ('settled', 'failed')`,
-      [id, reason.slice(0, 200)],
-    );
   }
 
   /** Takes a settlement off the attention list (an operator retries it, or it reached a final state). */

@@ -54,8 +54,6 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     errorDetails: r.error_details as Settlement['errorDetails'],
     attentionReason: (r.attention_reason as string | null) ?? null,
     attentionAt: optionalDateColumn(r.attention_at),
-    waitingReason: (r.waiting_reason as string | null) ?? null,
-    waitingSince: optionalDateColumn(r.waiting_since),
     metadata: r.metadata as Settlement['metadata'],
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),

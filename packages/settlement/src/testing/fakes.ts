@@ -255,8 +255,6 @@ export function settlementFixture(
     errorDetails: null,
     attentionReason: null,
     attentionAt: null,
-    waitingReason: null,
-    waitingSince: null,
     metadata: null,
     createdAt: at,
     updatedAt: at,
