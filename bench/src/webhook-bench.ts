@@ -20,7 +20,7 @@ import { createServer, type Server } from 'node:http';
 import { Wallet } from 'ethers';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
-import { createPrismaClient, WebhookEventRepository } from '@facilitator/db';
+import { createPgPool, createPrismaClient, WebhookEventRepository } from '@facilitator/db';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
 import { verifyWebhookDelivery, WebhookEventType, WebhookOutbox } from '@facilitator/webhooks';
 import { machineInfo, versions, type MachineInfo } from './machine';
@@ -126,15 +126,17 @@ export async function runWebhookBench(): Promise<WebhookResults> {
   const receiver = startReceiver(await freePort());
   await receiver.listen();
   const prisma = createPrismaClient(database.url, { poolMax: settings.publishers });
+  const pool = createPgPool(database.url, 2);
   const producer = createRedisConnection({ url: REDIS_URL }, 'producer');
   const queues = createQueues(producer, env.QUEUE_PREFIX);
-  const outbox = new WebhookOutbox(new WebhookEventRepository(prisma), queues);
+  const outbox = new WebhookOutbox(new WebhookEventRepository(prisma, pool), queues);
   const stops: Array<() => Promise<void>> = [];
   const teardown = async () => {
     for (const stop of stops.reverse()) await stop();
     await queues.close();
     producer.disconnect();
     await prisma.$disconnect();
+    await pool.end();
     await receiver.close();
     await devnet.stop();
     await Promise.all([database.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);

@@ -74,7 +74,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const pool = createPgPool(config.databaseUrl);
   const verifications = new VerificationRepository(pool);
   const settlements = new SettlementRepository(prisma, pool);
-  const webhookEvents = new WebhookEventRepository(prisma);
+  const webhookEvents = new WebhookEventRepository(prisma, pool);
   const outbox = new WebhookOutbox(webhookEvents, queues);
   const networks = new EnabledNetworks(config.networks);
   const metrics = createMetrics('api', {

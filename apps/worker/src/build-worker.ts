@@ -73,7 +73,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     balances: keyBalances(config, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
     rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
   });
-  const webhookEvents = new WebhookEventRepository(prisma);
+  const webhookEvents = new WebhookEventRepository(prisma, pool);
   const outbox = new WebhookOutbox(webhookEvents, queues);
   const machine = new SettlementMachine({
     settlements,
