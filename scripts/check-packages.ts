@@ -51,7 +51,8 @@ for (const workspace of workspaces) {
   const runtime = new Set<string>();
   const testOnly = new Set<string>();
   for (const file of sourceFiles(path.join(workspace.dir, 'src'))) {
-    const isTest = file.endsWith('.test.ts');
+    // test files and the fakes and fixtures only tests use (src/testing/, left out of the build)
+    const isTest = file.endsWith('.test.ts') || file.includes(`${path.sep}testing${path.sep}`);
     for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
       const name = packageOf(match[1] ?? match[2] ?? match[3]);
       if (!name || name === workspace.name) continue;

@@ -6,17 +6,14 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { assertServicesUnreachable, BARE_NAMESPACE_PREAMBLE, canMakeBareNamespace, skipNote } from './support/bare-namespace';
 
 const ROOT = path.resolve(__dirname, '..');
-const canUnshare = process.getuid?.() === 0 && spawnSync('unshare', ['-n', 'true']).status === 0;
 
 const SCRIPT = `
 set -u
-ip link set lo up
-mount -t tmpfs tmpfs /var/run/postgresql
-for port in 5432 6379; do
-  if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then echo "port $port is reachable: not a bare machine" > "$OUT/error"; exit 90; fi
-done
+${BARE_NAMESPACE_PREAMBLE}
+${assertServicesUnreachable([5432, 6379])}
 node apps/devstack/dist/main.js > "$OUT/dev.log" 2>&1 &
 DEV=$!
 for _ in $(seq 1 900); do
@@ -32,7 +29,7 @@ wait $DEV
 echo $? > "$OUT/dev-exit"
 `;
 
-(canUnshare ? describe : describe.skip)('npm run dev on a bare machine', () => {
+(canMakeBareNamespace ? describe : describe.skip)('npm run dev on a bare machine', () => {
   const out = mkdtempSync(path.join(tmpdir(), 'bare-machine-'));
   // the embedded Postgres runs as the postgres user when we are root: it must reach its data directory
   chmodSync(out, 0o755);
@@ -54,7 +51,7 @@ echo $? > "$OUT/dev-exit"
       }
     };
     const log = read('dev.log');
-    const context = `exit ${run.status}; ${read('error')}\n${run.stderr}\n--- dev.log ---\n${log.slice(-4000)}`;
+    const context = `exit ${run.status}; ${run.stdout}\n${run.stderr}\n--- dev.log ---\n${log.slice(-4000)}`;
     expect({ readyz: read('readyz'), context: read('readyz') === '200' ? '' : context }).toEqual({ readyz: '200', context: '' });
     expect(log).toMatch(/postgres {5}embedded on 127\.0\.0\.1:\d+, data in .*postgres \(nothing answered at 127\.0\.0\.1:5432\)/);
     expect(log).toContain("queues       BullMQ's PostgreSQL backend in the database above (no Redis answered at 127.0.0.1:6379)");
@@ -68,4 +65,4 @@ echo $? > "$OUT/dev-exit"
   }, 300_000);
 });
 
-if (!canUnshare) process.stdout.write('skipped test/bare-machine: needs root and unshare -n to make a namespace without services\n');
+skipNote('test/bare-machine');

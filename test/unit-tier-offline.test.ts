@@ -3,23 +3,20 @@
 // another namespace, the Postgres socket directory is hidden behind an empty tmpfs).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { assertServicesUnreachable, BARE_NAMESPACE_PREAMBLE, canMakeBareNamespace, skipNote } from './support/bare-namespace';
 
 const ROOT = path.resolve(__dirname, '..');
-const canUnshare = process.getuid?.() === 0 && spawnSync('unshare', ['-n', 'true']).status === 0;
 
 // the probes must fail inside; jest's own exit status is the tier's verdict
 const SCRIPT = `
 set -u
-ip link set lo up
-mount -t tmpfs tmpfs /var/run/postgresql
-for port in 5432 6379 8545; do
-  if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then echo "port $port reachable"; exit 90; fi
-done
+${BARE_NAMESPACE_PREAMBLE}
+${assertServicesUnreachable([5432, 6379, 8545])}
 if [ -S /var/run/postgresql/.s.PGSQL.5432 ]; then echo "postgres socket visible"; exit 91; fi
 exec node_modules/.bin/jest -c jest.unit.config.ts --ci
 `;
 
-(canUnshare ? describe : describe.skip)('npm run test:unit with no services reachable', () => {
+(canMakeBareNamespace ? describe : describe.skip)('npm run test:unit with no services reachable', () => {
   it('passes in a network namespace that has only loopback', () => {
     const started = Date.now();
     const run = spawnSync('unshare', ['-n', '-m', 'bash', '-c', SCRIPT], { cwd: ROOT, encoding: 'utf8', timeout: 180_000, env: { ...process.env, CI: 'true' } });
@@ -32,4 +29,4 @@ exec node_modules/.bin/jest -c jest.unit.config.ts --ci
   }, 200_000);
 });
 
-if (!canUnshare) process.stdout.write('skipped test/unit-tier-offline: needs root and unshare -n to make a namespace without services\n');
+skipNote('test/unit-tier-offline');

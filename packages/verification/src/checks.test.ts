@@ -1,6 +1,5 @@
 import { TypedDataEncoder, Wallet } from 'ethers';
-import type { NetworkConfig } from '@facilitator/config';
-import { bytesToHex, domainSeparator, TRANSFER_WITH_AUTHORIZATION_TYPES, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
+import { bytesToHex, TRANSFER_WITH_AUTHORIZATION_TYPES, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
 import type { ChainReader } from './chain-reader';
 import {
   checkAmount,
@@ -14,32 +13,11 @@ import {
 } from './checks';
 import { FailureReason, type VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
+import { DOMAIN, MERCHANT, NETWORK, payer, SEPARATOR, stranger, TOKEN, TREASURY } from './testing/fixtures';
 
 // Each check on its own, on payments signed by a real key with ethers' generic EIP-712 signer (an
 // independent implementation of the digest the checks compute by hand).
 
-const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
-const DOMAIN: Eip712Domain = { name: 'USDC', version: '2', chainId: 84532, verifyingContract: TOKEN };
-const SEPARATOR = domainSeparator(DOMAIN);
-const NETWORK: NetworkConfig = {
-  chainId: 84532,
-  caip2: 'eip155:84532',
-  legacyName: 'base-sepolia',
-  rpcUrl: 'http://rpc.invalid',
-  rpcUrls: ['http://rpc.invalid'],
-  rpcTimeoutMs: 1000,
-  walletFactories: [],
-  tokenAddress: TOKEN,
-  confirmations: 1,
-  gasCaps: { fee: 1n, transfer: 1n, contractTransfer: 1n, walletDeploy: 1n },
-  maxFeePerGas: 1n,
-  replaceAfterMs: 1000,
-};
-
-const payer = new Wallet('0x' + '11'.repeat(32));
-const stranger = new Wallet('0x' + '22'.repeat(32));
-const MERCHANT = '0x' + 'aa'.repeat(20);
-const TREASURY = '0x' + 'bb'.repeat(20);
 const NONCE = '0x' + '0c'.repeat(32);
 const NOW = 1_700_000_000n;
 

@@ -1,47 +1,23 @@
 import { Wallet } from 'ethers';
-import type { NetworkConfig } from '@facilitator/config';
 import {
   bytesToHex,
-  domainSeparator,
   ErrorCode,
   ServiceUnavailableError,
   TRANSFER_WITH_AUTHORIZATION_TYPES,
   transferAuthorizationDigest,
-  type Eip712Domain,
   type TransferAuthorization,
 } from '@facilitator/core';
 import type { NewVerificationRow, SettlementRow, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { FailureReason } from './failure-reasons';
 import type { Payment } from './payment';
+import { DOMAIN, MERCHANT, NETWORK, payer, SEPARATOR, stranger, TOKEN, TREASURY } from './testing/fixtures';
 import { VerificationService, type VerificationServiceOptions, type VerificationStore } from './verification-service';
 
 // The engine's checks 2–7 in the spec's order, against an in-memory chain and store: which check
 // answers, what is asked of the chain, and what is stored.
 
-const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
-const DOMAIN: Eip712Domain = { name: 'USDC', version: '2', chainId: 84532, verifyingContract: TOKEN };
-const SEPARATOR = domainSeparator(DOMAIN);
-const NETWORK: NetworkConfig = {
-  chainId: 84532,
-  caip2: 'eip155:84532',
-  legacyName: 'base-sepolia',
-  rpcUrl: 'http://rpc.invalid',
-  rpcUrls: ['http://rpc.invalid'],
-  rpcTimeoutMs: 1000,
-  walletFactories: [],
-  tokenAddress: TOKEN,
-  confirmations: 1,
-  gasCaps: { fee: 1n, transfer: 1n, contractTransfer: 1n, walletDeploy: 1n },
-  maxFeePerGas: 1n,
-  replaceAfterMs: 1000,
-};
-
-const payer = new Wallet('0x' + '11'.repeat(32));
-const stranger = new Wallet('0x' + '22'.repeat(32));
 const PAYER = payer.address.toLowerCase();
-const MERCHANT = '0x' + 'aa'.repeat(20);
-const TREASURY = '0x' + 'bb'.repeat(20);
 const CONTRACT_WALLET = '0x' + 'ee'.repeat(20);
 const NONCE = '0x' + '0c'.repeat(32);
 const NOW = 1_700_000_000;
