@@ -2,8 +2,7 @@ import { Interface, JsonRpcProvider } from 'ethers';
 import { bytesToHex, domainSeparator } from '@facilitator/core';
 import type { RpcCaller } from './rpc';
 import { counterfactualCheckCall, counterfactualVerdict, parseErc6492Signature } from './erc6492';
-import { fiatTokenInterface } from './token-abi';
-import { authorizationStateData, decodeUint } from './token-calldata';
+import { UsdcClient } from './usdc-client';
 
 export interface ChainEndpoint {
   chainId: number;
@@ -29,14 +28,15 @@ const ERC1271_MAGIC = '0x1626ba7e';
  * a request: read once from the token (or configuration) and kept for the life of the process.
  */
 export class RpcChainReader {
-  private readonly endpoints = new Map<number, ChainEndpoint>();
+  private readonly endpoints = new Map<number, ChainEndpoint & { token: UsdcClient }>();
   private readonly separators = new Map<number, Promise<Uint8Array>>();
 
   constructor(endpoints: readonly ChainEndpoint[]) {
-    for (const endpoint of endpoints) this.endpoints.set(endpoint.chainId, endpoint);
+    // the token is read through UsdcClient, on the hot path's lean client
+    for (const endpoint of endpoints) this.endpoints.set(endpoint.chainId, { ...endpoint, token: new UsdcClient(endpoint.provider, endpoint.tokenAddress, endpoint.rpc) });
   }
 
-  private endpoint(chainId: number): ChainEndpoint {
+  private endpoint(chainId: number): ChainEndpoint & { token: UsdcClient } {
     const endpoint = this.endpoints.get(chainId);
     if (!endpoint) throw new Error(`network ${chainId} is not enabled`);
     return endpoint;
@@ -44,12 +44,9 @@ export class RpcChainReader {
 
   async tokenDomain(chainId: number): Promise<{ name: string; version: string; chainId: number; verifyingContract: string }> {
     const endpoint = this.endpoint(chainId);
-    const read = async (fn: 'name' | 'version') => {
-      const data = await endpoint.provider.call({ to: endpoint.tokenAddress, data: fiatTokenInterface.encodeFunctionData(fn) });
-      return fiatTokenInterface.decodeFunctionResult(fn, data)[0] as string;
-    };
-    const [name, version] = await Promise.all([endpoint.eip712Name ?? read('name'), endpoint.eip712Version ?? read('version')]);
-    return { name, version, chainId, verifyingContract: endpoint.tokenAddress };
+    const { eip712Name, eip712Version } = endpoint;
+    const read = eip712Name !== undefined && eip712Version !== undefined ? undefined : await endpoint.token.eip712NameAndVersion();
+    return { name: eip712Name ?? read!.name, version: eip712Version ?? read!.version, chainId, verifyingContract: endpoint.tokenAddress };
   }
 
   domainSeparator(chainId: number): Promise<Uint8Array> {
@@ -63,11 +60,9 @@ export class RpcChainReader {
     return separator;
   }
 
-  /** Called on every verify: the hot path's lean client and the hand-written calldata (token-calldata.ts). */
-  async isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean> {
-    const endpoint = this.endpoint(chainId);
-    const result = await endpoint.rpc.call<string>('eth_call', [{ to: endpoint.tokenAddress, data: authorizationStateData(payer, nonce) }, 'latest']);
-    return decodeUint(result) !== 0n;
+  /** Called on every verify (through the hot path's lean client). */
+  isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean> {
+    return this.endpoint(chainId).token.isAuthorizationUsed(payer, nonce);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { JsonRpcProvider } from 'ethers';
+import type { RpcCaller } from './rpc';
 import type { TransferAuthorization } from '@facilitator/core';
 import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from './token-abi';
 import { addressWord, authorizationStateData, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
@@ -14,19 +15,31 @@ export interface AuthorizationUse {
   paidToMerchant: bigint;
 }
 
-/** Reads and calldata for the one token a network settles (Circle's FiatTokenV2_2). */
+/**
+ * Reads and calldata for the one token a network settles (Circle's FiatTokenV2_2): the one token reader,
+ * for settlement (worker, CLI) and verification (RpcChainReader) alike.
+ */
 export class UsdcClient {
+  /**
+   * `calls` carries the token's `eth_call`s: by default ethers' `send` (its `call` formats and resolves the
+   * request first, which costs more than the call; a revert still comes back as ethers' CALL_EXCEPTION);
+   * verification's hot path passes its lean batching client instead.
+   */
   constructor(
     readonly provider: JsonRpcProvider,
     readonly tokenAddress: string,
+    private readonly calls: Pick<RpcCaller, 'call'> = { call: <T>(method: string, params: unknown[]) => provider.send(method, params) as Promise<T> },
   ) {}
 
-  /**
-   * `eth_call` through `send`: ethers' `call` formats and resolves the request first, which costs more
-   * than the call on this path. A revert still comes back as ethers' CALL_EXCEPTION.
-   */
   private call(data: string, from?: string): Promise<string> {
-    return this.provider.send('eth_call', [{ ...(from ? { from } : {}), to: this.tokenAddress, data }, 'latest']) as Promise<string>;
+    return this.calls.call<string>('eth_call', [{ ...(from ? { from } : {}), to: this.tokenAddress, data }, 'latest']);
+  }
+
+  /** The token's EIP-712 domain name and version, as it answers them. */
+  async eip712NameAndVersion(): Promise<{ name: string; version: string }> {
+    const read = async (fn: 'name' | 'version') => fiatTokenInterface.decodeFunctionResult(fn, await this.call(fiatTokenInterface.encodeFunctionData(fn)))[0] as string;
+    const [name, version] = await Promise.all([read('name'), read('version')]);
+    return { name, version };
   }
 
   async allowance(owner: string, spender: string): Promise<bigint> {

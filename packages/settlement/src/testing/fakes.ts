@@ -131,7 +131,6 @@ export const reverted =
  * submitted. Outcomes are confirmed unless set per purpose; every call is logged as `tx.<method>(purpose)`.
  */
 export class FakeTransactions implements TransactionProvider {
-  readonly senders: readonly string[] = [TREASURY, RELAYER_A, RELAYER_B];
   /** every request that reached the provider and was sent (not the ones refused by `submitErrors`) */
   readonly sent: TransactionRequest[] = [];
   readonly waits: Array<{ id: string; confirmations: number }> = [];
