@@ -449,6 +449,9 @@ describe('who may read deliveries', () => {
     expect((await list(others.body.verification_id).set('Authorization', `Bearer ${key}`)).body.deliveries).toEqual([]);
     const othersEvent = await stack.db.prisma.webhookEvent.findFirstOrThrow({ where: { verificationId: others.body.verification_id } });
     expect((await http.post(`/v1/webhooks/deliveries/${othersEvent.id}/redeliver`).set('Authorization', `Bearer ${key}`)).status).toBe(404);
+    // redelivering is never open either, even with API_KEYS unset
+    const redeliverWithoutKey = await http.post(`/v1/webhooks/deliveries/${othersEvent.id}/redeliver`);
+    expect({ status: redeliverWithoutKey.status, code: redeliverWithoutKey.body.error?.code }).toEqual({ status: 401, code: 'unauthorized' });
     // status records: its own with its key; another merchant's is not found
     expect((await http.get(`/v1/verifications/${own.body.verification_id}`).set('Authorization', `Bearer ${key}`)).status).toBe(200);
     expect((await http.get(`/v1/verifications/${others.body.verification_id}`).set('Authorization', `Bearer ${key}`)).status).toBe(404);

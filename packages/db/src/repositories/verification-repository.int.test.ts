@@ -1,0 +1,297 @@
+// Round trip of VerificationRepository against a real, migrated Postgres: rows written through the
+// repository (its batched INSERT) and read back through it, field by field, nulls and big values included.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IdPrefix, newId } from '@facilitator/core';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import type { SettlementState } from '../generated/prisma/client';
+import { VerificationRepository, type NewVerificationRow } from './verification-repository';
+
+let db: TestDatabase;
+let repo: VerificationRepository;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  repo = new VerificationRepository(db.pool);
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+const USDC = '0x833589fcd6e4b24b4be8d3bb2a5ec2a7c3b7a8b0';
+const PAYER = '0x1111111111111111111111111111111111111111';
+const MERCHANT = '0x2222222222222222222222222222222222222222';
+const TWO_POW_255 = (2n ** 255n).toString();
+const MAX_UINT256 = (2n ** 256n - 1n).toString();
+
+const randomNonce = () => `0x${randomBytes(32).toString('hex')}`;
+
+function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificationRow {
+  return {
+    id: newId(IdPrefix.Verification),
+    status: 'verified',
+    protocolVersion: 2,
+    surface: 'x402',
+    chainId: 8453,
+    network: 'eip155:8453',
+    tokenAddress: USDC,
+    payer: PAYER,
+    merchant: MERCHANT,
+    amount: TWO_POW_255,
+    expectedAmount: '1000000',
+    nonce: randomNonce(),
+    validAfter: '0',
+    validBefore: MAX_UINT256,
+    signature: `0x${'ab'.repeat(65)}`,
+    request: { paymentPayload: { x402Version: 2, payload: { value: TWO_POW_255 } }, paymentRequirements: { amount: '1000000', extra: null } },
+    metadata: { orderId: 'o-1', nested: { list: [1, 'two', true, null] } },
+    webhookUrl: 'https://merchant.example/hooks',
+    ...overrides,
+  };
+}
+
+/** A settlement of the payment `row` verified, in `state` (set directly: only the verification side is under test). */
+async function settlementOf(row: NewVerificationRow, state: SettlementState, merchantPaid = false): Promise<string> {
+  const id = newId(IdPrefix.Settlement);
+  await db.prisma.settlement.create({
+    data: {
+      id,
+      verificationId: row.id,
+      surface: row.surface,
+      state,
+      chainId: row.chainId,
+      tokenAddress: row.tokenAddress!,
+      payer: row.payer!,
+      merchant: row.merchant!,
+      amount: row.amount!,
+      nonce: row.nonce!,
+      feeAmount: '1000',
+      merchantPaid,
+    },
+  });
+  return id;
+}
+
+async function backdate(id: string, createdAt: Date): Promise<void> {
+  await db.pool.query('UPDATE verifications SET created_at = $2 WHERE id = $1', [id, createdAt]);
+}
+
+describe('VerificationRepository', () => {
+  it('stores every field of a verified row and reads it back with its exact types', async () => {
+    const row = verifiedRow();
+    const before = Date.now();
+    const created = await repo.create(row);
+
+    expect(created).toStrictEqual({
+      id: row.id,
+      status: 'verified',
+      protocolVersion: 2,
+      surface: 'x402',
+      chainId: 8453,
+      network: 'eip155:8453',
+      tokenAddress: USDC,
+      payer: PAYER,
+      merchant: MERCHANT,
+      amount: TWO_POW_255,
+      expectedAmount: '1000000',
+      nonce: row.nonce,
+      validAfter: '0',
+      validBefore: MAX_UINT256,
+      signature: row.signature,
+      request: row.request,
+      metadata: row.metadata,
+      webhookUrl: 'https://merchant.example/hooks',
+      failureMessage: null,
+      failureDetails: null,
+      createdAt: expect.any(Date),
+      updatedAt: expect.any(Date),
+    });
+    // the database's clock, at millisecond precision
+    expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1_000);
+    expect(created.createdAt.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect(created.updatedAt).toEqual(created.createdAt);
+
+    expect(await repo.findById(row.id)).toStrictEqual(created);
+  });
+
+  it('stores the optional fields it was not given as NULL and reads them back as null', async () => {
+    const row: NewVerificationRow = {
+      id: newId(IdPrefix.Verification),
+      status: 'rejected',
+      protocolVersion: 1,
+      surface: 'v1',
+      chainId: 84532,
+      network: 'base-sepolia',
+      request: null,
+      failureMessage: 'unsupported network',
+      failureDetails: { reason: 'unsupported_network', accepted: ['base', 'base-sepolia'] },
+    };
+    const created = await repo.create(row);
+    const found = await repo.findById(row.id);
+
+    expect(found).toStrictEqual(created);
+    expect(found).toMatchObject({ status: 'rejected', protocolVersion: 1, surface: 'v1', chainId: 84532, network: 'base-sepolia' });
+    for (const field of ['tokenAddress', 'payer', 'merchant', 'amount', 'expectedAmount', 'nonce', 'validAfter', 'validBefore', 'signature', 'request', 'metadata', 'webhookUrl'] as const) {
+      expect(found![field]).toBeNull();
+    }
+    expect(found!.failureMessage).toBe('unsupported network');
+    expect(found!.failureDetails).toStrictEqual({ reason: 'unsupported_network', accepted: ['base', 'base-sepolia'] });
+  });
+
+  it('stores many verifications arriving together, each resolving with its own row', async () => {
+    const rows = Array.from({ length: 70 }, (_, i) => verifiedRow({ amount: String(i + 1), metadata: i % 2 === 0 ? { i } : null }));
+    const created = await Promise.all(rows.map((row) => repo.create(row)));
+
+    created.forEach((record, i) => {
+      expect(record.id).toBe(rows[i].id);
+      expect(record.amount).toBe(String(i + 1));
+      expect(record.nonce).toBe(rows[i].nonce);
+      expect(record.metadata).toStrictEqual(i % 2 === 0 ? { i } : null);
+    });
+    const { rows: stored } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM verifications WHERE id = ANY($1::text[])', [rows.map((r) => r.id)]);
+    expect(stored[0].n).toBe(70);
+  });
+
+  it("rejects a duplicate id with the database's error, tagged as the database's", async () => {
+    const row = verifiedRow();
+    await repo.create(row);
+    await expect(repo.create({ ...row, nonce: randomNonce() })).rejects.toMatchObject({ code: '23505', dependency: 'database' });
+    expect((await repo.findById(row.id))!.nonce).toBe(row.nonce);
+  });
+
+  it('findById returns null for an unknown id', async () => {
+    expect(await repo.findById(newId(IdPrefix.Verification))).toBeNull();
+  });
+
+  describe('createCheckingNonce', () => {
+    it('reports no use when no settlement has the nonce, or only ones that did not consume it', async () => {
+      const first = verifiedRow();
+      expect(await repo.createCheckingNonce(first)).toEqual({ record: expect.objectContaining({ id: first.id }), usedBy: null });
+
+      await settlementOf(first, 'pending');
+      await settlementOf(first, 'collect_fee');
+      await settlementOf(first, 'failed');
+      const again = await repo.createCheckingNonce(verifiedRow({ nonce: first.nonce }));
+      expect(again.usedBy).toBeNull();
+      expect(again.record.nonce).toBe(first.nonce);
+    });
+
+    it.each(['fee_collected', 'executing', 'settled'] as const)('reports the settlement that used the nonce (%s)', async (state) => {
+      const first = verifiedRow();
+      await repo.create(first);
+      const settlementId = await settlementOf(first, state);
+
+      const { record, usedBy } = await repo.createCheckingNonce(verifiedRow({ nonce: first.nonce }));
+      expect(usedBy).toBe(settlementId);
+      expect(record.status).toBe('verified');
+      expect(await repo.findById(record.id)).toStrictEqual(record);
+    });
+
+    it('reports a failed settlement whose merchant was paid all the same', async () => {
+      const first = verifiedRow();
+      await repo.create(first);
+      const settlementId = await settlementOf(first, 'failed', true);
+      expect((await repo.createCheckingNonce(verifiedRow({ nonce: first.nonce }))).usedBy).toBe(settlementId);
+    });
+
+    it('matches on chain, token, payer and nonce together', async () => {
+      const first = verifiedRow();
+      await repo.create(first);
+      await settlementOf(first, 'settled');
+
+      const others = [
+        verifiedRow({ nonce: first.nonce, chainId: 84532 }),
+        verifiedRow({ nonce: first.nonce, tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e' }),
+        verifiedRow({ nonce: first.nonce, payer: '0x3333333333333333333333333333333333333333' }),
+        verifiedRow(),
+      ];
+      const results = await Promise.all(others.map((row) => repo.createCheckingNonce(row)));
+      expect(results.map((r) => r.usedBy)).toEqual([null, null, null, null]);
+    });
+  });
+
+  describe('reject', () => {
+    it('keeps who, what and why, and drops the request, metadata and signature', async () => {
+      const row = verifiedRow();
+      const created = await repo.create(row);
+      await sleep(5);
+
+      const rejected = await repo.reject(row.id, 'insufficient balance', { balance: '0', needed: TWO_POW_255 });
+      expect(rejected).toStrictEqual({
+        ...created,
+        status: 'rejected',
+        request: null,
+        metadata: null,
+        signature: null,
+        failureMessage: 'insufficient balance',
+        failureDetails: { balance: '0', needed: TWO_POW_255 },
+        updatedAt: expect.any(Date),
+      });
+      expect(rejected.updatedAt.getTime()).toBeGreaterThan(created.updatedAt.getTime());
+      expect(await repo.findById(row.id)).toStrictEqual(rejected);
+    });
+  });
+
+  describe('findLatestVerified', () => {
+    it('returns the newest verified row of the payment, skipping rejected ones and other payments', async () => {
+      const nonce = randomNonce();
+      await repo.create(verifiedRow({ nonce, amount: '1' }));
+      await sleep(5);
+      const newest = await repo.create(verifiedRow({ nonce, amount: '2' }));
+      await sleep(5);
+      const rejected = await repo.create(verifiedRow({ nonce, amount: '3' }));
+      await repo.reject(rejected.id, 'expired', {});
+      await repo.create(verifiedRow({ nonce, payer: '0x4444444444444444444444444444444444444444', amount: '4' }));
+
+      expect(await repo.findLatestVerified(8453, USDC, PAYER, nonce)).toStrictEqual(newest);
+      expect(await repo.findLatestVerified(84532, USDC, PAYER, nonce)).toBeNull();
+      expect(await repo.findLatestVerified(8453, USDC, PAYER, randomNonce())).toBeNull();
+    });
+  });
+
+  describe('purgeRejected', () => {
+    it('deletes old rejected rows only, leaving ones a settlement or a webhook event refers to', async () => {
+      const old = new Date('2001-01-01T00:00:00.000Z');
+      const cutoff = new Date('2001-02-01T00:00:00.000Z');
+      const make = async (status: 'verified' | 'rejected', createdAt: Date) => {
+        const row = verifiedRow();
+        await repo.create(row);
+        if (status === 'rejected') await repo.reject(row.id, 'no', {});
+        await backdate(row.id, createdAt);
+        return row;
+      };
+      const doomed = await make('rejected', old);
+      const recent = await make('rejected', new Date('2001-03-01T00:00:00.000Z'));
+      const verified = await make('verified', old);
+      const withSettlement = await make('rejected', old);
+      await settlementOf(withSettlement, 'failed');
+      const withEvent = await make('rejected', old);
+      await db.prisma.webhookEvent.create({
+        data: { id: newId(IdPrefix.WebhookEvent), eventType: 'verification.rejected', verificationId: withEvent.id, url: 'https://m.example/h', payload: {} },
+      });
+
+      expect(await repo.purgeRejected(cutoff, 100)).toBe(1);
+      expect(await repo.findById(doomed.id)).toBeNull();
+      for (const kept of [recent, verified, withSettlement, withEvent]) expect(await repo.findById(kept.id)).not.toBeNull();
+      expect(await repo.purgeRejected(cutoff, 100)).toBe(0);
+    });
+
+    it('deletes at most `limit` rows per call, oldest first', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const row = verifiedRow();
+        await repo.create(row);
+        await repo.reject(row.id, 'no', {});
+        await backdate(row.id, new Date(Date.UTC(1999, 0, 1 + i)));
+        ids.push(row.id);
+      }
+      const cutoff = new Date('2000-01-01T00:00:00.000Z');
+
+      expect(await repo.purgeRejected(cutoff, 2)).toBe(2);
+      expect(await Promise.all(ids.map((id) => repo.findById(id).then((r) => r !== null)))).toEqual([false, false, true, true, true]);
+      expect(await repo.purgeRejected(cutoff, 10)).toBe(3);
+      expect(await repo.purgeRejected(cutoff, 10)).toBe(0);
+    });
+  });
+});
