@@ -31,6 +31,11 @@ it('(e) 10,000 verifications with 4 KiB of metadata: bounded rows, rejected ones
   const report = abuseReport('e-storage', 'Filling the disk with verifications', `${VERIFIED + REJECTED} verifications carrying 4 KiB of metadata each`);
   const tooBig = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ metadata: { ...METADATA_4K, extra: 'y'.repeat(200) } }));
   report.check('metadata above 4 KiB', '400 invalid_request', `${tooBig.status} ${tooBig.body.error?.code}`);
+  // Form A (and /x402) accept extra fields up to the body limit: a verified one is kept without its body
+  const padded = await stack.http.post('/v1/verify').send((await stack.payment()).formA({ description: 'z'.repeat(60_000) }));
+  const paddedRow = await stack.db.prisma.verification.findUnique({ where: { id: padded.body.details?.verification_id ?? '' } });
+  const paddedBytes = Buffer.byteLength(JSON.stringify(paddedRow?.request ?? null), 'utf8');
+  report.check('Form A with 60 KB of extra requirement fields: verified, request kept', 'at most 8192 bytes', `${padded.status}, ${paddedBytes} bytes`);
 
   const start = await tableBytes();
   const payments = await Promise.all(Array.from({ length: VERIFIED }, () => stack.payment()));
@@ -79,6 +84,8 @@ it('(e) 10,000 verifications with 4 KiB of metadata: bounded rows, rejected ones
   report.check('sweep schedulers across two workers (the sweeper runs once across the cluster too)', 1, schedulers.filter((key) => key === 'sweep').length);
   report.save();
   expect(perRejected).toBeLessThan(1024);
+  expect(padded.status).toBe(200);
+  expect(paddedBytes).toBeLessThan(8192);
   expect(left).toBe(0);
   expect(schedulers.sort()).toEqual(['retention', 'sweep']);
 }, 240_000);

@@ -50,7 +50,7 @@ describe('loadConfig', () => {
         replaceAfterMs: 10_000,
       },
     ]);
-    expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxMetadataBytes: 4096, maxSettleWaiters: 2_000 });
+    expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxSettleWaiters: 2_000 });
     expect(config.retention).toEqual({ rejectedVerificationsMs: 30 * 86_400_000, expiredIdempotencyKeysMs: 86_400_000, intervalMs: 3_600_000 });
     expect(config.worker.settlementAttempts).toBe(12);
     // the treasury key also relays when no relayer keys are given

@@ -49,8 +49,6 @@ export interface GasCaps {
 export interface AbuseConfig {
   /** payments below this value fail verification (MIN_PAYMENT_AMOUNT; 0n: no minimum) */
   minPaymentAmount: bigint;
-  /** largest `metadata`, serialized, in bytes */
-  maxMetadataBytes: number;
   /** a payment whose fee transfer reverted may be settled again only this long after (doubling per revert) */
   feeRevertBackoffMs: number;
   /** this many fee reverts for one merchant within `merchantPauseWindowMs` pause its settlements */
@@ -172,7 +170,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
   return {
     minPaymentAmount: reader.bigint('MIN_PAYMENT_AMOUNT', feeAmount),
-    maxMetadataBytes: 4096,
     feeRevertBackoffMs: reader.integer('FEE_REVERT_BACKOFF_MS', 60_000, 0, DAY_MS),
     merchantPauseAfterReverts: reader.integer('MERCHANT_PAUSE_AFTER_REVERTS', 3, 1, 1000),
     merchantPauseWindowMs: reader.integer('MERCHANT_PAUSE_WINDOW_MS', 10 * 60_000, 1_000, DAY_MS),

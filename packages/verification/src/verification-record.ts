@@ -3,6 +3,21 @@ import type { NewVerificationRow } from '@facilitator/db';
 import type { Payment } from './payment';
 
 /**
+ * Largest request body kept with a verified payment, as JSON. Form B's free-form `metadata` has its own
+ * 4 KiB limit (400 above it); Form A and `/x402` bodies may carry any extra fields up to the body limit
+ * (x402 middleware sends the merchant's whole requirements, descriptions and output schemas included), so
+ * rather than refuse a payment for them, a larger body is not kept: the row still holds who paid whom,
+ * what and how (payer, merchant, amounts, token, nonce, validity, signature), and a stranger's verified
+ * payments cannot make rows large.
+ */
+export const MAX_STORED_REQUEST_BYTES = 8192;
+
+function storedRequest(request: unknown): object {
+  const bytes = Buffer.byteLength(JSON.stringify(request) ?? '', 'utf8');
+  return bytes <= MAX_STORED_REQUEST_BYTES ? (request as object) : { omitted: `the request was ${bytes} bytes of JSON; at most ${MAX_STORED_REQUEST_BYTES} are kept` };
+}
+
+/**
  * The row stored for a verification of `payment`: verified, or rejected with the failure's message and
  * details. A rejected one keeps who, what and why for support, not the request body, its metadata or a
  * signature (free-form and up to the body limit: a stranger's rejected requests must not fill the disk).
@@ -25,7 +40,7 @@ export function verificationRecordOf(payment: Payment, failure?: { message: stri
     validAfter: authorization.validAfter.toString(),
     validBefore: authorization.validBefore.toString(),
     signature: failure ? null : payment.signature,
-    request: failure ? null : (payment.request as object),
+    request: failure ? null : storedRequest(payment.request),
     metadata: failure ? null : ((payment.metadata as object | undefined) ?? null),
     webhookUrl: payment.webhookUrl ?? null,
     failureMessage: failure?.message ?? null,

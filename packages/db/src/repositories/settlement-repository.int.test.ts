@@ -1,0 +1,527 @@
+// Round trip of SettlementRepository against a real, migrated Postgres: settlements started, moved and
+// parked through the repository and read back through it, through both of its mappers (Prisma and pg).
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IdPrefix, newId } from '@facilitator/core';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import type { SettlementState } from '../generated/prisma/client';
+import { SettlementRepository, type FeeReservationRequest, type NewSettlementRow, type SettlementRow } from './settlement-repository';
+import { VerificationRepository } from './verification-repository';
+import { WebhookEventRepository } from './webhook-event-repository';
+
+let db: TestDatabase;
+let repo: SettlementRepository;
+let verifications: VerificationRepository;
+let events: WebhookEventRepository;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  repo = new SettlementRepository(db.prisma, db.pool);
+  verifications = new VerificationRepository(db.pool);
+  events = new WebhookEventRepository(db.prisma, db.pool);
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+const CHAIN = 8453;
+const USDC = '0x833589fcd6e4b24b4be8d3bb2a5ec2a7c3b7a8b0';
+const OTHER_TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
+const PAYER = '0x1111111111111111111111111111111111111111';
+const TWO_POW_255 = 2n ** 255n;
+
+const randomHex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
+const randomAddress = () => randomHex(20);
+
+/** A verified payment and the data to start its settlement. */
+async function newPayment(overrides: Partial<NewSettlementRow> = {}): Promise<NewSettlementRow> {
+  const verificationId = newId(IdPrefix.Verification);
+  const base = {
+    chainId: CHAIN,
+    tokenAddress: USDC,
+    payer: PAYER,
+    merchant: randomAddress(),
+    amount: TWO_POW_255.toString(),
+    nonce: randomHex(32),
+    ...overrides,
+  };
+  await verifications.create({
+    id: verificationId,
+    status: 'verified',
+    protocolVersion: 2,
+    surface: 'x402',
+    chainId: base.chainId,
+    network: 'eip155:8453',
+    tokenAddress: base.tokenAddress,
+    payer: base.payer,
+    merchant: base.merchant,
+    amount: base.amount,
+    nonce: base.nonce,
+    request: { paymentRequirements: { amount: base.amount } },
+  });
+  return {
+    id: newId(IdPrefix.Settlement),
+    verificationId,
+    paymentKey: `${base.chainId}:${base.tokenAddress}:${base.payer}:${base.nonce}`,
+    surface: 'x402',
+    feeAmount: '10000',
+    metadata: null,
+    ...base,
+    ...overrides,
+  };
+}
+
+async function started(overrides: Partial<NewSettlementRow> = {}): Promise<SettlementRow> {
+  return (await repo.createOrGetForPayment(await newPayment(overrides))).settlement;
+}
+
+/** Moves a settlement along a path of states, each step through `transition`. */
+async function walk(id: string, path: SettlementState[]): Promise<SettlementRow> {
+  let row = (await repo.findById(id))!;
+  for (const to of path) {
+    const moved = await repo.transition({ id, from: row.state, to });
+    if (!moved) throw new Error(`could not move ${id} from ${row.state} to ${to}`);
+    row = moved;
+  }
+  return row;
+}
+
+function history(settlementId: string) {
+  return db.prisma.settlementTransition.findMany({ where: { settlementId }, orderBy: { id: 'asc' } });
+}
+
+async function setUpdatedAt(id: string, at: Date): Promise<void> {
+  await db.pool.query('UPDATE settlements SET updated_at = $2 WHERE id = $1', [id, at]);
+}
+
+describe('SettlementRepository', () => {
+  describe('createOrGetForPayment', () => {
+    it('creates a pending settlement and maps every column, nulls and 2^255 amounts included', async () => {
+      const data = await newPayment({ metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() }, feeAmount: (TWO_POW_255 - 1n).toString() });
+      const before = Date.now();
+      const { settlement, created } = await repo.createOrGetForPayment(data);
+
+      expect(created).toBe(true);
+      expect(settlement).toStrictEqual({
+        id: data.id,
+        verificationId: data.verificationId,
+        paymentKey: data.paymentKey,
+        surface: 'x402',
+        state: 'pending',
+        chainId: CHAIN,
+        tokenAddress: USDC,
+        payer: PAYER,
+        merchant: data.merchant,
+        amount: TWO_POW_255.toString(),
+        nonce: data.nonce,
+        feeAmount: (TWO_POW_255 - 1n).toString(),
+        feeTxHash: null,
+        feeCollectedAt: null,
+        settlementTxHash: null,
+        settledAt: null,
+        merchantPaid: false,
+        errorCode: null,
+        errorMessage: null,
+        errorDetails: null,
+        attentionReason: null,
+        attentionAt: null,
+        metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() },
+        createdAt: expect.any(Date),
+        updatedAt: expect.any(Date),
+      });
+      expect(Math.abs(settlement.createdAt.getTime() - before)).toBeLessThan(5_000);
+
+      // the pg mapper and Prisma agree on every field
+      expect(await repo.findById(data.id)).toStrictEqual(settlement);
+      expect(await repo.findByIds([data.id])).toStrictEqual([settlement]);
+      expect((await history(data.id)).map((h) => [h.fromState, h.toState, h.note])).toEqual([[null, 'pending', null]]);
+    });
+
+    it('stores a missing metadata as null', async () => {
+      const data = await newPayment();
+      const { metadata: _metadata, ...withoutMetadata } = data;
+      const { settlement } = await repo.createOrGetForPayment(withoutMetadata);
+      expect(settlement.metadata).toBeNull();
+      expect((await repo.findById(data.id))!.metadata).toBeNull();
+    });
+
+    it('returns the live settlement of the payment instead of starting a second one', async () => {
+      const data = await newPayment();
+      const first = await repo.createOrGetForPayment(data);
+      const secondId = newId(IdPrefix.Settlement);
+      const second = await repo.createOrGetForPayment({ ...data, id: secondId, feeAmount: '1' });
+
+      expect(second.created).toBe(false);
+      expect(second.settlement).toStrictEqual(first.settlement);
+      expect(await repo.findById(secondId)).toBeNull();
+      expect(await history(data.id)).toHaveLength(1);
+    });
+
+    it('under concurrency exactly one caller creates and all get the same settlement', async () => {
+      const data = await newPayment();
+      const results = await Promise.all(Array.from({ length: 12 }, () => repo.createOrGetForPayment({ ...data, id: newId(IdPrefix.Settlement) })));
+
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      const winner = results.find((r) => r.created)!.settlement.id;
+      expect(new Set(results.map((r) => r.settlement.id))).toEqual(new Set([winner]));
+      const { rows } = await db.pool.query('SELECT id FROM settlements WHERE verification_id = $1', [data.verificationId]);
+      expect(rows).toEqual([{ id: winner }]);
+    });
+
+    it('starts a new settlement once the previous one gave its payment key up', async () => {
+      const data = await newPayment();
+      await repo.createOrGetForPayment(data);
+      const failed = await repo.transition({ id: data.id, from: 'pending', to: 'failed', data: { paymentKey: null, errorCode: 'rpc_unavailable' } });
+      expect(failed!.paymentKey).toBeNull();
+
+      const next = await repo.createOrGetForPayment({ ...data, id: newId(IdPrefix.Settlement) });
+      expect(next.created).toBe(true);
+      expect(next.settlement.id).not.toBe(data.id);
+      expect(next.settlement.paymentKey).toBe(data.paymentKey);
+    });
+  });
+
+  describe('findByIds', () => {
+    it('reads several settlements in one query and ignores unknown ids', async () => {
+      const a = await started();
+      const b = await started();
+      const found = await repo.findByIds([a.id, newId(IdPrefix.Settlement), b.id]);
+      expect(found.sort((x, y) => x.id.localeCompare(y.id))).toStrictEqual([a, b].sort((x, y) => x.id.localeCompare(y.id)));
+      expect(await repo.findByIds([])).toEqual([]);
+    });
+  });
+
+  describe('transition', () => {
+    it('moves only from the expected state, writing the fields given and a history row', async () => {
+      const s = await started();
+      await sleep(5);
+
+      expect(await repo.transition({ id: s.id, from: 'check_allowance', to: 'collect_fee' })).toBeNull();
+      expect(await repo.findById(s.id)).toEqual(s);
+      expect(await history(s.id)).toHaveLength(1);
+
+      const feeCollectedAt = new Date('2030-05-06T07:08:09.123Z');
+      const feeTxHash = randomHex(32);
+      await walk(s.id, ['check_allowance', 'collect_fee']);
+      const moved = await repo.transition({
+        id: s.id,
+        from: 'collect_fee',
+        to: 'fee_collected',
+        data: { feeTxHash, feeCollectedAt },
+        note: { gasUsed: '52000', by: 'worker-1' },
+      });
+
+      expect(moved).toStrictEqual({ ...s, state: 'fee_collected', feeTxHash, feeCollectedAt, updatedAt: expect.any(Date) });
+      expect(moved!.feeCollectedAt).toBeInstanceOf(Date);
+      expect(moved!.updatedAt.getTime()).toBeGreaterThan(s.updatedAt.getTime());
+      expect(await repo.findById(s.id)).toEqual(moved);
+      expect(await repo.findByIds([s.id])).toStrictEqual([moved]);
+      expect((await history(s.id)).map((h) => [h.fromState, h.toState, h.note])).toEqual([
+        [null, 'pending', null],
+        ['pending', 'check_allowance', null],
+        ['check_allowance', 'collect_fee', null],
+        ['collect_fee', 'fee_collected', { gasUsed: '52000', by: 'worker-1' }],
+      ]);
+    });
+
+    it('writes every updatable field, JSON error details included, and clears them with null', async () => {
+      const s = await started();
+      const settledAt = new Date('2030-01-02T03:04:05.678Z');
+      const failed = await repo.transition({
+        id: s.id,
+        from: 'pending',
+        to: 'failed',
+        data: {
+          paymentKey: null,
+          feeTxHash: randomHex(32),
+          feeCollectedAt: settledAt,
+          settlementTxHash: randomHex(32),
+          settledAt,
+          merchantPaid: true,
+          errorCode: 'transfer_reverted',
+          errorMessage: 'execution reverted',
+          errorDetails: { revert: 'FiatTokenV2: authorization is used', values: [TWO_POW_255.toString()] },
+        },
+      });
+      expect(failed).toMatchObject({
+        state: 'failed',
+        paymentKey: null,
+        settledAt,
+        merchantPaid: true,
+        errorCode: 'transfer_reverted',
+        errorMessage: 'execution reverted',
+        errorDetails: { revert: 'FiatTokenV2: authorization is used', values: [TWO_POW_255.toString()] },
+      });
+      expect(await repo.findById(s.id)).toEqual(failed);
+
+      // a transition out of failed does not exist in the machine, but the repository only checks `from`
+      const cleared = await repo.transition({ id: s.id, from: 'failed', to: 'failed', data: { errorDetails: null, errorCode: null, merchantPaid: false } });
+      expect(cleared).toMatchObject({ errorDetails: null, errorCode: null, merchantPaid: false, errorMessage: 'execution reverted', settledAt });
+      expect(await repo.findByIds([s.id])).toStrictEqual([cleared]);
+    });
+
+    it('lets exactly one of two concurrent movers win', async () => {
+      const s = await started();
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => repo.transition({ id: s.id, from: 'pending', to: 'check_allowance', note: { worker: i } })),
+      );
+      expect(results.filter((r) => r !== null)).toHaveLength(1);
+      expect(await history(s.id)).toHaveLength(2);
+    });
+
+    it('stores the event made from the moved settlement in the same transaction', async () => {
+      const s = await started();
+      const eventId = newId(IdPrefix.WebhookEvent);
+      const seen: SettlementRow[] = [];
+      const moved = await repo.transition({
+        id: s.id,
+        from: 'pending',
+        to: 'failed',
+        data: { errorCode: 'expired' },
+        event: (row) => {
+          seen.push(row);
+          return { id: eventId, eventType: 'settlement.failed', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', payload: { state: row.state, errorCode: row.errorCode } };
+        },
+      });
+
+      expect(seen).toStrictEqual([moved]);
+      const event = await events.findWithAttempts(eventId);
+      expect(event).toMatchObject({ settlementId: s.id, verificationId: s.verificationId, eventType: 'settlement.failed', status: 'pending', payload: { state: 'failed', errorCode: 'expired' } });
+    });
+
+    it('makes no event when the settlement had moved on, nor when the maker returns none', async () => {
+      const s = await started();
+      const maker = jest.fn(() => undefined);
+      expect(await repo.transition({ id: s.id, from: 'executing', to: 'settled', event: maker })).toBeNull();
+      expect(maker).not.toHaveBeenCalled();
+
+      expect(await repo.transition({ id: s.id, from: 'pending', to: 'check_allowance', event: maker })).not.toBeNull();
+      expect(maker).toHaveBeenCalledTimes(1);
+      expect(await events.list({ settlementId: s.id }, 10)).toEqual([]);
+    });
+
+    it('rolls the transition back when its event cannot be stored', async () => {
+      const s = await started();
+      const taken = await started();
+      const eventId = newId(IdPrefix.WebhookEvent);
+      await events.insert({ id: eventId, eventType: 'settlement.failed', verificationId: taken.verificationId, settlementId: taken.id, url: 'https://m.example/h', payload: {} });
+
+      await expect(
+        repo.transition({
+          id: s.id,
+          from: 'pending',
+          to: 'failed',
+          event: (row) => ({ id: eventId, eventType: 'settlement.failed', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', payload: {} }),
+        }),
+      ).rejects.toMatchObject({ code: '23505', dependency: 'database' });
+      expect((await repo.findById(s.id))!.state).toBe('pending');
+      expect(await history(s.id)).toHaveLength(1);
+    });
+  });
+
+  describe('transitionReservingFee', () => {
+    const reserve = (s: SettlementRow, fee: bigint, allowance: bigint, balance: bigint, overrides: Partial<FeeReservationRequest> = {}) =>
+      repo.transitionReservingFee(
+        { id: s.id, from: 'check_allowance', to: 'collect_fee' },
+        { merchant: s.merchant, chainId: s.chainId, tokenAddress: s.tokenAddress, fee, allowance, balance, ...overrides },
+      );
+
+    it('reserves while allowance and balance cover the fee on top of the fees in flight, and refuses beyond', async () => {
+      const merchant = randomAddress();
+      const a = await started({ merchant, feeAmount: '400' });
+      const b = await started({ merchant, feeAmount: '300' });
+      const c = await started({ merchant, feeAmount: '300' });
+      for (const s of [a, b, c]) await walk(s.id, ['check_allowance']);
+
+      const first = await reserve(a, 400n, 1_000n, 5_000n);
+      expect(first.inFlight).toBe(0n);
+      expect(first.moved).toMatchObject({ id: a.id, state: 'collect_fee' });
+
+      // exactly at the limit: 400 in flight + 300 <= min(700, 5000)
+      const second = await reserve(b, 300n, 700n, 5_000n);
+      expect(second).toEqual({ moved: expect.objectContaining({ id: b.id, state: 'collect_fee' }), inFlight: 400n });
+
+      // the balance is the tighter bound now: 700 + 300 > min(10_000, 999)
+      const refused = await reserve(c, 300n, 10_000n, 999n);
+      expect(refused).toEqual({ moved: null, inFlight: 700n });
+      expect((await repo.findById(c.id))!.state).toBe('check_allowance');
+      expect(await history(c.id)).toHaveLength(2);
+
+      // once a reserved fee leaves collect_fee it is no longer in flight
+      await repo.transition({ id: a.id, from: 'collect_fee', to: 'fee_collected' });
+      const third = await reserve(c, 300n, 10_000n, 999n);
+      expect(third).toEqual({ moved: expect.objectContaining({ id: c.id, state: 'collect_fee' }), inFlight: 300n });
+    });
+
+    it('counts only the same merchant, chain and token, and never the settlement itself', async () => {
+      const merchant = randomAddress();
+      const otherToken = await started({ merchant, tokenAddress: OTHER_TOKEN, feeAmount: '500' });
+      const otherChain = await started({ merchant, chainId: 84532, feeAmount: '500' });
+      const otherMerchant = await started({ feeAmount: '500' });
+      for (const s of [otherToken, otherChain, otherMerchant]) await walk(s.id, ['check_allowance', 'collect_fee']);
+
+      const s = await started({ merchant, feeAmount: '500' });
+      await walk(s.id, ['check_allowance', 'collect_fee']);
+      // already in collect_fee: its own fee is not counted, and the transition finds it moved on
+      expect(await reserve(s, 500n, 500n, 500n)).toEqual({ moved: null, inFlight: 0n });
+
+      const t = await started({ merchant, feeAmount: '500' });
+      await walk(t.id, ['check_allowance']);
+      expect(await reserve(t, 500n, 1_000n, 1_000n)).toEqual({ moved: expect.objectContaining({ id: t.id }), inFlight: 500n });
+    });
+
+    it('sums fees in flight beyond 64 bits exactly', async () => {
+      const merchant = randomAddress();
+      const big = await started({ merchant, feeAmount: TWO_POW_255.toString() });
+      const other = await started({ merchant, feeAmount: TWO_POW_255.toString() });
+      await walk(big.id, ['check_allowance']);
+      await walk(other.id, ['check_allowance']);
+      const max = 2n ** 256n;
+
+      expect((await reserve(big, TWO_POW_255, max, max)).inFlight).toBe(0n);
+      expect(await reserve(other, TWO_POW_255 + 1n, max, max)).toEqual({ moved: null, inFlight: TWO_POW_255 });
+      expect(await reserve(other, TWO_POW_255, max, max)).toEqual({ moved: expect.objectContaining({ state: 'collect_fee' }), inFlight: TWO_POW_255 });
+    });
+
+    it('never reserves more than the merchant can pay under concurrency', async () => {
+      const merchant = randomAddress();
+      const rows = await Promise.all(Array.from({ length: 10 }, () => started({ merchant, feeAmount: '100' })));
+      for (const s of rows) await walk(s.id, ['check_allowance']);
+
+      const results = await Promise.all(rows.map((s) => reserve(s, 100n, 350n, 1_000n)));
+      expect(results.filter((r) => r.moved !== null)).toHaveLength(3);
+      const { rows: inFlight } = await db.pool.query("SELECT count(*)::int AS n FROM settlements WHERE merchant = $1 AND state = 'collect_fee'", [merchant]);
+      expect(inFlight[0].n).toBe(3);
+    });
+  });
+
+  describe('fee reverts', () => {
+    async function failedFee(overrides: Partial<NewSettlementRow>, errorCode: string, feeTxHash: string | null): Promise<SettlementRow> {
+      const s = await started(overrides);
+      return (await repo.transition({ id: s.id, from: 'pending', to: 'failed', data: { errorCode, feeTxHash, paymentKey: null } }))!;
+    }
+
+    it('counts the merchant’s sent-and-reverted fee transfers since a time, with the latest time', async () => {
+      const merchant = randomAddress();
+      expect(await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date(0))).toEqual({ count: 0, lastAt: null });
+
+      const older = await failedFee({ merchant }, 'fee_collection_failed', randomHex(32));
+      await setUpdatedAt(older.id, new Date('2020-01-01T00:00:00.000Z'));
+      const a = await failedFee({ merchant }, 'fee_collection_failed', randomHex(32));
+      await sleep(5);
+      const b = await failedFee({ merchant }, 'fee_collection_failed', randomHex(32));
+      await failedFee({ merchant }, 'fee_collection_failed', null);
+      await failedFee({ merchant }, 'transfer_reverted', randomHex(32));
+      await failedFee({ merchant, chainId: 84532 }, 'fee_collection_failed', randomHex(32));
+
+      const reverts = await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date('2021-01-01T00:00:00.000Z'));
+      expect(reverts).toEqual({ count: 2, lastAt: b.updatedAt });
+      expect(reverts.lastAt).toBeInstanceOf(Date);
+      expect(b.updatedAt.getTime()).toBeGreaterThan(a.updatedAt.getTime());
+      expect((await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date(0))).count).toBe(3);
+    });
+
+    it('counts the reverted fee transfers of earlier settlements of one payment', async () => {
+      const nonce = randomHex(32);
+      expect(await repo.feeRevertsOfPayment(CHAIN, USDC, PAYER, nonce)).toEqual({ count: 0, lastAt: null });
+
+      await failedFee({ nonce }, 'fee_collection_failed', randomHex(32));
+      await sleep(5);
+      const last = await failedFee({ nonce }, 'fee_collection_failed', randomHex(32));
+      await failedFee({ nonce }, 'fee_collection_failed', null);
+      await failedFee({ nonce, tokenAddress: OTHER_TOKEN }, 'fee_collection_failed', randomHex(32));
+
+      expect(await repo.feeRevertsOfPayment(CHAIN, USDC, PAYER, nonce)).toEqual({ count: 2, lastAt: last.updatedAt });
+    });
+  });
+
+  describe('lookups', () => {
+    it('findNonceUse finds only a settlement that consumed the nonce or paid the merchant', async () => {
+      const nonce = randomHex(32);
+      const pending = await started({ nonce });
+      await repo.transition({ id: pending.id, from: 'pending', to: 'failed', data: { paymentKey: null } });
+      expect(await repo.findNonceUse(CHAIN, USDC, PAYER, nonce)).toBeNull();
+
+      const paid = await started({ nonce });
+      const moved = await repo.transition({ id: paid.id, from: 'pending', to: 'failed', data: { paymentKey: null, merchantPaid: true } });
+      expect(await repo.findNonceUse(CHAIN, USDC, PAYER, nonce)).toEqual(moved);
+
+      const nonce2 = randomHex(32);
+      const executing = await started({ nonce: nonce2 });
+      await walk(executing.id, ['check_allowance', 'collect_fee', 'fee_collected', 'executing']);
+      expect((await repo.findNonceUse(CHAIN, USDC, PAYER, nonce2))!.id).toBe(executing.id);
+      expect(await repo.findNonceUse(CHAIN, OTHER_TOKEN, PAYER, nonce2)).toBeNull();
+    });
+
+    it('findSettledForVerification finds the settled one only', async () => {
+      const s = await started();
+      expect(await repo.findSettledForVerification(s.verificationId)).toBeNull();
+      const settled = await walk(s.id, ['check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
+      expect(await repo.findSettledForVerification(s.verificationId)).toEqual(settled);
+    });
+
+    it('findWithVerification joins the verification, mapped as VerificationRepository maps it', async () => {
+      const s = await started({ metadata: { k: 'v' } });
+      const found = await repo.findWithVerification(s.id);
+      const { verification, ...settlement } = found!;
+
+      expect(settlement).toStrictEqual(s);
+      expect(verification).toStrictEqual(await verifications.findById(s.verificationId));
+      expect(verification.createdAt).toBeInstanceOf(Date);
+      expect(verification.request).toEqual({ paymentRequirements: { amount: TWO_POW_255.toString() } });
+      expect(verification.metadata).toBeNull();
+      expect(await repo.findWithVerification(newId(IdPrefix.Settlement))).toBeNull();
+    });
+  });
+
+  describe('attention', () => {
+    it('parks, lists oldest first, counts and clears settlements needing attention', async () => {
+      const countBefore = await repo.countNeedingAttention();
+      const a = await started();
+      const b = await started();
+      await repo.markNeedsAttention(a.id, 'x'.repeat(1_500));
+      await sleep(5);
+      await repo.markNeedsAttention(b.id, 'nonce unknown');
+
+      const parkedA = (await repo.findById(a.id))!;
+      expect(parkedA.attentionReason).toBe('x'.repeat(1_000));
+      expect(parkedA.attentionAt).toBeInstanceOf(Date);
+      expect((await repo.findByIds([a.id]))[0].attentionAt).toEqual(parkedA.attentionAt);
+      expect(await repo.countNeedingAttention()).toBe(countBefore + 2);
+
+      const listed = (await repo.findNeedingAttention(1_000)).map((s) => s.id);
+      expect(listed.indexOf(a.id)).toBeGreaterThanOrEqual(0);
+      expect(listed.indexOf(a.id)).toBeLessThan(listed.indexOf(b.id));
+      expect(await repo.findNeedingAttention(1)).toHaveLength(1);
+
+      const cleared = await repo.clearAttention(a.id);
+      expect(cleared).toMatchObject({ id: a.id, attentionReason: null, attentionAt: null });
+      expect(await repo.countNeedingAttention()).toBe(countBefore + 1);
+      expect(await repo.clearAttention(newId(IdPrefix.Settlement))).toBeNull();
+    });
+  });
+
+  describe('findStale', () => {
+    it('finds unfinished, unparked settlements not moved since a time, oldest first', async () => {
+      const oldest = await started();
+      const old = await started();
+      const settled = await started();
+      const failed = await started();
+      const parked = await started();
+      const recent = await started();
+      await walk(settled.id, ['check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
+      await repo.transition({ id: failed.id, from: 'pending', to: 'failed', data: { paymentKey: null } });
+      await repo.markNeedsAttention(parked.id, 'stuck');
+      await setUpdatedAt(oldest.id, new Date('2001-01-01T00:00:00.000Z'));
+      for (const s of [old, settled, failed, parked]) await setUpdatedAt(s.id, new Date('2001-01-02T00:00:00.000Z'));
+
+      const stale = await repo.findStale(new Date('2001-02-01T00:00:00.000Z'), 10);
+      expect(stale.map((s) => s.id)).toEqual([oldest.id, old.id]);
+      expect(stale[0].updatedAt).toEqual(new Date('2001-01-01T00:00:00.000Z'));
+      expect((await repo.findStale(new Date('2001-02-01T00:00:00.000Z'), 1)).map((s) => s.id)).toEqual([oldest.id]);
+      expect((await repo.findStale(new Date('2001-01-01T12:00:00.000Z'), 10)).map((s) => s.id)).toEqual([oldest.id]);
+      expect(recent.updatedAt.getTime()).toBeGreaterThan(Date.UTC(2001, 1, 1));
+    });
+  });
+});
