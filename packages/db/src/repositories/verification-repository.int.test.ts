@@ -212,6 +212,10 @@ describe('VerificationRepository', () => {
   });
 
   describe('reject', () => {
+    it('says so when the verification does not exist', async () => {
+      await expect(repo.reject('ver_' + '0'.repeat(32), 'no', {})).rejects.toThrow('no verification ver_00000000000000000000000000000000 to reject');
+    });
+
     it('keeps who, what and why, and drops the request, metadata and signature', async () => {
       const row = verifiedRow();
       const created = await repo.create(row);

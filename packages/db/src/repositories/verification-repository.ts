@@ -57,6 +57,8 @@ export class VerificationRepository {
 
   async reject(id: string, message: string, details: Record<string, unknown>): Promise<VerificationRow> {
     const rows = await runQuery(this.pool, { name: 'verification_reject', text: REJECT, values: [id, message, JSON.stringify(details)] });
+    // only the verification service calls this, for a row it has just stored: a missing one is a bug
+    if (rows.length === 0) throw new Error(`no verification ${id} to reject`);
     return fromColumns(rows[0]);
   }
 
