@@ -8,3 +8,4 @@ export * from './ids';
 export * from './canonical-json';
 export * from './dependency-failure';
 export * from './shared-readings';
+export * from './rpc-endpoint-snapshot';

@@ -1,3 +1,4 @@
+import type { RpcEndpointSnapshot } from '@facilitator/core';
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { QUEUE_STATES, snapshotQueue } from './queue-depth';
@@ -10,16 +11,6 @@ export interface KeyBalance {
   token: bigint;
 }
 
-/** One RPC endpoint as packages/chain reports it: by position in RPC_URL_<chainId>, never by URL (keys). */
-export interface RpcEndpointReading {
-  chainId: number;
-  endpoint: string;
-  up: boolean;
-  answered: number;
-  failed: number;
-  latencyMs: number;
-}
-
 /** Where the gauges read their values at scrape time. */
 export interface MetricSources {
   queues?: readonly Queue[];
@@ -27,7 +18,7 @@ export interface MetricSources {
   /** settlements parked for an operator (money state unknown after their job gave up) */
   needingAttention?: () => Promise<number>;
   /** every RPC endpoint of every enabled network */
-  rpcEndpoints?: () => RpcEndpointReading[];
+  rpcEndpoints?: () => RpcEndpointSnapshot[];
 }
 
 /**

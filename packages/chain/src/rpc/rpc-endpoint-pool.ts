@@ -1,5 +1,6 @@
 import { JsonRpcBatchClient, JsonRpcError } from '../json-rpc-batch-client';
-import { EndpointHealth, type HealthPolicy, type RpcEndpointSnapshot } from './endpoint-health';
+import type { RpcEndpointSnapshot } from '@facilitator/core';
+import { EndpointHealth, type HealthPolicy } from './endpoint-health';
 
 /** The one method the hot path needs: a JSON-RPC call. JsonRpcBatchClient and RpcEndpointPool both have it. */
 export interface RpcCaller {
