@@ -32,7 +32,7 @@ export interface WorkerRuntime {
 
 /** The composition root of the worker process. */
 export function buildWorker(config: WorkerProcessConfig, logger: Logger): WorkerRuntime {
-  // the settlement hot path runs on `pool` (plain pg); Prisma serves the sweeper and webhook deliveries
+  // the hot paths (settlements, webhook deliveries) run on `pool` (plain pg); Prisma serves the cold ones
   const pool = createPgPool(config.databaseUrl, Math.min(50, config.worker.settlementConcurrency + 10));
   const prisma = createPrismaClient(config.databaseUrl, { poolMax: 5 });
   // Redis or, with QUEUE_BACKEND=postgres, DATABASE_URL's database; a PostgreSQL worker's pool serves its concurrency
