@@ -12,7 +12,7 @@ import { applyMigrations, createPgPool, createPrismaClient, type SettlementState
 import { forwardTo, isEnvelope, leaksInternals, recordAnswers, statusHistogram, type AnswerRecorder, type RecordedAnswer } from '../support/answer-recorder';
 import { apiLogAbout, startApiProcess, type ApiProcess } from '../support/api-process';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
-import { startTestStack, TestStack } from '../support/test-stack';
+import { QUEUE_BACKEND, startTestStack, TestStack } from '../support/test-stack';
 import { checkLedger, ledgerStart, startSettlement, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
@@ -23,9 +23,11 @@ const DOWN_MS = 3_000;
 const SETTLE_AFTER_MS = 1_000;
 const RETRYING_CLIENTS = 8;
 const MOVING: SettlementState[] = ['collect_fee', 'fee_collected', 'executing'];
+// npm run test:postgres-queues runs it again with the queues in the same Postgres that restarts
+const onPostgresQueues = QUEUE_BACKEND === 'postgres';
 const report = new ScenarioReport(
-  '3-postgres-restart',
-  'Postgres restarted during verifies and settlements',
+  onPostgresQueues ? '3b-postgres-restart-postgres-queues' : '3-postgres-restart',
+  `Postgres restarted during verifies and settlements${onPostgresQueues ? ', with the queues in it (QUEUE_BACKEND=postgres)' : ''}`,
   `Postgres stopped (pg_ctl stop -m fast) for ${DOWN_MS / 1000} s and started again while ${COUNT} new payments arrive at 5 per second, each verified then settled (Form B), ${RETRYING_CLIENTS} clients keep re-sending settles of accepted payments, and statuses are read (compiled API process, 1 s blocks)`,
 );
 let pg: PrivatePostgres;
