@@ -10,6 +10,7 @@ const config: Config = {
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: [...(base.testPathIgnorePatterns ?? []), '\\.int\\.test\\.ts$'],
   globalSetup: undefined,
+  globalTeardown: undefined,
 };
 
 export default config;

@@ -9,7 +9,7 @@ import { merchantProof } from './support/merchant-client';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../apps/api/src/build-api';
 import { startApiProcess, type ApiProcess } from './support/api-process';
-import { startTestStack, type TestStack } from './support/test-stack';
+import { QUEUE_READINESS_CHECK, startTestStack, type TestStack } from './support/test-stack';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 let stack: TestStack;
@@ -75,7 +75,7 @@ it('/readyz names the failed RPC but never echoes its error (an RPC URL carries 
       res = await supertest(broken.app).get('/readyz');
     }
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ status: 'not_ready', checks: { postgres: 'ok', redis: 'ok', 'rpc:eip155:84532': 'failed' } });
+    expect(res.body).toEqual({ status: 'not_ready', checks: { postgres: 'ok', [QUEUE_READINESS_CHECK]: 'ok', 'rpc:eip155:84532': 'failed' } });
     expect(res.text).not.toContain(secretPath);
     expect(res.text).not.toContain('127.0.0.1:1');
   } finally {

@@ -5,7 +5,7 @@ import supertest from 'supertest';
 import { loadApiConfig } from '@facilitator/config';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../apps/api/src/build-api';
-import { startTestStack, type TestStack } from './support/test-stack';
+import { QUEUE_READINESS_CHECK, startTestStack, type TestStack } from './support/test-stack';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const SECRET_PATH = 'v2/sk-provider-key-0123456789';
@@ -35,7 +35,7 @@ it('/readyz is 200 while one endpoint answers, and names the dead one by positio
   expect(res.status).toBe(200);
   expect(res.body).toEqual({
     status: 'ready',
-    checks: { postgres: 'ok', redis: 'ok', 'rpc:eip155:84532': 'ok' },
+    checks: { postgres: 'ok', [QUEUE_READINESS_CHECK]: 'ok', 'rpc:eip155:84532': 'ok' },
     parts: { 'rpc:eip155:84532': { '1': 'down', '2': 'ok' } },
   });
   expect(res.text).not.toContain(SECRET_PATH);

@@ -6,6 +6,7 @@ import { loadConfig } from '@facilitator/config';
 import { createLogger, createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../apps/api/src/build-api';
 import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
+import { describeWithRedis } from './support/test-services';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 let stack: TestStack;
@@ -73,14 +74,15 @@ it('secrets never appear in the logs of a full run (API at silly level, worker)'
   }
 }, 30_000);
 
-describe('rate limiting', () => {
-  it('is off by default, as the spec states no limit', async () => {
-    const answers = await Promise.all(Array.from({ length: 30 }, () => http.post('/v1/verify').send({})));
-    expect(answers.every((a) => a.status === 400)).toBe(true);
-  });
+it('rate limiting is off by default, as the spec states no limit', async () => {
+  const answers = await Promise.all(Array.from({ length: 30 }, () => http.post('/v1/verify').send({})));
+  expect(answers.every((a) => a.status === 400)).toBe(true);
+});
 
+// the limit is counted in Redis, so that every API process shares it
+describeWithRedis('rate limiting', () => {
   it('when configured, limits each client across API processes with 429 and Retry-After', async () => {
-    const env = { ...stack.env, RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000' };
+    const env = { ...stack.env, QUEUE_BACKEND: 'redis', RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000' };
     const [one, two] = [buildApi(loadConfig(env), createSilentLogger()), buildApi(loadConfig(env), createSilentLogger())];
     try {
       const statuses: number[] = [];

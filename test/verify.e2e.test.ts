@@ -4,7 +4,7 @@ import { IdempotencyRepository } from '@facilitator/db';
 import { createSilentLogger } from '@facilitator/logging';
 import supertest from 'supertest';
 import { buildApi } from '../apps/api/src/build-api';
-import { startTestStack, TestStack } from './support/test-stack';
+import { startTestStack, TestStack, withStackQueues } from './support/test-stack';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -140,10 +140,8 @@ describe('POST /v1/verify, Form B', () => {
       settlement_id: null,
       status: 'verified',
     });
-    const { Queue } = await import('bullmq');
-    const queue = new Queue('webhook', { connection: { url: stack.env.REDIS_URL }, prefix: stack.config.queuePrefix });
-    expect((await queue.getJob(events[0].id))?.data).toEqual({ eventId: events[0].id });
-    await queue.close();
+    const job = await withStackQueues(stack.config, (queues) => queues.webhook.getJob(events[0].id));
+    expect(job?.data).toEqual({ eventId: events[0].id });
   });
 
   it('enqueues a verification.failed event when verification fails', async () => {

@@ -1,7 +1,6 @@
 // Attack (e): filling the disk with verifications. 10,000 verifications with 4 KiB of metadata; what each
 // costs the database, and the scheduled retention job (once across the cluster) removing the rejected ones.
-import { createQueues, createRedisConnection } from '@facilitator/queue';
-import { REDIS_URL, startTestStack, type TestStack } from '../support/test-stack';
+import { startTestStack, withStackQueues, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -76,11 +75,7 @@ it('(e) 10,000 verifications with 4 KiB of metadata: bounded rows, rejected ones
   }
   report.check('rejected verifications left after the retention job', 0, left);
   report.check('verified verifications kept', VERIFIED, await stack.db.prisma.verification.count({ where: { status: 'verified' } }));
-  const redis = createRedisConnection({ url: REDIS_URL, clusterNodes: [] }, 'producer');
-  const queues = createQueues(redis, stack.config.queuePrefix);
-  const schedulers = (await queues.maintenance.getJobSchedulers()).map((s) => s.key);
-  await queues.close();
-  redis.disconnect();
+  const schedulers = await withStackQueues(stack.config, async (queues) => (await queues.maintenance.getJobSchedulers()).map((s) => s.key));
   report.note(`growth: ${perVerified} bytes per verified row (4 KiB metadata kept once, TOAST-compressed), ${perRejected} bytes per rejected row`);
   report.check('retention schedulers across two workers', 1, schedulers.filter((key) => key === 'retention').length);
   report.check('sweep schedulers across two workers (the sweeper runs once across the cluster too)', 1, schedulers.filter((key) => key === 'sweep').length);

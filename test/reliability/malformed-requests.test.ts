@@ -18,8 +18,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { deleteQueueKeys } from '@facilitator/queue';
-import { PRICE_UNITS, REDIS_URL, stackEnv } from '../support/test-stack';
+import { deleteStackQueues, PRICE_UNITS, stackEnv } from '../support/test-stack';
 import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { ScenarioReport } from './scenario-report';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -762,12 +761,12 @@ function preview(c: Case): string {
 let devnet: Devnet | undefined;
 let db: TestDatabase | undefined;
 let api: ApiProcess | undefined;
-let queuePrefix = '';
+let stackEnvironment: Record<string, string> | undefined;
 
 beforeAll(async () => {
   [devnet, db] = await Promise.all([startDevnet(), createTestDatabase()]);
   const env = stackEnv(devnet, db.url, { API_PROCESSES: '1', LOG_LEVEL: 'warn', SETTLE_WAIT_TIMEOUT_MS: '1000' });
-  queuePrefix = env.QUEUE_PREFIX;
+  stackEnvironment = env;
   // the inspector lets the test force a full GC in the API process before reading its heap (nothing else changes)
   api = await startApiProcess(env, { inspect: true });
   GZIP_BOMB = gzipSync(`{"a":"${'0'.repeat(16 * 2 ** 20)}"}`);
@@ -776,7 +775,7 @@ beforeAll(async () => {
 afterAll(async () => {
   report.save();
   await api?.stop();
-  await Promise.all([devnet?.stop(), db?.drop(), queuePrefix ? deleteQueueKeys(REDIS_URL, queuePrefix) : undefined]);
+  await Promise.all([devnet?.stop(), db?.drop(), stackEnvironment ? deleteStackQueues(stackEnvironment) : undefined]);
 });
 
 it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays up and its memory flat`, async () => {

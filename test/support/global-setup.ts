@@ -1,11 +1,13 @@
-// Prepares the template database every test database is cloned from, and sweeps up databases that
-// crashed runs left behind. Imports only the migration runner: jest loads this file without its
+// Provides the services (an embedded Postgres where none answers, see test-services.ts), prepares the
+// template database every test database is cloned from, and sweeps up databases that crashed runs left
+// behind. Imports only the migration runner: jest loads this file without its
 // moduleNameMapper, so the generated Prisma client (with its `.js` imports) cannot be loaded here.
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { applyMigrations } from '../../packages/db/src/migrations/apply-migrations';
 import { findMigrationsDir } from '../../packages/db/src/migrations/find-migrations-dir';
 import { readMigrations } from '../../packages/db/src/migrations/read-migrations';
+import { provideTestServices } from './test-services';
 
 const DEFAULT_ADMIN_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
 const TEMPLATE_PREFIX = 'facilitator_test_template_';
@@ -89,6 +91,8 @@ async function dropLeftoverDatabases(currentTemplate: string): Promise<void> {
 }
 
 export default async function globalSetup(): Promise<void> {
+  const embedded = await provideTestServices((line) => process.stdout.write(`\n${line}\n`));
+  if (embedded) (globalThis as { embeddedTestPostgres?: typeof embedded }).embeddedTestPostgres = embedded;
   await ensureTemplateDatabase();
   await dropLeftoverDatabases(templateDatabaseName());
 }

@@ -5,15 +5,20 @@ import supertest from 'supertest';
 import { startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/devnet';
 import { loadConfig, type Config } from '@facilitator/config';
 import { authorizationToJson } from '@facilitator/core';
-import { deleteQueueKeys } from '@facilitator/queue';
+import { deleteQueueKeys, openQueueStore, queueStoreTargetOf, type Queues } from '@facilitator/queue';
 import { createSilentLogger, type Logger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
 import { createTestDatabase, type TestDatabase } from './database';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-/** `npm run test:postgres-queues` runs the pipeline's suites again with the queues on BullMQ's PostgreSQL backend */
+/**
+ * `npm run test:postgres-queues` runs the pipeline's suites again with the queues on BullMQ's PostgreSQL
+ * backend; on a machine without Redis every suite does (see test-services.ts).
+ */
 export const QUEUE_BACKEND = process.env.TEST_QUEUE_BACKEND ?? 'redis';
+/** the name /readyz gives the queues' datastore */
+export const QUEUE_READINESS_CHECK = QUEUE_BACKEND === 'redis' ? 'redis' : 'queues';
 /** the master key (at least 32 characters); merchants' own webhook secrets are encrypted with it */
 export const WEBHOOK_SECRET = 'test-webhook-master-secret-0123456789';
 
@@ -135,7 +140,26 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     async stop() {
       await Promise.all(workers.map((w) => w.stop('SIGKILL')));
       await api.close();
-      await Promise.all([devnet.stop(), db.drop(), deleteQueueKeys(REDIS_URL, config.queuePrefix)]);
+      await Promise.all([devnet.stop(), db.drop(), deleteStackQueues(env)]);
     },
   };
+}
+
+/** The stack's queues on its own datastore (Redis, or BullMQ's PostgreSQL backend), closed after `work`. */
+export async function withStackQueues<T>(config: Config, work: (queues: Queues) => Promise<T>): Promise<T> {
+  const store = openQueueStore(queueStoreTargetOf(config, 2));
+  const queues = store.openQueues();
+  try {
+    return await work(queues);
+  } finally {
+    await queues.close();
+    await store.close();
+  }
+}
+
+/** Removes a stack's queues from Redis; on the PostgreSQL backend they went with the stack's database. */
+export async function deleteStackQueues(env: Record<string, string | undefined>): Promise<void> {
+  // a test's own Redis Cluster goes away with its keys
+  if (env.QUEUE_BACKEND !== 'redis' || !env.QUEUE_PREFIX || env.REDIS_CLUSTER_NODES) return;
+  await deleteQueueKeys(env.REDIS_URL ?? REDIS_URL, env.QUEUE_PREFIX);
 }

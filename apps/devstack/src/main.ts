@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   } else {
     const dataDir = path.join(stateDir, 'postgres');
     const port = Number(env.EMBEDDED_POSTGRES_PORT ?? 54329);
-    embedded = await startEmbeddedPostgres(dataDir, port, (line) => process.stderr.write(line + '\n'));
+    embedded = await startEmbeddedPostgres(dataDir, port, (line) => process.stderr.write(line + '\n'), { stoppedByCaller: true });
     const url = new URL(embedded.adminUrl);
     url.pathname = `/${DEFAULT_DEV_DATABASE}`;
     databaseUrl = url.toString();

@@ -80,11 +80,11 @@ export class WebhookEventRepository {
   ) {}
 
   async insert(row: WebhookEventRow): Promise<void> {
-    await this.prisma.webhookEvent.create({ data: { ...row, settlementId: row.settlementId ?? undefined } });
+    await WebhookEventRepository.insertWith(this.pool, row);
   }
 
   /** Inside another repository's transaction (a final settlement transition and its event commit together). */
-  static async insertWith(client: PoolClient, row: WebhookEventRow): Promise<void> {
+  static async insertWith(client: PoolClient | Pool, row: WebhookEventRow): Promise<void> {
     await runQuery(client, {
       name: 'webhook_event_insert',
       text: INSERT,
