@@ -41,14 +41,16 @@ export function webhookSection(r: WebhookResults, settle?: SettleResults): strin
     '',
     'Events are published with `WebhookOutbox.publish` from the webhooks package — the call the API makes for `verification.completed` (row in `webhook_events`, then a job on the webhook queue) — for verifications made through the API beforehand (not timed; the API is stopped before measuring). ' +
       `The compiled worker (both queues, WEBHOOK_CONCURRENCY ${s.webhookConcurrency}, LOG_LEVEL=${s.workerLogLevel}, WEBHOOK_ALLOW_PRIVATE=true so it may reach 127.0.0.1) signs and POSTs each event to a node:http receiver in the benchmark, which checks the HMAC with \`verifyWebhookDelivery\` and answers 200. ` +
-      `Latency: from just before \`publish\` to the arrival of the signed body. **steady**: ${s.rate} events/s for ${s.seconds} s; **burst**: ${s.burstCount} events published by ${s.publishers} concurrent callers (delivered/s from the first publish to the last arrival). ${s.warmupCount} events warm the worker up first (not counted).`,
+      `Latency: from just before \`publish\` to the arrival of the signed body. **steady**: ${s.rate} events/s for ${s.seconds} s; **burst**: ${s.burstCount} events published by ${s.publishers} concurrent callers while the worker delivers (delivered/s from the first publish to the last arrival; the publisher, which production runs in the API, shares the two cores); **backlog**: ${s.burstCount} events stored and queued while the queue is paused (as after a receiver outage or a flood), then delivered: the worker's delivery capacity (delivered/s from the resume to the last arrival; latency includes the time queued). ${s.warmupCount} events warm the worker up first (not counted).`,
     '',
     ...header(['phase', 'published/s', 'delivered/s', 'p50 ms', 'p95 ms', 'p99 ms', 'arrived', 'not arrived', 'bad signature', 'failed attempts', 'worker peak RSS MiB', 'worker CPU cores']),
     phase('steady', r.steady),
     phase('burst', r.burst),
+    ...(r.backlog ? [phase('backlog', r.backlog)] : []),
     '',
     `- Worker RSS once started: ${r.workerRssAfterStart.totalMiB} MiB; peak ${rss(r.burst.workerPeakRss)} during the burst.`,
     `- CPU during the burst, in cores: ${cores(r.burst.cpu)}; machine ${Math.round(r.burst.cpu.machineBusy * 100)}% busy (bench = publisher and receiver).`,
+    ...(r.backlog ? [`- CPU while the backlog is delivered, in cores: ${cores(r.backlog.cpu)}; machine ${Math.round(r.backlog.cpu.machineBusy * 100)}% busy (bench = receiver).`] : []),
     ...(best
       ? [`- Against the best settlement rate measured by bench:settle (${n(best, 1)}/s, each settlement with a \`webhook_url\` emits 2 events): deliveries keep up with **${n(r.burst.perSecond / (2 * best), 1)}×** that event rate.`]
       : []),

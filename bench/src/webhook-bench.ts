@@ -14,8 +14,11 @@
 // with WEBHOOK_ALLOW_PRIVATE=true (what the tests use) and so NODE_ENV=development (production refuses it).
 //
 // Phases: **steady**, events published at a fixed rate (latency with little queueing); **burst**, events
-// published as fast as `publishers` concurrent calls allow (capacity: arrivals per second from the first
-// publish to the last arrival; latency is mostly queueing).
+// published as fast as `publishers` concurrent calls allow while the worker delivers (arrivals per second
+// from the first publish to the last arrival; on two cores the publisher, which production runs in the
+// API, takes a share of the CPU); **backlog**, the same number of events stored and queued while the queue
+// is paused (as after a receiver outage or a flood), then delivered: the worker's delivery capacity,
+// arrivals per second from the resume to the last arrival.
 import { createServer, type Server } from 'node:http';
 import { Wallet } from 'ethers';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
@@ -28,7 +31,7 @@ import { PaymentFactory } from './payments';
 import { sampleRss, startCpuMeter, waitForQuietMachine, type CpuUsage, type RssPeak } from './proc';
 import { envNumber, log, runBenchmarkMain, table } from './results';
 import { verifyPayments } from './settle-load';
-import { cleanupOnSignal, createDatabase, deleteRedisKeys, freePort, REDIS_URL, stackEnv, startApi, startWorker } from './stack';
+import { cleanupOnSignal, createDatabase, deleteRedisKeys, freePort, profilingArgs, REDIS_URL, stackEnv, startApi, startWorker } from './stack';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -62,6 +65,7 @@ export interface WebhookResults {
   workerRssAfterStart: RssPeak;
   steady: WebhookPhase;
   burst: WebhookPhase;
+  backlog: WebhookPhase;
 }
 
 const MASTER_SECRET = 'bench-webhook-master-secret-0123456789';
@@ -117,7 +121,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
     workerLogLevel: 'info',
   };
   const steadyCount = Math.round(settings.rate * settings.seconds);
-  const total = settings.warmupCount + steadyCount + settings.burstCount;
+  const total = settings.warmupCount + steadyCount + 2 * settings.burstCount;
   const busy = await waitForQuietMachine();
   if (busy > 0.15) log(`machine still ${Math.round(busy * 100)}% busy with other work; measuring anyway`);
   const startedAt = new Date().toISOString();
@@ -126,7 +130,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
   const receiver = startReceiver(await freePort());
   await receiver.listen();
   const prisma = createPrismaClient(database.url, { poolMax: settings.publishers });
-  const pool = createPgPool(database.url, 2);
+  const pool = createPgPool(database.url, settings.publishers);
   const producer = createRedisConnection({ url: REDIS_URL }, 'producer');
   const queues = createQueues(producer, env.QUEUE_PREFIX);
   const outbox = new WebhookOutbox(new WebhookEventRepository(prisma, pool), queues);
@@ -151,7 +155,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
     await api.stop(); // only the worker serves while measuring (a second stop() is a no-op)
 
     const concurrency: Record<string, string> = process.env.BENCH_WEBHOOK_CONCURRENCY ? { WEBHOOK_CONCURRENCY: process.env.BENCH_WEBHOOK_CONCURRENCY } : {};
-    const worker = await startWorker({ ...env, ...concurrency, LOG_LEVEL: settings.workerLogLevel });
+    const worker = await startWorker({ ...env, ...concurrency, LOG_LEVEL: settings.workerLogLevel }, profilingArgs());
     stops.push(() => worker.stop());
     const workerRssAfterStart = sampleRss(worker.child.pid!).stop();
     const trees = { worker: worker.child.pid!, anvil: devnet.pid, bench: process.pid };
@@ -196,13 +200,20 @@ export async function runWebhookBench(): Promise<WebhookResults> {
       while (Date.now() < deadline && eventIds.some((id) => !receiver.arrivals.has(id))) await sleep(50);
     };
 
-    const runPhase = async (load: string, offer: () => Promise<string[]>): Promise<WebhookPhase> => {
+    /** `offer` publishes the phase's events; `release`, when given, lets delivery begin afterwards and says when */
+    const runPhase = async (load: string, offer: () => Promise<string[]>, release?: () => Promise<number>): Promise<WebhookPhase> => {
       const before = { ...receiver.counts };
       const rss = sampleRss(worker.child.pid!);
-      const cpu = startCpuMeter({ trees });
       const offerStart = epochMs();
+      let cpu = startCpuMeter({ trees });
       const eventIds = await offer();
       const offerSeconds = (epochMs() - offerStart) / 1000;
+      let releasedAt: number | undefined;
+      if (release) {
+        cpu.stop();
+        cpu = startCpuMeter({ trees });
+        releasedAt = await release();
+      }
       await waitForArrivals(eventIds, envNumber('BENCH_WEBHOOK_TIMEOUT_SECONDS', 60) * 1000);
       const cpuUsage = cpu.stop();
       const workerPeakRss = rss.stop();
@@ -211,7 +222,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
       let last = 0;
       for (const id of eventIds) {
         const publishedAt = published.get(id)!;
-        first = Math.min(first, publishedAt);
+        first = Math.min(first, releasedAt ?? publishedAt);
         const arrivedAt = receiver.arrivals.get(id);
         if (arrivedAt === undefined) continue;
         last = Math.max(last, arrivedAt);
@@ -244,9 +255,23 @@ export async function runWebhookBench(): Promise<WebhookResults> {
     const steadyIds = verificationIds.slice(settings.warmupCount, settings.warmupCount + steadyCount);
     const steady = await runPhase(`${settings.rate} events/s for ${settings.seconds} s`, () => publishAtRate(steadyIds, settings.rate));
     log(`burst: ${settings.burstCount} events, ${settings.publishers} publishers`);
-    const burstIds = verificationIds.slice(settings.warmupCount + steadyCount);
+    const burstIds = verificationIds.slice(settings.warmupCount + steadyCount, settings.warmupCount + steadyCount + settings.burstCount);
     const burst = await runPhase(`${settings.burstCount} events, ${settings.publishers} concurrent publishers`, () => publishConcurrently(burstIds, settings.publishers));
-    return { benchmark: 'webhooks', startedAt, machine: machineInfo(), versions: await versions(), settings, workerRssAfterStart, steady, burst };
+    log(`backlog: ${settings.burstCount} events queued while the queue is paused, then delivered`);
+    const backlogIds = verificationIds.slice(settings.warmupCount + steadyCount + settings.burstCount);
+    const backlog = await runPhase(
+      `${settings.burstCount} events queued, then the queue resumed`,
+      async () => {
+        await queues.webhook.pause();
+        return publishConcurrently(backlogIds, settings.publishers);
+      },
+      async () => {
+        const at = epochMs();
+        await queues.webhook.resume();
+        return at;
+      },
+    );
+    return { benchmark: 'webhooks', startedAt, machine: machineInfo(), versions: await versions(), settings, workerRssAfterStart, steady, burst, backlog };
   } finally {
     unregister();
     await teardown();
@@ -255,11 +280,11 @@ export async function runWebhookBench(): Promise<WebhookResults> {
 
 export function printWebhooks(r: WebhookResults): void {
   const rows: Array<Array<string | number>> = [['phase', 'published/s', 'delivered/s', 'p50 ms', 'p95 ms', 'p99 ms', 'arrived', 'not arrived', 'bad sig', 'failed attempts', 'worker peak MiB']];
-  for (const [name, p] of [['steady', r.steady], ['burst', r.burst]] as const) {
+  for (const [name, p] of [['steady', r.steady], ['burst', r.burst], ['backlog', r.backlog]] as const) {
     rows.push([name, p.publishedPerSecond, p.perSecond, p.latencyMs.p50, p.latencyMs.p95, p.latencyMs.p99, p.arrived, p.notArrived, p.badSignatures, p.failedAttempts, p.workerPeakRss.totalMiB]);
   }
   process.stdout.write(`\nwebhook deliveries — ${r.machine.cpuModel}, ${r.machine.cores} cores, node ${r.machine.node}\n${table(rows)}\n`);
-  process.stdout.write(`CPU (cores) steady ${JSON.stringify(r.steady.cpu.cores)}; burst ${JSON.stringify(r.burst.cpu.cores)}\n`);
+  process.stdout.write(`CPU (cores) steady ${JSON.stringify(r.steady.cpu.cores)}; burst ${JSON.stringify(r.burst.cpu.cores)}; backlog ${JSON.stringify(r.backlog.cpu.cores)}\n`);
 }
 
 if (require.main === module) runBenchmarkMain('webhooks', runWebhookBench, printWebhooks);

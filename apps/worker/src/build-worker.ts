@@ -13,7 +13,7 @@ import {
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
-import { MerchantService, SecretBox } from '@facilitator/merchants';
+import { MerchantService, SecretBox, SigningSecretsCache } from '@facilitator/merchants';
 import { SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
@@ -96,10 +96,12 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     graceSeconds: config.webhookSecretGraceSeconds,
     feeAmount: config.feeAmount,
   });
+  // read once a second per merchant, not once per delivery (a burst of one merchant's events is one read)
+  const signingSecrets = new SigningSecretsCache((merchant) => merchants.webhookSecrets(merchant));
   const delivery = new WebhookDelivery({
     events: webhookEvents,
     // each event is signed with its merchant's own secret(s), created on first use
-    signingSecrets: (merchant) => merchants.signingSecrets(merchant),
+    signingSecrets: (merchant) => signingSecrets.signingSecrets(merchant),
     allowPrivate: config.webhookAllowPrivate,
     allowedPorts: config.webhookAllowedPorts,
     onAttemptError: (eventId, error) => logger.info('webhook attempt error', { eventId, error }),

@@ -83,12 +83,6 @@ export class MerchantService {
     return { current: current.secret, ...(previous?.retiresAt ? { previous: { secret: previous.secret, retiresAt: previous.retiresAt } } : {}) };
   }
 
-  /** Every secret that signs the merchant's deliveries now: the current one first. */
-  async signingSecrets(merchant: string): Promise<string[]> {
-    const { current, previous } = await this.webhookSecrets(merchant);
-    return previous ? [current, previous.secret] : [current];
-  }
-
   async rotateWebhookSecret(merchant: string): Promise<MerchantWebhookSecrets> {
     await this.webhookSecrets(merchant);
     await this.options.repository.rotateSecret(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant), this.options.graceSeconds);

@@ -37,6 +37,27 @@ export function publicOnlyLookup(allowPrivate: boolean): LookupFunction {
   };
 }
 
+// Connections to receivers are kept open and reused, so a burst of deliveries to one receiver does not
+// pay a TCP (and TLS) handshake each. A reused socket goes to the address checked when it was opened, so
+// reuse cannot bypass the address policy; the two policies keep separate pools all the same. Bounded: a
+// few idle sockets per receiver, closed after a few seconds, and a ceiling on open sockets in all.
+const IDLE_SOCKET_MS = 4_000;
+const POOL = { keepAlive: true, maxSockets: 64, maxFreeSockets: 32, maxTotalSockets: 1_024, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' } as const;
+const agents = new Map<string, http.Agent>();
+
+function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
+  const key = `${protocol}${allowPrivate ? 'private' : 'public'}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = protocol === 'https:' ? new https.Agent(POOL) : new http.Agent(POOL);
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+/** A receiver's answer body is read only to free its connection for the next delivery, and only this much. */
+const MAX_DRAINED_BYTES = 64 * 1024;
+
 /**
  * POSTs JSON once: no redirects followed, a hard deadline for the whole exchange, success decided by
  * the caller from the status code. Literal IP hosts are checked here (they never reach a lookup).
@@ -59,7 +80,7 @@ export function safeHttpPost(
       method: 'POST',
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString(), ...headers },
       lookup: publicOnlyLookup(options.allowPrivate),
-      agent: false,
+      agent: agentFor(target.protocol, options.allowPrivate),
     });
     let timedOut = false;
     const deadline = setTimeout(() => {
@@ -67,11 +88,18 @@ export function safeHttpPost(
       request.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
     }, options.timeoutMs);
     request.on('response', (response) => {
-      // the status decides; the body is not read, so a receiver streaming a slow body cannot hold us
+      // the status decides, at once: a receiver streaming a slow body cannot hold the delivery. The body
+      // is drained in the background so the connection can be reused; one too long or too slow loses it.
       clearTimeout(deadline);
       resolve(done({ statusCode: response.statusCode }));
+      const drainDeadline = setTimeout(() => request.destroy(), options.timeoutMs);
+      let drained = 0;
+      response.on('data', (chunk: Buffer) => {
+        drained += chunk.length;
+        if (drained > MAX_DRAINED_BYTES) request.destroy();
+      });
+      response.on('close', () => clearTimeout(drainDeadline));
       response.on('error', () => undefined);
-      request.destroy();
     });
     request.on('error', (err) => {
       clearTimeout(deadline);
