@@ -55,12 +55,13 @@ describe('Sweeper', () => {
     const t = sweeperWith(jobs, {}, { settlements: ['stl_missing', 'stl_live', 'stl_delayed', 'stl_failed', 'stl_done'], events: [] });
     const before = Date.now();
     const result = await t.sweeper.sweep();
+    const after = Date.now();
     expect(t.settlementQueue.added.sort()).toEqual(['stl_done', 'stl_failed', 'stl_missing']);
     expect(t.settlementQueue.removed.sort()).toEqual(['stl_done', 'stl_failed']);
     expect(result).toEqual({ settlements: 3, webhookEvents: 0 });
-    // "idle" means untouched for staleAfterMs
-    expect(before - t.olderThan()!.getTime()).toBeGreaterThanOrEqual(60_000);
-    expect(before - t.olderThan()!.getTime()).toBeLessThan(61_000);
+    // "idle" means untouched for staleAfterMs, counted from the sweep's own clock reading
+    expect(t.olderThan()!.getTime()).toBeGreaterThanOrEqual(before - 60_000);
+    expect(t.olderThan()!.getTime()).toBeLessThanOrEqual(after - 60_000);
   });
 
   it('enqueues a pending webhook event only when it has no job', async () => {
