@@ -98,6 +98,7 @@ export function safeHttpPost(
         drained += chunk.length;
         if (drained > MAX_DRAINED_BYTES) request.destroy();
       });
+      response.on('end', () => clearTimeout(drainDeadline));
       response.on('close', () => clearTimeout(drainDeadline));
       response.on('error', () => undefined);
     });
