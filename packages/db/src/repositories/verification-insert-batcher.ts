@@ -79,8 +79,12 @@ export class VerificationInsertBatcher {
         else waiting.reject(new Error(`verification ${waiting.row.id} was not stored`));
       }
     } catch (err) {
-      const tagged = this.tag(err);
-      for (const waiting of batch) waiting.reject(tagged);
+      // one row the database refuses must not fail the other requests of its turn: each is tried alone
+      if (batch.length > 1) {
+        for (const waiting of batch) void this.write([waiting]);
+        return;
+      }
+      batch[0].reject(this.tag(err));
     }
   }
 }

@@ -160,6 +160,18 @@ describe('VerificationRepository', () => {
     expect((await repo.findById(row.id))!.nonce).toBe(row.nonce);
   });
 
+  it('a row the database refuses fails alone, not the others of its batch', async () => {
+    const taken = verifiedRow();
+    await repo.create(taken);
+    const others = Array.from({ length: 10 }, () => verifiedRow());
+    // arriving in the same turn: one INSERT for all eleven, which the duplicate id makes fail
+    const results = await Promise.allSettled([...others.slice(0, 5), { ...taken, nonce: randomNonce() }, ...others.slice(5)].map((row) => repo.create(row)));
+    expect(results.map((r) => r.status)).toEqual([...Array(5).fill('fulfilled'), 'rejected', ...Array(5).fill('fulfilled')]);
+    expect((results[5] as PromiseRejectedResult).reason).toMatchObject({ code: '23505', dependency: 'database' });
+    const { rows: stored } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM verifications WHERE id = ANY($1::text[])', [others.map((r) => r.id)]);
+    expect(stored[0].n).toBe(10);
+  });
+
   it('findById returns null for an unknown id', async () => {
     expect(await repo.findById(newId(IdPrefix.Verification))).toBeNull();
   });
