@@ -81,3 +81,17 @@ export async function ledgerStart(stack: TestStack) {
   const [p, m, t] = await Promise.all([payer, merchant, treasury].map((a) => stack.devnet.balanceOf(a.address)));
   return { startBlock: await stack.devnet.provider.getBlockNumber(), before: { payer: p, merchant: m, treasury: t } };
 }
+
+/** "warn: settlement step failed; will retry ×12, …" from a process's JSON log lines at warn level and above */
+export function summarizeWarnings(lines: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const line of lines) {
+    try {
+      const entry = JSON.parse(line) as { level?: string; message?: string };
+      if (entry.level === 'warn' || entry.level === 'error') counts.set(`${entry.level}: ${entry.message}`, (counts.get(`${entry.level}: ${entry.message}`) ?? 0) + 1);
+    } catch {
+      // not a log line
+    }
+  }
+  return [...counts].map(([m, n]) => `${m} ×${n}`).join('; ') || 'none';
+}

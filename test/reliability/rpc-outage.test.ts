@@ -13,7 +13,7 @@ import { forwardTo, isEnvelope, leaksInternals, recordAnswers, statusHistogram, 
 import { apiLogAbout, startApiProcess, type ApiProcess } from '../support/api-process';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { startTestStack, TestStack } from '../support/test-stack';
-import { checkLedger, ledgerStart, startSettlement, verifyMany, waitAllFinal } from './flows';
+import { checkLedger, ledgerStart, startSettlement, summarizeWarnings, verifyMany, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
 const COUNT = 20;
@@ -44,19 +44,6 @@ afterAll(async () => {
   await proxy?.stop();
 });
 
-/** "settlement step failed; will retry ×12, …" from the worker's JSON log lines at warn level and above */
-function summarizeWarnings(lines: readonly string[]): string {
-  const counts = new Map<string, number>();
-  for (const line of lines) {
-    try {
-      const entry = JSON.parse(line) as { level?: string; message?: string };
-      if (entry.level === 'warn' || entry.level === 'error') counts.set(`${entry.level}: ${entry.message}`, (counts.get(`${entry.level}: ${entry.message}`) ?? 0) + 1);
-    } catch {
-      // not a log line
-    }
-  }
-  return [...counts].map(([m, n]) => `${m} ×${n}`).join('; ') || 'none';
-}
 
 async function statesOf(ids: string[]): Promise<string> {
   const rows = await stack.db.prisma.settlement.groupBy({ by: ['state'], where: { id: { in: ids } }, _count: true });

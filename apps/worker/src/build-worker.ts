@@ -21,6 +21,7 @@ import { maintenanceHandler } from './maintenance-handler';
 import { settlementHandler } from './settlement-handler';
 import { Sweeper } from './sweeper';
 import { webhookHandler } from './webhook-handler';
+import { relayerFunds, WaitingSettlements } from './chain-waits';
 import { keyBalances, recordTransition, serveWorkerMetrics } from './worker-metrics';
 
 export interface WorkerRuntime {
@@ -67,7 +68,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   );
 
   const settlements = new SettlementRepository(prisma, pool);
+  const waiting = new WaitingSettlements();
   const metrics = createMetrics('worker', {
+    waitingSettlements: () => waiting.countsByReason(),
     needingAttention: () => settlements.countNeedingAttention(),
     queues: [queues.settlement, queues.webhook],
     balances: keyBalances(config, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
@@ -85,9 +88,15 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
     outbox,
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
+    relayerFunds: relayerFunds(config, providers, metrics),
     onTransition: (t) => {
       logger.info('settlement transition', { settlementId: t.settlementId, from: t.from, to: t.to, note: t.note });
+      waiting.movedOn(t.settlementId);
       recordTransition(metrics, t);
+    },
+    onWaiting: (settlementId, reason) => {
+      waiting.waiting(settlementId, reason);
+      metrics.settlementWaits.inc({ reason });
     },
   });
   const merchants = new MerchantService({
@@ -129,7 +138,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
 
   const workers = served.map((queue) => {
     const handler = catalog[queue];
-    const worker = queueStore.openWorker(queue, (job) => handler.process(job), {
+    const worker = queueStore.openWorker(queue, (job, token) => handler.process(job, token), {
       concurrency: handler.concurrency,
       lockDuration: config.worker.lockDurationMs,
       stalledInterval: config.worker.stalledIntervalMs,

@@ -3,7 +3,8 @@ import { ALL_QUEUES, type JobDataOf, type QueueName } from '@facilitator/queue';
 
 /** Runs the jobs of one queue, whose payload type the catalog fixes (no casts of `job.data`). */
 export interface JobHandler<Data> {
-  process(job: Job<Data>): Promise<unknown>;
+  /** `token`: the job's lock token, for moving the job itself (a delay) */
+  process(job: Job<Data>, token?: string): Promise<unknown>;
   concurrency: number;
   /** retry delay after the given number of failed attempts (BullMQ custom backoff) */
   backoff?: (attemptsMade: number) => number;

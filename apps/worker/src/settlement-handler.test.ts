@@ -1,7 +1,7 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { RpcUnavailableError } from '@facilitator/chain';
 import { createSilentLogger } from '@facilitator/logging';
-import { UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
+import { SettlementWaitingError, SettlementWaitReason, UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
 import { settlementBackoff, settlementHandler } from './settlement-handler';
 
 /** A machine whose advance fails as told, recording what the handler asked of it. */
@@ -27,6 +27,21 @@ describe('settlementHandler', () => {
   it('returns the state the machine reached', async () => {
     const { machine } = fakeMachine(async () => 'settled');
     await expect(settlementHandler({ ...options, machine }).process(job(0))).resolves.toEqual({ state: 'settled' });
+  });
+
+  it('delays the job of a settlement waiting for the chain, counting no attempt and never giving up', async () => {
+    const { machine, calls } = fakeMachine(async () => {
+      throw new SettlementWaitingError('stl_1', SettlementWaitReason.GasAboveCap, 2_000);
+    });
+    const delays: Array<{ until: number; token?: string }> = [];
+    const waitingJob = { ...job(options.maxAttempts - 1), moveToDelayed: async (until: number, token?: string) => void delays.push({ until, token }) } as unknown as Job;
+    const before = Date.now();
+    await expect(settlementHandler({ ...options, machine }).process(waitingJob, 'lock-token')).rejects.toBeInstanceOf(DelayedError);
+    expect(delays).toHaveLength(1);
+    expect(delays[0].token).toBe('lock-token');
+    expect(delays[0].until).toBeGreaterThanOrEqual(before + 2_000);
+    expect(delays[0].until).toBeLessThanOrEqual(Date.now() + 2_000);
+    expect(calls.giveUp).toEqual([]);
   });
 
   it('retries a transient error until the last attempt, then gives up', async () => {

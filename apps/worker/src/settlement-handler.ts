@@ -1,7 +1,7 @@
 import type { Logger } from '@facilitator/logging';
 import type { SettlementJobData } from '@facilitator/queue';
-import { classifySettlementError, UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
-import { UnrecoverableError } from 'bullmq';
+import { classifySettlementError, SettlementWaitingError, UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
+import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { JobHandler } from './job-catalog';
 
 /** Retry delays for a settlement job whose step threw transiently (RPC or database unavailable): 0.5 s doubling to 30 s. */
@@ -20,7 +20,8 @@ export interface SettlementHandlerOptions {
 }
 
 /**
- * Runs a settlement job: advances the state machine. A permanent error gives up at once; transient ones
+ * Runs a settlement job: advances the state machine. A settlement waiting for the chain (gas above the
+ * cap, no relayer with gas) delays its job without counting an attempt. A permanent error gives up at once; transient ones
  * retry with back-off up to `maxAttempts`. Giving up ends the settlement when its money state is known,
  * else parks it for an operator; the job then fails for good (visible, and retryable, in Bull Board).
  */
@@ -29,13 +30,18 @@ export function settlementHandler(options: SettlementHandlerOptions): JobHandler
   return {
     concurrency: options.concurrency,
     backoff: settlementBackoff,
-    async process(job) {
+    async process(job, token) {
       const { settlementId } = job.data;
       try {
         const state = await machine.advance(settlementId);
         return { state };
       } catch (err) {
         if (err instanceof UnknownSettlementError) throw new UnrecoverableError(err.message);
+        if (err instanceof SettlementWaitingError) {
+          // waiting is not failing: the job comes back later, and no attempt is counted against it
+          await job.moveToDelayed(Date.now() + err.retryAfterMs, token);
+          throw new DelayedError();
+        }
         const errorClass = classifySettlementError(err);
         const attempt = job.attemptsMade + 1;
         if (errorClass === 'transient' && attempt < options.maxAttempts) {

@@ -48,6 +48,7 @@ describe('loadConfig', () => {
         gasCaps: { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n, walletDeploy: 500_000n },
         maxFeePerGas: 100_000_000_000n,
         replaceAfterMs: 10_000,
+        relayerMinBalance: 1_000_000_000_000_000n,
       },
     ]);
     expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxSettleWaiters: 2_000 });

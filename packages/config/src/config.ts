@@ -32,6 +32,8 @@ export interface NetworkConfig {
   maxFeePerGas: bigint;
   /** an unmined transaction this old is replaced with higher fees (REPLACE_AFTER_MS_<chainId>) */
   replaceAfterMs: number;
+  /** a relayer whose native balance is below this (wei) is skipped and reported dry (RELAYER_MIN_BALANCE_<chainId>) */
+  relayerMinBalance: bigint;
 }
 
 export interface GasCaps {
@@ -165,6 +167,8 @@ export const DEFAULT_GAS_CAPS: GasCaps = { fee: 100_000n, transfer: 150_000n, co
  */
 export const DEFAULT_WALLET_FACTORIES = ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'] as const;
 export const DEFAULT_MAX_FEE_PER_GAS_GWEI = 100;
+/** 0.001 ETH: about a thousand transfers at Base's usual fees, so the alert comes well before the last one */
+export const DEFAULT_RELAYER_MIN_BALANCE = 10n ** 15n;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
@@ -211,6 +215,7 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
       },
       maxFeePerGas: BigInt(reader.integer(`MAX_FEE_PER_GAS_GWEI_${id}`, DEFAULT_MAX_FEE_PER_GAS_GWEI, 1, 100_000)) * 1_000_000_000n,
       replaceAfterMs: reader.integer(`REPLACE_AFTER_MS_${id}`, 10_000, 1_000, 600_000),
+      relayerMinBalance: reader.bigint(`RELAYER_MIN_BALANCE_${id}`, DEFAULT_RELAYER_MIN_BALANCE),
     });
   }
   if (enabled.length === 0) {

@@ -19,6 +19,8 @@ export interface MetricSources {
   needingAttention?: () => Promise<number>;
   /** every RPC endpoint of every enabled network */
   rpcEndpoints?: () => RpcEndpointSnapshot[];
+  /** settlements this worker process found waiting for the chain, by reason */
+  waitingSettlements?: () => ReadonlyMap<string, number>;
 }
 
 /**
@@ -147,6 +149,30 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
       collect() {
         for (const e of sources.rpcEndpoints?.() ?? []) this.set({ chain: `eip155:${e.chainId}`, endpoint: e.endpoint }, e.latencyMs);
       },
+    }),
+    relayerDry: new Gauge({
+      name: 'x402_relayer_dry',
+      help: 'Alert: 1 when a relayer\'s native balance was below RELAYER_MIN_BALANCE_<chainId> at its last reading (it is skipped), else 0',
+      labelNames: ['chain', 'address'] as const,
+      registers: [registry],
+      aggregator: 'max',
+    }),
+    settlementsWaiting: new Gauge({
+      name: 'x402_settlements_waiting',
+      help: 'Settlements waiting in their state for the chain, by reason (gas_price_above_cap, no_funded_relayer)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+      aggregator: 'sum',
+      collect() {
+        this.reset();
+        for (const [reason, count] of sources.waitingSettlements?.() ?? []) this.set({ reason }, count);
+      },
+    }),
+    settlementWaits: new Counter({
+      name: 'x402_settlement_waits_total',
+      help: 'Times a settlement was found unable to go on and delayed, by reason',
+      labelNames: ['reason'] as const,
+      registers: [registry],
     }),
     relayerTokenBalance: new Gauge({
       name: 'x402_relayer_token_balance_units',

@@ -126,6 +126,12 @@ export const statusRecordSchema = {
     chain: { type: 'string', description: 'verifications only' },
     details: { type: 'object' },
     error: { type: 'object', description: 'settlements that failed: code, message, details' },
+    waiting: {
+      type: ['object', 'null'],
+      description:
+        'settlements only: set while the settlement waits in its state for the chain instead of failing — reason gas_price_above_cap (the base fee is above MAX_FEE_PER_GAS_GWEI_<chainId>) or no_funded_relayer (every relayer is under RELAYER_MIN_BALANCE_<chainId>) — with since and details; null otherwise',
+      properties: { reason: { enum: ['gas_price_above_cap', 'no_funded_relayer'] }, since: isoTime, details: { type: 'object' } },
+    },
   },
 } as const;
 

@@ -7,3 +7,4 @@ export * from './settlement-requests';
 export * from './settlement-events';
 export * from './error-classes';
 export * from './operator-actions';
+export * from './waiting';

@@ -1,5 +1,6 @@
 import type { SettlementState } from '@facilitator/db';
-import { SettlementMachine, UnknownSettlementError, type SettlementTransitionEvent } from './settlement-machine';
+import { SettlementMachine, UnknownSettlementError, type RelayerFunds, type SettlementTransitionEvent } from './settlement-machine';
+import { SettlementWaitingError, SettlementWaitReason } from './waiting';
 import { TRANSITIONS, canTransition } from './states';
 import type { SettlementWithVerification } from './step';
 import {
@@ -25,7 +26,10 @@ const FEE_TX_HASH = FakeTransactions.hashOf('stl_1', 'fee');
 const TRANSFER_TX_HASH = FakeTransactions.hashOf('stl_1', 'transfer');
 const STATES = Object.keys(TRANSITIONS) as SettlementState[];
 
-function harness(settlements: SettlementWithVerification[] = [settlementFixture({}, { webhookUrl: WEBHOOK_URL })]) {
+function harness(
+  settlements: SettlementWithVerification[] = [settlementFixture({}, { webhookUrl: WEBHOOK_URL })],
+  options: { relayerFunds?: RelayerFunds } = {},
+) {
   const log: string[] = [];
   const store = new FakeSettlementStore(log);
   for (const s of settlements) store.add(s);
@@ -33,6 +37,7 @@ function harness(settlements: SettlementWithVerification[] = [settlementFixture(
   const transactions = new FakeTransactions(log);
   const outbox = new FakeOutbox(log);
   const events: SettlementTransitionEvent[] = [];
+  const waits: string[] = [];
   const machine = new SettlementMachine({
     settlements: store,
     networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
@@ -45,12 +50,14 @@ function harness(settlements: SettlementWithVerification[] = [settlementFixture(
     merchantPause: { afterReverts: 3, windowMs: 600_000 },
     now: () => NOW,
     onTransition: (event) => events.push(event),
+    onWaiting: (settlementId, reason) => waits.push(`${settlementId}:${reason}`),
+    relayerFunds: options.relayerFunds,
   });
   const path = () => store.transitions.map((t) => `${t.from}->${t.to}`);
   const row = (id = 'stl_1') => store.rows.get(id)!;
   /** the calls that persist or move money, in order */
   const effects = () => log.filter((call) => /^(db\.transition|tx\.submit|tx\.waitForOutcome|outbox\.)/.test(call));
-  return { machine, store, chain, transactions, outbox, events, log, path, row, effects };
+  return { machine, store, chain, transactions, outbox, events, waits, log, path, row, effects };
 }
 
 describe('SettlementMachine.advance', () => {
@@ -329,3 +336,58 @@ describe('SettlementMachine.giveUp', () => {
   });
 });
 
+describe('SettlementMachine: waiting for the chain', () => {
+  const SPIKE = { baseFeePerGas: 150_000_000_000n, maxFeePerGasCap: 100_000_000_000n, aboveCap: true };
+
+  it('records the wait on the settlement and ends the run with SettlementWaitingError; the next run goes on and clears it', async () => {
+    const h = harness();
+    h.transactions.fee = SPIKE;
+    const error = await h.machine.advance('stl_1').catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(SettlementWaitingError);
+    expect(error).toMatchObject({ settlementId: 'stl_1', reason: SettlementWaitReason.GasAboveCap, retryAfterMs: 2_000 });
+    expect(h.row()).toMatchObject({ state: 'collect_fee', waitingReason: 'gas_price_above_cap', waitingDetail: { base_fee_per_gas: '150000000000', max_fee_per_gas_cap: '100000000000' } });
+    expect(h.row().waitingSince).toBeInstanceOf(Date);
+    expect(h.waits).toEqual(['stl_1:gas_price_above_cap']);
+    expect(h.transactions.sent).toEqual([]);
+
+    h.transactions.fee = { ...SPIKE, baseFeePerGas: 1n, aboveCap: false };
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.row()).toMatchObject({ state: 'settled', waitingReason: null, waitingSince: null, waitingDetail: null });
+    expect(h.transactions.sent.map((r) => r.purpose)).toEqual(['fee', 'transfer']);
+  });
+
+  it('skips a relayer under its minimum balance, and reports each reading', async () => {
+    const readings: string[] = [];
+    const funds: RelayerFunds = {
+      balanceOf: async (_chainId, relayer) => (relayer === RELAYER_A ? 1n : 10n ** 18n),
+      minimum: () => 10n ** 15n,
+      onReading: (_chainId, relayer, dry) => readings.push(`${relayer}:${dry ? 'dry' : 'ok'}`),
+    };
+    const h = harness([settlementFixture({}, {}), settlementFixture({ id: 'stl_2', paymentKey: 'k2', nonce: '0x' + '02'.repeat(32) }, {})], { relayerFunds: funds });
+    await h.machine.advance('stl_1');
+    await h.machine.advance('stl_2');
+    expect(h.transactions.sentFor('transfer').map((r) => r.from)).toEqual([RELAYER_B, RELAYER_B]);
+    // per settlement: before the fee, is any relayer funded (A dry, B ok); for the transfer, the turn (A dry, B ok)
+    expect(readings).toEqual(Array(4).fill([`${RELAYER_A}:dry`, `${RELAYER_B}:ok`]).flat());
+  });
+
+  it('waits with no_funded_relayer before the fee when every relayer is dry: the merchant is not charged ahead of the wait', async () => {
+    const funds: RelayerFunds = { balanceOf: async () => 0n, minimum: () => 1n };
+    const h = harness(undefined, { relayerFunds: funds });
+    await expect(h.machine.advance('stl_1')).rejects.toMatchObject({ reason: SettlementWaitReason.NoFundedRelayer, retryAfterMs: 5_000 });
+    expect(h.row()).toMatchObject({ state: 'collect_fee', waitingReason: 'no_funded_relayer' });
+    expect(h.transactions.sent).toEqual([]);
+  });
+
+  it('waits with no_funded_relayer after the fee when the relayers ran dry in between', async () => {
+    let balance = 10n ** 18n;
+    const funds: RelayerFunds = { balanceOf: async () => balance, minimum: () => 1n };
+    const h = harness(undefined, { relayerFunds: funds });
+    h.transactions.onMined.set('fee', () => {
+      balance = 0n;
+    });
+    await expect(h.machine.advance('stl_1')).rejects.toMatchObject({ reason: SettlementWaitReason.NoFundedRelayer });
+    expect(h.row()).toMatchObject({ state: 'fee_collected', waitingReason: 'no_funded_relayer' });
+    expect(h.transactions.sent.map((r) => r.purpose)).toEqual(['fee']);
+  });
+});

@@ -7,12 +7,21 @@ import { finalSettlementEvent } from './settlement-events';
 import { canTransition, isFinal } from './states';
 import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepContext, StepResult } from './step';
 import { STEPS } from './steps';
+import { isWait, SettlementWaitingError, WAIT_RETRY_MS, type SettlementWaitReason, type StepWait } from './waiting';
 
 /** What the machine reads and writes of the settlements table (a SettlementRepository). */
 export type SettlementMachineStore = Pick<
   SettlementRepository,
-  'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant'
+  'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'markWaiting' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant'
 >;
+
+/** A relayer's native balance and the minimum under which it is skipped (RELAYER_MIN_BALANCE_<chainId>). */
+export interface RelayerFunds {
+  balanceOf(chainId: number, relayer: string): Promise<bigint>;
+  minimum(chainId: number): bigint;
+  /** told after each reading: the alert metric of a dry relayer */
+  onReading?(chainId: number, relayer: string, dry: boolean): void;
+}
 
 export interface SettlementMachineOptions {
   settlements: SettlementMachineStore;
@@ -24,8 +33,12 @@ export interface SettlementMachineOptions {
   expiryMarginSeconds: number;
   outbox: Pick<WebhookOutbox, 'enqueue'>;
   merchantPause: MerchantPausePolicy;
+  /** without it every relayer counts as funded */
+  relayerFunds?: RelayerFunds;
   now?: () => number;
   onTransition?: (event: SettlementTransitionEvent) => void;
+  /** told each time a settlement is found waiting (metrics) */
+  onWaiting?: (settlementId: string, reason: SettlementWaitReason) => void;
 }
 
 export interface SettlementTransitionEvent {
@@ -53,6 +66,28 @@ export class SettlementMachine {
     this.rotation = new RelayerRotation(options.relayers);
   }
 
+  /** The next relayer in turn whose balance is at least its minimum; undefined when none is. */
+  private async nextFundedRelayer(chainId: number): Promise<string | undefined> {
+    for (let tried = 0; tried < this.options.relayers.length; tried++) {
+      const relayer = this.rotation.next();
+      if (await this.isFunded(chainId, relayer)) return relayer;
+    }
+    return undefined;
+  }
+
+  private async anyFundedRelayer(chainId: number): Promise<boolean> {
+    for (const relayer of this.options.relayers) if (await this.isFunded(chainId, relayer)) return true;
+    return false;
+  }
+
+  private async isFunded(chainId: number, relayer: string): Promise<boolean> {
+    const funds = this.options.relayerFunds;
+    if (!funds) return true;
+    const dry = (await funds.balanceOf(chainId, relayer)) < funds.minimum(chainId);
+    funds.onReading?.(chainId, relayer, dry);
+    return !dry;
+  }
+
   async advance(settlementId: string): Promise<SettlementState> {
     let settlement = await this.load(settlementId);
     // run again by an operator (Bull Board retry, or POST /v1/settlements/{id}/retry): off the attention list
@@ -61,10 +96,18 @@ export class SettlementMachine {
       if (isFinal(settlement.state)) return settlement.state;
       const state = settlement.state as keyof typeof STEPS;
       const result = await STEPS[state](this.context(settlement));
+      if (isWait(result)) return this.recordWait(settlement, result);
       const moved = await this.persistChecked(settlement, state, result);
       // null: another worker advanced it meanwhile, so what we hold is stale
       settlement = moved ? { ...moved, verification: settlement.verification } : await this.load(settlementId);
     }
+  }
+
+  /** Shows the wait on the status record, then ends this run: the job is delayed, not failed. */
+  private async recordWait(settlement: StepContext['settlement'], { wait }: StepWait): Promise<never> {
+    await this.options.settlements.markWaiting(settlement.id, settlement.state, wait.reason, wait.detail);
+    this.options.onWaiting?.(settlement.id, wait.reason);
+    throw new SettlementWaitingError(settlement.id, wait.reason, WAIT_RETRY_MS[wait.reason]);
   }
 
   /**
@@ -172,7 +215,8 @@ export class SettlementMachine {
       network,
       transactions: this.options.transactions,
       relayers,
-      nextRelayer: () => this.rotation.next(),
+      nextRelayer: () => this.nextFundedRelayer(settlement.chainId),
+      anyFundedRelayer: () => this.anyFundedRelayer(settlement.chainId),
       treasury: this.options.treasury,
       feeAmount: this.options.feeAmount,
       expiryMarginSeconds: this.options.expiryMarginSeconds,

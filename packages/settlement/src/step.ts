@@ -1,4 +1,5 @@
 import type { TransactionProvider, UsdcClient } from '@facilitator/chain';
+import type { StepWait } from './waiting';
 import type { FeeReverts, FeeReservationRequest, Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
 
 export type SettlementWithVerification = Settlement & { verification: Verification };
@@ -48,8 +49,10 @@ export interface StepContext {
   transactions: TransactionProvider;
   /** the relayer keys' addresses; the first one also dry-runs transfers */
   relayers: readonly string[];
-  /** picks the relayer for a new transfer (round robin) */
-  nextRelayer(): string;
+  /** the relayer for a new transaction (in turn, skipping those under their minimum balance); none when all are */
+  nextRelayer(): Promise<string | undefined>;
+  /** whether any relayer is at or above its minimum balance (the turn does not move) */
+  anyFundedRelayer(): Promise<boolean>;
   treasury: string;
   feeAmount: bigint;
   /** an authorization must stay valid this long when the transfer is attempted */
@@ -74,5 +77,8 @@ export interface StepResult {
   reserveFee?: { request: FeeReservationRequest; refused: (inFlight: bigint) => StepResult };
 }
 
-/** Does the work of one state and says where to go next. Must be safe to run again after a crash. */
-export type Step = (ctx: StepContext) => Promise<StepResult>;
+/**
+ * Does the work of one state and says where to go next, or that the settlement must wait in its state
+ * (nothing sent). Must be safe to run again after a crash.
+ */
+export type Step = (ctx: StepContext) => Promise<StepResult | StepWait>;

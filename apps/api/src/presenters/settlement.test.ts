@@ -35,6 +35,9 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     errorDetails: null,
     attentionReason: null,
     attentionAt: null,
+    waitingReason: null,
+    waitingSince: null,
+    waitingDetail: null,
     metadata: { order: 'A-17' },
     createdAt: CREATED,
     updatedAt: UPDATED,
@@ -81,7 +84,7 @@ describe('settlement presenters', () => {
       success: false,
       transaction: null,
       message: 'settlement in progress; poll GET /v1/settlements/stl_01',
-      details: { settlement_id: 'stl_01', verification_id: 'ver_01', status: 'pending', state: 'collect_fee' },
+      details: { settlement_id: 'stl_01', verification_id: 'ver_01', status: 'pending', state: 'collect_fee', waiting_reason: null },
     });
   });
 
@@ -122,6 +125,7 @@ describe('settlement presenters', () => {
         fee_collection_timestamp: '2024-05-01T10:00:04.000Z',
         metadata: { order: 'A-17' },
       },
+      waiting: null,
     });
   });
 
@@ -137,6 +141,19 @@ describe('settlement presenters', () => {
       metadata: {},
     });
     expect(record).not.toHaveProperty('error');
+    expect(record.waiting).toBeNull();
+  });
+
+  it('status record of a settlement waiting for the chain: why, since when, and the figures', () => {
+    const since = new Date('2024-05-01T10:00:05.000Z');
+    const detail = { base_fee_per_gas: '150000000000', max_fee_per_gas_cap: '100000000000' };
+    const row = { ...pendingRow(), waitingReason: 'gas_price_above_cap', waitingSince: since, waitingDetail: detail };
+    expect(settlementStatusRecord(row)).toMatchObject({
+      status: 'pending',
+      state: 'collect_fee',
+      waiting: { reason: 'gas_price_above_cap', since: '2024-05-01T10:00:05.000Z', details: detail },
+    });
+    expect(formASettlementPending(row).details).toMatchObject({ status: 'pending', state: 'collect_fee', waiting_reason: 'gas_price_above_cap' });
   });
 
   it('status record of a failed settlement whose fee could not be collected', () => {

@@ -40,7 +40,7 @@ export function formASettlementPending(s: Settlement) {
     success: false,
     transaction: null,
     message: `settlement in progress; poll GET /v1/settlements/${s.id}`,
-    details: { settlement_id: s.id, verification_id: s.verificationId, status: 'pending', state: s.state },
+    details: { settlement_id: s.id, verification_id: s.verificationId, status: 'pending', state: s.state, waiting_reason: s.waitingReason },
   };
 }
 
@@ -80,6 +80,8 @@ export function settlementStatusRecord(s: Settlement) {
       fee_collection_timestamp: iso(s.feeCollectedAt),
       metadata: s.metadata ?? {},
     },
+    // while it waits in its state for the chain (gas above the cap, no relayer with gas): why, and since when
+    waiting: s.waitingReason ? { reason: s.waitingReason, since: iso(s.waitingSince), details: s.waitingDetail ?? {} } : null,
     ...(s.state === 'failed' ? { error: { code: s.errorCode, message: s.errorMessage, details: s.errorDetails ?? {} } } : {}),
   };
 }

@@ -32,6 +32,9 @@ export class EndpointHealth {
 
   broke(now = Date.now()): void {
     this.failed++;
+    // calls that were in flight when it went down (a batch, a /readyz check) fail too: only a failure once
+    // the wait has passed (a retry) lengthens it
+    if (!this.up && now < this.retryAt) return;
     this.up = false;
     const wait = Math.min(this.policy.retryAfterMs * 2 ** this.downStreak, this.policy.maxRetryAfterMs);
     this.downStreak++;

@@ -38,4 +38,11 @@ describe('FeePolicy', () => {
       maxPriorityFeePerGas: gwei('1'),
     });
   });
+
+  it('prices new transactions from the reading, capped, and says when the base fee alone is above the cap', () => {
+    expect(policy.market({ baseFeePerGas: gwei('10'), maxPriorityFeePerGas: gwei('1') })).toEqual({ maxFeePerGas: gwei('21'), maxPriorityFeePerGas: gwei('1') });
+    expect(policy.market({ baseFeePerGas: gwei('60'), maxPriorityFeePerGas: gwei('1') })).toEqual({ maxFeePerGas: gwei('100'), maxPriorityFeePerGas: gwei('1') });
+    expect(policy.isAboveCap({ baseFeePerGas: gwei('100'), maxPriorityFeePerGas: gwei('1') })).toBe(false);
+    expect(policy.isAboveCap({ baseFeePerGas: gwei('100.000000001'), maxPriorityFeePerGas: 0n })).toBe(true);
+  });
 });

@@ -6,6 +6,12 @@ export type { Fees };
 
 const BASIS_POINTS = 10_000n;
 
+/** What the node says of the market now. */
+export interface MarketReading {
+  baseFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
 /**
  * EIP-1559 fees for new transactions and for replacements. A replacement must raise both fees by the
  * node's minimum bump (10% on geth and its forks) or it is refused as underpriced; we bump by at least
@@ -21,16 +27,24 @@ export class FeePolicy {
     this.bumpBasisPoints = BigInt(Math.round(bumpPercent * 100));
   }
 
-  /** Twice the latest base fee plus the node's suggested tip: stays includable through several full blocks. */
-  async market(provider: JsonRpcProvider): Promise<Fees> {
+  /** The latest block's base fee and the node's suggested tip, as the node reports them (uncapped). */
+  static async read(provider: JsonRpcProvider): Promise<MarketReading> {
     // raw answers: ethers' Block object formats every field (and hash) of the block, for one number
     const [block, tip] = await Promise.all([
       provider.send('eth_getBlockByNumber', ['latest', false]) as Promise<{ baseFeePerGas?: string } | null>,
       provider.send('eth_maxPriorityFeePerGas', []) as Promise<string>,
     ]);
-    const baseFee = block?.baseFeePerGas ? BigInt(block.baseFeePerGas) : 0n;
-    const maxPriorityFeePerGas = BigInt(tip);
-    return this.capped({ maxFeePerGas: baseFee * 2n + maxPriorityFeePerGas, maxPriorityFeePerGas });
+    return { baseFeePerGas: block?.baseFeePerGas ? BigInt(block.baseFeePerGas) : 0n, maxPriorityFeePerGas: BigInt(tip) };
+  }
+
+  /** Twice the latest base fee plus the node's suggested tip: stays includable through several full blocks. */
+  market(reading: MarketReading): Fees {
+    return this.capped({ maxFeePerGas: reading.baseFeePerGas * 2n + reading.maxPriorityFeePerGas, maxPriorityFeePerGas: reading.maxPriorityFeePerGas });
+  }
+
+  /** Whether a transaction signed under the cap can be included at this base fee at all. */
+  isAboveCap(reading: MarketReading): boolean {
+    return reading.baseFeePerGas > this.maxFeePerGasCap;
   }
 
   capped(fees: Fees): Fees {

@@ -16,6 +16,7 @@ import { resolveSendingOptions, type LocalKeyTransactionProviderOptions, type Re
 import { SigningKeyring, type SigningKey } from './signing-keyring';
 import { TransactionDispatcher } from './transaction-dispatcher';
 import type {
+  NetworkFee,
   SubmittedTransaction,
   TransactionOutcome,
   TransactionProvider,
@@ -71,6 +72,10 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
     const sent = await this.dispatcher.sendFirst(row, fees);
     this.options.logger.info('transaction broadcast', { id: sent.id, nonce: sent.nonce.toString(), hash: sent.attempts.at(-1)?.hash });
     return toSubmitted(sent);
+  }
+
+  networkFee(chainId: number): Promise<NetworkFee> {
+    return this.dispatcher.networkFee(chainId);
   }
 
   /** Only transactions with a signed version: one a crash left unsigned was never sent, and `submit` finishes it. */

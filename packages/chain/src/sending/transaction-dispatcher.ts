@@ -3,7 +3,8 @@ import type { ChainTransactionAttempt } from '@facilitator/db';
 import { keccak256, type JsonRpcProvider } from 'ethers';
 import { ChainTransactionRepository, FINAL_STATUSES, type NewAttempt, type StoredTransaction } from '@facilitator/db';
 import { NonceConsumedError, RpcUnavailableError, TransactionRejectedError } from './errors';
-import { FeePolicy, type Fees } from './fee-policy';
+import { FeePolicy, type Fees, type MarketReading } from './fee-policy';
+import type { NetworkFee } from './transaction-provider';
 import { classifyNodeError } from './node-error-classification';
 import { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-receipt';
 import { decodeRevert } from './revert-reason';
@@ -24,7 +25,7 @@ const NONCE_USED_CHECKS = 3;
  * signed version is stored before it is broadcast, and every node answer goes through classifyNodeError.
  */
 export class TransactionDispatcher {
-  private readonly marketFeeReadings = new SharedReadings<number, Fees>();
+  private readonly marketReadings = new SharedReadings<number, MarketReading>();
   private readonly headReadings = new SharedReadings<number, number>();
 
   constructor(
@@ -57,8 +58,19 @@ export class TransactionDispatcher {
    * one read (two RPC calls); a fee a little out of date is what replacement is for. Replacements read
    * afresh (`maxAgeMs` 0): the market moving is usually why they are made.
    */
-  marketFees(chainId: number, maxAgeMs = this.options.feeCacheMs): Promise<Fees> {
-    return this.marketFeeReadings.get(chainId, maxAgeMs, () => this.rpc(chainId, (provider) => this.feePolicies(chainId).market(provider)));
+  async marketFees(chainId: number, maxAgeMs = this.options.feeCacheMs): Promise<Fees> {
+    return this.feePolicies(chainId).market(await this.marketReading(chainId, maxAgeMs));
+  }
+
+  /** The network's base fee against our cap: above it, nothing we sign can be included. */
+  async networkFee(chainId: number): Promise<NetworkFee> {
+    const policy = this.feePolicies(chainId);
+    const reading = await this.marketReading(chainId, this.options.feeCacheMs);
+    return { baseFeePerGas: reading.baseFeePerGas, maxFeePerGasCap: policy.maxFeePerGasCap, aboveCap: policy.isAboveCap(reading) };
+  }
+
+  private marketReading(chainId: number, maxAgeMs: number): Promise<MarketReading> {
+    return this.marketReadings.get(chainId, maxAgeMs, () => this.rpc(chainId, (provider) => FeePolicy.read(provider)));
   }
 
   /**

@@ -45,6 +45,14 @@ export type TransactionOutcome =
   | { status: 'confirmed'; hash: string; blockNumber: number; logs: TransactionLog[] }
   | { status: 'reverted'; hash: string; blockNumber: number; reason?: string };
 
+/** The network's base fee against the highest max fee per gas we sign (MAX_FEE_PER_GAS_GWEI_<chainId>). */
+export interface NetworkFee {
+  baseFeePerGas: bigint;
+  maxFeePerGasCap: bigint;
+  /** nothing signed under the cap can be included now: new transactions wait */
+  aboveCap: boolean;
+}
+
 export interface TransactionProvider {
   /** Sends the transaction, or returns (and re-broadcasts if the node lost it) the one already sent for this key. */
   submit(request: TransactionRequest): Promise<SubmittedTransaction>;
@@ -63,4 +71,6 @@ export interface TransactionProvider {
    * with a fee bump when it stays unmined, and re-broadcasts it when the node dropped it.
    */
   waitForOutcome(transactionId: string, confirmations: number): Promise<TransactionOutcome>;
+  /** The network's fee now (read at most every few hundred ms): whether a new transaction can be included. */
+  networkFee(chainId: number): Promise<NetworkFee>;
 }

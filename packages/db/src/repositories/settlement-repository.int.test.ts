@@ -126,6 +126,9 @@ describe('SettlementRepository', () => {
         errorDetails: null,
         attentionReason: null,
         attentionAt: null,
+        waitingReason: null,
+        waitingSince: null,
+        waitingDetail: null,
         metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() },
         createdAt: expect.any(Date),
         updatedAt: expect.any(Date),
@@ -472,6 +475,33 @@ describe('SettlementRepository', () => {
       expect(verification.request).toEqual({ paymentRequirements: { amount: TWO_POW_255.toString() } });
       expect(verification.metadata).toBeNull();
       expect(await repo.findWithVerification(newId(IdPrefix.Settlement))).toBeNull();
+    });
+  });
+
+  describe('markWaiting', () => {
+    it('shows a wait on the row, keeps its start while the reason holds, and the next transition clears it', async () => {
+      const s = await walk((await started()).id, ['check_allowance', 'collect_fee']);
+      const detail = { base_fee_per_gas: '150000000000', max_fee_per_gas_cap: '100000000000' };
+      expect(await repo.markWaiting(s.id, 'collect_fee', 'gas_price_above_cap', detail)).toBe(true);
+      const first = (await repo.findById(s.id))!;
+      expect(first).toMatchObject({ state: 'collect_fee', waitingReason: 'gas_price_above_cap', waitingDetail: detail });
+      expect(first.waitingSince).toBeInstanceOf(Date);
+      expect((await repo.findByIds([s.id]))[0]).toStrictEqual(first);
+
+      await sleep(20);
+      expect(await repo.markWaiting(s.id, 'collect_fee', 'gas_price_above_cap', { ...detail, base_fee_per_gas: '160000000000' })).toBe(true);
+      const again = (await repo.findById(s.id))!;
+      expect(again.waitingSince).toEqual(first.waitingSince);
+      expect(again.waitingDetail).toMatchObject({ base_fee_per_gas: '160000000000' });
+
+      // not from a state it has left
+      expect(await repo.markWaiting(s.id, 'fee_collected', 'no_funded_relayer', {})).toBe(false);
+      const moved = await repo.transition({ id: s.id, from: 'collect_fee', to: 'fee_collected' });
+      expect(moved).toMatchObject({ waitingReason: null, waitingSince: null, waitingDetail: null });
+      expect(await repo.markWaiting(s.id, 'fee_collected', 'no_funded_relayer', {})).toBe(true);
+      const other = (await repo.findById(s.id))!;
+      expect(other.waitingReason).toBe('no_funded_relayer');
+      expect(other.waitingSince!.getTime()).toBeGreaterThan(first.waitingSince!.getTime());
     });
   });
 

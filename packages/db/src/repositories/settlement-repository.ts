@@ -73,7 +73,8 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
   });
   const text = `
     WITH moved AS (
-      UPDATE settlements SET state = $3::"SettlementState", updated_at = now()${sets.join('')}
+      UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
+             waiting_reason = NULL, waiting_since = NULL, waiting_detail = NULL${sets.join('')}
        WHERE id = $1 AND state = $2::"SettlementState" RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
@@ -234,6 +235,23 @@ export class SettlementRepository {
       values: [chainId, tokenAddress, payer, nonce],
     });
     return { count: row.reverts as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
+  }
+
+  /**
+   * The settlement waits in `state` for the chain (see SettlementWaitReason): the reason and its detail
+   * are shown on its status record; `since` keeps the start of the wait. False when it left that state.
+   */
+  async markWaiting(id: string, state: SettlementState, reason: string, detail: object): Promise<boolean> {
+    const rows = await runQuery(this.pool, {
+      name: 'settlement_mark_waiting',
+      text: `UPDATE settlements
+                SET waiting_since = CASE WHEN waiting_reason = $3 THEN waiting_since ELSE now() END,
+                    updated_at = CASE WHEN waiting_reason = $3 THEN updated_at ELSE now() END,
+                    waiting_reason = $3, waiting_detail = $4::jsonb
+              WHERE id = $1 AND state = $2::"SettlementState" RETURNING id`,
+      values: [id, state, reason, JSON.stringify(detail)],
+    });
+    return rows.length > 0;
   }
 
   /** Parks a settlement for an operator: its job ran out of attempts while the money state is unknown. */

@@ -1,7 +1,9 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
 import { approvalCommands } from '../approval-command';
-import { failed, feeCollectionFailed, insufficientAllowance } from '../failures';
+import { authorizationOf } from '../authorization';
+import { failed, feeCollectionFailed, insufficientAllowance, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
+import { authorizationStillValid, waitForGas, waitForRelayers, type StepWait } from '../waiting';
 
 /**
  * `collect_fee`: `transferFrom(merchant, treasury, fee)` sent by the treasury. The transaction provider
@@ -9,11 +11,22 @@ import type { Step, StepContext, StepResult } from '../step';
  */
 export const collectFee: Step = async (ctx) => {
   const sent = await ctx.transactions.find(ctx.settlement.id, 'fee');
-  return awaitFee(ctx, sent?.id ?? (await sendFee(ctx)));
+  if (sent) return awaitFee(ctx, sent.id);
+  const sending = await sendFee(ctx);
+  return typeof sending === 'string' ? awaitFee(ctx, sending) : sending;
 };
 
-/** Sends the fee, or returns the failure that makes sending pointless. */
-async function sendFee(ctx: StepContext): Promise<string | StepResult> {
+/** Sends the fee, or returns the failure that makes sending pointless, or the wait for the chain. */
+async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait> {
+  // a settlement that waited (gas above the cap) may have outlived its authorization: no fee for it then
+  if (!authorizationStillValid(ctx)) {
+    return failed(settlementDoomed('authorization expired before the fee could be sent', { validBefore: authorizationOf(ctx.settlement).validBefore.toString() }), true);
+  }
+  const gas = await waitForGas(ctx);
+  if (gas) return gas;
+  // no fee for a transfer that no relayer could send now: the merchant is not charged ahead of a long wait
+  const relayers = await waitForRelayers(ctx);
+  if (relayers) return relayers;
   const { merchant } = ctx.settlement;
   const { usdc } = ctx.network;
   const balance = await usdc.balanceOf(merchant);
@@ -51,8 +64,7 @@ async function wouldRevert(ctx: StepContext, reason: string, balance: bigint): P
   return failed(insufficientAllowance({ required: ctx.feeAmount, available, merchant, treasury: ctx.treasury, ...commands }), true);
 }
 
-async function awaitFee(ctx: StepContext, sent: string | StepResult): Promise<StepResult> {
-  if (typeof sent !== 'string') return sent;
+async function awaitFee(ctx: StepContext, sent: string): Promise<StepResult> {
   const outcome = await ctx.transactions.waitForOutcome(sent, ctx.network.confirmations);
   if (outcome.status === 'confirmed') {
     return { to: 'fee_collected', data: { feeTxHash: outcome.hash, feeCollectedAt: new Date() }, note: { fee_tx_hash: outcome.hash } };

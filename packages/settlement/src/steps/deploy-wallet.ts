@@ -2,6 +2,7 @@ import { GasCapExceededError, parseErc6492Signature, TransactionWouldRevertError
 import { rawSignatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
+import { fundedRelayer, isWait, waitForGas, type StepWait } from '../waiting';
 import { preflight } from './preflight';
 
 /**
@@ -44,18 +45,22 @@ export const deployWallet: Step = async (ctx) => {
     }
   }
   const next = await preflight(ctx);
-  return { ...next, note: { ...next.note, wallet_deployed: true } };
+  return isWait(next) ? next : { ...next, note: { ...next.note, wallet_deployed: true } };
 };
 
-async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<string | StepResult> {
+async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<string | StepResult | StepWait> {
   const existing = await ctx.transactions.find(ctx.settlement.id, 'wallet_deploy');
   if (existing) return existing.id;
+  const gas = await waitForGas(ctx);
+  if (gas) return gas;
+  const relayer = await fundedRelayer(ctx);
+  if (typeof relayer !== 'string') return relayer;
   try {
     const tx = await ctx.transactions.submit({
       settlementId: ctx.settlement.id,
       purpose: 'wallet_deploy',
       chainId: ctx.network.chainId,
-      from: ctx.nextRelayer(),
+      from: relayer,
       to: wrapped.factory,
       data: wrapped.factoryCalldata,
       gasCap: ctx.network.gasCaps.walletDeploy,

@@ -1,6 +1,6 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
 import type { TransferAuthorization } from '@facilitator/core';
-import type { StepResult } from '../step';
+import type { Step, StepContext, StepResult } from '../step';
 import {
   AMOUNT,
   CHAIN_ID,
@@ -28,13 +28,29 @@ import {
   TREASURY,
   type StepHarness,
 } from '../testing/fakes';
-import { checkAllowance } from './check-allowance';
-import { collectFee } from './collect-fee';
-import { confirmTransfer } from './confirm-transfer';
-import { deployWallet } from './deploy-wallet';
-import { preflight } from './preflight';
-import { submitTransfer } from './submit-transfer';
+import { isWait, SettlementWaitReason } from '../waiting';
+import { checkAllowance as checkAllowanceStep } from './check-allowance';
+import { collectFee as collectFeeStep } from './collect-fee';
+import { confirmTransfer as confirmTransferStep } from './confirm-transfer';
+import { deployWallet as deployWalletStep } from './deploy-wallet';
+import { preflight as preflightStep } from './preflight';
+import { submitTransfer as submitTransferStep } from './submit-transfer';
 import { transferNotExecuted } from './transfer-not-executed';
+
+/** The step, for the tests that expect it to move on (a wait fails them); the waits have tests of their own. */
+function moving(step: Step): (ctx: StepContext) => Promise<StepResult> {
+  return async (ctx) => {
+    const result = await step(ctx);
+    if (isWait(result)) throw new Error(`unexpected wait: ${result.wait.reason}`);
+    return result;
+  };
+}
+const checkAllowance = moving(checkAllowanceStep);
+const collectFee = moving(collectFeeStep);
+const confirmTransfer = moving(confirmTransferStep);
+const deployWallet = moving(deployWalletStep);
+const preflight = moving(preflightStep);
+const submitTransfer = moving(submitTransferStep);
 
 const AUTH: TransferAuthorization = {
   from: PAYER,
@@ -503,6 +519,73 @@ describe('submitTransfer (fee_collected)', () => {
     const error = new GasCapExceededError(500_000n, GAS_CAPS.transfer);
     h.transactions.submitErrors.set('transfer', error);
     expectFailedAfterFee(await submitTransfer(h.ctx), error.message);
+  });
+});
+
+describe('waiting for the chain: gas above the cap, no relayer with gas', () => {
+  const SPIKE = { baseFeePerGas: 150_000_000_000n, maxFeePerGasCap: 100_000_000_000n, aboveCap: true };
+  const collecting = () => settlementFixture({ state: 'collect_fee' });
+
+  it('collect_fee waits, sending nothing, while the base fee is above the cap', async () => {
+    const h = stepHarness(collecting());
+    h.transactions.fee = SPIKE;
+    expect(await collectFeeStep(h.ctx)).toEqual({
+      wait: { reason: SettlementWaitReason.GasAboveCap, detail: { base_fee_per_gas: '150000000000', max_fee_per_gas_cap: '100000000000' } },
+    });
+    expectNothingSent(h);
+  });
+
+  it('collect_fee does not wait for a fee already sent: the provider keeps it and bumps it within the cap', async () => {
+    const h = stepHarness(collecting());
+    h.transactions.fee = SPIKE;
+    h.transactions.seed('stl_1', 'fee');
+    expect((await collectFee(h.ctx)).to).toBe('fee_collected');
+    expect(h.log).not.toContain(`tx.networkFee(${CHAIN_ID})`);
+  });
+
+  it('collect_fee fails, charging nobody, when the authorization expired while it waited', async () => {
+    const h = stepHarness(settlementFixture({ state: 'collect_fee' }, { validBefore: String(NOW + 30) }));
+    expectDoomedBeforeFee(await collectFee(h.ctx), 'authorization expired before the fee could be sent');
+    expectNothingSent(h);
+  });
+
+  it('collect_fee waits, sending nothing, when no relayer could send the transfer after it', async () => {
+    const h = stepHarness(collecting(), { overrides: { anyFundedRelayer: async () => false } });
+    expect(await collectFeeStep(h.ctx)).toEqual({ wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: 2 } } });
+    expectNothingSent(h);
+  });
+
+  it('fee_collected waits, sending nothing, while the base fee is above the cap', async () => {
+    const h = stepHarness(afterFee());
+    h.transactions.fee = SPIKE;
+    const result = await submitTransferStep(h.ctx);
+    expect(isWait(result) && result.wait.reason).toBe(SettlementWaitReason.GasAboveCap);
+    expectNothingSent(h);
+  });
+
+  it('fee_collected waits when no relayer has gas', async () => {
+    const h = stepHarness(afterFee(), { overrides: { nextRelayer: async () => undefined } });
+    expect(await submitTransferStep(h.ctx)).toEqual({ wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: 2 } } });
+    expectNothingSent(h);
+  });
+
+  it('fee_collected does not wait for an expired authorization: the refused submit ends it, fee kept', async () => {
+    const h = stepHarness(settlementFixture({ state: 'fee_collected', feeTxHash: FEE_TX_HASH }, { validBefore: String(NOW + 10) }));
+    h.transactions.fee = SPIKE;
+    h.transactions.submitErrors.set('transfer', new TransactionWouldRevertError('FiatTokenV2: authorization is expired', undefined));
+    expectFailedAfterFee(await submitTransfer(h.ctx), 'FiatTokenV2: authorization is expired');
+  });
+
+  it('a wallet deployment waits for gas and for a funded relayer too', async () => {
+    const deploying = () => settlementFixture({ state: 'deploying_wallet' }, { signature: ERC6492_SIGNATURE });
+    const spike = stepHarness(deploying());
+    spike.transactions.fee = SPIKE;
+    expect(isWait(await deployWalletStep(spike.ctx))).toBe(true);
+    const dry = stepHarness(deploying(), { overrides: { nextRelayer: async () => undefined } });
+    const result = await deployWalletStep(dry.ctx);
+    expect(isWait(result) && result.wait.reason).toBe(SettlementWaitReason.NoFundedRelayer);
+    expectNothingSent(spike);
+    expectNothingSent(dry);
   });
 });
 

@@ -1,21 +1,32 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
 import { authorizationOf, signatureOf } from '../authorization';
 import type { Step } from '../step';
+import { authorizationStillValid, fundedRelayer, waitForGas } from '../waiting';
 import { transferGasCap } from './preflight';
 import { transferNotExecuted } from './transfer-not-executed';
 
-/** `fee_collected`: submit the payer's transferWithAuthorization from a relayer. */
+/**
+ * `fee_collected`: submit the payer's transferWithAuthorization from a relayer with gas. The fee is paid,
+ * so the settlement waits (gas above the cap, every relayer dry) rather than fail while it can.
+ */
 export const submitTransfer: Step = async (ctx) => {
   const { settlement } = ctx;
   const existing = await ctx.transactions.find(settlement.id, 'transfer');
   if (existing) return { to: 'executing', data: { settlementTxHash: existing.hash }, note: { resumed: true } };
+  // an expired authorization is not waited for: the submit's estimate refuses it, and that is the answer
+  if (authorizationStillValid(ctx)) {
+    const gas = await waitForGas(ctx);
+    if (gas) return gas;
+  }
+  const relayer = await fundedRelayer(ctx);
+  if (typeof relayer !== 'string') return relayer;
   const { usdc } = ctx.network;
   try {
     const tx = await ctx.transactions.submit({
       settlementId: settlement.id,
       purpose: 'transfer',
       chainId: ctx.network.chainId,
-      from: ctx.nextRelayer(),
+      from: relayer,
       to: usdc.tokenAddress,
       data: usdc.transferWithAuthorizationData(authorizationOf(settlement), signatureOf(settlement)),
       gasCap: (await transferGasCap(ctx)).gas,

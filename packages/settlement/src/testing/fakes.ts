@@ -4,6 +4,7 @@
 import {
   wrapErc6492Signature,
   type AuthorizationUse,
+  type NetworkFee,
   type SubmittedTransaction,
   type TransactionLog,
   type TransactionOutcome,
@@ -17,6 +18,7 @@ import type {
   FeeReverts,
   Settlement,
   SettlementRow,
+  SettlementState,
   SettlementUpdate,
   TransitionRequest,
   Verification,
@@ -143,6 +145,8 @@ export class FakeTransactions implements TransactionProvider {
   readonly unsigned = new Set<string>();
   private readonly stored = new Map<string, SubmittedTransaction & { purpose: TransactionPurpose }>();
   private nonce = 0n;
+  /** what networkFee reports: 1 gwei base fee under a 100 gwei cap unless a test raises it */
+  fee: NetworkFee = { baseFeePerGas: 1_000_000_000n, maxFeePerGasCap: 100_000_000_000n, aboveCap: false };
 
   constructor(readonly log: string[] = []) {}
 
@@ -186,6 +190,11 @@ export class FakeTransactions implements TransactionProvider {
     const outcome = (this.outcomes.get(tx.purpose) ?? confirmed())(tx);
     this.onMined.get(tx.purpose)?.();
     return outcome;
+  }
+
+  async networkFee(chainId: number): Promise<NetworkFee> {
+    this.log.push(`tx.networkFee(${chainId})`);
+    return this.fee;
   }
 
   sentFor(purpose: TransactionPurpose): TransactionRequest[] {
@@ -254,6 +263,9 @@ export function settlementFixture(
     errorDetails: null,
     attentionReason: null,
     attentionAt: null,
+    waitingReason: null,
+    waitingSince: null,
+    waitingDetail: null,
     metadata: null,
     createdAt: at,
     updatedAt: at,
@@ -299,7 +311,8 @@ export function stepHarness(
     network: networkFixture(chain),
     transactions,
     relayers,
-    nextRelayer: () => relayers[turn++ % relayers.length],
+    nextRelayer: async () => relayers[turn++ % relayers.length],
+    anyFundedRelayer: async () => true,
     treasury: TREASURY,
     feeAmount: FEE,
     expiryMarginSeconds: 30,
@@ -358,6 +371,15 @@ export class FakeSettlementStore implements SettlementMachineStore {
     this.attention.set(id, reason);
   }
 
+  async markWaiting(id: string, state: SettlementState, reason: string, detail: object): Promise<boolean> {
+    this.log.push(`db.markWaiting(${reason})`);
+    const row = this.rows.get(id);
+    if (!row || row.state !== state) return false;
+    const since = row.waitingReason === reason ? row.waitingSince : new Date();
+    this.rows.set(id, { ...row, waitingReason: reason, waitingSince: since, waitingDetail: JSON.parse(JSON.stringify(detail)) });
+    return true;
+  }
+
   async transition(request: TransitionRequest): Promise<SettlementRow | null> {
     this.log.push(`db.transition(${request.from}->${request.to})`);
     const moved = this.apply(request);
@@ -397,6 +419,9 @@ export class FakeSettlementStore implements SettlementMachineStore {
       // stored as jsonb: what comes back is the JSON of what was written
       ...(errorDetails === undefined ? {} : { errorDetails: JSON.parse(JSON.stringify(errorDetails)) as Settlement['errorDetails'] }),
       state: request.to,
+      waitingReason: null,
+      waitingSince: null,
+      waitingDetail: null,
     };
     this.rows.set(request.id, next);
     this.transitions.push({ from: request.from, to: request.to, data: request.data, note: request.note });

@@ -20,6 +20,7 @@ export const NETWORK: NetworkConfig = {
   gasCaps: { fee: 1n, transfer: 1n, contractTransfer: 1n, walletDeploy: 1n },
   maxFeePerGas: 1n,
   replaceAfterMs: 1000,
+  relayerMinBalance: 0n,
 };
 
 export const payer = new Wallet('0x' + '11'.repeat(32));

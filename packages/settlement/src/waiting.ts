@@ -1,0 +1,75 @@
+import { authorizationOf } from './authorization';
+import type { StepContext, StepResult } from './step';
+
+/** Why a settlement waits in its state instead of going on (shown on its status record). */
+export const SettlementWaitReason = {
+  /** the network's base fee is above MAX_FEE_PER_GAS_GWEI_<chainId>: nothing we sign could be included */
+  GasAboveCap: 'gas_price_above_cap',
+  /** every relayer's native balance is under RELAYER_MIN_BALANCE_<chainId>: none can pay for a transfer */
+  NoFundedRelayer: 'no_funded_relayer',
+} as const;
+export type SettlementWaitReason = (typeof SettlementWaitReason)[keyof typeof SettlementWaitReason];
+
+/** How long a waiting settlement's job stays delayed before it looks again. */
+export const WAIT_RETRY_MS: Record<SettlementWaitReason, number> = {
+  gas_price_above_cap: 2_000,
+  no_funded_relayer: 5_000,
+};
+
+/** A step's answer when the chain does not let the settlement go on yet; nothing was sent. */
+export interface StepWait {
+  wait: { reason: SettlementWaitReason; detail: Record<string, unknown> };
+}
+
+export function isWait(result: StepResult | StepWait): result is StepWait {
+  return 'wait' in result;
+}
+
+/**
+ * Thrown by the machine after it recorded the wait: the job is to be delayed (not failed, and no attempt
+ * counted) and run again after `retryAfterMs`.
+ */
+export class SettlementWaitingError extends Error {
+  constructor(
+    readonly settlementId: string,
+    readonly reason: SettlementWaitReason,
+    readonly retryAfterMs: number,
+  ) {
+    super(`settlement ${settlementId} waits: ${reason}`);
+    this.name = 'SettlementWaitingError';
+  }
+}
+
+/**
+ * Before a new transaction is sent: a wait when the network's base fee is above our cap (whatever we
+ * signed would sit unmined, holding a nonce of its key). Transactions already sent are left to the
+ * provider, which keeps them and bumps them within the cap.
+ */
+export async function waitForGas(ctx: StepContext): Promise<StepWait | undefined> {
+  const fee = await ctx.transactions.networkFee(ctx.network.chainId);
+  if (!fee.aboveCap) return undefined;
+  return {
+    wait: {
+      reason: SettlementWaitReason.GasAboveCap,
+      detail: { base_fee_per_gas: fee.baseFeePerGas.toString(), max_fee_per_gas_cap: fee.maxFeePerGasCap.toString() },
+    },
+  };
+}
+
+/** A relayer with gas for the next transaction, or the wait when every relayer is under its minimum. */
+export async function fundedRelayer(ctx: StepContext): Promise<string | StepWait> {
+  const relayer = await ctx.nextRelayer();
+  if (relayer) return relayer;
+  return { wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: ctx.relayers.length } } };
+}
+
+/** Before the fee: the wait when no relayer could send the transfer that follows it. */
+export async function waitForRelayers(ctx: StepContext): Promise<StepWait | undefined> {
+  if (await ctx.anyFundedRelayer()) return undefined;
+  return { wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: ctx.relayers.length } } };
+}
+
+/** Whether the payer's authorization is still valid for the expiry margin (a wait must not outlive it). */
+export function authorizationStillValid(ctx: StepContext): boolean {
+  return authorizationOf(ctx.settlement).validBefore > BigInt(ctx.now() + ctx.expiryMarginSeconds);
+}
