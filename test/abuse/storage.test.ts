@@ -84,5 +84,5 @@ it('(e) 10,000 verifications with 4 KiB of metadata: bounded rows, rejected ones
   expect(padded.status).toBe(200);
   expect(paddedBytes).toBeLessThan(8192);
   expect(left).toBe(0);
-  expect(schedulers.sort()).toEqual(['retention', 'sweep']);
+  expect(schedulers.sort()).toEqual(['finality', 'retention', 'sweep']);
 }, 240_000);

@@ -2,6 +2,7 @@ import { Worker } from 'bullmq';
 import type { WorkerProcessConfig } from '@facilitator/config';
 import { FailoverJsonRpcProvider, LocalKeyTransactionProvider, RpcEndpointPool, UsdcClient } from '@facilitator/chain';
 import {
+  ChainTransactionRepository,
   createPgPool,
   createPrismaClient,
   IdempotencyRepository,
@@ -14,7 +15,7 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { MerchantService, SecretBox, SigningSecretsCache } from '@facilitator/merchants';
-import { SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { FinalityWatcher, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
@@ -22,6 +23,7 @@ import { settlementHandler } from './settlement-handler';
 import { Sweeper } from './sweeper';
 import { webhookHandler } from './webhook-handler';
 import { relayerFunds, WaitingSettlements } from './chain-waits';
+import { finalityChain } from './finality-chain';
 import { keyBalances, recordTransition, serveWorkerMetrics } from './worker-metrics';
 
 export interface WorkerRuntime {
@@ -130,6 +132,14 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       retention: config.retention,
       logger,
       sweeper: new Sweeper({ settlements, queues, webhookEvents, outbox, logger, staleAfterMs: config.worker.sweepStaleAfterMs }),
+      finality: new FinalityWatcher({
+        transactions: new ChainTransactionRepository(pool),
+        settlements,
+        chain: finalityChain(providers),
+        outbox,
+        depths: new Map(config.networks.map((n) => [n.chainId, n.finalityDepth])),
+        logger,
+      }),
     }),
     webhook: webhookHandler(delivery, logger, config.worker.webhookConcurrency, config.webhookRetryDelaysMs, metrics),
   };
@@ -156,7 +166,12 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
 
   if (served.includes('maintenance')) {
     // upserted by every worker that serves the queue; BullMQ keeps one scheduler per job, so each runs once across the cluster
-    for (const [job, everyMs] of [[JobName.Retention, config.retention.intervalMs], [JobName.Sweep, config.worker.sweepIntervalMs]] as const) {
+    const schedules = [
+      [JobName.Retention, config.retention.intervalMs],
+      [JobName.Sweep, config.worker.sweepIntervalMs],
+      [JobName.Finality, config.worker.finalityPollMs],
+    ] as const;
+    for (const [job, everyMs] of schedules) {
       scheduleMaintenance(queues, job, everyMs).catch((err: unknown) => logger.warn('could not schedule a maintenance job', { job, err }));
     }
   }

@@ -48,14 +48,16 @@ describe('runRetention', () => {
 describe('maintenanceHandler', () => {
   const job = (name: string) => ({ name, data: {} }) as unknown as Job<MaintenanceJobData>;
 
-  it('runs retention and the sweep by job name, and refuses an unknown job', async () => {
+  it('runs retention, the sweep and reorg watching by job name, and refuses an unknown job', async () => {
     const { deps } = retentionDeps(0, 0);
     let swept = 0;
-    const handler = maintenanceHandler({ ...deps, sweeper: { sweep: async () => (swept++, { settlements: 2, webhookEvents: 1 }) } });
+    const finality = { run: async () => ({ watched: 3, final: 1, reorged: 1, changed: 0 }) };
+    const handler = maintenanceHandler({ ...deps, sweeper: { sweep: async () => (swept++, { settlements: 2, webhookEvents: 1 }) }, finality });
     expect(handler.concurrency).toBe(1);
     expect(await handler.process(job(JobName.Retention))).toEqual({ rejectedVerifications: 0, idempotencyKeys: 0 });
     expect(await handler.process(job(JobName.Sweep))).toEqual({ settlements: 2, webhookEvents: 1 });
     expect(swept).toBe(1);
+    expect(await handler.process(job(JobName.Finality))).toEqual({ watched: 3, final: 1, reorged: 1, changed: 0 });
     await expect(handler.process(job('vacuum'))).rejects.toThrow('unknown maintenance job vacuum');
   });
 });

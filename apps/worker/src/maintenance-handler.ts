@@ -1,6 +1,7 @@
 import type { RetentionConfig } from '@facilitator/config';
 import type { IdempotencyRepository, VerificationRepository, WebhookEventRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
+import type { FinalityWatcher } from '@facilitator/settlement';
 import { JobName, type MaintenanceJobData } from '@facilitator/queue';
 import type { JobHandler } from './job-catalog';
 import type { Sweeper } from './sweeper';
@@ -39,12 +40,13 @@ export async function runRetention(deps: RetentionDeps): Promise<{ rejectedVerif
 }
 
 /** The scheduled housekeeping jobs (each run once across the cluster by its BullMQ job scheduler). */
-export function maintenanceHandler(deps: RetentionDeps & { sweeper: Pick<Sweeper, 'sweep'> }): JobHandler<MaintenanceJobData> {
+export function maintenanceHandler(deps: RetentionDeps & { sweeper: Pick<Sweeper, 'sweep'>; finality: Pick<FinalityWatcher, 'run'> }): JobHandler<MaintenanceJobData> {
   return {
     concurrency: 1,
     async process(job) {
       if (job.name === JobName.Retention) return runRetention(deps);
       if (job.name === JobName.Sweep) return deps.sweeper.sweep();
+      if (job.name === JobName.Finality) return deps.finality.run();
       throw new Error(`unknown maintenance job ${job.name}`);
     },
   };

@@ -49,6 +49,7 @@ describe('loadConfig', () => {
         maxFeePerGas: 100_000_000_000n,
         replaceAfterMs: 10_000,
         relayerMinBalance: 1_000_000_000_000_000n,
+        finalityDepth: 10,
       },
     ]);
     expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxSettleWaiters: 2_000 });

@@ -34,6 +34,8 @@ export interface NetworkConfig {
   replaceAfterMs: number;
   /** a relayer whose native balance is below this (wei) is skipped and reported dry (RELAYER_MIN_BALANCE_<chainId>) */
   relayerMinBalance: bigint;
+  /** a settled transaction is watched for reorgs until its block is this deep (FINALITY_DEPTH_<chainId>) */
+  finalityDepth: number;
 }
 
 export interface GasCaps {
@@ -146,6 +148,8 @@ export interface WorkerConfig {
   sweepIntervalMs: number;
   /** a non-final record untouched this long is checked for a lost job */
   sweepStaleAfterMs: number;
+  /** how often settled transactions are checked for reorgs until final (FINALITY_POLL_MS) */
+  finalityPollMs: number;
   /** attempts of a settlement job whose step keeps failing transiently, before it is parked for an operator */
   settlementAttempts: number;
 }
@@ -169,6 +173,8 @@ export const DEFAULT_WALLET_FACTORIES = ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820
 export const DEFAULT_MAX_FEE_PER_GAS_GWEI = 100;
 /** 0.001 ETH: about a thousand transfers at Base's usual fees, so the alert comes well before the last one */
 export const DEFAULT_RELAYER_MIN_BALANCE = 10n ** 15n;
+/** 10 blocks (20 s on Base): deeper than any reorg of Base's sequencer seen so far (see docs/decisions.md) */
+export const DEFAULT_FINALITY_DEPTH = 10;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
@@ -216,6 +222,7 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
       maxFeePerGas: BigInt(reader.integer(`MAX_FEE_PER_GAS_GWEI_${id}`, DEFAULT_MAX_FEE_PER_GAS_GWEI, 1, 100_000)) * 1_000_000_000n,
       replaceAfterMs: reader.integer(`REPLACE_AFTER_MS_${id}`, 10_000, 1_000, 600_000),
       relayerMinBalance: reader.bigint(`RELAYER_MIN_BALANCE_${id}`, DEFAULT_RELAYER_MIN_BALANCE),
+      finalityDepth: reader.integer(`FINALITY_DEPTH_${id}`, DEFAULT_FINALITY_DEPTH, 1, 10_000),
     });
   }
   if (enabled.length === 0) {
@@ -289,6 +296,7 @@ function readWorker(reader: EnvReader): WorkerConfig {
     metricsPort: reader.integer('WORKER_METRICS_PORT', 0, 0, 65535),
     sweepIntervalMs: reader.integer('SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
     sweepStaleAfterMs: reader.integer('SWEEP_STALE_AFTER_MS', 60_000, 100, 86_400_000),
+    finalityPollMs: reader.integer('FINALITY_POLL_MS', 2_000, 100, 600_000),
     settlementAttempts: reader.integer('SETTLEMENT_MAX_ATTEMPTS', 12, 1, 1000),
   };
 }

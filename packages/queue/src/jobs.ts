@@ -9,9 +9,11 @@ export const JobName = {
   Retention: 'retention',
   /** gives a job again to records whose job was lost (Postgres is the source of truth, not the queue) */
   Sweep: 'sweep',
+  /** watches settled transactions for reorgs until they are final */
+  Finality: 'finality',
 } as const;
 
-export type MaintenanceJobName = typeof JobName.Retention | typeof JobName.Sweep;
+export type MaintenanceJobName = typeof JobName.Retention | typeof JobName.Sweep | typeof JobName.Finality;
 
 /** The payload type of each queue's jobs, for typed handlers. */
 export interface JobDataOf {

@@ -126,6 +126,12 @@ export const statusRecordSchema = {
     chain: { type: 'string', description: 'verifications only' },
     details: { type: 'object' },
     error: { type: 'object', description: 'settlements that failed: code, message, details' },
+    finality: {
+      type: ['object', 'null'],
+      description:
+        'settlements that ended: their mined transactions are watched for reorgs until FINALITY_DEPTH_<chainId> blocks deep — status watching, reorged (one was removed by a reorg and is being mined again), final, or changed (after a reorg the chain\'s outcome differs from what was reported; a settlement.reorged event says what changed) — and reorgs, how many were seen; null before the end',
+      properties: { status: { enum: ['watching', 'reorged', 'final', 'changed'] }, reorgs: { type: 'integer' } },
+    },
     waiting: {
       type: ['object', 'null'],
       description:

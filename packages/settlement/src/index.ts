@@ -8,3 +8,4 @@ export * from './settlement-events';
 export * from './error-classes';
 export * from './operator-actions';
 export * from './waiting';
+export * from './finality-watcher';

@@ -21,3 +21,33 @@ export function finalSettlementEvent(settlement: Settlement, url: string): NewWe
     },
   };
 }
+
+/** What a reorg changed of a settlement's transaction: the event payload's `data.change`. */
+export interface ReorgChange {
+  purpose: string;
+  tx_hash: string;
+  /** what was reported when it was first mined */
+  reported: 'confirmed' | 'reverted';
+  /** what the chain has now: mined with the other outcome, or never to be mined (its nonce went to another transaction) */
+  now: 'confirmed' | 'reverted' | 'lost';
+  block_before_reorg: number | null;
+}
+
+/** settlement.reorged: the outcome of a settlement's transaction changed after a reorg. */
+export function reorgEvent(settlement: Settlement, url: string, change: ReorgChange): NewWebhookEvent {
+  return {
+    type: WebhookEventType.SettlementReorged,
+    url,
+    verificationId: settlement.verificationId,
+    settlementId: settlement.id,
+    merchant: settlement.merchant,
+    status: 'changed',
+    data: {
+      state: settlement.state,
+      change,
+      // the merchant's money as the chain has it now
+      merchant_paid: change.purpose === 'transfer' ? change.now === 'confirmed' : settlement.merchantPaid,
+      fee_collected: change.purpose === 'fee' ? change.now === 'confirmed' : settlement.feeCollectedAt !== null,
+    },
+  };
+}

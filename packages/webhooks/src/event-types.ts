@@ -4,6 +4,8 @@ export const WebhookEventType = {
   VerificationFailed: 'verification.failed',
   SettlementCompleted: 'settlement.completed',
   SettlementRejected: 'settlement.rejected',
+  /** ours: after a reorg, the chain's outcome of a settled settlement's transaction is not what was reported */
+  SettlementReorged: 'settlement.reorged',
 } as const;
 
 export type WebhookEventType = (typeof WebhookEventType)[keyof typeof WebhookEventType];

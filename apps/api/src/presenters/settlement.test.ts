@@ -38,6 +38,8 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     waitingReason: null,
     waitingSince: null,
     waitingDetail: null,
+    finality: null,
+    reorgCount: 0,
     metadata: { order: 'A-17' },
     createdAt: CREATED,
     updatedAt: UPDATED,
@@ -125,6 +127,7 @@ describe('settlement presenters', () => {
         fee_collection_timestamp: '2024-05-01T10:00:04.000Z',
         metadata: { order: 'A-17' },
       },
+      finality: { status: 'watching', reorgs: 0 },
       waiting: null,
     });
   });
@@ -142,6 +145,12 @@ describe('settlement presenters', () => {
     });
     expect(record).not.toHaveProperty('error');
     expect(record.waiting).toBeNull();
+    expect(record.finality).toBeNull();
+  });
+
+  it('status record of a settled settlement after a reorg: the finality and how many reorgs', () => {
+    expect(settlementStatusRecord(settlementRow({ finality: 'final', reorgCount: 1 })).finality).toEqual({ status: 'final', reorgs: 1 });
+    expect(settlementStatusRecord(settlementRow({ finality: 'changed', reorgCount: 1 })).finality).toEqual({ status: 'changed', reorgs: 1 });
   });
 
   it('status record of a settlement waiting for the chain: why, since when, and the figures', () => {

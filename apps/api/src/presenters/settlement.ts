@@ -1,5 +1,5 @@
 import type { Settlement } from '@facilitator/db';
-import { statusOf } from '@facilitator/settlement';
+import { isFinal, statusOf } from '@facilitator/settlement';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -80,6 +80,8 @@ export function settlementStatusRecord(s: Settlement) {
       fee_collection_timestamp: iso(s.feeCollectedAt),
       metadata: s.metadata ?? {},
     },
+    // once ended: its transactions watched for reorgs until FINALITY_DEPTH deep (watching, reorged, final, changed)
+    finality: isFinal(s.state) ? { status: s.finality ?? 'watching', reorgs: s.reorgCount } : null,
     // while it waits in its state for the chain (gas above the cap, no relayer with gas): why, and since when
     waiting: s.waitingReason ? { reason: s.waitingReason, since: iso(s.waitingSince), details: s.waitingDetail ?? {} } : null,
     ...(s.state === 'failed' ? { error: { code: s.errorCode, message: s.errorMessage, details: s.errorDetails ?? {} } } : {}),

@@ -31,6 +31,8 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     waitingReason: null,
     waitingSince: null,
     waitingDetail: null,
+    finality: null,
+    reorgCount: 0,
     metadata: null,
     createdAt: at,
     updatedAt: at,

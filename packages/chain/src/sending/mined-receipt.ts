@@ -2,6 +2,8 @@
 export interface MinedTransactionReceipt {
   hash: string;
   blockNumber: number;
+  /** the block that holds it: a reorg that replaces the block changes it */
+  blockHash: string;
   /** 1 success, 0 reverted */
   status: number;
   gasUsed: bigint;
@@ -11,6 +13,7 @@ export interface MinedTransactionReceipt {
 interface RpcReceipt {
   transactionHash: string;
   blockNumber: string | null;
+  blockHash: string;
   status: string;
   gasUsed: string;
   logs: Array<{ address: string; topics: string[]; data: string }>;
@@ -27,6 +30,7 @@ export function minedReceiptFromRpc(raw: unknown): MinedTransactionReceipt | nul
   return {
     hash: r.transactionHash,
     blockNumber: Number(BigInt(r.blockNumber)),
+    blockHash: r.blockHash,
     status: Number(BigInt(r.status)),
     gasUsed: BigInt(r.gasUsed),
     logs: r.logs.map((log) => ({ address: log.address, topics: [...log.topics], data: log.data })),

@@ -71,13 +71,13 @@ export class OutcomeWatcher {
   }
 
   private async record(row: StoredTransaction, receipt: MinedTransactionReceipt): Promise<TransactionOutcome> {
-    const { hash, blockNumber } = receipt;
+    const { hash, blockNumber, blockHash } = receipt;
     if (receipt.status === 1) {
-      await this.store.recordMined(row.id, { status: 'confirmed', hash, blockNumber });
+      await this.store.recordMined(row.id, { status: 'confirmed', hash, blockNumber, blockHash });
       return { status: 'confirmed', hash, blockNumber, logs: receipt.logs };
     }
     const reason = await this.dispatcher.revertReason(row, receipt);
-    await this.store.recordMined(row.id, { status: 'reverted', hash, blockNumber, revertReason: reason });
+    await this.store.recordMined(row.id, { status: 'reverted', hash, blockNumber, blockHash, revertReason: reason });
     this.options.logger.warn('transaction reverted on chain', { id: row.id, hash, blockNumber, reason });
     return reason === undefined ? { status: 'reverted', hash, blockNumber } : { status: 'reverted', hash, blockNumber, reason };
   }

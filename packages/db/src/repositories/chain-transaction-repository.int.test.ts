@@ -82,6 +82,9 @@ describe('ChainTransactionRepository', () => {
         minedHash: null,
         blockNumber: null,
         revertReason: null,
+        blockHash: null,
+        finalAt: null,
+        reorgCount: 0,
         createdAt: expect.any(Date),
         updatedAt: expect.any(Date),
         attempts: [],
@@ -355,6 +358,41 @@ describe('ChainTransactionRepository', () => {
       expect(await repo.findUnfinishedBetween(CHAIN, from, BIG_NONCE + 1n, BIG_NONCE + 2n)).toHaveLength(1);
       expect(await repo.findUnfinishedBetween(84532, from, BIG_NONCE, BIG_NONCE + 5n)).toEqual([]);
       expect(await repo.findUnfinishedBetween(CHAIN, from, 0n, BIG_NONCE)).toEqual([]);
+    });
+  });
+
+  describe('reorg watching', () => {
+    it('lists mined transactions until final with their mined signed version, and records reorg, re-inclusion, loss and finality', async () => {
+      const from = address();
+      const row = await allocate(from);
+      const version = signedVersion(10n ** 9n);
+      await repo.storeFirstAttempt(row, async () => version);
+      await repo.recordMined(row.id, { status: 'confirmed', hash: version.hash, blockNumber: 120, blockHash: '0xb120' });
+      const other = await allocate(address());
+      const watchedOf = async () => (await repo.findAwaitingFinality(CHAIN, 10_000)).filter((w) => w.id === row.id || w.id === other.id);
+
+      // an unmined one is not watched
+      expect(await watchedOf()).toEqual([
+        { id: row.id, settlementId: row.settlementId, purpose: 'fee', status: 'confirmed', minedHash: version.hash, blockNumber: 120, blockHash: '0xb120', reorgCount: 0, rawTransaction: version.rawTransaction },
+      ]);
+      expect(await repo.markReorged(row.id)).toBe(true);
+      expect(await repo.markReorged(row.id)).toBe(false);
+      expect(await watchedOf()).toMatchObject([{ id: row.id, blockNumber: null, blockHash: null, reorgCount: 1 }]);
+      await repo.markReincluded(row.id, { status: 'reverted', blockNumber: 123, blockHash: '0xb123', revertReason: 'transfer amount exceeds balance' });
+      expect(await repo.findById(row.id)).toMatchObject({ status: 'reverted', blockNumber: 123n, blockHash: '0xb123', revertReason: 'transfer amount exceeds balance', reorgCount: 1, finalAt: null });
+      await repo.markFinal(row.id);
+      expect(await watchedOf()).toEqual([]);
+      expect((await repo.findById(row.id))!.finalAt).toBeInstanceOf(Date);
+    });
+
+    it('a lost one (its nonce taken by another transaction) is replaced and no longer watched', async () => {
+      const row = await allocate(address());
+      const version = signedVersion(10n ** 9n);
+      await repo.storeFirstAttempt(row, async () => version);
+      await repo.recordMined(row.id, { status: 'confirmed', hash: version.hash, blockNumber: 7 });
+      await repo.markLost(row.id);
+      expect(await repo.findById(row.id)).toMatchObject({ status: 'replaced', finalAt: expect.any(Date) });
+      expect((await repo.findAwaitingFinality(CHAIN, 10_000)).some((w) => w.id === row.id)).toBe(false);
     });
   });
 });

@@ -38,6 +38,21 @@ export interface NewAttempt {
 
 export type MinedStatus = 'confirmed' | 'reverted';
 
+/** A mined transaction watched for reorgs (see findAwaitingFinality). */
+export interface AwaitingFinality {
+  id: string;
+  settlementId: string;
+  purpose: TransactionPurpose;
+  /** the outcome recorded when it was mined (and reported) */
+  status: MinedStatus;
+  minedHash: string;
+  /** null while a reorg has it out of the chain */
+  blockNumber: number | null;
+  blockHash: string | null;
+  reorgCount: number;
+  rawTransaction: string;
+}
+
 /** Statuses after which nothing more is sent for a transaction. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['confirmed', 'reverted', 'replaced']);
 
@@ -90,8 +105,24 @@ const SQL = {
     UPDATE chain_transactions SET status = 'broadcast', updated_at = now() WHERE id = $1 AND status = 'signed'`,
   recordAttemptError: `UPDATE chain_transaction_attempts SET last_error = $2 WHERE hash = $1`,
   recordMined: `
-    UPDATE chain_transactions SET status = $2, mined_hash = $3, block_number = $4, revert_reason = $5, updated_at = now()
+    UPDATE chain_transactions SET status = $2, mined_hash = $3, block_number = $4, revert_reason = $5, block_hash = $6, updated_at = now()
      WHERE id = $1`,
+  // Settled transactions still watched for reorgs, with the signed version that was mined (to send it again).
+  findAwaitingFinality: `
+    SELECT t.id, t.settlement_id, t.purpose, t.status, t.mined_hash, t.block_number, t.block_hash, t.reorg_count, a.raw_transaction
+      FROM chain_transactions t JOIN chain_transaction_attempts a ON a.hash = t.mined_hash
+     WHERE t.chain_id = $1 AND t.final_at IS NULL AND t.status IN ('confirmed', 'reverted')
+     ORDER BY t.block_number NULLS FIRST LIMIT $2`,
+  markFinal: `UPDATE chain_transactions SET final_at = now(), updated_at = now() WHERE id = $1 AND final_at IS NULL`,
+  // gone from the chain: no block until it is mined again (its stored outcome stays what was reported)
+  markReorged: `
+    UPDATE chain_transactions SET block_number = NULL, block_hash = NULL, reorg_count = reorg_count + 1, updated_at = now()
+     WHERE id = $1 AND block_number IS NOT NULL RETURNING reorg_count`,
+  // mined again after a reorg: its block, and its outcome as the chain has it now
+  markReincluded: `
+    UPDATE chain_transactions SET block_number = $2, status = $3, revert_reason = $4, block_hash = $5, updated_at = now() WHERE id = $1`,
+  // its nonce was taken by another transaction while it was out of the chain: it will never be mined
+  markLost: `UPDATE chain_transactions SET status = 'replaced', final_at = now(), updated_at = now() WHERE id = $1`,
   // never over a mined outcome another process recorded meanwhile
   markReplaced: `
     UPDATE chain_transactions SET status = 'replaced', updated_at = now()
@@ -175,12 +206,45 @@ export class ChainTransactionRepository {
     await this.query('recordAttemptError', [hash, message.slice(0, 1_000)]);
   }
 
-  async recordMined(transactionId: string, mined: { status: MinedStatus; hash: string; blockNumber: number; revertReason?: string }): Promise<void> {
-    await this.query('recordMined', [transactionId, mined.status, mined.hash, mined.blockNumber, mined.revertReason ?? null]);
+  async recordMined(transactionId: string, mined: { status: MinedStatus; hash: string; blockNumber: number; blockHash?: string; revertReason?: string }): Promise<void> {
+    await this.query('recordMined', [transactionId, mined.status, mined.hash, mined.blockNumber, mined.revertReason ?? null, mined.blockHash ?? null]);
   }
 
   async markReplaced(transactionId: string): Promise<void> {
     await this.query('markReplaced', [transactionId]);
+  }
+
+  /** Mined transactions not yet final (FINALITY_DEPTH deep), oldest block first, those out of the chain before all. */
+  async findAwaitingFinality(chainId: number, limit: number): Promise<AwaitingFinality[]> {
+    const rows = await this.query('findAwaitingFinality', [chainId, limit]);
+    return rows.map((r) => ({
+      id: r.id as string,
+      settlementId: r.settlement_id as string,
+      purpose: r.purpose as TransactionPurpose,
+      status: r.status as MinedStatus,
+      minedHash: r.mined_hash as string,
+      blockNumber: r.block_number == null ? null : Number(r.block_number),
+      blockHash: (r.block_hash as string | null) ?? null,
+      reorgCount: r.reorg_count as number,
+      rawTransaction: r.raw_transaction as string,
+    }));
+  }
+
+  async markFinal(transactionId: string): Promise<void> {
+    await this.query('markFinal', [transactionId]);
+  }
+
+  /** True the first time a reorg is seen (until the transaction is mined again). */
+  async markReorged(transactionId: string): Promise<boolean> {
+    return (await this.query('markReorged', [transactionId])).length > 0;
+  }
+
+  async markReincluded(transactionId: string, mined: { status: MinedStatus; blockNumber: number; blockHash: string; revertReason?: string }): Promise<void> {
+    await this.query('markReincluded', [transactionId, mined.blockNumber, mined.status, mined.revertReason ?? null, mined.blockHash]);
+  }
+
+  async markLost(transactionId: string): Promise<void> {
+    await this.query('markLost', [transactionId]);
   }
 
   /** Unfinished transactions of one key with nonces in [fromNonce, belowNonce): the ones a nonce gap may hide in. */

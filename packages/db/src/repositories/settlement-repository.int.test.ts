@@ -129,6 +129,8 @@ describe('SettlementRepository', () => {
         waitingReason: null,
         waitingSince: null,
         waitingDetail: null,
+        finality: null,
+        reorgCount: 0,
         metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() },
         createdAt: expect.any(Date),
         updatedAt: expect.any(Date),
@@ -502,6 +504,32 @@ describe('SettlementRepository', () => {
       const other = (await repo.findById(s.id))!;
       expect(other.waitingReason).toBe('no_funded_relayer');
       expect(other.waitingSince!.getTime()).toBeGreaterThan(first.waitingSince!.getTime());
+    });
+  });
+
+  describe('reorg watching', () => {
+    it('records finality with a history row and its event in one transaction; changed is never overwritten; final once all is final', async () => {
+      const s = await walk((await started()).id, ['check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
+      const reorged = await repo.recordFinality(s.id, { finality: 'reorged', reorg: true, note: { reorg: { purpose: 'fee' } } });
+      expect(reorged).toMatchObject({ state: 'settled', finality: 'reorged', reorgCount: 1 });
+      const eventId = newId(IdPrefix.WebhookEvent);
+      const changed = await repo.recordFinality(s.id, { finality: 'changed', note: { outcome_changed: { purpose: 'transfer' } } }, (row) => ({
+        id: eventId, eventType: 'settlement.reorged', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', payload: { finality: row.finality },
+      }));
+      expect(changed).toMatchObject({ finality: 'changed', reorgCount: 1 });
+      expect(await db.prisma.webhookEvent.findUnique({ where: { id: eventId } })).toMatchObject({ eventType: 'settlement.reorged', payload: { finality: 'changed' } });
+      expect(await repo.recordFinality(s.id, { finality: 'reorged', note: { reincluded: { purpose: 'fee' } } })).toMatchObject({ finality: 'changed' });
+      expect((await history(s.id)).slice(-3).map((h) => [h.fromState, h.toState, Object.keys(h.note as object)[0]])).toEqual([
+        ['settled', 'settled', 'reorg'],
+        ['settled', 'settled', 'outcome_changed'],
+        ['settled', 'settled', 'reincluded'],
+      ]);
+      // a changed one stays changed; another with nothing left to watch becomes final
+      const other = await walk((await started()).id, ['check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
+      expect(await repo.markFinalWhereSettled([s.id, other.id])).toBe(1);
+      expect((await repo.findById(other.id))!.finality).toBe('final');
+      expect((await repo.findById(s.id))!.finality).toBe('changed');
+      expect(await repo.recordFinality(newId(IdPrefix.Settlement), { note: {} })).toBeNull();
     });
   });
 

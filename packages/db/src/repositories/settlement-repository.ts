@@ -238,6 +238,59 @@ export class SettlementRepository {
   }
 
   /**
+   * What became of a settlement's transactions after it ended (reorg watching): its `finality` (a
+   * `changed` one stays so: what the merchant was told last is that the outcome changed), a reorg
+   * counted, and a history row with `note` (from and to its unchanged state), and the event made from the
+   * updated row stored in the same database transaction. Null when there is no such settlement.
+   */
+  async recordFinality(
+    id: string,
+    update: { finality?: string; reorg?: boolean; note: Record<string, unknown> },
+    event?: (row: SettlementRow) => WebhookEventRow | undefined,
+  ): Promise<SettlementRow | null> {
+    return this.inTransaction(async (client) => {
+      const rows = await runQuery(client, {
+        name: 'settlement_record_finality',
+        text: `
+          WITH updated AS (
+            UPDATE settlements
+               SET finality = CASE WHEN finality = 'changed' THEN finality ELSE COALESCE($2, finality) END,
+                   reorg_count = reorg_count + $3, updated_at = now()
+             WHERE id = $1 RETURNING *
+          ), history AS (
+            INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note) SELECT id, state, state, $4::jsonb FROM updated
+          )
+          SELECT * FROM updated`,
+        values: [id, update.finality ?? null, update.reorg ? 1 : 0, JSON.stringify(update.note)],
+      });
+      if (rows.length === 0) return null;
+      const row = settlementFromColumns(rows[0]);
+      const stored = event?.(row);
+      if (stored) await WebhookEventRepository.insertWith(client, stored);
+      return row;
+    });
+  }
+
+  /**
+   * Ended settlements among `ids` whose every mined transaction is final: their finality becomes `final`
+   * (one whose outcome changed keeps `changed`). Returns how many.
+   */
+  async markFinalWhereSettled(ids: string[]): Promise<number> {
+    const rows = await runQuery(this.pool, {
+      name: 'settlement_mark_final',
+      text: `
+        UPDATE settlements s SET finality = 'final', updated_at = now()
+         WHERE s.id = ANY($1::text[]) AND s.state IN ('settled', 'failed') AND s.finality IS DISTINCT FROM 'changed'
+           AND s.finality IS DISTINCT FROM 'final'
+           AND NOT EXISTS (SELECT 1 FROM chain_transactions t
+                            WHERE t.settlement_id = s.id AND t.final_at IS NULL AND t.status IN ('confirmed', 'reverted'))
+        RETURNING s.id`,
+      values: [ids],
+    });
+    return rows.length;
+  }
+
+  /**
    * The settlement waits in `state` for the chain (see SettlementWaitReason): the reason and its detail
    * are shown on its status record; `since` keeps the start of the wait. False when it left that state.
    */

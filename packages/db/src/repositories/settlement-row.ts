@@ -57,6 +57,8 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     waitingReason: (r.waiting_reason as string | null) ?? null,
     waitingSince: optionalDateColumn(r.waiting_since),
     waitingDetail: (r.waiting_detail as Settlement['waitingDetail']) ?? null,
+    finality: (r.finality as string | null) ?? null,
+    reorgCount: (r.reorg_count as number | undefined) ?? 0,
     metadata: r.metadata as Settlement['metadata'],
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),

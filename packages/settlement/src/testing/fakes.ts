@@ -266,6 +266,8 @@ export function settlementFixture(
     waitingReason: null,
     waitingSince: null,
     waitingDetail: null,
+    finality: null,
+    reorgCount: 0,
     metadata: null,
     createdAt: at,
     updatedAt: at,

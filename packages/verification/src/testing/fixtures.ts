@@ -21,6 +21,7 @@ export const NETWORK: NetworkConfig = {
   maxFeePerGas: 1n,
   replaceAfterMs: 1000,
   relayerMinBalance: 0n,
+  finalityDepth: 1,
 };
 
 export const payer = new Wallet('0x' + '11'.repeat(32));

@@ -1,0 +1,40 @@
+import { classifyNodeError } from '@facilitator/chain';
+import type { FinalityChain } from '@facilitator/settlement';
+
+interface RawProvider {
+  send(method: string, params: unknown[]): Promise<unknown>;
+}
+
+/** The reorg watcher's chain access, over each network's failover provider (raw JSON-RPC answers). */
+export function finalityChain(providers: ReadonlyMap<number, RawProvider>): FinalityChain {
+  const provider = (chainId: number) => {
+    const found = providers.get(chainId);
+    if (!found) throw new Error(`chain ${chainId} is not enabled`);
+    return found;
+  };
+  const receipt: FinalityChain['receipt'] = async (chainId, hash) => {
+    const raw = (await provider(chainId).send('eth_getTransactionReceipt', [hash])) as { blockNumber?: string; blockHash?: string; status?: string } | null;
+    if (!raw?.blockNumber || !raw.blockHash) return null;
+    return { blockNumber: Number(BigInt(raw.blockNumber)), blockHash: raw.blockHash, status: raw.status === '0x1' ? 'confirmed' : 'reverted' };
+  };
+  return {
+    head: async (chainId) => Number(BigInt((await provider(chainId).send('eth_blockNumber', [])) as string)),
+    async blockHash(chainId, blockNumber) {
+      const block = (await provider(chainId).send('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false])) as { hash?: string } | null;
+      return block?.hash ?? null;
+    },
+    receipt,
+    async rebroadcast(chainId, rawTransaction, hash) {
+      try {
+        await provider(chainId).send('eth_sendRawTransaction', [rawTransaction]);
+        return 'sent';
+      } catch (error) {
+        const { category } = classifyNodeError(error);
+        if (category === 'already_known') return 'sent';
+        if (category !== 'nonce_too_low') throw error;
+        // the nonce is used: by this very transaction, mined again meanwhile, or by another one of the key
+        return (await receipt(chainId, hash)) ? 'sent' : 'nonce_taken';
+      }
+    },
+  };
+}

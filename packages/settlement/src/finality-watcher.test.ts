@@ -1,0 +1,133 @@
+import type { AwaitingFinality, SettlementRow, WebhookEventRow } from '@facilitator/db';
+import { createSilentLogger } from '@facilitator/logging';
+import { FinalityWatcher, type FinalityChain } from './finality-watcher';
+import { CHAIN_ID, settlementFixture } from './testing/fakes';
+
+// Reorg watching against in-memory rows and a scripted chain: what is marked, noted, sent again and told.
+
+const DEPTH = 5;
+const WEBHOOK_URL = 'https://merchant.example/hooks';
+
+function transferRow(fields: Partial<AwaitingFinality> = {}): AwaitingFinality {
+  return { id: 'ctx_1', settlementId: 'stl_1', purpose: 'transfer', status: 'confirmed', minedHash: '0xabc', blockNumber: 100, blockHash: '0xb100', reorgCount: 0, rawTransaction: '0x02f8raw', ...fields };
+}
+
+type Receipt = { blockNumber: number; blockHash: string; status: 'confirmed' | 'reverted' };
+
+function harness(rows: AwaitingFinality[], chainState: { head: number; blocks: Map<number, string>; receipts: Map<string, Receipt>; nonceTaken?: boolean }) {
+  const calls: string[] = [];
+  const finality: Array<{ id: string; update: { finality?: string; reorg?: boolean; note: Record<string, unknown> }; event?: WebhookEventRow }> = [];
+  const stored = rows.map((r) => ({ ...r }));
+  const chain: FinalityChain = {
+    head: async () => chainState.head,
+    blockHash: async (_chainId, n) => chainState.blocks.get(n) ?? null,
+    receipt: async (_chainId, hash) => {
+      calls.push(`receipt(${hash})`);
+      return chainState.receipts.get(hash) ?? null;
+    },
+    rebroadcast: async (_chainId, raw, hash) => {
+      calls.push(`rebroadcast(${raw},${hash})`);
+      return chainState.nonceTaken ? 'nonce_taken' : 'sent';
+    },
+  };
+  const settlement = settlementFixture({ state: 'settled', merchantPaid: true, feeCollectedAt: new Date() }, { webhookUrl: WEBHOOK_URL });
+  const watcher = new FinalityWatcher({
+    transactions: {
+      findAwaitingFinality: async () => stored.filter((r) => !calls.includes(`final(${r.id})`) && !calls.includes(`lost(${r.id})`)).map((r) => ({ ...r })),
+      markFinal: async (id) => void calls.push(`final(${id})`),
+      markReorged: async (id) => {
+        const row = stored.find((r) => r.id === id)!;
+        if (row.blockNumber === null) return false;
+        row.blockNumber = null;
+        row.reorgCount++;
+        calls.push(`reorged(${id})`);
+        return true;
+      },
+      markReincluded: async (id, mined) => {
+        Object.assign(stored.find((r) => r.id === id)!, { blockNumber: mined.blockNumber, blockHash: mined.blockHash, status: mined.status });
+        calls.push(`reincluded(${id},${mined.blockNumber},${mined.status})`);
+      },
+      markLost: async (id) => void calls.push(`lost(${id})`),
+    },
+    settlements: {
+      recordFinality: async (id, update, event) => {
+        const row = { ...settlement, finality: update.finality ?? null } as SettlementRow;
+        finality.push({ id, update, event: event?.(row) });
+        return row;
+      },
+      markFinalWhereSettled: async (ids) => (calls.push(`settlementsFinal(${ids.join(',')})`), ids.length),
+      findWithVerification: async () => settlement,
+    },
+    chain,
+    outbox: { enqueue: async (eventId) => void calls.push(`enqueue(${eventId.slice(0, 4)})`) },
+    depths: new Map([[CHAIN_ID, DEPTH]]),
+    logger: createSilentLogger(),
+  });
+  return { watcher, calls, finality, stored, chainState };
+}
+
+describe('FinalityWatcher', () => {
+  it('watches a mined transaction until its block is FINALITY_DEPTH deep, then marks it and its settlement final, by block hash alone', async () => {
+    const h = harness([transferRow()], { head: 103, blocks: new Map([[100, '0xb100']]), receipts: new Map() });
+    expect(await h.watcher.run()).toEqual({ watched: 1, final: 0, reorged: 0, changed: 0 });
+    h.chainState.head = 104;
+    expect(await h.watcher.run()).toEqual({ watched: 1, final: 1, reorged: 0, changed: 0 });
+    expect(h.calls).toEqual(['settlementsFinal(stl_1)', 'final(ctx_1)', 'settlementsFinal(stl_1)']);
+    expect(h.finality).toEqual([]);
+  });
+
+  it('sends a transaction a reorg removed again, notes the reorg once, and the re-inclusion, then waits for depth again', async () => {
+    // the chain's block 100 is another one now, and no block holds the transaction
+    const h = harness([transferRow()], { head: 101, blocks: new Map([[100, '0xb100-replaced']]), receipts: new Map() });
+    expect(await h.watcher.run()).toMatchObject({ reorged: 1 });
+    expect(await h.watcher.run()).toMatchObject({ reorged: 0, final: 0 });
+    expect(h.calls.filter((c) => c.startsWith('rebroadcast'))).toEqual(['rebroadcast(0x02f8raw,0xabc)', 'rebroadcast(0x02f8raw,0xabc)']);
+    expect(h.finality).toEqual([
+      {
+        id: 'stl_1',
+        update: { finality: 'reorged', reorg: true, note: { reorg: { purpose: 'transfer', tx_hash: '0xabc', removed_from_block: 100, action: 'broadcast again' } } },
+        event: undefined,
+      },
+    ]);
+
+    h.chainState.receipts.set('0xabc', { blockNumber: 102, blockHash: '0xb102', status: 'confirmed' });
+    h.chainState.blocks.set(102, '0xb102');
+    h.chainState.head = 103;
+    await h.watcher.run();
+    expect(h.calls).toContain('reincluded(ctx_1,102,confirmed)');
+    const receiptsRead = h.calls.filter((c) => c.startsWith('receipt')).length;
+    expect(h.finality[1]).toMatchObject({ update: { finality: 'reorged', note: { reincluded: { block: 102, outcome: 'confirmed' } } }, event: undefined });
+    expect(h.calls).not.toContain('final(ctx_1)');
+    h.chainState.head = 106;
+    expect(await h.watcher.run()).toMatchObject({ final: 1 });
+    // back in a block whose hash holds: no receipt read any more
+    expect(h.calls.filter((c) => c.startsWith('receipt')).length).toBe(receiptsRead);
+  });
+
+  it('when the transfer is mined again but now reverts: finality changed, and a settlement.reorged event', async () => {
+    const h = harness([transferRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], {
+      head: 110,
+      blocks: new Map([[105, '0xb105']]),
+      receipts: new Map([['0xabc', { blockNumber: 105, blockHash: '0xb105', status: 'reverted' }]]),
+    });
+    expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+    const change = { purpose: 'transfer', tx_hash: '0xabc', reported: 'confirmed', now: 'reverted', block_before_reorg: null };
+    expect(h.finality).toHaveLength(1);
+    expect(h.finality[0].update).toEqual({ finality: 'changed', note: { outcome_changed: change } });
+    expect(h.calls).toContain('enqueue(evt_)');
+    expect(h.finality[0].event).toMatchObject({
+      eventType: 'settlement.reorged',
+      settlementId: 'stl_1',
+      url: WEBHOOK_URL,
+      payload: { event_type: 'settlement.reorged', status: 'changed', data: { state: 'settled', change, merchant_paid: false, fee_collected: true } },
+    });
+  });
+
+  it('when the nonce went to another transaction while it was out of the chain: lost, finality changed, event', async () => {
+    const h = harness([transferRow()], { head: 101, blocks: new Map(), receipts: new Map(), nonceTaken: true });
+    expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+    expect(h.calls).toContain('lost(ctx_1)');
+    expect(h.finality.map((f) => f.update.finality)).toEqual(['reorged', 'changed']);
+    expect(h.finality[1].event?.payload).toMatchObject({ data: { change: { now: 'lost', block_before_reorg: 100 } } });
+  });
+});

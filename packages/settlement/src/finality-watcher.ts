@@ -1,0 +1,132 @@
+import type { AwaitingFinality, ChainTransactionRepository, SettlementRepository } from '@facilitator/db';
+import type { Logger } from '@facilitator/logging';
+import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
+import { reorgEvent, type ReorgChange } from './settlement-events';
+
+/** What the watcher reads of a chain and sends to it. */
+export interface FinalityChain {
+  head(chainId: number): Promise<number>;
+  /** the hash of the chain's block at this height now (null past the head) */
+  blockHash(chainId: number, blockNumber: number): Promise<string | null>;
+  /** the receipt of a mined transaction, or null when no block of the chain holds it */
+  receipt(chainId: number, hash: string): Promise<{ blockNumber: number; blockHash: string; status: 'confirmed' | 'reverted' } | null>;
+  /** sends a signed transaction (of this hash) again: `nonce_taken` when another transaction of its key holds the nonce now */
+  rebroadcast(chainId: number, rawTransaction: string, hash: string): Promise<'sent' | 'nonce_taken'>;
+}
+
+export interface FinalityWatcherOptions {
+  transactions: Pick<ChainTransactionRepository, 'findAwaitingFinality' | 'markFinal' | 'markReorged' | 'markReincluded' | 'markLost'>;
+  settlements: Pick<SettlementRepository, 'recordFinality' | 'markFinalWhereSettled' | 'findWithVerification'>;
+  /** enqueues a settlement.reorged event once its row is stored */
+  outbox: Pick<WebhookOutbox, 'enqueue'>;
+  chain: FinalityChain;
+  /** FINALITY_DEPTH_<chainId> of each enabled network */
+  depths: ReadonlyMap<number, number>;
+  logger: Logger;
+  /** rows per network per run */
+  batch?: number;
+}
+
+export interface FinalityRun {
+  watched: number;
+  final: number;
+  reorged: number;
+  changed: number;
+}
+
+/**
+ * After a settlement ends, its mined transactions are watched until their block is FINALITY_DEPTH deep.
+ * One that a reorg removed is sent again as it was signed (its nonce is free again, and the signed
+ * transaction is stored); the settlement's history records the reorg and the re-inclusion. When the
+ * chain's outcome then differs from what was reported (the transfer now reverts, or its nonce went to
+ * another transaction), the settlement's finality becomes `changed` and a settlement.reorged event tells
+ * the merchant. Run as a maintenance job, once across the cluster; every step is safe to run again.
+ */
+export class FinalityWatcher {
+  constructor(private readonly options: FinalityWatcherOptions) {}
+
+  async run(): Promise<FinalityRun> {
+    const total: FinalityRun = { watched: 0, final: 0, reorged: 0, changed: 0 };
+    for (const [chainId, depth] of this.options.depths) {
+      const rows = await this.options.transactions.findAwaitingFinality(chainId, this.options.batch ?? 500);
+      if (rows.length === 0) continue;
+      const head = await this.options.chain.head(chainId);
+      // one block read per height, not a receipt per transaction: only the transactions whose block is no
+      // longer the one they were mined in (or that are out of the chain) need their receipt read
+      const heights = [...new Set(rows.flatMap((r) => (r.blockNumber === null ? [] : [r.blockNumber])))];
+      const hashes = new Map(await Promise.all(heights.map(async (n) => [n, await this.options.chain.blockHash(chainId, n)] as const)));
+      for (const row of rows) {
+        total.watched++;
+        const unchanged = row.blockNumber !== null && row.blockHash !== null && hashes.get(row.blockNumber) === row.blockHash;
+        const outcome = unchanged ? await this.deepEnough(depth, head, row.blockNumber!, row) : await this.check(chainId, depth, head, row);
+        if (outcome !== 'watching') total[outcome]++;
+      }
+      await this.options.settlements.markFinalWhereSettled([...new Set(rows.map((r) => r.settlementId))]);
+    }
+    if (total.reorged + total.changed > 0) this.options.logger.warn('reorg watching', { ...total });
+    return total;
+  }
+
+  private async check(chainId: number, depth: number, head: number, row: AwaitingFinality): Promise<'watching' | 'final' | 'reorged' | 'changed'> {
+    const { chain, transactions } = this.options;
+    const receipt = await chain.receipt(chainId, row.minedHash);
+    if (!receipt) {
+      const firstSeen = await transactions.markReorged(row.id);
+      if (firstSeen) {
+        await this.options.settlements.recordFinality(row.settlementId, {
+          finality: 'reorged',
+          reorg: true,
+          note: { reorg: { purpose: row.purpose, tx_hash: row.minedHash, removed_from_block: row.blockNumber, action: 'broadcast again' } },
+        });
+      }
+      if ((await chain.rebroadcast(chainId, row.rawTransaction, row.minedHash)) === 'nonce_taken') {
+        await transactions.markLost(row.id);
+        await this.changed(row, 'lost');
+        return 'changed';
+      }
+      return firstSeen ? 'reorged' : 'watching';
+    }
+    if (row.blockNumber !== receipt.blockNumber || row.blockHash !== receipt.blockHash) {
+      await transactions.markReincluded(row.id, receipt);
+      if (receipt.status !== row.status) {
+        await this.changed(row, receipt.status);
+        return 'changed';
+      }
+      if (row.blockNumber === null) {
+        await this.options.settlements.recordFinality(row.settlementId, {
+          finality: 'reorged',
+          note: { reincluded: { purpose: row.purpose, tx_hash: row.minedHash, block: receipt.blockNumber, outcome: receipt.status } },
+        });
+      }
+    }
+    return this.deepEnough(depth, head, receipt.blockNumber, row);
+  }
+
+  private async deepEnough(depth: number, head: number, blockNumber: number, row: AwaitingFinality): Promise<'watching' | 'final'> {
+    if (head - blockNumber + 1 < depth) return 'watching';
+    await this.options.transactions.markFinal(row.id);
+    return 'final';
+  }
+
+  /** The outcome the merchant was told is no longer the chain's: record it and tell the merchant. */
+  private async changed(row: AwaitingFinality, now: ReorgChange['now']): Promise<void> {
+    const settlement = await this.options.settlements.findWithVerification(row.settlementId);
+    const change: ReorgChange = { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber };
+    const url = settlement?.verification.webhookUrl;
+    let eventId: string | undefined;
+    await this.options.settlements.recordFinality(
+      row.settlementId,
+      { finality: 'changed', note: { outcome_changed: change } },
+      url
+        ? (updated) => {
+            const event = webhookEventRow(reorgEvent(updated, url, change));
+            eventId = event.id;
+            return event;
+          }
+        : undefined,
+    );
+    // after commit; if this fails, the webhook sweeper enqueues the pending event
+    if (eventId) await this.options.outbox.enqueue(eventId).catch(() => undefined);
+    this.options.logger.error('a reorg changed the outcome of a settled transaction', { settlementId: row.settlementId, ...change });
+  }
+}
