@@ -55,7 +55,7 @@ function harness(rows: AwaitingFinality[], chainState: { head: number; blocks: M
         finality.push({ id, update, event: event?.(row) });
         return row;
       },
-      markFinalWhereSettled: async (ids) => (calls.push(`settlementsFinal(${ids.join(',')})`), ids.length),
+      markFinalWhereSettled: async () => (calls.push('settlementsFinal'), 1),
       findWithVerification: async () => settlement,
     },
     chain,
@@ -72,7 +72,7 @@ describe('FinalityWatcher', () => {
     expect(await h.watcher.run()).toEqual({ watched: 1, final: 0, reorged: 0, changed: 0 });
     h.chainState.head = 104;
     expect(await h.watcher.run()).toEqual({ watched: 1, final: 1, reorged: 0, changed: 0 });
-    expect(h.calls).toEqual(['settlementsFinal(stl_1)', 'final(ctx_1)', 'settlementsFinal(stl_1)']);
+    expect(h.calls).toEqual(['settlementsFinal', 'final(ctx_1)', 'settlementsFinal']);
     expect(h.finality).toEqual([]);
   });
 

@@ -61,8 +61,9 @@ export class FinalityWatcher {
         const outcome = unchanged ? await this.deepEnough(depth, head, row.blockNumber!, row) : await this.check(chainId, depth, head, row);
         if (outcome !== 'watching') total[outcome]++;
       }
-      await this.options.settlements.markFinalWhereSettled([...new Set(rows.map((r) => r.settlementId))]);
     }
+    // ended settlements with nothing left to watch (their transactions final, or none ever mined)
+    await this.options.settlements.markFinalWhereSettled();
     if (total.reorged + total.changed > 0) this.options.logger.warn('reorg watching', { ...total });
     return total;
   }

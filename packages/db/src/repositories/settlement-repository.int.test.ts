@@ -524,11 +524,13 @@ describe('SettlementRepository', () => {
         ['settled', 'settled', 'outcome_changed'],
         ['settled', 'settled', 'reincluded'],
       ]);
-      // a changed one stays changed; another with nothing left to watch becomes final
+      // a changed one stays changed; an ended one with nothing left to watch becomes final, a live one does not
       const other = await walk((await started()).id, ['check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
-      expect(await repo.markFinalWhereSettled([s.id, other.id])).toBe(1);
+      const live = await walk((await started()).id, ['check_allowance']);
+      expect(await repo.markFinalWhereSettled()).toBeGreaterThanOrEqual(1);
       expect((await repo.findById(other.id))!.finality).toBe('final');
       expect((await repo.findById(s.id))!.finality).toBe('changed');
+      expect((await repo.findById(live.id))!.finality).toBeNull();
       expect(await repo.recordFinality(newId(IdPrefix.Settlement), { note: {} })).toBeNull();
     });
   });

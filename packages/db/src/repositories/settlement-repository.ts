@@ -272,20 +272,20 @@ export class SettlementRepository {
   }
 
   /**
-   * Ended settlements among `ids` whose every mined transaction is final: their finality becomes `final`
-   * (one whose outcome changed keeps `changed`). Returns how many.
+   * Ended settlements none of whose mined transactions is still watched become `final` (those that never
+   * mined one included; one whose outcome changed keeps `changed`). Returns how many. The partial index
+   * on unfinished finality keeps this to the settlements that ended lately.
    */
-  async markFinalWhereSettled(ids: string[]): Promise<number> {
+  async markFinalWhereSettled(): Promise<number> {
     const rows = await runQuery(this.pool, {
       name: 'settlement_mark_final',
       text: `
         UPDATE settlements s SET finality = 'final', updated_at = now()
-         WHERE s.id = ANY($1::text[]) AND s.state IN ('settled', 'failed') AND s.finality IS DISTINCT FROM 'changed'
-           AND s.finality IS DISTINCT FROM 'final'
+         WHERE (s.finality IS NULL OR s.finality = 'reorged') AND s.state IN ('settled', 'failed')
            AND NOT EXISTS (SELECT 1 FROM chain_transactions t
                             WHERE t.settlement_id = s.id AND t.final_at IS NULL AND t.status IN ('confirmed', 'reverted'))
         RETURNING s.id`,
-      values: [ids],
+      values: [],
     });
     return rows.length;
   }
