@@ -17,7 +17,18 @@ function cli(port: number, ...args: string[]) {
   return spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8' });
 }
 
+/** Up to three tries on other random ports: a node whose port (or bus port) is taken exits at once. */
 export async function startRedisCluster(): Promise<RedisCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnRandomPorts();
+    } catch (err) {
+      if (attempt === 3) throw err;
+    }
+  }
+}
+
+async function startOnRandomPorts(): Promise<RedisCluster> {
   // ports in 21000-28999; the cluster bus uses port + 10000
   const base = 21000 + Math.floor(Math.random() * 2600) * 3;
   const ports = [base, base + 1, base + 2];
@@ -36,8 +47,13 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const port of ports) {
-      for (let i = 0; i < 100 && cli(port, 'ping').stdout.trim() !== 'PONG'; i++) await sleep(50);
+    // a busy machine may take a while to start three servers: up to 15 s, and a clear error after it
+    for (const [index, port] of ports.entries()) {
+      for (let i = 0; i < 300 && cli(port, 'ping').stdout.trim() !== 'PONG'; i++) {
+        if (children[index].exitCode !== null) throw new Error(`redis-server on port ${port} exited (${children[index].exitCode})`);
+        await sleep(50);
+      }
+      if (cli(port, 'ping').stdout.trim() !== 'PONG') throw new Error(`redis-server on port ${port} did not answer within 15 s`);
     }
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
       encoding: 'utf8',
