@@ -1,4 +1,4 @@
-import { classifyNodeError } from '@facilitator/chain';
+import { classifyNodeError, minedReceiptFromRpc } from '@facilitator/chain';
 import type { FinalityChain } from '@facilitator/settlement';
 
 interface RawProvider {
@@ -13,9 +13,8 @@ export function finalityChain(providers: ReadonlyMap<number, RawProvider>): Fina
     return found;
   };
   const receipt: FinalityChain['receipt'] = async (chainId, hash) => {
-    const raw = (await provider(chainId).send('eth_getTransactionReceipt', [hash])) as { blockNumber?: string; blockHash?: string; status?: string } | null;
-    if (!raw?.blockNumber || !raw.blockHash) return null;
-    return { blockNumber: Number(BigInt(raw.blockNumber)), blockHash: raw.blockHash, status: raw.status === '0x1' ? 'confirmed' : 'reverted' };
+    const mined = minedReceiptFromRpc(await provider(chainId).send('eth_getTransactionReceipt', [hash]));
+    return mined && { blockNumber: mined.blockNumber, blockHash: mined.blockHash, status: mined.status === 1 ? 'confirmed' : 'reverted' };
   };
   return {
     head: async (chainId) => Number(BigInt((await provider(chainId).send('eth_blockNumber', [])) as string)),

@@ -58,14 +58,15 @@ export async function waitForGas(ctx: StepContext): Promise<StepWait | undefined
 
 /** A relayer with gas for the next transaction, or the wait when every relayer is under its minimum. */
 export async function fundedRelayer(ctx: StepContext): Promise<string | StepWait> {
-  const relayer = await ctx.nextRelayer();
-  if (relayer) return relayer;
-  return { wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: ctx.relayers.length } } };
+  return (await ctx.nextRelayer()) ?? noFundedRelayer(ctx);
 }
 
 /** Before the fee: the wait when no relayer could send the transfer that follows it. */
 export async function waitForRelayers(ctx: StepContext): Promise<StepWait | undefined> {
-  if (await ctx.anyFundedRelayer()) return undefined;
+  return (await ctx.anyFundedRelayer()) ? undefined : noFundedRelayer(ctx);
+}
+
+function noFundedRelayer(ctx: StepContext): StepWait {
   return { wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: ctx.relayers.length } } };
 }
 

@@ -5,3 +5,4 @@ export type { SigningKey } from './signing-keyring';
 export * from './relayer-rotation';
 export * from './node-error-classification';
 export * from './errors';
+export * from './mined-receipt';

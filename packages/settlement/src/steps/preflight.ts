@@ -2,6 +2,7 @@ import { parseErc6492Signature } from '@facilitator/chain';
 import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext } from '../step';
+import { authorizationStillValid } from '../waiting';
 import { planWalletDeployment } from './deploy-wallet';
 
 /**
@@ -12,10 +13,9 @@ import { planWalletDeployment } from './deploy-wallet';
  */
 export const preflight: Step = async (ctx) => {
   const auth = authorizationOf(ctx.settlement);
-  const now = BigInt(ctx.now());
-  if (auth.validBefore <= now + BigInt(ctx.expiryMarginSeconds)) {
+  if (!authorizationStillValid(ctx)) {
     return failed(
-      settlementDoomed('authorization expired', { validBefore: auth.validBefore.toString(), currentTime: now.toString() }),
+      settlementDoomed('authorization expired', { validBefore: auth.validBefore.toString(), currentTime: String(ctx.now()) }),
       true,
     );
   }
