@@ -1,3 +1,4 @@
+import { SharedReadings } from '@facilitator/core';
 import type { MerchantWebhookSecrets } from './merchant-service';
 
 /** How long a worker signs with the secrets it read; a rotation reaches every delivery within this. */
@@ -6,42 +7,29 @@ const MAX_MERCHANTS = 10_000;
 
 /**
  * The secrets that sign a merchant's deliveries, read once per merchant per `maxAgeMs` instead of once
- * per delivery (a database read and a decryption each): a burst of one merchant's events costs one read.
- * A rotated secret that retires sooner than that is not used past its retirement. Bounded, so that many
- * merchants cannot grow it without limit; concurrent deliveries share one read.
+ * per delivery (a database read and a decryption each): a burst of one merchant's events costs one read,
+ * shared by concurrent deliveries; a failed read is not kept; bounded, so that many merchants cannot grow
+ * it without limit. A rotated secret that retires sooner is read again at its retirement, not used past it.
  */
 export class SigningSecretsCache {
-  private readonly entries = new Map<string, { until: number; secrets: Promise<string[]> }>();
+  private readonly readings: SharedReadings<string, MerchantWebhookSecrets>;
 
   constructor(
     private readonly read: (merchant: string) => Promise<MerchantWebhookSecrets>,
     private readonly maxAgeMs = SIGNING_SECRETS_MAX_AGE_MS,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  signingSecrets(merchant: string): Promise<string[]> {
-    const at = this.now();
-    const cached = this.entries.get(merchant);
-    if (cached && at < cached.until) return cached.secrets;
-    if (this.entries.size >= MAX_MERCHANTS) this.dropExpired(at);
-    const entry = {
-      until: at + this.maxAgeMs,
-      secrets: this.read(merchant).then(({ current, previous }) => {
-        if (!previous) return [current];
-        entry.until = Math.min(entry.until, previous.retiresAt.getTime());
-        return [current, previous.secret];
-      }),
-    };
-    // a failed read is not kept: the next delivery reads again
-    entry.secrets.catch(() => {
-      if (this.entries.get(merchant) === entry) this.entries.delete(merchant);
-    });
-    this.entries.set(merchant, entry);
-    return entry.secrets;
+  ) {
+    this.readings = new SharedReadings({ maxEntries: MAX_MERCHANTS, now });
   }
 
-  private dropExpired(at: number): void {
-    for (const [merchant, entry] of this.entries) if (at >= entry.until) this.entries.delete(merchant);
-    if (this.entries.size >= MAX_MERCHANTS) this.entries.clear();
+  async signingSecrets(merchant: string): Promise<string[]> {
+    const read = () => this.read(merchant);
+    let secrets = await this.readings.get(merchant, this.maxAgeMs, read);
+    if (this.retired(secrets)) secrets = await this.readings.get(merchant, 0, read);
+    return secrets.previous && !this.retired(secrets) ? [secrets.current, secrets.previous.secret] : [secrets.current];
+  }
+
+  private retired({ previous }: MerchantWebhookSecrets): boolean {
+    return previous !== undefined && previous.retiresAt.getTime() <= this.now();
   }
 }
