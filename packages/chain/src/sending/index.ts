@@ -6,3 +6,4 @@ export * from './relayer-rotation';
 export * from './node-error-classification';
 export * from './errors';
 export * from './mined-receipt';
+export { decodeRevertData } from './revert-reason';

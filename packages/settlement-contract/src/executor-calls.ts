@@ -1,0 +1,71 @@
+import { decodeRevertData } from '@facilitator/chain';
+import { dataSlice, Interface, type BytesLike } from 'ethers';
+import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
+
+export const executorInterface = new Interface(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never);
+
+/** One payer authorization for `settle`: the recipient (`to`) pays the fee. */
+export interface ExecutorItem {
+  from: string;
+  to: string;
+  value: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  nonce: string;
+  /** the signature the token checks (65-byte ECDSA, or a contract wallet's ERC-1271 signature) */
+  signature: string;
+  /** gas given to this item alone */
+  gas: bigint;
+}
+
+/** Calldata of `settle(items)`, sent to the treasury's own address. */
+export function settleCalldata(items: readonly ExecutorItem[]): string {
+  return executorInterface.encodeFunctionData('settle', [items.map((i) => [i.from, i.to, i.value, i.validAfter, i.validBefore, i.nonce, i.signature, i.gas])]);
+}
+
+export type ItemOutcome =
+  | { settled: true }
+  /** `stage`: which call failed (both were undone); `reason`: the token's revert reason, or why none is known */
+  | { settled: false; stage: 'fee' | 'transfer' | 'unknown'; reason: string };
+
+interface LogLike {
+  address: string;
+  topics: readonly string[];
+  data: string;
+}
+
+/** Key of an item in a batch: an authorization is unique by (payer, nonce). */
+export function itemKey(payer: string, nonce: string): string {
+  return `${payer.toLowerCase()}:${nonce.toLowerCase()}`;
+}
+
+/**
+ * Each item's outcome from a mined `settle` transaction's logs (only the treasury's own logs count: the
+ * executor runs as the treasury).
+ */
+export function itemOutcomes(logs: readonly LogLike[], treasury: string): Map<string, ItemOutcome> {
+  const outcomes = new Map<string, ItemOutcome>();
+  for (const log of logs) {
+    if (log.address.toLowerCase() !== treasury.toLowerCase()) continue;
+    const parsed = executorInterface.parseLog({ topics: [...log.topics], data: log.data });
+    if (!parsed) continue;
+    const key = itemKey(parsed.args.payer as string, parsed.args.nonce as string);
+    if (parsed.name === 'Settled') outcomes.set(key, { settled: true });
+    else if (parsed.name === 'NotSettled') outcomes.set(key, { settled: false, ...failureOf(parsed.args.reason as string) });
+  }
+  return outcomes;
+}
+
+/** Which call of an item failed and why, from `settleOne`'s revert data. */
+export function failureOf(revertData: BytesLike): { stage: 'fee' | 'transfer' | 'unknown'; reason: string } {
+  const data = typeof revertData === 'string' ? revertData : '0x' + Buffer.from(revertData).toString('hex');
+  // no data: the item ran out of its gas, or a check outside both calls failed
+  if (data.length < 10) return { stage: 'unknown', reason: 'item reverted without a reason (out of its gas?)' };
+  const selector = dataSlice(data, 0, 4).toLowerCase();
+  for (const [name, stage] of [['FeeNotCollected', 'fee'], ['TransferNotExecuted', 'transfer']] as const) {
+    if (selector !== executorInterface.getError(name)!.selector) continue;
+    const inner = executorInterface.decodeErrorResult(name, data)[0] as string;
+    return { stage, reason: decodeRevertData(inner) ?? (inner === '0x' ? 'reverted without a reason' : `revert data ${inner}`) };
+  }
+  return { stage: 'unknown', reason: decodeRevertData(data) ?? 'item reverted' };
+}

@@ -1,0 +1,101 @@
+import { Contract, ContractFactory, getAddress, Wallet, type Provider, type TransactionReceipt } from 'ethers';
+import { delegateOf, isExecutorCode } from './executor-code';
+import { executorInterface } from './executor-calls';
+import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
+
+/** What the executor a network's treasury delegates to must hold. */
+export interface ExecutorConfig {
+  chainId: number;
+  token: string;
+  treasury: string;
+  fee: bigint;
+  /** the relayer keys' addresses, exactly (a key no longer configured must not keep the right to drive it) */
+  relayers: readonly string[];
+}
+
+export type ExecutorStatus =
+  | { state: 'ready'; executor: string }
+  | { state: 'not_delegated'; why: string }
+  | { state: 'wrong_delegate'; executor: string; why: string };
+
+/**
+ * Whether the atomic path can run on a network: the treasury delegates (EIP-7702) to a contract whose
+ * code is the committed executor and whose immutables are this configuration.
+ */
+export async function executorStatus(provider: Provider, config: ExecutorConfig): Promise<ExecutorStatus> {
+  const treasuryCode = await provider.getCode(config.treasury);
+  const executor = delegateOf(treasuryCode);
+  if (!executor) {
+    return { state: 'not_delegated', why: treasuryCode === '0x' ? 'the treasury has no delegation' : 'the treasury is a contract, not a delegating EOA' };
+  }
+  if (!isExecutorCode(await provider.getCode(executor))) return { state: 'wrong_delegate', executor, why: 'the treasury delegates to code that is not the settlement executor' };
+  const contract = new Contract(executor, executorInterface, provider);
+  const [token, treasury, fee, relayers] = (await Promise.all([contract.token(), contract.treasury(), contract.fee(), contract.relayers()])) as [string, string, bigint, string[]];
+  const mismatch = configMismatch(config, { token, treasury, fee, relayers });
+  return mismatch ? { state: 'wrong_delegate', executor, why: mismatch } : { state: 'ready', executor };
+}
+
+function configMismatch(want: ExecutorConfig, have: { token: string; treasury: string; fee: bigint; relayers: string[] }): string | undefined {
+  if (getAddress(have.token) !== getAddress(want.token)) return `the executor's token is ${have.token}, configured ${want.token}`;
+  if (getAddress(have.treasury) !== getAddress(want.treasury)) return `the executor's treasury is ${have.treasury}, configured ${want.treasury}`;
+  if (have.fee !== want.fee) return `the executor's fee is ${have.fee}, configured ${want.fee}`;
+  const set = (list: readonly string[]) => [...new Set(list.map((a) => getAddress(a)))].sort().join(',');
+  if (set(have.relayers) !== set(want.relayers)) return `the executor's relayers are [${have.relayers.join(', ')}], configured [${want.relayers.join(', ')}]`;
+  return undefined;
+}
+
+export type SetupProgress =
+  | { step: 'checked'; status: ExecutorStatus }
+  | { step: 'deploying'; hash: string }
+  | { step: 'deployed'; executor: string; receipt: TransactionReceipt }
+  | { step: 'delegating'; hash: string; executor: string }
+  | { step: 'delegated'; receipt: TransactionReceipt };
+
+export interface ExecutorSetupKeys {
+  /** signs the EIP-7702 authorization; only this key can change what the treasury's address runs */
+  treasuryKey: string;
+  /** pays for the deployment and sends the type-4 transaction (a relayer; may be the treasury itself) */
+  senderKey: string;
+}
+
+/**
+ * Deploys an executor with this configuration and has the treasury delegate to it, unless it already
+ * does. Idempotent: run again, it finds the delegation in place and sends nothing.
+ */
+export async function setUpExecutor(
+  provider: Provider,
+  config: ExecutorConfig,
+  keys: ExecutorSetupKeys,
+  onProgress: (progress: SetupProgress) => void = () => undefined,
+): Promise<ExecutorStatus> {
+  const before = await executorStatus(provider, config);
+  onProgress({ step: 'checked', status: before });
+  if (before.state === 'ready') return before;
+  const treasury = new Wallet(keys.treasuryKey, provider);
+  const sender = new Wallet(keys.senderKey, provider);
+  if (treasury.address !== getAddress(config.treasury)) throw new Error(`the treasury key is for ${treasury.address}, not the configured treasury ${config.treasury}`);
+
+  const factory = new ContractFactory(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never, SETTLEMENT_EXECUTOR_ARTIFACT.bytecode, sender);
+  const deployment = await factory.deploy(config.token, config.treasury, config.fee, [...config.relayers]);
+  const deployTx = deployment.deploymentTransaction()!;
+  onProgress({ step: 'deploying', hash: deployTx.hash });
+  const deployed = await mined(deployTx.wait(), 'executor deployment');
+  const executor = await deployment.getAddress();
+  onProgress({ step: 'deployed', executor, receipt: deployed });
+
+  // sent by the sender, the authorization's nonce is the treasury's next one; sent by the treasury itself,
+  // the transaction takes that nonce first and the authorization the one after
+  const treasuryNonce = await provider.getTransactionCount(treasury.address, 'pending');
+  const selfSent = sender.address === treasury.address;
+  const authorization = await treasury.authorize({ address: executor, nonce: treasuryNonce + (selfSent ? 1 : 0), chainId: config.chainId });
+  const delegation = await sender.sendTransaction({ type: 4, to: treasury.address, authorizationList: [authorization] });
+  onProgress({ step: 'delegating', hash: delegation.hash, executor });
+  onProgress({ step: 'delegated', receipt: await mined(delegation.wait(), 'delegation') });
+  return executorStatus(provider, config);
+}
+
+async function mined(wait: Promise<TransactionReceipt | null>, what: string): Promise<TransactionReceipt> {
+  const receipt = await wait;
+  if (!receipt || receipt.status !== 1) throw new Error(`the ${what} transaction failed`);
+  return receipt;
+}
