@@ -11,14 +11,14 @@ const CANCEL_TYPES = {
 };
 
 /** The payer cancels an authorization (EIP-3009 cancelAuthorization), submitted by the deployer who has ETH. */
-export async function cancelAuthorization(devnet: Devnet, payerKey: string, nonce: string, opts: { wait?: boolean } = {}): Promise<string> {
+export async function cancelAuthorization(devnet: Devnet, payerKey: string, nonce: string, opts: { wait?: boolean; overrides?: object } = {}): Promise<string> {
   const payer = new Wallet(payerKey);
   const signature = Signature.from(await payer.signTypedData(devnet.eip712Domain, CANCEL_TYPES, { authorizer: payer.address, nonce }));
   const submitter = new Wallet(devnet.accounts.deployer.privateKey, devnet.provider);
   const token = devnet.usdc.connect(submitter) as unknown as {
-    cancelAuthorization(a: string, n: string, v: number, r: string, s: string): Promise<{ hash: string; wait(): Promise<unknown> }>;
+    cancelAuthorization(a: string, n: string, v: number, r: string, s: string, overrides: object): Promise<{ hash: string; wait(): Promise<unknown> }>;
   };
-  const tx = await token.cancelAuthorization(payer.address, nonce, signature.v, signature.r, signature.s);
+  const tx = await token.cancelAuthorization(payer.address, nonce, signature.v, signature.r, signature.s, opts.overrides ?? {});
   if (opts.wait !== false) await tx.wait();
   return tx.hash;
 }

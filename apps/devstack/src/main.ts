@@ -10,7 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { formatUnits } from 'ethers';
-import { startDevnet } from '@facilitator/devnet';
+import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { setUpExecutor } from '@facilitator/settlement-contract';
 import { applyMigrations } from '@facilitator/db';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
     blockTime: env.DEVNET_BLOCK_TIME ? Number(env.DEVNET_BLOCK_TIME) : undefined,
     infoFile,
   });
+  services.push(await setUpSettlementPath(devnet, env));
   const database = await prepareDevDatabase(databaseUrl, env.DEV_RESET_DATABASE === 'true');
   // queued jobs of an earlier run name records that no longer exist (on the PostgreSQL backend they went with the database)
   if (database !== 'reused' && queueBackend === 'redis') await deleteQueueKeys(redisUrl, queuePrefix);
@@ -126,6 +128,22 @@ async function main(): Promise<void> {
     'Ctrl-C stops everything.',
   ];
   process.stdout.write(lines.join('\n') + '\n');
+}
+
+/**
+ * The atomic path needs the treasury's delegation to the settlement executor: the dev stack sets it up on
+ * its devnet (a real network uses `npm run cli -- executor setup`), unless SETTLEMENT_MODE=sequential.
+ */
+async function setUpSettlementPath(devnet: Devnet, env: NodeJS.ProcessEnv): Promise<string> {
+  if (env.SETTLEMENT_MODE === 'sequential') return 'settlement   sequential (SETTLEMENT_MODE=sequential): fee and transfer in two transactions';
+  const { treasury, relayers } = devnet.accounts;
+  const status = await setUpExecutor(
+    devnet.provider,
+    { chainId: devnet.chainId, token: devnet.token, treasury: treasury.address, fee: BigInt(env.FEE_AMOUNT ?? '10000'), relayers: relayers.map((r) => r.address) },
+    { treasuryKey: treasury.privateKey, senderKey: relayers[0].privateKey },
+  );
+  if (status.state !== 'ready') throw new Error(`the settlement executor could not be set up: ${status.why}`);
+  return `settlement   atomic: the treasury delegates (EIP-7702) to the settlement executor at ${status.executor}`;
 }
 
 main().catch((err: unknown) => {

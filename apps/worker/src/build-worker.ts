@@ -4,6 +4,7 @@ import { FailoverJsonRpcProvider, LocalKeyTransactionProvider, RpcEndpointPool, 
 import {
   ChainTransactionRepository,
   createPgPool,
+  SettlementBatchRepository,
   createPrismaClient,
   IdempotencyRepository,
   MerchantRepository,
@@ -15,7 +16,7 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { MerchantService, SecretBox, SigningSecretsCache } from '@facilitator/merchants';
-import { FinalityWatcher, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { ExecutorBatches, FinalityWatcher, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
@@ -24,6 +25,7 @@ import { Sweeper } from './sweeper';
 import { webhookHandler } from './webhook-handler';
 import { relayerFunds, WaitingSettlements } from './chain-waits';
 import { finalityChain } from './finality-chain';
+import { SettlementPaths } from './settlement-paths';
 import { keyBalances, recordTransition, serveWorkerMetrics } from './worker-metrics';
 
 export interface WorkerRuntime {
@@ -69,6 +71,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     ]),
   );
 
+  // which networks settle in one transaction: decided by the treasury's delegation, checked before any settlement runs
+  const paths = new SettlementPaths(config, networks, providers, logger);
   const settlements = new SettlementRepository(prisma, pool);
   const waiting = new WaitingSettlements();
   const metrics = createMetrics('worker', {
@@ -80,7 +84,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   });
   const webhookEvents = new WebhookEventRepository(prisma, pool);
   const outbox = new WebhookOutbox(webhookEvents, queues);
-  const machine = new SettlementMachine({
+  const funds = relayerFunds(config, providers, metrics);
+  const machine: SettlementMachine = new SettlementMachine({
     settlements,
     networks,
     transactions,
@@ -90,7 +95,15 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
     outbox,
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
-    relayerFunds: relayerFunds(config, providers, metrics),
+    relayerFunds: funds,
+    atomic: new ExecutorBatches({
+      batches: new SettlementBatchRepository(pool),
+      transactions,
+      treasury: config.treasury.address,
+      nextRelayer: (chainId) => machine.nextFundedRelayer(chainId),
+      gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
+      windowMs: config.worker.batchWindowMs,
+    }),
     onTransition: (t) => {
       logger.info('settlement transition', { settlementId: t.settlementId, from: t.from, to: t.to, note: t.note });
       waiting.movedOn(t.settlementId);
@@ -121,6 +134,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   const catalog: JobCatalog = {
     settlement: settlementHandler({
       machine,
+      ready: paths.firstCheck,
       logger,
       concurrency: config.worker.settlementConcurrency,
       maxAttempts: config.worker.settlementAttempts,
@@ -182,6 +196,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     metrics,
     async close() {
       metricsServer?.close();
+      paths.stop();
       const drained = Promise.all(workers.map((w) => w.close()));
       const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.worker.shutdownTimeoutMs).unref());
       if ((await Promise.race([drained, timedOut])) === 'timeout') {

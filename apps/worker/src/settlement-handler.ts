@@ -15,6 +15,8 @@ export interface SettlementHandlerOptions {
   concurrency: number;
   /** transient failures in a row before the job gives up (SETTLEMENT_MAX_ATTEMPTS) */
   maxAttempts: number;
+  /** settlements run once this resolves (the start-up check of each network's settlement path) */
+  ready?: Promise<void>;
   /** told whenever a settlement is parked for an operator */
   onParked?: (settlementId: string) => void;
 }
@@ -32,6 +34,7 @@ export function settlementHandler(options: SettlementHandlerOptions): JobHandler
     backoff: settlementBackoff,
     async process(job, token) {
       const { settlementId } = job.data;
+      await options.ready;
       try {
         const state = await machine.advance(settlementId);
         return { state };

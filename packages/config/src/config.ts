@@ -36,6 +36,8 @@ export interface NetworkConfig {
   relayerMinBalance: bigint;
   /** a settled transaction is watched for reorgs until its block is this deep (FINALITY_DEPTH_<chainId>) */
   finalityDepth: number;
+  /** the most gas the items of one atomic settle transaction may be given together (BATCH_GAS_BUDGET_<chainId>) */
+  batchGasBudget: bigint;
 }
 
 export interface GasCaps {
@@ -152,7 +154,21 @@ export interface WorkerConfig {
   finalityPollMs: number;
   /** attempts of a settlement job whose step keeps failing transiently, before it is parked for an operator */
   settlementAttempts: number;
+  /**
+   * SETTLEMENT_MODE: `atomic` (default) collects the fee and executes the transfer in one transaction of the
+   * settlement executor where the treasury's delegation is in place; `sequential` always sends two
+   */
+  settlementMode: (typeof SETTLEMENT_MODES)[number];
+  /**
+   * BATCH_WINDOW_MS: how long the first ready settlement waits for others to share its transaction (0: none;
+   * under load, settlements that become ready while one batch is being sent share the next anyway)
+   */
+  batchWindowMs: number;
 }
+
+export const SETTLEMENT_MODES = ['atomic', 'sequential'] as const;
+/** the executor's relayer slots (SettlementExecutor.sol, MAX_RELAYERS) */
+export const EXECUTOR_MAX_RELAYERS = 8;
 
 /** The spec's schedule: attempt 1 at once, then after 1 min, 5 min, 15 min, 30 min and 1 h. */
 export const WEBHOOK_RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 1_800_000, 3_600_000] as const;
@@ -173,6 +189,8 @@ export const DEFAULT_WALLET_FACTORIES = ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820
 export const DEFAULT_MAX_FEE_PER_GAS_GWEI = 100;
 /** 0.001 ETH: about a thousand transfers at Base's usual fees, so the alert comes well before the last one */
 export const DEFAULT_RELAYER_MIN_BALANCE = 10n ** 15n;
+/** room for about 24 EOA payments (each item is given the fee and transfer caps); far under Base's block gas limit */
+export const DEFAULT_BATCH_GAS_BUDGET = 6_000_000n;
 /** 10 blocks (20 s on Base): deeper than any reorg of Base's sequencer seen so far (see docs/decisions.md) */
 export const DEFAULT_FINALITY_DEPTH = 10;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -223,6 +241,7 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
       replaceAfterMs: reader.integer(`REPLACE_AFTER_MS_${id}`, 10_000, 1_000, 600_000),
       relayerMinBalance: reader.bigint(`RELAYER_MIN_BALANCE_${id}`, DEFAULT_RELAYER_MIN_BALANCE),
       finalityDepth: reader.integer(`FINALITY_DEPTH_${id}`, DEFAULT_FINALITY_DEPTH, 1, 10_000),
+      batchGasBudget: reader.bigint(`BATCH_GAS_BUDGET_${id}`, DEFAULT_BATCH_GAS_BUDGET),
     });
   }
   if (enabled.length === 0) {
@@ -298,6 +317,8 @@ function readWorker(reader: EnvReader): WorkerConfig {
     sweepStaleAfterMs: reader.integer('SWEEP_STALE_AFTER_MS', 60_000, 100, 86_400_000),
     finalityPollMs: reader.integer('FINALITY_POLL_MS', 2_000, 100, 600_000),
     settlementAttempts: reader.integer('SETTLEMENT_MAX_ATTEMPTS', 12, 1, 1000),
+    settlementMode: reader.oneOf('SETTLEMENT_MODE', SETTLEMENT_MODES, 'atomic'),
+    batchWindowMs: reader.integer('BATCH_WINDOW_MS', 0, 0, 10_000),
   };
 }
 
@@ -416,13 +437,17 @@ function readWorkerSection(reader: EnvReader): WorkerSection {
   const treasury = reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY'));
   const relayers = readRelayers(reader, treasury);
   const treasuryAddress = readTreasuryAddress(reader, treasury.address);
+  const worker = readWorker(reader);
+  if (worker.settlementMode === 'atomic' && relayers.length > EXECUTOR_MAX_RELAYERS) {
+    throw new ConfigError('RELAYER_PRIVATE_KEYS', `lists ${relayers.length} keys; the settlement executor admits ${EXECUTOR_MAX_RELAYERS} (or set SETTLEMENT_MODE=sequential)`);
+  }
   return {
     treasury,
     relayers,
     treasuryAddress,
     relayerAddresses: readRelayerAddresses(reader, relayers.map((r) => r.address), treasuryAddress),
     webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
-    worker: readWorker(reader),
+    worker,
   };
 }
 

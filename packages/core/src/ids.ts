@@ -9,6 +9,7 @@ export const IdPrefix = {
   Settlement: 'stl',
   WebhookEvent: 'evt',
   ChainTransaction: 'ctx',
+  SettlementBatch: 'bat',
 } as const;
 
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

@@ -122,3 +122,23 @@ export function settlementFailedAfterFee(args: {
     },
   };
 }
+
+/**
+ * Atomic path: the transfer failed inside the one transaction that also took the fee, so the fee was
+ * undone with it. Stricter than the spec's "the fee is kept" (docs/decisions.md, "Atomic settlement").
+ */
+export function transferFailedFeeReturned(reason: string, txHash: string): Failure {
+  return {
+    code: ErrorCode.SettlementFailed,
+    message: `settlement failed: ${reason}`,
+    details: {
+      reason,
+      settlement_error: reason,
+      tx_hash: txHash,
+      fee_status: 'not_collected',
+      merchant_charged: false,
+      customer_charged: false,
+      note: 'the fee and the transfer were one transaction: the transfer failed, so the fee was not collected either',
+    },
+  };
+}

@@ -9,3 +9,5 @@ export * from './error-classes';
 export * from './operator-actions';
 export * from './waiting';
 export * from './finality-watcher';
+export * from './atomic/atomic-settlement';
+export * from './atomic/executor-batches';

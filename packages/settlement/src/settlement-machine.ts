@@ -1,6 +1,7 @@
 import { RelayerRotation, type TransactionProvider } from '@facilitator/chain';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
+import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { ErrorClass } from './error-classes';
 import { failed, settlementDoomed, settlementFailedAfterFee } from './failures';
 import { finalSettlementEvent } from './settlement-events';
@@ -35,6 +36,8 @@ export interface SettlementMachineOptions {
   merchantPause: MerchantPausePolicy;
   /** without it every relayer counts as funded */
   relayerFunds?: RelayerFunds;
+  /** the atomic path's batches (networks whose settlementMode is atomic need it) */
+  atomic?: AtomicSettlement;
   now?: () => number;
   onTransition?: (event: SettlementTransitionEvent) => void;
   /** told each time a settlement is found waiting (metrics) */
@@ -67,7 +70,7 @@ export class SettlementMachine {
   }
 
   /** The next relayer in turn whose balance is at least its minimum; undefined when none is. */
-  private async nextFundedRelayer(chainId: number): Promise<string | undefined> {
+  async nextFundedRelayer(chainId: number): Promise<string | undefined> {
     for (let tried = 0; tried < this.options.relayers.length; tried++) {
       const relayer = this.rotation.next();
       if (await this.isFunded(chainId, relayer)) return relayer;
@@ -130,6 +133,7 @@ export class SettlementMachine {
 
   private async endingWhenMoneyStateKnown(settlement: StepContext['settlement'], reason: string): Promise<StepResult | undefined> {
     const { transactions } = this.options;
+    if (settlement.settlementMode === 'atomic') return this.atomicEnding(settlement, reason);
     switch (settlement.state) {
       // a wallet deployment moves no money of the payer or the merchant, whatever became of it
       case 'pending':
@@ -154,6 +158,16 @@ export class SettlementMachine {
       default:
         return undefined;
     }
+  }
+
+  /**
+   * Atomic path: only a settlement never placed in a batch is known to have moved nothing. A stored batch
+   * may still be sent by another of its settlements, and after collect_fee both fee and transfer happened.
+   */
+  private async atomicEnding(settlement: StepContext['settlement'], reason: string): Promise<StepResult | undefined> {
+    if (settlement.state !== 'collect_fee') return undefined;
+    if (!this.options.atomic || (await this.options.atomic.batchOf(settlement.id))) return undefined;
+    return failed(settlementDoomed(reason), true);
   }
 
   private async load(settlementId: string): Promise<StepContext['settlement']> {
@@ -222,6 +236,7 @@ export class SettlementMachine {
       expiryMarginSeconds: this.options.expiryMarginSeconds,
       now: this.options.now ?? (() => Math.floor(Date.now() / 1000)),
       merchantPause: this.options.merchantPause,
+      atomic: this.options.atomic,
       feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
     };
   }

@@ -1,4 +1,5 @@
 import type { TransactionProvider, UsdcClient } from '@facilitator/chain';
+import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { StepWait } from './waiting';
 import type { FeeReverts, FeeReservationRequest, Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
 
@@ -35,6 +36,11 @@ export interface SettlementNetwork<Chain extends SettlementChain = UsdcClient> {
   gasCaps: { fee: bigint; transfer: bigint; contractTransfer: bigint; walletDeploy: bigint };
   /** lowercase; factories an ERC-6492 payer's wallet may be deployed through (WALLET_FACTORIES_<chainId>) */
   walletFactories: readonly string[];
+  /**
+   * The path new settlements take from collect_fee on: `atomic` only where the start-up check found the
+   * treasury's delegation in place (default sequential)
+   */
+  settlementMode?: 'atomic' | 'sequential';
 }
 
 /** When a merchant's fee transfers keep reverting, its settlements pause for a while (griefing). */
@@ -62,6 +68,8 @@ export interface StepContext {
   merchantPause: MerchantPausePolicy;
   /** fee transfers of the merchant that were sent and reverted since `since` */
   feeRevertsOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts>;
+  /** the atomic path's batches; absent in a worker that only settles sequentially */
+  atomic?: AtomicSettlement;
 }
 
 export interface StepResult {

@@ -5,10 +5,11 @@ import { attemptFromColumns, transactionFromColumns, type StoredTransaction } fr
 import { runQuery } from './pg-query';
 
 /**
- * What a transaction is for; with its settlement, its idempotency key. `wallet_deploy`: an ERC-6492
+ * What a transaction is for; with its owner (a settlement, or a batch for `settle`), its idempotency key.
+ * `settle`: the executor's one-transaction fee and transfer for a batch of settlements. `wallet_deploy`: an ERC-6492
  * payer's factory call, sent by a relayer before the fee.
  */
-export type TransactionPurpose = 'fee' | 'transfer' | 'wallet_deploy';
+export type TransactionPurpose = 'fee' | 'transfer' | 'wallet_deploy' | 'settle';
 
 /** EIP-1559 fees of one signed version */
 export interface Fees {

@@ -5,3 +5,4 @@ export * from './pg-query';
 export * from './merchant-repository';
 export * from './webhook-event-repository';
 export * from './chain-transaction-repository';
+export * from './settlement-batch-repository';

@@ -14,6 +14,8 @@ export interface SettlementUpdate {
   errorCode?: string | null;
   errorMessage?: string | null;
   errorDetails?: object | null;
+  /** set on entering collect_fee: which path moves the money */
+  settlementMode?: 'atomic' | 'sequential';
 }
 
 /** Column of each updatable field; the order fixes the order of the SET list and of its values. */
@@ -27,6 +29,7 @@ export const UPDATE_COLUMNS: ReadonlyArray<readonly [keyof SettlementUpdate, str
   ['errorCode', 'error_code'],
   ['errorMessage', 'error_message'],
   ['errorDetails', 'error_details'],
+  ['settlementMode', 'settlement_mode'],
 ];
 
 /** A settlements row as `pg` returns it (snake_case), in Prisma's shape. */
@@ -59,6 +62,7 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     waitingDetail: (r.waiting_detail as Settlement['waitingDetail']) ?? null,
     finality: (r.finality as string | null) ?? null,
     reorgCount: (r.reorg_count as number | undefined) ?? 0,
+    settlementMode: (r.settlement_mode as string | null | undefined) ?? null,
     metadata: r.metadata as Settlement['metadata'],
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),

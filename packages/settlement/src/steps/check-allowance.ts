@@ -17,7 +17,9 @@ export const checkAllowance: Step = async (ctx) => {
   const request = { merchant, chainId: ctx.network.chainId, tokenAddress: usdc.tokenAddress, fee: ctx.feeAmount, allowance, balance };
   return {
     to: 'collect_fee',
-    note: { allowance: allowance.toString(), balance: balance.toString() },
+    // the path is fixed here, before any money moves: a worker restarted with another mode finishes it the same way
+    data: { settlementMode: ctx.network.settlementMode ?? 'sequential' },
+    note: { allowance: allowance.toString(), balance: balance.toString(), path: ctx.network.settlementMode ?? 'sequential' },
     reserveFee: { request, refused: (inFlight) => refusal(ctx, allowance, balance, inFlight) },
   };
 };

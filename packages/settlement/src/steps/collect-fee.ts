@@ -16,8 +16,11 @@ export const collectFee: Step = async (ctx) => {
   return typeof sending === 'string' ? awaitFee(ctx, sending) : sending;
 };
 
-/** Sends the fee, or returns the failure that makes sending pointless, or the wait for the chain. */
-async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait> {
+/**
+ * What must hold before the merchant's fee goes on chain, on either path: the failure that makes sending
+ * pointless, or the wait for the chain; when the fee may be sent, the merchant's token balance.
+ */
+export async function beforeFee(ctx: StepContext): Promise<StepResult | StepWait | bigint> {
   // a settlement that waited (gas above the cap) may have outlived its authorization: no fee for it then
   if (!authorizationStillValid(ctx)) {
     return failed(settlementDoomed('authorization expired before the fee could be sent', { validBefore: authorizationOf(ctx.settlement).validBefore.toString() }), true);
@@ -27,12 +30,19 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
   // no fee for a transfer that no relayer could send now: the merchant is not charged ahead of a long wait
   const relayers = await waitForRelayers(ctx);
   if (relayers) return relayers;
-  const { merchant } = ctx.settlement;
-  const { usdc } = ctx.network;
-  const balance = await usdc.balanceOf(merchant);
+  const balance = await ctx.network.usdc.balanceOf(ctx.settlement.merchant);
   if (balance < ctx.feeAmount) {
     return failed(feeCollectionFailed('merchant token balance is below the fee', balance, ctx.feeAmount), true);
   }
+  return balance;
+}
+
+/** Sends the fee, or returns the failure that makes sending pointless, or the wait for the chain. */
+async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait> {
+  const balance = await beforeFee(ctx);
+  if (typeof balance !== 'bigint') return balance;
+  const { merchant } = ctx.settlement;
+  const { usdc } = ctx.network;
   try {
     const tx = await ctx.transactions.submit({
       settlementId: ctx.settlement.id,
@@ -56,12 +66,12 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
  * The fee's estimate against the pending block reverted, so nothing was sent. When the allowance is what
  * ran out (another fee of this merchant was mined between our reading and our reservation), say so.
  */
-async function wouldRevert(ctx: StepContext, reason: string, balance: bigint): Promise<StepResult> {
+export async function wouldRevert(ctx: StepContext, reason: string, balance: bigint, extra: StepResult['data'] = {}): Promise<StepResult> {
   const { merchant } = ctx.settlement;
   const available = await ctx.network.usdc.allowance(merchant, ctx.treasury);
-  if (available >= ctx.feeAmount) return failed(feeCollectionFailed(reason, balance, ctx.feeAmount), true);
+  if (available >= ctx.feeAmount) return failed(feeCollectionFailed(reason, balance, ctx.feeAmount), true, extra);
   const commands = approvalCommands(ctx.network.chainId, ctx.network.usdc.tokenAddress, ctx.treasury, ctx.feeAmount);
-  return failed(insufficientAllowance({ required: ctx.feeAmount, available, merchant, treasury: ctx.treasury, ...commands }), true);
+  return failed(insufficientAllowance({ required: ctx.feeAmount, available, merchant, treasury: ctx.treasury, ...commands }), true, extra);
 }
 
 async function awaitFee(ctx: StepContext, sent: string): Promise<StepResult> {

@@ -1,0 +1,70 @@
+import type { WorkerProcessConfig } from '@facilitator/config';
+import type { Logger } from '@facilitator/logging';
+import type { SettlementNetwork } from '@facilitator/settlement';
+import { executorStatus, type ExecutorStatus } from '@facilitator/settlement-contract';
+import type { JsonRpcProvider } from 'ethers';
+
+/** How often the delegation is checked again: a set-up done later, or a delegation removed, takes effect without a restart. */
+export const PATH_RECHECK_MS = 60_000;
+
+/**
+ * Decides, per network, which path new settlements take: atomic only when SETTLEMENT_MODE=atomic and the
+ * treasury's delegation to the settlement executor with this configuration is in place; otherwise
+ * sequential, with a warning saying why. Checked at start-up (settlements wait for the first check) and
+ * again every PATH_RECHECK_MS.
+ */
+export class SettlementPaths {
+  private timer?: NodeJS.Timeout;
+  readonly firstCheck: Promise<void>;
+
+  constructor(
+    private readonly config: WorkerProcessConfig,
+    private readonly networks: ReadonlyMap<number, SettlementNetwork>,
+    private readonly providers: ReadonlyMap<number, JsonRpcProvider>,
+    private readonly logger: Logger,
+  ) {
+    this.firstCheck = this.checkAll();
+    if (config.worker.settlementMode === 'atomic') this.timer = setInterval(() => void this.checkAll(), PATH_RECHECK_MS).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async checkAll(): Promise<void> {
+    await Promise.all([...this.networks.values()].map((network) => this.check(network)));
+  }
+
+  private async check(network: SettlementNetwork): Promise<void> {
+    const previous = network.settlementMode;
+    if (this.config.worker.settlementMode === 'sequential') {
+      network.settlementMode = 'sequential';
+      if (previous === undefined) this.logger.info('settlements are sequential (SETTLEMENT_MODE=sequential): fee and transfer in two transactions', { network: network.caip2 });
+      return;
+    }
+    let status: ExecutorStatus | { state: 'unknown'; why: string };
+    try {
+      status = await executorStatus(this.providers.get(network.chainId)!, {
+        chainId: network.chainId,
+        token: network.usdc.tokenAddress,
+        treasury: this.config.treasury.address,
+        fee: this.config.feeAmount,
+        relayers: this.config.relayers.map((r) => r.address),
+      });
+    } catch (error) {
+      status = { state: 'unknown', why: `the delegation could not be read: ${(error as Error).message}` };
+    }
+    // an unreadable delegation keeps the path already chosen; at start-up it means sequential until the next check
+    if (status.state === 'unknown' && previous !== undefined) return;
+    network.settlementMode = status.state === 'ready' ? 'atomic' : 'sequential';
+    if (network.settlementMode === previous) return;
+    if (status.state === 'ready') {
+      this.logger.info('settlements are atomic: fee and transfer in one transaction of the settlement executor', { network: network.caip2, executor: status.executor });
+    } else {
+      this.logger.warn('the atomic settlement path is not set up on this network: settling sequentially (two transactions); run `npm run cli -- executor setup`', {
+        network: network.caip2,
+        why: status.why,
+      });
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { IdPrefix, newId } from '@facilitator/core';
+import type { Pool } from '../pg-pool';
+import { runQuery, type Row } from './pg-query';
+
+export interface NewSettlementBatch {
+  chainId: number;
+  /** lowercase: the relayer that sends it */
+  relayer: string;
+  /** lowercase: the treasury, whose delegated code runs it */
+  to: string;
+  data: string;
+  gasCap: bigint;
+  /** in calldata order */
+  settlementIds: readonly string[];
+}
+
+export interface StoredSettlementBatch {
+  id: string;
+  chainId: number;
+  relayer: string;
+  to: string;
+  data: string;
+  gasCap: bigint;
+  itemCount: number;
+}
+
+const SQL = {
+  // batch and items in one statement: a settlement already in a batch fails it whole (primary key)
+  create: `
+    WITH batch AS (
+      INSERT INTO settlement_batches (id, chain_id, relayer, to_address, data, gas_cap, item_count)
+      VALUES ($1, $2, $3, $4, $5, $6, cardinality($7::text[])) RETURNING id
+    )
+    INSERT INTO settlement_batch_items (settlement_id, batch_id, position)
+    SELECT item.settlement_id, batch.id, item.position - 1
+      FROM batch, unnest($7::text[]) WITH ORDINALITY AS item(settlement_id, position)`,
+  ofSettlement: `
+    SELECT b.* FROM settlement_batch_items i JOIN settlement_batches b ON b.id = i.batch_id WHERE i.settlement_id = $1`,
+  alreadyBatched: `SELECT settlement_id FROM settlement_batch_items WHERE settlement_id = ANY($1::text[])`,
+  settlementsOf: `SELECT settlement_id FROM settlement_batch_items WHERE batch_id = $1 ORDER BY position`,
+};
+
+/**
+ * Owner of `settlement_batches` and `settlement_batch_items`: which settlements share one executor
+ * transaction. A batch is stored before its transaction exists, so a crash leaves a batch that any
+ * of its settlements' next runs sends (idempotently) instead of a settlement nobody knows was sent.
+ */
+export class SettlementBatchRepository {
+  constructor(private readonly pool: Pool) {}
+
+  /**
+   * Stores a batch with its items. Null when one of the settlements is in a batch already (another run
+   * placed it): nothing is stored, and `alreadyBatched` says which.
+   */
+  async create(batch: NewSettlementBatch): Promise<StoredSettlementBatch | null> {
+    const id = newId(IdPrefix.SettlementBatch);
+    try {
+      await runQuery(this.pool, {
+        name: 'settlementBatches.create',
+        text: SQL.create,
+        values: [id, batch.chainId, batch.relayer, batch.to, batch.data, batch.gasCap.toString(), batch.settlementIds],
+      });
+    } catch (error) {
+      if ((error as { code?: string; constraint?: string }).constraint === 'settlement_batch_items_pkey') return null;
+      throw error;
+    }
+    return { id, chainId: batch.chainId, relayer: batch.relayer, to: batch.to, data: batch.data, gasCap: batch.gasCap, itemCount: batch.settlementIds.length };
+  }
+
+  async ofSettlement(settlementId: string): Promise<StoredSettlementBatch | null> {
+    const rows = await runQuery(this.pool, { name: 'settlementBatches.ofSettlement', text: SQL.ofSettlement, values: [settlementId] });
+    return rows[0] ? batchFromColumns(rows[0]) : null;
+  }
+
+  /** Which of these settlements are in a batch already. */
+  async alreadyBatched(settlementIds: readonly string[]): Promise<Set<string>> {
+    const rows = await runQuery(this.pool, { name: 'settlementBatches.alreadyBatched', text: SQL.alreadyBatched, values: [settlementIds] });
+    return new Set(rows.map((r) => r.settlement_id as string));
+  }
+
+  async settlementsOf(batchId: string): Promise<string[]> {
+    const rows = await runQuery(this.pool, { name: 'settlementBatches.settlementsOf', text: SQL.settlementsOf, values: [batchId] });
+    return rows.map((r) => r.settlement_id as string);
+  }
+}
+
+function batchFromColumns(r: Row): StoredSettlementBatch {
+  return {
+    id: r.id as string,
+    chainId: r.chain_id as number,
+    relayer: r.relayer as string,
+    to: r.to_address as string,
+    data: r.data as string,
+    gasCap: BigInt(r.gas_cap as string),
+    itemCount: r.item_count as number,
+  };
+}

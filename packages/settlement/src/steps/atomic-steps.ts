@@ -1,0 +1,73 @@
+import type { TransactionOutcome } from '@facilitator/chain';
+import type { StoredSettlementBatch } from '@facilitator/db';
+import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/settlement-contract';
+import type { AtomicSettlement } from '../atomic/atomic-settlement';
+import { authorizationOf, signatureOf } from '../authorization';
+import { failed, transferFailedFeeReturned } from '../failures';
+import type { Step, StepContext, StepResult } from '../step';
+import { beforeFee, wouldRevert } from './collect-fee';
+import { transferGasCap } from './preflight';
+
+/**
+ * `collect_fee` on the atomic path: the fee and the transfer are one item of the executor's `settle`,
+ * sent in a batch with whatever else is ready. The item either happened whole (fee first, then the
+ * transfer) or not at all; its outcome is read from the transaction's logs. A retry after a crash finds
+ * the settlement's stored batch and only sends it (same idempotency key) or waits for it.
+ */
+export const collectFeeAndTransfer: Step = async (ctx) => {
+  const atomic = atomicOf(ctx);
+  let batch = await atomic.batchOf(ctx.settlement.id);
+  if (!batch) {
+    const balance = await beforeFee(ctx);
+    if (typeof balance !== 'bigint') return balance;
+    batch = await atomic.place({ settlementId: ctx.settlement.id, chainId: ctx.network.chainId, item: await itemOf(ctx) });
+  }
+  return outcomeOfItem(ctx, batch, await atomic.outcome(batch, ctx.network.confirmations));
+};
+
+/** `fee_collected` on the atomic path: the transfer ran in the fee's own transaction, already mined. */
+export const recordAtomicExecution: Step = async (ctx) => ({
+  to: 'executing',
+  note: { tx_hash: ctx.settlement.feeTxHash, atomic: true },
+});
+
+/** `executing` on the atomic path: settled by the same transaction that collected the fee. */
+export const recordAtomicSettlement: Step = async (ctx) => {
+  const { feeTxHash, feeCollectedAt } = ctx.settlement;
+  if (!feeTxHash) throw new Error(`atomic settlement ${ctx.settlement.id} is executing without its transaction hash`);
+  // the spec orders the timestamps; one transaction gives both, so the settlement's is the later by construction
+  const settledAt = new Date(Math.max(Date.now(), (feeCollectedAt?.getTime() ?? 0) + 1));
+  return { to: 'settled', data: { settlementTxHash: feeTxHash, settledAt, merchantPaid: true }, note: { tx_hash: feeTxHash, atomic: true } };
+};
+
+async function itemOf(ctx: StepContext): Promise<ExecutorItem> {
+  const cap = await transferGasCap(ctx);
+  return { ...authorizationOf(ctx.settlement), signature: signatureOf(ctx.settlement), gas: ctx.network.gasCaps.fee + cap.gas };
+}
+
+async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, outcome: TransactionOutcome): Promise<StepResult> {
+  const batchNote = { batch_id: batch.id, batch_size: batch.itemCount, tx_hash: outcome.hash, block: outcome.blockNumber };
+  // the whole transaction reverted (e.g. out of gas): every item of it was undone, nobody paid anything
+  if (outcome.status === 'reverted') {
+    const result = failed(transferFailedFeeReturned(`settle transaction reverted: ${outcome.reason ?? 'no reason given'}`, outcome.hash), true);
+    return { ...result, note: { ...result.note, ...batchNote } };
+  }
+  const item = itemOutcomes(outcome.logs, ctx.treasury).get(itemKey(ctx.settlement.payer, ctx.settlement.nonce));
+  if (!item) throw new Error(`settle transaction ${outcome.hash} has no outcome for settlement ${ctx.settlement.id}`);
+  if (item.settled) {
+    return { to: 'fee_collected', data: { feeTxHash: outcome.hash, feeCollectedAt: new Date() }, note: { fee_tx_hash: outcome.hash, atomic: true, ...batchNote } };
+  }
+  if (item.stage === 'fee') {
+    // the fee hash is kept, as for a reverted fee transfer: it counts toward the merchant's pause
+    const balance = await ctx.network.usdc.balanceOf(ctx.settlement.merchant);
+    const result = await wouldRevert(ctx, item.reason, balance, { feeTxHash: outcome.hash });
+    return { ...result, note: { ...result.note, ...batchNote } };
+  }
+  const result = failed(transferFailedFeeReturned(item.reason, outcome.hash), true);
+  return { ...result, note: { ...result.note, ...batchNote } };
+}
+
+function atomicOf(ctx: StepContext): AtomicSettlement {
+  if (!ctx.atomic) throw new Error(`settlement ${ctx.settlement.id} took the atomic path, but this worker has no executor batches`);
+  return ctx.atomic;
+}
