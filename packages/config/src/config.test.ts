@@ -50,11 +50,13 @@ describe('loadConfig', () => {
         replaceAfterMs: 10_000,
         relayerMinBalance: 1_000_000_000_000_000n,
         finalityDepth: 10,
+        batchGasBudget: 6_000_000n,
       },
     ]);
     expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxSettleWaiters: 2_000 });
     expect(config.retention).toEqual({ rejectedVerificationsMs: 30 * 86_400_000, expiredIdempotencyKeysMs: 86_400_000, intervalMs: 3_600_000 });
     expect(config.worker.settlementAttempts).toBe(12);
+    expect(config.worker).toMatchObject({ settlementMode: 'atomic', batchWindowMs: 0 });
     // the treasury key also relays when no relayer keys are given
     expect(config.relayers).toEqual([config.treasury]);
     expect(config.treasury.address).toBe('0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a');
@@ -119,6 +121,11 @@ describe('loadConfig', () => {
     [{ WEBHOOK_ALLOWED_PORTS: '443,http' }, 'WEBHOOK_ALLOWED_PORTS entry "http" must be a port number'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test (got "staging")'],
     [{ QUEUE_PREFIX: 'a b' }, 'QUEUE_PREFIX may only contain'],
+    [{ SETTLEMENT_MODE: 'fast' }, 'SETTLEMENT_MODE must be one of atomic, sequential (got "fast")'],
+    [
+      { RELAYER_PRIVATE_KEYS: Array.from({ length: 9 }, (_, i) => '0x' + (i + 1).toString(16).padStart(64, '0')).join(',') },
+      'RELAYER_PRIVATE_KEYS lists 9 keys; the settlement executor admits 8 (or set SETTLEMENT_MODE=sequential)',
+    ],
   ])('%j fails naming the variable', (override, message) => {
     const error = failure({ ...base, ...override });
     expect(error.message.startsWith(message)).toBe(true);

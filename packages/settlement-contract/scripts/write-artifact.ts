@@ -1,7 +1,7 @@
 // Writes src/settlement-executor-artifact.ts from the Solidity source: `npm run compile -w @facilitator/settlement-contract`.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { compileExecutor } from '../src/compile-executor';
+import { compileExecutor } from '../src/testing/compile-executor';
 
 const compiled = compileExecutor();
 const target = path.join(__dirname, '..', 'src', 'settlement-executor-artifact.ts');

@@ -1,4 +1,4 @@
-import { compileExecutor, SOLC_VERSION } from './compile-executor';
+import { compileExecutor, SOLC_VERSION } from './testing/compile-executor';
 import { isExecutorCode } from './executor-code';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
 

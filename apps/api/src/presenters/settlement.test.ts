@@ -40,6 +40,7 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     waitingDetail: null,
     finality: null,
     reorgCount: 0,
+    settlementMode: null,
     metadata: { order: 'A-17' },
     createdAt: CREATED,
     updatedAt: UPDATED,

@@ -33,6 +33,7 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     waitingDetail: null,
     finality: null,
     reorgCount: 0,
+    settlementMode: null,
     metadata: null,
     createdAt: at,
     updatedAt: at,

@@ -144,8 +144,9 @@ describe('ChainTransactionRepository', () => {
     });
 
     it('passes other database errors on, tagged as the database’s', async () => {
-      await expect(repo.allocateAndInsert(newTransaction(newId(IdPrefix.Settlement), address()), 0n)).rejects.toMatchObject({
-        code: '23503',
+      // a chain id outside the column's integer range
+      await expect(repo.allocateAndInsert(newTransaction(newId(IdPrefix.Settlement), address(), 'fee', { chainId: 2 ** 40 }), 0n)).rejects.toMatchObject({
+        code: '22003',
         dependency: 'database',
       });
     });

@@ -131,6 +131,7 @@ describe('SettlementRepository', () => {
         waitingDetail: null,
         finality: null,
         reorgCount: 0,
+        settlementMode: null,
         metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() },
         createdAt: expect.any(Date),
         updatedAt: expect.any(Date),

@@ -312,8 +312,9 @@ describe('checkAllowance (check_allowance)', () => {
     h.chain.balance = 70_000n;
     const result = await checkAllowance(h.ctx);
     expect(result.to).toBe('collect_fee');
-    expect(result.data).toBeUndefined();
-    expect(result.note).toEqual({ allowance: '50000', balance: '70000' });
+    // the path is fixed on entering collect_fee: sequential unless the network settles atomically
+    expect(result.data).toEqual({ settlementMode: 'sequential' });
+    expect(result.note).toEqual({ allowance: '50000', balance: '70000', path: 'sequential' });
     expect(result.reserveFee?.request).toEqual({ merchant: MERCHANT, chainId: CHAIN_ID, tokenAddress: TOKEN, fee: FEE, allowance: 50_000n, balance: 70_000n });
     expect(h.log).toContain(`chain.allowance(${MERCHANT},${TREASURY})`);
     expectNothingSent(h);

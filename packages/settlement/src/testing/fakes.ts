@@ -268,6 +268,7 @@ export function settlementFixture(
     waitingDetail: null,
     finality: null,
     reorgCount: 0,
+    settlementMode: null,
     metadata: null,
     createdAt: at,
     updatedAt: at,

@@ -22,6 +22,7 @@ export const NETWORK: NetworkConfig = {
   replaceAfterMs: 1000,
   relayerMinBalance: 0n,
   finalityDepth: 1,
+  batchGasBudget: 6_000_000n,
 };
 
 export const payer = new Wallet('0x' + '11'.repeat(32));

@@ -9,7 +9,7 @@ const solc = require('solc') as { compile(input: string): string; version(): str
 /** The solc release the committed code was compiled with; the pragma admits exactly this one. */
 export const SOLC_VERSION = '0.8.37';
 export const SOURCE_FILE = 'SettlementExecutor.sol';
-export const SOURCE_PATH = path.join(__dirname, '..', 'contracts', SOURCE_FILE);
+export const SOURCE_PATH = path.join(__dirname, '..', '..', 'contracts', SOURCE_FILE);
 export const COMPILER_SETTINGS = { evmVersion: 'prague', optimizer: { enabled: true, runs: 200 } } as const;
 
 export interface CompiledExecutor {
