@@ -51,7 +51,14 @@ export async function waitAllFinal(stack: TestStack, ids: string[], timeoutMs: n
 export async function checkLedger(
   report: ScenarioReport,
   stack: TestStack,
-  args: { settlementIds: string[]; verificationIds: string[]; startBlock: number; before: { payer: bigint; merchant: bigint; treasury: bigint } },
+  args: {
+    settlementIds: string[];
+    verificationIds: string[];
+    startBlock: number;
+    before: { payer: bigint; merchant: bigint; treasury: bigint };
+    /** the atomic path: one batch item per settlement and one settle transaction per batch, instead of a fee and a transfer each */
+    atomic?: boolean;
+  },
 ): Promise<boolean> {
   const { merchant, payer, treasury } = stack.devnet.accounts;
   const n = args.settlementIds.length;
@@ -61,6 +68,9 @@ export async function checkLedger(
   const fees = await transfersOnChain(stack.devnet, args.startBlock, merchant.address, treasury.address);
   const payments = await transfersOnChain(stack.devnet, args.startBlock, payer.address, merchant.address);
   const txRows = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: args.settlementIds } } });
+  const items = await stack.db.prisma.settlementBatchItem.findMany({ where: { settlementId: { in: args.settlementIds } }, select: { batchId: true } });
+  const batchIds = [...new Set(items.map((i) => i.batchId))];
+  const settleTxs = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: batchIds }, purpose: 'settle' } });
   const [p, m, t] = await Promise.all([payer, merchant, treasury].map((a) => stack.devnet.balanceOf(a.address)));
   const results = [
     report.check('verification records kept', args.verificationIds.length, verifications),
@@ -68,7 +78,12 @@ export async function checkLedger(
     report.check('settlements in a final state, settled', n, settled),
     report.check('fee transfers on chain (merchant → treasury)', n, fees),
     report.check('payment transfers on chain (payer → merchant)', n, payments),
-    report.check('transactions stored (one fee + one transfer each)', 2 * n, txRows),
+    ...(args.atomic
+      ? [
+          report.check('batch items stored (one per settlement)', n, items.length),
+          report.check('settle transactions stored (one per batch)', batchIds.length, settleTxs),
+        ]
+      : [report.check('transactions stored (one fee + one transfer each)', 2 * n, txRows)]),
     report.check('payer balance change', (-BigInt(n) * PRICE_UNITS).toString(), (p - args.before.payer).toString()),
     report.check('merchant balance change', (BigInt(n) * (PRICE_UNITS - FEE)).toString(), (m - args.before.merchant).toString()),
     report.check('treasury balance change', (BigInt(n) * FEE).toString(), (t - args.before.treasury).toString()),
