@@ -1,0 +1,138 @@
+import type { NewSettlementBatch, StoredSettlementBatch } from '@facilitator/db';
+import type { SubmittedTransaction, TransactionOutcome, TransactionRequest } from '@facilitator/chain';
+import { executorInterface, type ExecutorItem } from '@facilitator/settlement-contract';
+import { BATCH_OVERHEAD_GAS, ExecutorBatches, NoFundedRelayerError, type ExecutorBatchesOptions } from './executor-batches';
+
+const TREASURY = '0x' + '11'.repeat(20);
+const RELAYER = '0x' + '22'.repeat(20);
+const CHAIN = 84532;
+
+function item(n: number, gas = 250_000n): ExecutorItem {
+  return { from: '0x' + '33'.repeat(20), to: '0x' + '44'.repeat(20), value: 10_000n, validAfter: 0n, validBefore: 2n ** 40n, nonce: '0x' + n.toString(16).padStart(64, '0'), signature: '0x' + 'ab'.repeat(65), gas };
+}
+
+/** Batches in memory, transactions recorded: what the batcher stores and sends, in order. */
+function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
+  const stored: StoredSettlementBatch[] = [];
+  const placed = new Map<string, StoredSettlementBatch>();
+  const submitted: TransactionRequest[] = [];
+  const log: string[] = [];
+  let nextId = 0;
+  const options: ExecutorBatchesOptions = {
+    batches: {
+      async create(batch: NewSettlementBatch) {
+        if (batch.settlementIds.some((id) => placed.has(id))) return null;
+        const row = { id: `bat_${++nextId}`, chainId: batch.chainId, relayer: batch.relayer, to: batch.to, data: batch.data, gasCap: batch.gasCap, itemCount: batch.settlementIds.length };
+        stored.push(row);
+        for (const id of batch.settlementIds) placed.set(id, row);
+        log.push(`store ${row.id} [${batch.settlementIds.join(',')}]`);
+        return row;
+      },
+      async ofSettlement(id: string) {
+        return placed.get(id) ?? null;
+      },
+      async alreadyBatched(ids: readonly string[]) {
+        return new Set(ids.filter((id) => placed.has(id)));
+      },
+    },
+    transactions: {
+      async find() {
+        return null;
+      },
+      async submit(request: TransactionRequest): Promise<SubmittedTransaction> {
+        submitted.push(request);
+        log.push(`send ${request.settlementId}`);
+        return { id: `ctx_${request.settlementId}`, from: request.from, nonce: 0n, hash: '0xaa', hashes: ['0xaa'] };
+      },
+      async waitForOutcome(): Promise<TransactionOutcome> {
+        return { status: 'confirmed', hash: '0xaa', blockNumber: 1, logs: [] };
+      },
+    },
+    treasury: TREASURY,
+    nextRelayer: async () => RELAYER,
+    gasBudget: () => 6_000_000n,
+    ...overrides,
+  };
+  // the batcher holds `options` itself: a test changes a dependency's behaviour through it
+  return { batcher: new ExecutorBatches(options), options, stored, placed, submitted, log };
+}
+
+describe('ExecutorBatches', () => {
+  it('puts items that are ready together in one batch, stored before it is sent, to the treasury from a relayer', async () => {
+    const h = harness();
+    const batches = await Promise.all([1, 2, 3].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
+    expect(new Set(batches.map((b) => b.id))).toEqual(new Set(['bat_1']));
+    expect(h.log).toEqual(['store bat_1 [stl_1,stl_2,stl_3]', 'send bat_1']);
+    expect(h.submitted[0]).toMatchObject({ settlementId: 'bat_1', purpose: 'settle', chainId: CHAIN, from: RELAYER, to: TREASURY, gasCap: BATCH_OVERHEAD_GAS + 3n * 250_000n });
+    const [items] = executorInterface.decodeFunctionData('settle', h.submitted[0].data);
+    expect(items.map((i: { nonce: string }) => i.nonce)).toEqual([item(1).nonce, item(2).nonce, item(3).nonce]);
+  });
+
+  it('gathers the items that arrive while a batch is being sent into the next one', async () => {
+    let release!: () => void;
+    const h = harness();
+    const submit = h.options.transactions.submit;
+    let first = true;
+    h.options.transactions.submit = async (request) => {
+      if (first) {
+        first = false;
+        await new Promise<void>((resolve) => (release = resolve));
+      }
+      return submit(request);
+    };
+    const one = h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) });
+    while (!release) await new Promise((r) => setImmediate(r));
+    const later = [2, 3, 4].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) }));
+    release();
+    await Promise.all([one, ...later]);
+    expect(h.stored.map((b) => b.itemCount)).toEqual([1, 3]);
+  });
+
+  it('keeps each batch within the gas budget', async () => {
+    const h = harness({ gasBudget: () => BATCH_OVERHEAD_GAS + 2n * 250_000n });
+    await Promise.all([1, 2, 3, 4, 5].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
+    expect(h.stored.map((b) => b.itemCount)).toEqual([2, 2, 1]);
+    for (const b of h.stored) expect(b.gasCap).toBeLessThanOrEqual(BATCH_OVERHEAD_GAS + 2n * 250_000n);
+  });
+
+  it('answers a settlement placed by an earlier run with its stored batch, and never places it twice', async () => {
+    const h = harness();
+    const first = await h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) });
+    const [again, other] = await Promise.all([
+      h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) }),
+      h.batcher.place({ settlementId: 'stl_2', chainId: CHAIN, item: item(2) }),
+    ]);
+    expect(again.id).toBe(first.id);
+    expect(other.id).not.toBe(first.id);
+    expect(h.stored.map((b) => b.itemCount)).toEqual([1, 1]);
+  });
+
+  it('stores nothing and fails the items when no relayer has gas', async () => {
+    const h = harness({ nextRelayer: async () => undefined });
+    await expect(h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) })).rejects.toBeInstanceOf(NoFundedRelayerError);
+    expect(h.stored).toEqual([]);
+    expect(h.submitted).toEqual([]);
+  });
+
+  it('hands out the stored batch even when sending it failed: each settlement sends it again (same key) on its own', async () => {
+    const h = harness();
+    h.options.transactions.submit = async () => {
+      throw new Error('rpc down');
+    };
+    const batch = await h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) });
+    expect(batch.id).toBe('bat_1');
+    await expect(h.batcher.outcome(batch, 1)).rejects.toThrow('rpc down');
+  });
+
+  it('waits once per batch however many of its settlements ask', async () => {
+    const h = harness();
+    let waits = 0;
+    h.options.transactions.waitForOutcome = async () => {
+      waits++;
+      return { status: 'confirmed', hash: '0xaa', blockNumber: 1, logs: [] };
+    };
+    const batch = await h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) });
+    await Promise.all([h.batcher.outcome(batch, 1), h.batcher.outcome(batch, 1), h.batcher.outcome(batch, 1)]);
+    expect(waits).toBe(1);
+  });
+});

@@ -1,0 +1,123 @@
+import type { TransactionLog, TransactionOutcome } from '@facilitator/chain';
+import type { StoredSettlementBatch } from '@facilitator/db';
+import { executorInterface } from '@facilitator/settlement-contract';
+import { AbiCoder, id } from 'ethers';
+import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
+import type { StepResult } from '../step';
+import { FEE, GAS_CAPS, MERCHANT, NONCE, PAYER, settlementFixture, stepHarness, TREASURY } from '../testing/fakes';
+import { isWait } from '../waiting';
+import { collectFeeAndTransfer, recordAtomicExecution, recordAtomicSettlement } from './atomic-steps';
+
+const HASH = '0x' + 'cd'.repeat(32);
+const BATCH: StoredSettlementBatch = { id: 'bat_1', chainId: 84532, relayer: '0x44', to: TREASURY, data: '0x', gasCap: 1n, itemCount: 3 };
+
+function executorLog(name: 'Settled' | 'NotSettled', args: unknown[], address = TREASURY): TransactionLog {
+  const event = executorInterface.getEvent(name)!;
+  const encoded = executorInterface.encodeEventLog(event, args);
+  return { address, topics: encoded.topics, data: encoded.data };
+}
+
+/** `FeeNotCollected(Error("..."))` / `TransferNotExecuted(Error("..."))`, as settleOne reverts. */
+function itemRevert(error: 'FeeNotCollected' | 'TransferNotExecuted', reason: string): string {
+  const inner = id('Error(string)').slice(0, 10) + AbiCoder.defaultAbiCoder().encode(['string'], [reason]).slice(2);
+  return executorInterface.encodeErrorResult(error, [inner]);
+}
+
+class FakeAtomic implements AtomicSettlement {
+  placed: AtomicItemRequest[] = [];
+  existing: StoredSettlementBatch | null = null;
+  constructor(private readonly result: TransactionOutcome) {}
+  async batchOf() {
+    return this.existing;
+  }
+  async place(request: AtomicItemRequest) {
+    this.placed.push(request);
+    return BATCH;
+  }
+  async outcome() {
+    return this.result;
+  }
+}
+
+const confirmedWith = (logs: TransactionLog[]): TransactionOutcome => ({ status: 'confirmed', hash: HASH, blockNumber: 7, logs });
+const atomicSettlement = () => settlementFixture({ state: 'collect_fee', settlementMode: 'atomic' });
+
+async function run(outcome: TransactionOutcome, prepare: (h: ReturnType<typeof stepHarness>) => void = () => undefined) {
+  const atomic = new FakeAtomic(outcome);
+  const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
+  prepare(h);
+  const result = await collectFeeAndTransfer(h.ctx);
+  if (isWait(result)) throw new Error('unexpected wait');
+  return { result: result as StepResult, atomic, h };
+}
+
+describe('collect_fee on the atomic path', () => {
+  it('places the payment as one item (fee and transfer gas) and records the fee when the item settled', async () => {
+    const { result, atomic } = await run(confirmedWith([executorLog('Settled', [PAYER, NONCE])]));
+    expect(atomic.placed).toHaveLength(1);
+    expect(atomic.placed[0].item).toMatchObject({ from: PAYER, to: MERCHANT, nonce: NONCE, gas: GAS_CAPS.fee + GAS_CAPS.transfer });
+    expect(result).toMatchObject({ to: 'fee_collected', data: { feeTxHash: HASH }, note: { atomic: true, batch_id: 'bat_1', batch_size: 3 } });
+  });
+
+  it('only reads its own item: another payment settled in the same transaction is not this one', async () => {
+    const other = executorLog('Settled', [PAYER, '0x' + '01'.repeat(32)]);
+    await expect(run(confirmedWith([other]))).rejects.toThrow(/no outcome for settlement/);
+    // nor a Settled event logged by any other address than the treasury
+    await expect(run(confirmedWith([executorLog('Settled', [PAYER, NONCE], '0x' + '99'.repeat(20))]))).rejects.toThrow(/no outcome/);
+  });
+
+  it('fails an item whose fee was refused with insufficient_allowance when the allowance is what ran out; the merchant paid nothing', async () => {
+    const logs = [executorLog('NotSettled', [PAYER, NONCE, itemRevert('FeeNotCollected', 'ERC20: transfer amount exceeds allowance')])];
+    const { result } = await run(confirmedWith(logs), (h) => (h.chain.allowanceOf = 0n));
+    expect(result).toMatchObject({ to: 'failed', data: { errorCode: 'insufficient_allowance', paymentKey: null, feeTxHash: HASH } });
+  });
+
+  it('fails an item whose fee was refused for another reason with fee_collection_failed', async () => {
+    const logs = [executorLog('NotSettled', [PAYER, NONCE, itemRevert('FeeNotCollected', 'ERC20: transfer amount exceeds balance')])];
+    const { result } = await run(confirmedWith(logs));
+    expect(result).toMatchObject({ to: 'failed', data: { errorCode: 'fee_collection_failed', paymentKey: null } });
+    expect((result.data!.errorDetails as Record<string, unknown>).reason).toBe('ERC20: transfer amount exceeds balance');
+  });
+
+  it('fails an item whose transfer failed with the fee undone: merchant and payer charged nothing', async () => {
+    const logs = [executorLog('NotSettled', [PAYER, NONCE, itemRevert('TransferNotExecuted', 'FiatTokenV2: authorization is expired')])];
+    const { result } = await run(confirmedWith(logs));
+    expect(result).toMatchObject({
+      to: 'failed',
+      data: { errorCode: 'settlement_failed', paymentKey: null, errorDetails: { reason: 'FiatTokenV2: authorization is expired', fee_status: 'not_collected', merchant_charged: false, customer_charged: false, tx_hash: HASH } },
+    });
+  });
+
+  it('fails every item of a transaction that reverted whole, nothing charged', async () => {
+    const { result } = await run({ status: 'reverted', hash: HASH, blockNumber: 7, reason: 'out of gas' });
+    expect(result).toMatchObject({ to: 'failed', data: { errorCode: 'settlement_failed', paymentKey: null, errorDetails: { fee_status: 'not_collected', merchant_charged: false } } });
+  });
+
+  it('after a crash, waits for the stored batch instead of placing the payment again', async () => {
+    const atomic = new FakeAtomic(confirmedWith([executorLog('Settled', [PAYER, NONCE])]));
+    atomic.existing = BATCH;
+    const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
+    expect(await collectFeeAndTransfer(h.ctx)).toMatchObject({ to: 'fee_collected' });
+    expect(atomic.placed).toEqual([]);
+  });
+
+  it('places nothing for a merchant whose balance is below the fee', async () => {
+    const atomic = new FakeAtomic(confirmedWith([]));
+    const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
+    h.chain.balance = FEE - 1n;
+    expect(await collectFeeAndTransfer(h.ctx)).toMatchObject({ to: 'failed', data: { errorCode: 'fee_collection_failed' } });
+    expect(atomic.placed).toEqual([]);
+  });
+});
+
+describe('fee_collected and executing on the atomic path', () => {
+  it('walk on to settled with the one transaction as both hashes, the settlement timestamp after the fee', async () => {
+    const feeCollectedAt = new Date(Date.now() + 60_000); // even a clock behind the fee's time keeps the order
+    const h = stepHarness(settlementFixture({ state: 'fee_collected', settlementMode: 'atomic', feeTxHash: HASH, feeCollectedAt }));
+    expect(await recordAtomicExecution(h.ctx)).toEqual({ to: 'executing', note: { tx_hash: HASH, atomic: true } });
+    const settled = (await recordAtomicSettlement(h.ctx)) as StepResult;
+    expect(settled).toMatchObject({ to: 'settled', data: { settlementTxHash: HASH, merchantPaid: true } });
+    expect(settled.data!.settledAt!.getTime()).toBeGreaterThan(feeCollectedAt.getTime());
+    expect(h.transactions.sent).toEqual([]);
+  });
+});
