@@ -85,6 +85,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   const webhookEvents = new WebhookEventRepository(prisma, pool);
   const outbox = new WebhookOutbox(webhookEvents, queues);
   const funds = relayerFunds(config, providers, metrics);
+  const batches = new SettlementBatchRepository(pool);
   const machine: SettlementMachine = new SettlementMachine({
     settlements,
     networks,
@@ -97,7 +98,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
     relayerFunds: funds,
     atomic: new ExecutorBatches({
-      batches: new SettlementBatchRepository(pool),
+      batches,
       transactions,
       treasury: config.treasury.address,
       nextRelayer: (chainId) => machine.nextFundedRelayer(chainId),
@@ -149,6 +150,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       finality: new FinalityWatcher({
         transactions: new ChainTransactionRepository(pool),
         settlements,
+        batches,
         chain: finalityChain(providers),
         outbox,
         depths: new Map(config.networks.map((n) => [n.chainId, n.finalityDepth])),

@@ -1,4 +1,4 @@
-import type { AwaitingFinality, ChainTransactionRepository, SettlementRepository } from '@facilitator/db';
+import type { AwaitingFinality, ChainTransactionRepository, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
 import { reorgEvent, type ReorgChange } from './settlement-events';
@@ -17,6 +17,8 @@ export interface FinalityChain {
 export interface FinalityWatcherOptions {
   transactions: Pick<ChainTransactionRepository, 'findAwaitingFinality' | 'markFinal' | 'markReorged' | 'markReincluded' | 'markLost'>;
   settlements: Pick<SettlementRepository, 'recordFinality' | 'markFinalWhereSettled' | 'findWithVerification'>;
+  /** the settlements of an executor batch: a `settle` transaction's reorg is each of theirs */
+  batches?: Pick<SettlementBatchRepository, 'settlementsOf'>;
   /** enqueues a settlement.reorged event once its row is stored */
   outbox: Pick<WebhookOutbox, 'enqueue'>;
   chain: FinalityChain;
@@ -74,11 +76,13 @@ export class FinalityWatcher {
     if (!receipt) {
       const firstSeen = await transactions.markReorged(row.id);
       if (firstSeen) {
-        await this.options.settlements.recordFinality(row.settlementId, {
-          finality: 'reorged',
-          reorg: true,
-          note: { reorg: { purpose: row.purpose, tx_hash: row.minedHash, removed_from_block: row.blockNumber, action: 'broadcast again' } },
-        });
+        for (const settlementId of await this.settlementsOf(row)) {
+          await this.options.settlements.recordFinality(settlementId, {
+            finality: 'reorged',
+            reorg: true,
+            note: { reorg: { purpose: row.purpose, tx_hash: row.minedHash, removed_from_block: row.blockNumber, action: 'broadcast again' } },
+          });
+        }
       }
       if ((await chain.rebroadcast(chainId, row.rawTransaction, row.minedHash)) === 'nonce_taken') {
         await transactions.markLost(row.id);
@@ -94,10 +98,12 @@ export class FinalityWatcher {
         return 'changed';
       }
       if (row.blockNumber === null) {
-        await this.options.settlements.recordFinality(row.settlementId, {
-          finality: 'reorged',
-          note: { reincluded: { purpose: row.purpose, tx_hash: row.minedHash, block: receipt.blockNumber, outcome: receipt.status } },
-        });
+        for (const settlementId of await this.settlementsOf(row)) {
+          await this.options.settlements.recordFinality(settlementId, {
+            finality: 'reorged',
+            note: { reincluded: { purpose: row.purpose, tx_hash: row.minedHash, block: receipt.blockNumber, outcome: receipt.status } },
+          });
+        }
       }
     }
     return this.deepEnough(depth, head, receipt.blockNumber, row);
@@ -109,14 +115,25 @@ export class FinalityWatcher {
     return 'final';
   }
 
-  /** The outcome the merchant was told is no longer the chain's: record it and tell the merchant. */
+  /** The settlements a transaction served: its own, or every settlement of its executor batch. */
+  private async settlementsOf(row: AwaitingFinality): Promise<string[]> {
+    if (row.purpose !== 'settle') return [row.settlementId];
+    if (!this.options.batches) throw new Error(`finality watcher has no batch repository for settle transaction ${row.id}`);
+    return this.options.batches.settlementsOf(row.settlementId);
+  }
+
+  /** The outcome the merchants were told is no longer the chain's: record it and tell each merchant. */
   private async changed(row: AwaitingFinality, now: ReorgChange['now']): Promise<void> {
-    const settlement = await this.options.settlements.findWithVerification(row.settlementId);
+    for (const settlementId of await this.settlementsOf(row)) await this.changedFor(settlementId, row, now);
+  }
+
+  private async changedFor(settlementId: string, row: AwaitingFinality, now: ReorgChange['now']): Promise<void> {
+    const settlement = await this.options.settlements.findWithVerification(settlementId);
     const change: ReorgChange = { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber };
     const url = settlement?.verification.webhookUrl;
     let eventId: string | undefined;
     await this.options.settlements.recordFinality(
-      row.settlementId,
+      settlementId,
       { finality: 'changed', note: { outcome_changed: change } },
       url
         ? (updated) => {
@@ -128,6 +145,6 @@ export class FinalityWatcher {
     );
     // after commit; if this fails, the webhook sweeper enqueues the pending event
     if (eventId) await this.options.outbox.enqueue(eventId).catch(() => undefined);
-    this.options.logger.error('a reorg changed the outcome of a settled transaction', { settlementId: row.settlementId, ...change });
+    this.options.logger.error('a reorg changed the outcome of a settled transaction', { settlementId, ...change });
   }
 }

@@ -283,7 +283,10 @@ export class SettlementRepository {
         UPDATE settlements s SET finality = 'final', updated_at = now()
          WHERE (s.finality IS NULL OR s.finality = 'reorged') AND s.state IN ('settled', 'failed')
            AND NOT EXISTS (SELECT 1 FROM chain_transactions t
-                            WHERE t.settlement_id = s.id AND t.final_at IS NULL AND t.status IN ('confirmed', 'reverted'))
+                            WHERE t.final_at IS NULL AND t.status IN ('confirmed', 'reverted')
+                              AND (t.settlement_id = s.id
+                                   -- an atomic settlement's transaction is its batch's
+                                   OR t.settlement_id = (SELECT i.batch_id FROM settlement_batch_items i WHERE i.settlement_id = s.id)))
         RETURNING s.id`,
       values: [],
     });
