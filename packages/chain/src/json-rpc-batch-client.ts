@@ -54,6 +54,17 @@ export class JsonRpcBatchClient {
     });
   }
 
+  /**
+   * A call sent at once as a request of its own, never batched with others: for a call that waits on the
+   * chain (eth_sendRawTransactionSync answers when its transaction is mined), which would hold up every
+   * call batched with it. `timeoutMs` replaces the client's.
+   */
+  callAlone<T>(method: string, params: unknown[], timeoutMs = this.timeoutMs): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.send([{ id: this.nextId++, method, params, resolve: resolve as (v: unknown) => void, reject }], timeoutMs);
+    });
+  }
+
   destroy(): void {
     this.agent.destroy();
   }
@@ -63,7 +74,7 @@ export class JsonRpcBatchClient {
     while (this.queue.length > 0) this.send(this.queue.splice(0, MAX_BATCH));
   }
 
-  private send(batch: Pending[]): void {
+  private send(batch: Pending[], timeoutMs = this.timeoutMs): void {
     const body = JSON.stringify(batch.map((p) => ({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params })));
     const client = this.url.protocol === 'https:' ? https : http;
     const failAll = (err: Error) => batch.forEach((p) => p.reject(err));
@@ -71,9 +82,9 @@ export class JsonRpcBatchClient {
       method: 'POST',
       agent: this.agent,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      timeout: this.timeoutMs,
+      timeout: timeoutMs,
     });
-    request.on('timeout', () => request.destroy(new Error(`RPC ${this.url.host} did not answer within ${this.timeoutMs} ms`)));
+    request.on('timeout', () => request.destroy(new Error(`RPC ${this.url.host} did not answer within ${timeoutMs} ms`)));
     request.on('error', failAll);
     request.on('response', (response) => {
       const chunks: Buffer[] = [];

@@ -5,6 +5,8 @@ import { EndpointHealth, type HealthPolicy } from './endpoint-health';
 /** The one method the hot path needs: a JSON-RPC call. JsonRpcBatchClient and RpcEndpointPool both have it. */
 export interface RpcCaller {
   call<T>(method: string, params: unknown[]): Promise<T>;
+  /** a call sent alone (not batched), with its own timeout; callers without it batch it like any other */
+  callAlone?<T>(method: string, params: unknown[], timeoutMs: number): Promise<T>;
   destroy(): void;
 }
 
@@ -120,6 +122,30 @@ export class RpcEndpointPool implements RpcCaller {
         );
       });
     });
+  }
+
+  /**
+   * `eth_sendRawTransactionSync` (EIP-7966) to the most preferred healthy endpoint, sent alone since it
+   * answers only once the transaction is mined, and the plain `eth_sendRawTransaction` to the other
+   * healthy endpoints (as `broadcast` does). Resolves with the receipt; rejects with the node's answer
+   * (JsonRpcError: a refusal, or "method not found" where the node lacks it) or a transport failure. Only
+   * a transport failure before the timeout (refused, reset) counts against the endpoint: a slow answer is
+   * the chain's pace, not the endpoint's health.
+   */
+  async sendSync(rawTransaction: string, timeoutMs: number): Promise<unknown> {
+    this.probeDue();
+    const [first, ...others] = this.order();
+    for (const endpoint of others.filter((e) => e.health.up)) {
+      endpoint.client.call('eth_sendRawTransaction', [rawTransaction]).catch(() => undefined);
+    }
+    const params = [rawTransaction];
+    const started = Date.now();
+    try {
+      return await (first.client.callAlone ? first.client.callAlone('eth_sendRawTransactionSync', params, timeoutMs) : first.client.call('eth_sendRawTransactionSync', params));
+    } catch (error) {
+      if (!(error instanceof JsonRpcError) && Date.now() - started < timeoutMs) first.health.broke();
+      throw error;
+    }
   }
 
   /**

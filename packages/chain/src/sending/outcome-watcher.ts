@@ -34,7 +34,8 @@ export class OutcomeWatcher {
         // block number instead of every receipt saves most calls. Receipts are still read at least every
         // rebroadcast interval, for a node whose receipts lag its head.
         const head = await this.dispatcher.headBlock(row.chainId);
-        const stale = head !== observedAt.head || Date.now() - observedAt.time >= this.options.rebroadcastIntervalMs;
+        const arrived = this.dispatcher.sync.receiptOf(row.attempts.map((a) => a.hash)) !== undefined;
+        const stale = arrived || head !== observedAt.head || Date.now() - observedAt.time >= this.options.rebroadcastIntervalMs;
         const observed: Observation = stale ? await this.observe(row, required, head) : { kind: 'unmined' };
         if (stale) observedAt = { head, time: Date.now() };
         if (observed.kind === 'final') return observed.outcome;
@@ -57,7 +58,9 @@ export class OutcomeWatcher {
         }
       }
       if (Date.now() - started >= this.options.outcomeTimeoutMs) throw new OutcomeTimeoutError(transactionId, Date.now() - started);
-      await sleep(this.options.receiptPollIntervalMs);
+      // a synchronous send's receipt ends the pause as soon as it arrives
+      const arrival = this.dispatcher.sync.arrival(row.attempts.map((a) => a.hash));
+      await (arrival ? Promise.race([sleep(this.options.receiptPollIntervalMs), arrival]) : sleep(this.options.receiptPollIntervalMs));
     }
   }
 

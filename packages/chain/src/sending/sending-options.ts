@@ -35,6 +35,14 @@ export interface LocalKeyTransactionProviderOptions {
   outcomeTimeoutMs?: number;
   /** `waitForOutcome` rides out RPC failures this long before throwing RpcUnavailableError; default 3 s. */
   rpcOutageToleranceMs?: number;
+  /**
+   * Where the node has eth_sendRawTransactionSync (detected per network on first use): a call that has not
+   * failed within this long is taken as accepted, and its receipt, when it comes, ends the wait for the
+   * outcome at once; default 100 ms (a node refuses a bad transaction at once).
+   */
+  syncAcceptMs?: number;
+  /** How long the synchronous call may wait for its receipt before the transaction is watched by polling only; default 30 s. */
+  syncTimeoutMs?: number;
   /** Per-network overrides of the fee cap and the replace-after time (MAX_FEE_PER_GAS_GWEI_<id>, REPLACE_AFTER_MS_<id>). */
   perNetwork?: ReadonlyMap<number, NetworkSendingOptions>;
   logger?: TransactionLogger;
@@ -69,6 +77,8 @@ export function resolveSendingOptions(options: LocalKeyTransactionProviderOption
     gasLimitMarginPercent: options.gasLimitMarginPercent ?? 20,
     outcomeTimeoutMs: options.outcomeTimeoutMs ?? 120_000,
     rpcOutageToleranceMs: options.rpcOutageToleranceMs ?? 3_000,
+    syncAcceptMs: options.syncAcceptMs ?? 100,
+    syncTimeoutMs: options.syncTimeoutMs ?? 30_000,
     perNetwork: options.perNetwork ?? new Map(),
     logger: options.logger ?? SILENT,
     onPhase: options.onPhase,

@@ -11,6 +11,7 @@ import { decodeRevert } from './revert-reason';
 import { SharedReadings } from '@facilitator/core';
 import type { ResolvedSendingOptions, SendPhase } from './sending-options';
 import type { SigningKeyring } from './signing-keyring';
+import { SyncSender } from './sync-sender';
 
 export interface MinedReceipt {
   row: StoredTransaction;
@@ -27,6 +28,7 @@ const NONCE_USED_CHECKS = 3;
 export class TransactionDispatcher {
   private readonly marketReadings = new SharedReadings<number, MarketReading>();
   private readonly headReadings = new SharedReadings<number, number>();
+  readonly sync: SyncSender;
 
   constructor(
     private readonly store: ChainTransactionRepository,
@@ -34,7 +36,9 @@ export class TransactionDispatcher {
     private readonly networks: ReadonlyMap<number, JsonRpcProvider>,
     private readonly feePolicies: (chainId: number) => FeePolicy,
     private readonly options: ResolvedSendingOptions,
-  ) {}
+  ) {
+    this.sync = new SyncSender(options);
+  }
 
   network(chainId: number): JsonRpcProvider {
     const provider = this.networks.get(chainId);
@@ -127,6 +131,8 @@ export class TransactionDispatcher {
 
   /** The receipt of whichever of our versions was mined, if one was. */
   async findMined(row: StoredTransaction): Promise<MinedReceipt | null> {
+    const arrived = this.sync.receiptOf(row.attempts.map((a) => a.hash));
+    if (arrived) return { row, receipt: arrived };
     // issued in one tick, so ethers sends them as one JSON-RPC batch
     const receipts = await this.rpc(row.chainId, (provider) =>
       Promise.all(row.attempts.map(async (a) => minedReceiptFromRpc(await provider.send('eth_getTransactionReceipt', [a.hash])))),
@@ -198,7 +204,7 @@ export class TransactionDispatcher {
    */
   private async broadcast(row: StoredTransaction, attempt: ChainTransactionAttempt, { mayBump }: { mayBump: boolean }): Promise<void> {
     try {
-      await this.network(row.chainId).send('eth_sendRawTransaction', [attempt.rawTransaction]);
+      await this.sync.send(row.chainId, this.network(row.chainId), attempt.rawTransaction, attempt.hash);
       await this.store.markBroadcast(row.id, attempt.hash);
       return;
     } catch (error) {
