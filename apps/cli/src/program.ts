@@ -3,6 +3,8 @@ import { DEFAULT_API_URL } from './api-client';
 import { DEFAULT_NETWORK } from './chain-context';
 import { allowanceCommand } from './commands/allowance';
 import { approveCommand } from './commands/approve';
+import { executorSetupCommand } from './commands/executor-setup';
+import { executorStatusCommand } from './commands/executor-status';
 import { minimumCommand, settleKeyCommand, webhookSecretCommand } from './commands/merchant';
 import { statusCommand } from './commands/status';
 import { verifyWebhookCommand } from './commands/verify-webhook';
@@ -14,7 +16,9 @@ Chain settings come from the same variables as the service: RPC_URL_<chainId> (e
 public RPC), TOKEN_ADDRESS_<chainId> (else Circle's USDC), CONFIRMATIONS_<chainId>, FEE_AMOUNT (10000).
 The treasury: --treasury, TREASURY_ADDRESS, or the address of TREASURY_PRIVATE_KEY.
 The merchant's key: MERCHANT_PRIVATE_KEY, or --keystore/MERCHANT_KEYSTORE (password from
-MERCHANT_KEYSTORE_PASSWORD or a prompt). The API: --api/FACILITATOR_API_URL, --api-key/FACILITATOR_API_KEY.`;
+MERCHANT_KEYSTORE_PASSWORD or a prompt). The API: --api/FACILITATOR_API_URL, --api-key/FACILITATOR_API_KEY.
+The operator's executor commands read the worker's variables: TREASURY_PRIVATE_KEY (or TREASURY_ADDRESS, for
+status only), RELAYER_PRIVATE_KEYS or RELAYER_ADDRESSES (neither: the treasury is the only relayer), FEE_AMOUNT.`;
 
 /** Runs a command and turns any failure into one line on stderr and exit code 1. */
 function action<A extends unknown[]>(run: (out: Output, ...args: A) => Promise<number>) {
@@ -29,16 +33,19 @@ function action<A extends unknown[]>(run: (out: Output, ...args: A) => Promise<n
   };
 }
 
-function chainOptions(command: Command): Command {
+function networkOptions(command: Command): Command {
   return command
     .option('--network <network>', 'CAIP-2 id or short name (base-sepolia, base, layer2, ...)', DEFAULT_NETWORK)
-    .option('--rpc-url <url>', 'JSON-RPC endpoint (default: RPC_URL_<chainId>, else the public one)')
-    .option('--treasury <address>', "the facilitator's treasury (default: TREASURY_ADDRESS)");
+    .option('--rpc-url <url>', 'JSON-RPC endpoint (default: RPC_URL_<chainId>, else the public one)');
+}
+
+function chainOptions(command: Command): Command {
+  return networkOptions(command).option('--treasury <address>', "the facilitator's treasury (default: TREASURY_ADDRESS)");
 }
 
 export function buildProgram(): Command {
   const program = new Command('facilitator')
-    .description("Merchant tool for the x402 facilitator: the fee allowance, webhook signatures, status records")
+    .description("Merchant tool for the x402 facilitator: the fee allowance, webhook signatures, status records; and the operator's executor set-up")
     .version('0.1.0')
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', ENVIRONMENT_HELP);
@@ -88,6 +95,17 @@ export function buildProgram(): Command {
     .description('set your own minimum payment in token units (below the fee only with settle protection on)')
     .argument('<units>', "the token's smallest units (1 USDC = 1000000)")
     .action(action((out, units: string, flags) => minimumCommand(units, flags, out)));
+
+  // the operator's commands: the treasury's delegation (EIP-7702) to the settlement executor, which atomic settlements need
+  const executor = program.command('executor').description("operator: the settlement executor the treasury delegates to (EIP-7702), which atomic settlements need");
+  networkOptions(executor.command('status'))
+    .description('whether the treasury delegates to an executor holding this configuration. Exit 0 ready, 2 not set up, 1 on errors')
+    .option('--json', 'one JSON object')
+    .action(action((out, flags) => executorStatusCommand(flags, out)));
+  networkOptions(executor.command('setup'))
+    .description('deploy the executor and delegate the treasury to it (TREASURY_PRIVATE_KEY signs, the first relayer key pays); nothing is sent when already set up')
+    .option('--timeout <seconds>', 'how long the whole set-up may take', '300')
+    .action(action((out, flags) => executorSetupCommand(flags, out)));
 
   program
     .command('status')
