@@ -11,6 +11,8 @@ import {
   FakeTransactions,
   FEE,
   MERCHANT,
+  NONCE,
+  PAYER,
   networkFixture,
   NOW,
   RELAYER_A,
@@ -20,6 +22,8 @@ import {
   TOKEN,
   TREASURY,
 } from './testing/fakes';
+import type { AtomicSettlement } from './atomic/atomic-settlement';
+import { executorInterface } from '@facilitator/settlement-contract';
 
 const WEBHOOK_URL = 'https://merchant.example/hooks/x402';
 const FEE_TX_HASH = FakeTransactions.hashOf('stl_1', 'fee');
@@ -28,7 +32,7 @@ const STATES = Object.keys(TRANSITIONS) as SettlementState[];
 
 function harness(
   settlements: SettlementWithVerification[] = [settlementFixture({}, { webhookUrl: WEBHOOK_URL })],
-  options: { relayerFunds?: RelayerFunds } = {},
+  options: { relayerFunds?: RelayerFunds; atomic?: AtomicSettlement; settlementMode?: 'atomic' | 'sequential' } = {},
 ) {
   const log: string[] = [];
   const store = new FakeSettlementStore(log);
@@ -40,7 +44,7 @@ function harness(
   const waits: string[] = [];
   const machine = new SettlementMachine({
     settlements: store,
-    networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
+    networks: new Map([[CHAIN_ID, { ...networkFixture(chain), settlementMode: options.settlementMode }]]),
     transactions,
     treasury: TREASURY,
     relayers: [RELAYER_A, RELAYER_B],
@@ -52,6 +56,7 @@ function harness(
     onTransition: (event) => events.push(event),
     onWaiting: (settlementId, reason) => waits.push(`${settlementId}:${reason}`),
     relayerFunds: options.relayerFunds,
+    atomic: options.atomic,
   });
   const path = () => store.transitions.map((t) => `${t.from}->${t.to}`);
   const row = (id = 'stl_1') => store.rows.get(id)!;
@@ -279,6 +284,30 @@ describe('SettlementMachine.persistChecked', () => {
   });
 });
 
+describe('SettlementMachine.advance on the atomic path', () => {
+  it('fixes the path on entering collect_fee and walks every state on one transaction, sending nothing else', async () => {
+    const settledLog = (() => {
+      const encoded = executorInterface.encodeEventLog(executorInterface.getEvent('Settled')!, [PAYER, NONCE]);
+      return { address: TREASURY, topics: encoded.topics, data: encoded.data };
+    })();
+    const placed: string[] = [];
+    const atomic: AtomicSettlement = {
+      batchOf: async () => null,
+      place: async (request) => {
+        placed.push(request.settlementId);
+        return { id: 'bat_1', chainId: CHAIN_ID, relayer: RELAYER_A, to: TREASURY, data: '0x', gasCap: 1n, itemCount: 1 };
+      },
+      outcome: async () => ({ status: 'confirmed', hash: '0xfeed', blockNumber: 9, logs: [settledLog] }),
+    };
+    const h = harness(undefined, { atomic, settlementMode: 'atomic' });
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.path()).toEqual(['pending->check_allowance', 'check_allowance->collect_fee', 'collect_fee->fee_collected', 'fee_collected->executing', 'executing->settled']);
+    expect(h.row()).toMatchObject({ settlementMode: 'atomic', feeTxHash: '0xfeed', settlementTxHash: '0xfeed', merchantPaid: true });
+    expect(placed).toEqual(['stl_1']);
+    expect(h.transactions.sent).toEqual([]);
+  });
+});
+
 describe('SettlementMachine.giveUp', () => {
   const boom = new Error('boom');
 
@@ -321,6 +350,33 @@ describe('SettlementMachine.giveUp', () => {
     await expect(h.machine.giveUp('stl_1', boom, 'permanent')).resolves.toBe('failed');
     expect(h.row().paymentKey).not.toBeNull();
     expect(h.row().errorDetails).toMatchObject({ fee_status: 'collected', fee_amount: FEE.toString(), fee_tx_hash: FEE_TX_HASH, customer_charged: false });
+  });
+
+  describe('on the atomic path', () => {
+    const batch = { id: 'bat_1', chainId: CHAIN_ID, relayer: RELAYER_A, to: TREASURY, data: '0x', gasCap: 1n, itemCount: 2 };
+    const atomicWith = (stored: typeof batch | null): AtomicSettlement => ({
+      batchOf: async () => stored,
+      place: async () => batch,
+      outcome: async () => ({ status: 'confirmed', hash: '0x', blockNumber: 1, logs: [] }),
+    });
+
+    it('fails a settlement never placed in a batch: nothing was sent', async () => {
+      const h = harness([settlementFixture({ state: 'collect_fee', settlementMode: 'atomic' })], { atomic: atomicWith(null) });
+      await expect(h.machine.giveUp('stl_1', boom, 'transient')).resolves.toBe('failed');
+      expect(h.row().errorDetails).toMatchObject({ fee_status: 'not_collected', merchant_charged: false });
+    });
+
+    it('parks a settlement whose batch is stored: another settlement of the batch may still send it', async () => {
+      const h = harness([settlementFixture({ state: 'collect_fee', settlementMode: 'atomic' })], { atomic: atomicWith(batch) });
+      await expect(h.machine.giveUp('stl_1', boom, 'transient')).resolves.toBe('parked');
+      expect(h.store.transitions).toEqual([]);
+    });
+
+    it.each(['fee_collected', 'executing'] as const)('parks a settlement given up in %s: its fee and transfer happened together', async (state) => {
+      const h = harness([settlementFixture({ state, settlementMode: 'atomic', feeTxHash: FEE_TX_HASH })], { atomic: atomicWith(batch) });
+      await expect(h.machine.giveUp('stl_1', boom, 'permanent')).resolves.toBe('parked');
+      expect(h.store.transitions).toEqual([]);
+    });
   });
 
   it('leaves a final settlement alone', async () => {
