@@ -15,6 +15,8 @@ const PARTS: Array<{ script: string; result: string; key: keyof AllResults; opti
   { script: 'settle-curve.js', result: 'settle-curve', key: 'settleCurve' },
   { script: 'webhook-bench.js', result: 'webhooks', key: 'webhooks' },
   { script: 'mixed-bench.js', result: 'mixed', key: 'mixed' },
+  { script: 'paid-request-bench.js', result: 'paid-request', key: 'paid' },
+  { script: 'settle-gas-bench.js', result: 'settle-gas', key: 'settleGas' },
 ];
 
 /** Runs one part; a SIGINT/SIGTERM to us is passed on so the part can stop what it started. */

@@ -77,6 +77,12 @@ export function stackEnv(devnet: Devnet, databaseUrl: string, extra: Record<stri
     WEBHOOK_SECRET: 'bench-webhook-master-secret-0123456789',
     LOG_LEVEL: 'warn',
     ...extra,
+    // BENCH_APP_<NAME>=value sets <NAME> for the API and worker (e.g. BENCH_APP_FINALITY_POLL_MS), for experiments
+    ...Object.fromEntries(
+      Object.entries(process.env)
+        .filter(([key, value]) => key.startsWith('BENCH_APP_') && value !== undefined)
+        .map(([key, value]) => [key.slice('BENCH_APP_'.length), value as string]),
+    ),
   };
 }
 

@@ -104,6 +104,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       nextRelayer: (chainId) => machine.nextFundedRelayer(chainId),
       gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
       windowMs: config.worker.batchWindowMs,
+      // one batch in the making per relayer key: their nonces are independent
+      parallel: config.relayers.length,
     }),
     onTransition: (t) => {
       logger.info('settlement transition', { settlementId: t.settlementId, from: t.from, to: t.to, note: t.note });

@@ -34,6 +34,9 @@ export class JsonRpcBatchClient {
   private nextId = 1;
   private readonly url: URL;
   private readonly agent: http.Agent;
+  // calls sent alone wait on the chain (a block, or a sync send's timeout): their own sockets, never
+  // taking the batched calls' ones (a few held for a block would stall every read behind them)
+  private readonly aloneAgent: http.Agent;
 
   constructor(
     url: string,
@@ -42,6 +45,7 @@ export class JsonRpcBatchClient {
     this.url = new URL(url);
     const Agent = this.url.protocol === 'https:' ? https.Agent : http.Agent;
     this.agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    this.aloneAgent = new Agent({ keepAlive: true, maxSockets: 256 });
   }
 
   call<T>(method: string, params: unknown[]): Promise<T> {
@@ -61,12 +65,13 @@ export class JsonRpcBatchClient {
    */
   callAlone<T>(method: string, params: unknown[], timeoutMs = this.timeoutMs): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.send([{ id: this.nextId++, method, params, resolve: resolve as (v: unknown) => void, reject }], timeoutMs);
+      this.send([{ id: this.nextId++, method, params, resolve: resolve as (v: unknown) => void, reject }], timeoutMs, this.aloneAgent);
     });
   }
 
   destroy(): void {
     this.agent.destroy();
+    this.aloneAgent.destroy();
   }
 
   private flush(): void {
@@ -74,13 +79,13 @@ export class JsonRpcBatchClient {
     while (this.queue.length > 0) this.send(this.queue.splice(0, MAX_BATCH));
   }
 
-  private send(batch: Pending[], timeoutMs = this.timeoutMs): void {
+  private send(batch: Pending[], timeoutMs = this.timeoutMs, agent = this.agent): void {
     const body = JSON.stringify(batch.map((p) => ({ jsonrpc: '2.0', id: p.id, method: p.method, params: p.params })));
     const client = this.url.protocol === 'https:' ? https : http;
     const failAll = (err: Error) => batch.forEach((p) => p.reject(err));
     const request = client.request(this.url, {
       method: 'POST',
-      agent: this.agent,
+      agent,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       timeout: timeoutMs,
     });

@@ -1,5 +1,5 @@
 import { decodeRevertData } from '@facilitator/chain';
-import { dataSlice, Interface, type BytesLike } from 'ethers';
+import { AbiCoder, dataSlice, Interface, type BytesLike } from 'ethers';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
 
 export const executorInterface = new Interface(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never);
@@ -39,20 +39,30 @@ export function itemKey(payer: string, nonce: string): string {
   return `${payer.toLowerCase()}:${nonce.toLowerCase()}`;
 }
 
+const SETTLED_TOPIC = executorInterface.getEvent('Settled')!.topicHash;
+const NOT_SETTLED_TOPIC = executorInterface.getEvent('NotSettled')!.topicHash;
+// every settlement of a batch asks about the same logs: read them once per transaction, not once per item
+const outcomesByLogs = new WeakMap<readonly LogLike[], { treasury: string; outcomes: Map<string, ItemOutcome> }>();
+
 /**
  * Each item's outcome from a mined `settle` transaction's logs (only the treasury's own logs count: the
- * executor runs as the treasury).
+ * executor runs as the treasury). Read straight from the topics (both events index payer and nonce): an
+ * ABI decoder's checksummed addresses and result objects cost more than the rest of a settlement.
  */
 export function itemOutcomes(logs: readonly LogLike[], treasury: string): Map<string, ItemOutcome> {
+  const account = treasury.toLowerCase();
+  const cached = outcomesByLogs.get(logs);
+  if (cached && cached.treasury === account) return cached.outcomes;
   const outcomes = new Map<string, ItemOutcome>();
   for (const log of logs) {
-    if (log.address.toLowerCase() !== treasury.toLowerCase()) continue;
-    const parsed = executorInterface.parseLog({ topics: [...log.topics], data: log.data });
-    if (!parsed) continue;
-    const key = itemKey(parsed.args.payer as string, parsed.args.nonce as string);
-    if (parsed.name === 'Settled') outcomes.set(key, { settled: true });
-    else if (parsed.name === 'NotSettled') outcomes.set(key, { settled: false, ...failureOf(parsed.args.reason as string) });
+    if (log.address.toLowerCase() !== account || log.topics.length !== 3) continue;
+    const [topic, payer, nonce] = log.topics;
+    if (topic !== SETTLED_TOPIC && topic !== NOT_SETTLED_TOPIC) continue;
+    const key = itemKey('0x' + payer.slice(26), nonce);
+    if (topic === SETTLED_TOPIC) outcomes.set(key, { settled: true });
+    else outcomes.set(key, { settled: false, ...failureOf(AbiCoder.defaultAbiCoder().decode(['bytes'], log.data)[0] as string) });
   }
+  outcomesByLogs.set(logs, { treasury: account, outcomes });
   return outcomes;
 }
 

@@ -7,6 +7,8 @@ import type { ResolvedSendingOptions } from './sending-options';
 
 interface Arrival {
   receipt?: MinedTransactionReceipt;
+  /** the synchronous call ended (with a receipt or not) */
+  done: boolean;
   /** resolves when the synchronous call ended, with a receipt or not */
   ended: Promise<void>;
 }
@@ -41,14 +43,16 @@ export class SyncSender {
       await provider.send('eth_sendRawTransaction', [rawTransaction]);
       return;
     }
-    const arrival: Arrival = { ended: Promise.resolve() };
+    const arrival: Arrival = { done: false, ended: Promise.resolve() };
     const call = provider.pool.sendSync(rawTransaction, this.options.syncTimeoutMs);
     arrival.ended = call.then(
       (raw) => {
         arrival.receipt = minedReceiptFromRpc(raw) ?? undefined;
       },
       () => undefined,
-    );
+    ).finally(() => {
+      arrival.done = true;
+    });
     const first = await Promise.race([call.then((raw) => ({ raw }), (error: unknown) => ({ error })), sleep(this.options.syncAcceptMs).then(() => undefined)]);
     if (first && 'error' in first) {
       // the endpoint did not answer: every endpoint gets the plain broadcast (the pool skips the broken one)
@@ -79,9 +83,10 @@ export class SyncSender {
     return undefined;
   }
 
-  /** Resolves when a pending synchronous call for one of these hashes ends; undefined when there is none. */
+  /** Resolves when a pending synchronous call for one of these hashes ends; undefined when none is pending. */
   arrival(hashes: readonly string[]): Promise<void> | undefined {
-    const pending = hashes.map((h) => this.arrivals.get(h)).filter((a): a is Arrival => a !== undefined && !a.receipt);
+    // only calls still running: an ended one would end every pause at once (a busy loop)
+    const pending = hashes.map((h) => this.arrivals.get(h)).filter((a): a is Arrival => a !== undefined && !a.done);
     return pending.length > 0 ? Promise.race(pending.map((a) => a.ended)) : undefined;
   }
 }

@@ -88,6 +88,24 @@ describe('ExecutorBatches', () => {
     expect(h.stored.map((b) => b.itemCount)).toEqual([1, 3]);
   });
 
+  it('with parallel formations, a second batch is stored and sent while the first is still being sent', async () => {
+    const h = harness({ parallel: 2 });
+    let inFlight = 0;
+    let most = 0;
+    const submit = h.options.transactions.submit;
+    h.options.transactions.submit = async (request) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 30));
+      inFlight--;
+      return submit(request);
+    };
+    const first = h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) });
+    await new Promise((r) => setTimeout(r, 5));
+    await Promise.all([first, h.batcher.place({ settlementId: 'stl_2', chainId: CHAIN, item: item(2) })]);
+    expect(most).toBe(2);
+    expect(h.stored.map((b) => b.itemCount)).toEqual([1, 1]);
+  });
+
   it('keeps each batch within the gas budget', async () => {
     const h = harness({ gasBudget: () => BATCH_OVERHEAD_GAS + 2n * 250_000n });
     await Promise.all([1, 2, 3, 4, 5].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));

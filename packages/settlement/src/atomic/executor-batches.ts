@@ -14,6 +14,11 @@ export interface ExecutorBatchesOptions {
   gasBudget(chainId: number): bigint;
   /** how long the first ready item waits for others before its batch is formed (BATCH_WINDOW_MS; default 0) */
   windowMs?: number;
+  /**
+   * batches of one chain formed and sent at once (default 1): with several relayers, one batch's estimate
+   * and broadcast need not wait for the previous one's
+   */
+  parallel?: number;
 }
 
 /** Gas of the `settle` call around its items: the transaction's base cost, calldata and the loop. */
@@ -36,7 +41,8 @@ interface Waiting {
  */
 export class ExecutorBatches implements AtomicSettlement {
   private readonly waiting = new Map<number, Waiting[]>();
-  private readonly forming = new Set<number>();
+  // formations running per chain (at most `parallel`)
+  private readonly forming = new Map<number, number>();
   // one wait per batch in this process, however many of its settlements ask
   private readonly outcomes = new Map<string, Promise<TransactionOutcome>>();
 
@@ -51,12 +57,7 @@ export class ExecutorBatches implements AtomicSettlement {
       const queue = this.waiting.get(request.chainId) ?? [];
       queue.push({ request, resolve, reject });
       this.waiting.set(request.chainId, queue);
-      if (!this.forming.has(request.chainId)) {
-        this.forming.add(request.chainId);
-        const form = () => void this.formBatches(request.chainId);
-        if (this.options.windowMs) setTimeout(form, this.options.windowMs);
-        else setImmediate(form);
-      }
+      this.startForming(request.chainId, this.options.windowMs ?? 0);
     });
   }
 
@@ -87,6 +88,16 @@ export class ExecutorBatches implements AtomicSettlement {
     });
   }
 
+  /** Starts a formation on this chain unless `parallel` are running already (they take what waits). */
+  private startForming(chainId: number, delayMs: number): void {
+    const running = this.forming.get(chainId) ?? 0;
+    if (running >= Math.max(1, this.options.parallel ?? 1)) return;
+    this.forming.set(chainId, running + 1);
+    const form = () => void this.formBatches(chainId);
+    if (delayMs > 0) setTimeout(form, delayMs);
+    else setImmediate(form);
+  }
+
   private async formBatches(chainId: number): Promise<void> {
     try {
       for (;;) {
@@ -97,12 +108,9 @@ export class ExecutorBatches implements AtomicSettlement {
         await this.formOne(chainId, taken);
       }
     } finally {
-      this.forming.delete(chainId);
+      this.forming.set(chainId, (this.forming.get(chainId) ?? 1) - 1);
       // an item that arrived after the last look starts the next round
-      if ((this.waiting.get(chainId)?.length ?? 0) > 0) {
-        this.forming.add(chainId);
-        setImmediate(() => void this.formBatches(chainId));
-      }
+      if ((this.waiting.get(chainId)?.length ?? 0) > 0) this.startForming(chainId, 0);
     }
   }
 

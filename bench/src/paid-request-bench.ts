@@ -1,0 +1,479 @@
+// `npm run bench:paid`: the latency of a paid HTTP request through the real x402 middleware and client,
+// with three facilitators side by side against one anvil with 1 s blocks:
+// - ours, atomic: the treasury delegates (EIP-7702) to the settlement executor; fee and transfer are one
+//   `settle` transaction sent by a relayer (SETTLEMENT_MODE=atomic, the default);
+// - ours, sequential: fee `transferFrom` then the payer's `transferWithAuthorization`, two transactions
+//   (SETTLEMENT_MODE=sequential);
+// - the reference: @x402/core's x402Facilitator with @x402/evm's exact scheme on a viem wallet client, no
+//   fee (reference-facilitator.ts).
+// Each has an Express app of its own protected by @x402/express's `paymentMiddleware` (an
+// x402ResourceServer with HTTPFacilitatorClient pointed at that facilitator and @x402/evm's exact server
+// scheme), paid by @x402/fetch's `wrapFetchWithPayment` with the devnet payer's key. A request is timed
+// from the client's call to the resource's body read after the 200 (402, signing, retry with payment,
+// /verify, handler, /settle — which waits for the chain — and the response).
+//
+// Sequential phase: each facilitator gets one request at a time, the three at once (one in flight per
+// facilitator), each request after a random pause of 0–1 s so that requests meet the block timer at every
+// phase (back-to-back requests would all start just after a block). Concurrent phase: one facilitator at a
+// time, BENCH_PAID_CONCURRENCY requests in flight. For ours the request → `settled` latency is read from
+// settlement_transitions afterwards (same machine clock), matched to each request by the payment's nonce.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import express from 'express';
+import { getAddress } from 'ethers';
+import { decodePaymentResponseHeader, decodePaymentSignatureHeader } from '@x402/core/http';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Devnet } from '@facilitator/devnet';
+import {
+  describeProblems,
+  FEE_UNITS,
+  setUpBenchExecutor,
+  startChain,
+  startFacilitator,
+  stopChainOnSignal,
+  type Facilitator,
+} from './facilitator-stack';
+import type { LogProblems } from './app-logs';
+import { machineInfo, versions, type MachineInfo } from './machine';
+import { startCpuMeter, waitForQuietMachine, type CpuUsage } from './proc';
+import { startReferenceFacilitator, type ReferenceFacilitator } from './reference-facilitator';
+import { envNumber, log, runBenchmarkMain, table } from './results';
+import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
+
+export const PAID_PRICE_UNITS = 50_000n; // $0.05: the merchant nets $0.04 after our $0.01 fee
+export const PAID_TARGETS = { requestToSettledSlackMs: 300 };
+
+export type PaidTargetName = 'atomic' | 'sequential' | 'reference';
+const TARGET_LABELS: Record<PaidTargetName, string> = {
+  atomic: 'ours, atomic (one transaction)',
+  sequential: 'ours, sequential (two transactions)',
+  reference: '@x402/evm exact reference (no fee)',
+};
+
+export interface PaidTargetResult {
+  target: PaidTargetName;
+  label: string;
+  requests: number;
+  /** answered 200 with the resource */
+  paid: number;
+  failed: number;
+  firstError?: string;
+  /** client call → resource body, paid requests only */
+  latencyMs: LatencySummary;
+  /** paid requests per second over the phase (the concurrent phase) */
+  perSecond?: number;
+  /** ours: request (client start) → the worker's `settled` row */
+  requestToSettledMs?: LatencySummary;
+  /** ours: median time from `settled` to the client holding the resource (waiter poll, middleware, HTTP) */
+  settledToResponseMsP50?: number;
+  /** ours: what became of the settlements of this phase's requests */
+  settlements?: { settled: number; failed: number; other: number; notFound: number; failureCodes: Record<string, number> };
+  /** ours, atomic: mean items per settle transaction over this phase */
+  meanBatchSize?: number;
+  /**
+   * ours: median ms from the request (client start) to the settlement row's creation (`created`) and to
+   * the first entry of each state the worker records, for where the time goes
+   */
+  stagesMsP50?: Record<string, number>;
+}
+
+export interface PaidPhase {
+  load: string;
+  targets: PaidTargetResult[];
+  /** ours ÷ reference for p50, p95 and mean of the paid-request latency */
+  ratios: Partial<Record<'atomic' | 'sequential', { p50: number; p95: number; mean: number }>>;
+  cpu: CpuUsage;
+}
+
+export interface PaidResults {
+  benchmark: 'paid-request';
+  startedAt: string;
+  machine: MachineInfo;
+  versions: Record<string, string>;
+  settings: {
+    blockTimeSeconds: number;
+    sequentialRequests: number;
+    jitterMs: number;
+    warmupRequests: number;
+    concurrency: number;
+    concurrentRequests: number;
+    priceUnits: string;
+    feeUnits: string;
+    apiProcesses: number;
+    workerLogLevel: string;
+    referencePollingIntervalMs: number;
+  };
+  sequential: PaidPhase;
+  concurrent?: PaidPhase;
+  targets: {
+    /** ours, atomic, sequential phase: request → settled p50 ≤ 1 block + 0.3 s */
+    requestToSettledP50MaxMs: number;
+    requestToSettledMet: boolean | null;
+  };
+  /** warn and error lines each facilitator wrote during the run */
+  problems: Record<PaidTargetName, LogProblems>;
+}
+
+interface Target {
+  name: PaidTargetName;
+  merchantUrl: string;
+  ours?: Facilitator;
+}
+
+interface Sample {
+  startedAt: number;
+  endedAt: number;
+  ok: boolean;
+  nonce?: string;
+  transaction?: string;
+  error?: string;
+}
+
+function listen(app: express.Express, servers: Server[]): Promise<string> {
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    servers.push(server);
+  });
+}
+
+/** A merchant's app selling GET /resource through @x402/express with `facilitatorUrl` as its facilitator. */
+function merchantApp(devnet: Devnet, facilitatorUrl: string): express.Express {
+  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(`eip155:${devnet.chainId}`, new ExactEvmServerScheme());
+  const app = express();
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /resource': {
+          accepts: {
+            scheme: 'exact',
+            network: `eip155:${devnet.chainId}`,
+            payTo: getAddress(devnet.accounts.merchant.address),
+            // the devnet's USDC is not the public Base Sepolia address, so the asset is spelled out
+            price: { amount: PAID_PRICE_UNITS.toString(), asset: getAddress(devnet.token), extra: { name: devnet.eip712Domain.name, version: devnet.eip712Domain.version } },
+          },
+          description: 'a paid resource',
+        },
+      },
+      resourceServer,
+    ),
+  );
+  app.get('/resource', (_req, res) => {
+    res.json({ forecast: 'sunny', temperature: 21 });
+  });
+  return app;
+}
+
+function buyerOf(devnet: Devnet): x402Client {
+  return new x402Client()
+    .register('eip155:*', new ExactEvmClientScheme(privateKeyToAccount(devnet.accounts.payer.privateKey as `0x${string}`)))
+    .setSpendControls({ allowedAssets: [{ network: `eip155:${devnet.chainId}`, asset: getAddress(devnet.token), maxAmountPerPayment: '1000000' }] });
+}
+
+/** One paid request, the way a buyer's program makes it; the payment's nonce is caught on its way out. */
+async function paidRequest(url: string, buyer: x402Client): Promise<Sample> {
+  let signatureHeader: string | undefined;
+  const watching: typeof fetch = (input, init) => {
+    const request = input instanceof Request ? input : new Request(input, init);
+    signatureHeader = request.headers.get('PAYMENT-SIGNATURE') ?? signatureHeader;
+    return fetch(request);
+  };
+  const pay = wrapFetchWithPayment(watching, buyer);
+  const startedAt = epochMs();
+  const sample: Sample = { startedAt, endedAt: startedAt, ok: false };
+  try {
+    const response = await pay(url);
+    const body = (await response.json()) as { forecast?: string };
+    sample.endedAt = epochMs();
+    sample.ok = response.status === 200 && body.forecast === 'sunny';
+    const receipt = response.headers.get('PAYMENT-RESPONSE');
+    if (receipt) sample.transaction = decodePaymentResponseHeader(receipt).transaction;
+    if (!sample.ok) sample.error = `${response.status}: ${JSON.stringify(body).slice(0, 300)}${receipt ? ` ${JSON.stringify(decodePaymentResponseHeader(receipt))}` : ''}`;
+  } catch (err) {
+    sample.endedAt = epochMs();
+    sample.error = err instanceof Error ? err.message : String(err);
+  }
+  if (signatureHeader) {
+    const payload = decodePaymentSignatureHeader(signatureHeader).payload as { authorization?: { nonce?: string } };
+    sample.nonce = payload.authorization?.nonce?.toLowerCase();
+  }
+  return sample;
+}
+
+/** Settlement outcomes of our facilitator for the payments of `samples`, by nonce. */
+async function oursOf(target: Target, samples: Sample[]): Promise<Pick<PaidTargetResult, 'requestToSettledMs' | 'settledToResponseMsP50' | 'settlements' | 'meanBatchSize' | 'stagesMsP50'>> {
+  const db = target.ours!.db;
+  const nonces = samples.filter((s) => s.nonce).map((s) => s.nonce!);
+  const { rows } = await db.query<{ id: string; nonce: string; state: string; error_code: string | null; created_ms: string; settled_ms: string | null }>(
+    `SELECT s.id, lower(s.nonce) AS nonce, s.state, s.error_code, extract(epoch FROM s.created_at) * 1000 AS created_ms,
+            (SELECT extract(epoch FROM min(t.at)) * 1000 FROM settlement_transitions t WHERE t.settlement_id = s.id AND t.to_state = 'settled') AS settled_ms
+       FROM settlements s WHERE lower(s.nonce) = ANY($1)`,
+    [nonces],
+  );
+  const byNonce = new Map(rows.map((r) => [r.nonce, r]));
+  const transitions = await db.query<{ settlement_id: string; to_state: string; at_ms: string }>(
+    `SELECT settlement_id, to_state::text AS to_state, extract(epoch FROM min(at)) * 1000 AS at_ms
+       FROM settlement_transitions WHERE settlement_id = ANY($1) GROUP BY settlement_id, to_state`,
+    [rows.map((r) => r.id)],
+  );
+  const stateTimes = new Map<string, Record<string, number>>();
+  for (const t of transitions.rows) stateTimes.set(t.settlement_id, { ...stateTimes.get(t.settlement_id), [t.to_state]: Number(t.at_ms) });
+  const stages: Record<string, number[]> = {};
+  const toSettled: number[] = [];
+  const settledToResponse: number[] = [];
+  const settlements = { settled: 0, failed: 0, other: 0, notFound: 0, failureCodes: {} as Record<string, number> };
+  for (const sample of samples) {
+    const row = sample.nonce ? byNonce.get(sample.nonce) : undefined;
+    if (!row) {
+      settlements.notFound++;
+      continue;
+    }
+    const offsets: Record<string, number> = { created: Number(row.created_ms), ...stateTimes.get(row.id) };
+    for (const [state, at] of Object.entries(offsets)) (stages[state] ??= []).push(at - sample.startedAt);
+    if (row.state === 'settled') settlements.settled++;
+    else if (row.state === 'failed') {
+      settlements.failed++;
+      settlements.failureCodes[row.error_code ?? 'unknown'] = (settlements.failureCodes[row.error_code ?? 'unknown'] ?? 0) + 1;
+    } else settlements.other++;
+    if (row.settled_ms !== null) {
+      toSettled.push(Number(row.settled_ms) - sample.startedAt);
+      if (sample.ok) settledToResponse.push(sample.endedAt - Number(row.settled_ms));
+    }
+  }
+  const result: Pick<PaidTargetResult, 'requestToSettledMs' | 'settledToResponseMsP50' | 'settlements' | 'meanBatchSize' | 'stagesMsP50'> = {
+    requestToSettledMs: roundSummary(summarize(toSettled), 0),
+    settledToResponseMsP50: round(summarize(settledToResponse).p50, 0),
+    settlements,
+    stagesMsP50: Object.fromEntries(
+      ['created', 'check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']
+        .filter((state) => stages[state]?.length)
+        .map((state) => [state, round(summarize(stages[state]).p50, 0)]),
+    ),
+  };
+  if (target.ours!.mode === 'atomic') {
+    const batches = await db.query<{ batches: string; items: string }>(
+      `SELECT count(DISTINCT i.batch_id) AS batches, count(*) AS items FROM settlement_batch_items i WHERE i.settlement_id = ANY($1)`,
+      [rows.map((r) => r.id)],
+    );
+    const { batches: b, items } = batches.rows[0];
+    if (Number(b) > 0) result.meanBatchSize = round(Number(items) / Number(b), 2);
+  }
+  return result;
+}
+
+async function summarizeTarget(target: Target, samples: Sample[], phaseSeconds?: number): Promise<PaidTargetResult> {
+  const paid = samples.filter((s) => s.ok);
+  const failures = samples.filter((s) => !s.ok);
+  return {
+    target: target.name,
+    label: TARGET_LABELS[target.name],
+    requests: samples.length,
+    paid: paid.length,
+    failed: failures.length,
+    ...(failures[0] ? { firstError: failures[0].error } : {}),
+    latencyMs: roundSummary(summarize(paid.map((s) => s.endedAt - s.startedAt)), 0),
+    ...(phaseSeconds ? { perSecond: round(paid.length / phaseSeconds, 2) } : {}),
+    ...(target.ours ? await oursOf(target, samples) : {}),
+  };
+}
+
+function ratiosOf(results: PaidTargetResult[]): PaidPhase['ratios'] {
+  const reference = results.find((r) => r.target === 'reference');
+  const ratios: PaidPhase['ratios'] = {};
+  if (!reference || reference.paid === 0) return ratios;
+  for (const r of results) {
+    if (r.target === 'reference' || r.paid === 0) continue;
+    ratios[r.target] = {
+      p50: round(r.latencyMs.p50 / reference.latencyMs.p50, 2),
+      p95: round(r.latencyMs.p95 / reference.latencyMs.p95, 2),
+      mean: round(r.latencyMs.mean / reference.latencyMs.mean, 2),
+    };
+  }
+  return ratios;
+}
+
+async function runSequentialPhase(targets: Target[], buyer: x402Client, count: number, jitterMs: number, trees: Record<string, number>): Promise<PaidPhase> {
+  const cpu = startCpuMeter({ trees });
+  const all = await Promise.all(
+    targets.map(async (target) => {
+      const samples: Sample[] = [];
+      for (let i = 0; i < count; i++) {
+        await sleep(Math.random() * jitterMs);
+        samples.push(await paidRequest(`${target.merchantUrl}/resource`, buyer));
+      }
+      return samples;
+    }),
+  );
+  const cpuUsage = cpu.stop();
+  const results = await Promise.all(targets.map((t, i) => summarizeTarget(t, all[i])));
+  return {
+    load: `${count} paid requests per facilitator, one at a time for each, the three facilitators at once; a random 0–${jitterMs} ms pause before each request`,
+    targets: results,
+    ratios: ratiosOf(results),
+    cpu: cpuUsage,
+  };
+}
+
+async function runConcurrentPhase(targets: Target[], buyer: x402Client, count: number, concurrency: number, trees: Record<string, number>): Promise<PaidPhase> {
+  const cpu = startCpuMeter({ trees });
+  const results: PaidTargetResult[] = [];
+  for (const target of targets) {
+    log(`concurrent: ${target.name}, ${count} requests, ${concurrency} in flight`);
+    const samples: Sample[] = [];
+    let next = 0;
+    const started = epochMs();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        await sleep(Math.random() * 1_000); // spread the first requests over a block
+        while (next < count) {
+          next++;
+          samples.push(await paidRequest(`${target.merchantUrl}/resource`, buyer));
+        }
+      }),
+    );
+    results.push(await summarizeTarget(target, samples, (epochMs() - started) / 1000));
+  }
+  return {
+    load: `${count} paid requests per facilitator with ${concurrency} in flight (a closed loop), one facilitator after the other`,
+    targets: results,
+    ratios: ratiosOf(results),
+    cpu: cpu.stop(),
+  };
+}
+
+export async function runPaidBench(): Promise<PaidResults> {
+  const settings: PaidResults['settings'] = {
+    blockTimeSeconds: 1,
+    sequentialRequests: envNumber('BENCH_PAID_REQUESTS', 30),
+    jitterMs: envNumber('BENCH_PAID_JITTER_MS', 1_000),
+    warmupRequests: envNumber('BENCH_PAID_WARMUP', 3),
+    concurrency: envNumber('BENCH_PAID_CONCURRENCY', 5),
+    concurrentRequests: process.env.BENCH_PAID_CONCURRENT_REQUESTS === '0' ? 0 : envNumber('BENCH_PAID_CONCURRENT_REQUESTS', 20),
+    priceUnits: PAID_PRICE_UNITS.toString(),
+    feeUnits: FEE_UNITS.toString(),
+    apiProcesses: envNumber('BENCH_API_PROCESSES', 2),
+    workerLogLevel: 'info',
+    referencePollingIntervalMs: envNumber('BENCH_PAID_REFERENCE_POLLING_MS', 100),
+  };
+  const perTarget = settings.warmupRequests + settings.sequentialRequests + settings.concurrentRequests;
+  const busy = await waitForQuietMachine();
+  if (busy > 0.15) log(`machine still ${Math.round(busy * 100)}% busy with other work; measuring anyway`);
+  const startedAt = new Date().toISOString();
+
+  const devnet = await startChain({ blockTime: settings.blockTimeSeconds, relayerCount: 3, payerSpend: BigInt(3 * perTarget + 10) * PAID_PRICE_UNITS, fees: 2 * perTarget + 10 });
+  const unregisterChain = stopChainOnSignal(devnet);
+  const [atomicKey, sequentialKey, referenceKey] = devnet.accounts.relayers;
+  const servers: Server[] = [];
+  const stops: Array<() => Promise<void>> = [];
+  let problems: PaidResults['problems'] | undefined;
+  let ours: { atomic: Facilitator; sequential: Facilitator } | undefined;
+  let reference: ReferenceFacilitator | undefined;
+  try {
+    // the atomic facilitator's relayer is the executor's only one; the other two keys are the sequential
+    // facilitator's and the reference's, so no two senders share a nonce
+    log('setting up the settlement executor (EIP-7702 delegation of the treasury)');
+    await setUpBenchExecutor(devnet, [atomicKey.address]);
+    log('starting both of our facilitators and the reference');
+    const started = await Promise.allSettled([
+      startFacilitator(devnet, { relayerKeys: [atomicKey.privateKey], apiProcesses: settings.apiProcesses, workerEnv: { SETTLEMENT_MODE: 'atomic' } }),
+      startFacilitator(devnet, { relayerKeys: [sequentialKey.privateKey], apiProcesses: settings.apiProcesses, workerEnv: { SETTLEMENT_MODE: 'sequential' } }),
+      startReferenceFacilitator({ rpcUrl: devnet.rpcUrl, privateKey: referenceKey.privateKey, pollingIntervalMs: settings.referencePollingIntervalMs }),
+    ] as const);
+    for (const s of started) if (s.status === 'fulfilled') stops.push(() => s.value.stop());
+    const notStarted = started.find((s) => s.status === 'rejected');
+    if (notStarted) throw notStarted.reason;
+    const [atomic, sequential, ref] = started.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [Facilitator, Facilitator, ReferenceFacilitator];
+    ours = { atomic, sequential };
+    reference = ref;
+
+    const targets: Target[] = [
+      { name: 'atomic', merchantUrl: await listen(merchantApp(devnet, `${atomic.api.url}/x402`), servers), ours: atomic },
+      { name: 'sequential', merchantUrl: await listen(merchantApp(devnet, `${sequential.api.url}/x402`), servers), ours: sequential },
+      { name: 'reference', merchantUrl: await listen(merchantApp(devnet, ref.url), servers) },
+    ];
+    const buyer = buyerOf(devnet);
+    const trees: Record<string, number> = {
+      'atomic api': atomic.api.child.pid!,
+      'atomic worker': atomic.worker.child.pid!,
+      'sequential api': sequential.api.child.pid!,
+      'sequential worker': sequential.worker.child.pid!,
+      reference: ref.pid,
+      anvil: devnet.pid,
+      bench: process.pid,
+    };
+
+    log(`warm-up: ${settings.warmupRequests} paid requests per facilitator (not counted)`);
+    await Promise.all(
+      targets.map(async (t) => {
+        for (let i = 0; i < settings.warmupRequests; i++) {
+          const s = await paidRequest(`${t.merchantUrl}/resource`, buyer);
+          if (!s.ok) throw new Error(`warm-up request to ${t.name} failed: ${s.error}`);
+        }
+      }),
+    );
+    log(`sequential: ${settings.sequentialRequests} paid requests per facilitator`);
+    const sequentialPhase = await runSequentialPhase(targets, buyer, settings.sequentialRequests, settings.jitterMs, trees);
+    const concurrentPhase =
+      settings.concurrentRequests > 0 ? await runConcurrentPhase(targets, buyer, settings.concurrentRequests, settings.concurrency, trees) : undefined;
+    // a moment for anything the facilitators log after the last answer (a late error)
+    await sleep(500);
+    problems = { atomic: atomic.problems(), sequential: sequential.problems(), reference: ref.problems() };
+
+    const requestToSettledP50MaxMs = settings.blockTimeSeconds * 1000 + PAID_TARGETS.requestToSettledSlackMs;
+    const atomicSequential = sequentialPhase.targets.find((t) => t.target === 'atomic');
+    return {
+      benchmark: 'paid-request',
+      startedAt,
+      machine: machineInfo(),
+      versions: await versions(),
+      settings,
+      sequential: sequentialPhase,
+      ...(concurrentPhase ? { concurrent: concurrentPhase } : {}),
+      targets: {
+        requestToSettledP50MaxMs,
+        requestToSettledMet: atomicSequential?.requestToSettledMs?.count ? atomicSequential.requestToSettledMs.p50 <= requestToSettledP50MaxMs : null,
+      },
+      problems,
+    };
+  } finally {
+    if (!problems && ours && reference) {
+      describeProblems('atomic facilitator', ours.atomic.problems());
+      describeProblems('sequential facilitator', ours.sequential.problems());
+      describeProblems('reference facilitator', reference.problems());
+    }
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    for (const stop of stops) await stop().catch((err: unknown) => log(`stopping: ${(err as Error).message}`));
+    await devnet.stop();
+    unregisterChain();
+  }
+}
+
+export function printPaid(r: PaidResults): void {
+  const rows: Array<Array<string | number>> = [['phase', 'facilitator', 'paid', 'failed', 'p50 ms', 'p95 ms', 'mean ms', 'paid/s', '→settled p50', '→settled p95', 'batch size']];
+  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent]] as const) {
+    if (!phase) continue;
+    for (const t of phase.targets) {
+      rows.push([name, t.label, t.paid, t.failed, t.latencyMs.p50, t.latencyMs.p95, t.latencyMs.mean, t.perSecond ?? '', t.requestToSettledMs?.p50 ?? '', t.requestToSettledMs?.p95 ?? '', t.meanBatchSize ?? '']);
+    }
+  }
+  process.stdout.write(`\npaid requests through @x402/express + @x402/fetch, 1 s blocks — ${r.machine.cpuModel}, ${r.machine.cores} cores\n${table(rows)}\n`);
+  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent]] as const) {
+    if (phase) process.stdout.write(`${name}: ours ÷ reference ${JSON.stringify(phase.ratios)}\n`);
+    for (const t of phase?.targets ?? []) if (t.firstError) process.stdout.write(`${name} ${t.target}: first failure ${t.firstError}\n`);
+  }
+  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent]] as const) {
+    for (const t of phase?.targets ?? []) if (t.stagesMsP50) process.stdout.write(`${name} ${t.target}: median ms from the request to each state ${JSON.stringify(t.stagesMsP50)}; settled → 200 p50 ${t.settledToResponseMsP50} ms\n`);
+  }
+  const met = r.targets.requestToSettledMet;
+  process.stdout.write(`atomic request → settled p50 ≤ ${r.targets.requestToSettledP50MaxMs} ms: ${met === null ? 'not measured' : met ? 'met' : 'MISSED'}\n`);
+  for (const [name, p] of Object.entries(r.problems)) {
+    if (p.errors + p.warnings > 0) process.stdout.write(`${name}: ${p.errors} error / ${p.warnings} warning lines: ${p.messages.map((m) => `${m.level} ×${m.count} ${m.message}`).join('; ')}\n`);
+  }
+}
+
+if (require.main === module) runBenchmarkMain('paid-request', runPaidBench, printPaid);
