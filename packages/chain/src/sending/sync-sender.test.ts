@@ -8,14 +8,14 @@ import { SyncSender } from './sync-sender';
 function providerAnswering(ms: number, answer: () => unknown): { provider: FailoverJsonRpcProvider; calls: string[] } {
   const calls: string[] = [];
   const client: RpcCaller = {
-    call: async (method) => {
+    call: async <T>(method: string) => {
       calls.push(`call ${method}`);
-      return '0x1';
+      return '0x1' as T;
     },
-    callAlone: async (method) => {
+    callAlone: async <T>(method: string) => {
       calls.push(`alone ${method}`);
       await sleep(ms);
-      return answer();
+      return answer() as T;
     },
     destroy: () => undefined,
   };
