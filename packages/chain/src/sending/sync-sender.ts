@@ -44,12 +44,17 @@ export class SyncSender {
       return;
     }
     const arrival: Arrival = { done: false, ended: Promise.resolve() };
+    let takenAsAccepted = false;
     const call = provider.pool.sendSync(rawTransaction, this.options.syncTimeoutMs);
     arrival.ended = call.then(
       (raw) => {
         arrival.receipt = minedReceiptFromRpc(raw) ?? undefined;
       },
-      () => undefined,
+      (error: unknown) => {
+        // after the accept window: the outcome watcher hands the transaction to the node again and meets
+        // any refusal there, classified; a timeout while waiting for the block needs nothing
+        if (takenAsAccepted && error instanceof JsonRpcError) this.options.logger.warn('the node refused a transaction after accepting it seemed likely', { chainId, hash, error: error.message });
+      },
     ).finally(() => {
       arrival.done = true;
     });
@@ -68,6 +73,7 @@ export class SyncSender {
       }
       throw asEthersError(provider, rawTransaction, first.error);
     }
+    takenAsAccepted = true;
     if (!this.supported.get(chainId)) this.options.logger.info('sending with eth_sendRawTransactionSync: receipts arrive on inclusion', { chainId });
     this.supported.set(chainId, true);
     this.arrivals.set(hash, arrival);
