@@ -124,7 +124,7 @@ function breakdownSection(b: BreakdownResults): string[] {
 function settleSection(r: SettleResults): string[] {
   const s = r.settings;
   const lines = [
-    '## Settle: `npm run bench:settle`',
+    '## Settle, sequential path (SETTLEMENT_MODE=sequential): `npm run bench:settle`',
     '',
     `Measured ${r.startedAt}${r.versions?.commit ? ` at commit ${r.versions.commit}` : ''}.`,
     '',

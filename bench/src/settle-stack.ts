@@ -45,6 +45,8 @@ export async function startSettleStack(options: SettleStackOptions): Promise<Set
     createDatabase(),
   ]);
   const env = stackEnv(devnet, database.url, {
+    // the two-transaction path, as measured since the first wave; the atomic path has bench:gas and bench:paid
+    SETTLEMENT_MODE: 'sequential',
     API_PROCESSES: String(options.apiProcesses),
     RELAYER_PRIVATE_KEYS: devnet.accounts.relayers
       .slice(0, options.relayers)
