@@ -61,6 +61,22 @@ const FIND_WITH_VERIFICATION = `
  * combination of fields written, named by that combination.
  */
 function transitionStatement(request: TransitionRequest): { name: string; text: string; values: unknown[] } {
+  const { values, sets, mask } = transitionSets(request);
+  const text = `
+    WITH moved AS (
+      UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
+             waiting_reason = NULL, waiting_since = NULL, waiting_detail = NULL${sets}
+       WHERE id = $1 AND state = $2::"SettlementState" RETURNING *
+    ), history AS (
+      INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
+      SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved
+    )
+    SELECT * FROM moved`;
+  return { name: `settlement_transition_${mask}`, text, values };
+}
+
+/** $1..$4 are id, from, to and note; then one parameter per field written. */
+function transitionSets(request: TransitionRequest): { values: unknown[]; sets: string; mask: number } {
   const values: unknown[] = [request.id, request.from, request.to, request.note === undefined ? null : JSON.stringify(request.note)];
   const sets: string[] = [];
   let mask = 0;
@@ -71,17 +87,44 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
     values.push(field === 'errorDetails' && value !== null ? JSON.stringify(value) : value);
     sets.push(`, ${column} = $${values.length}${field === 'errorDetails' ? '::jsonb' : ''}`);
   });
+  return { values, sets: sets.join(''), mask };
+}
+
+/**
+ * The transition guarded by the fee reservation, in one statement: the merchant's fees in flight are read
+ * under its advisory lock (settlement_fees_in_flight_locked, which holds it until this statement commits),
+ * and the row moves only when they and this fee fit in what the merchant can spend. One round trip: the
+ * lock is held for the database's work only, not across the worker's event loop (which, under load,
+ * made the reservation a queue per merchant). Always one row: the fees in flight, and the moved row or nulls.
+ */
+function reservingTransitionStatement(request: TransitionRequest, reservation: FeeReservationRequest): { name: string; text: string; values: unknown[] } {
+  const { values, sets, mask } = transitionSets(request);
+  const at = values.length;
+  const spendable = reservation.allowance < reservation.balance ? reservation.allowance : reservation.balance;
+  values.push(
+    `fee:${reservation.chainId}:${reservation.tokenAddress}:${reservation.merchant}`,
+    reservation.merchant,
+    reservation.chainId,
+    reservation.tokenAddress,
+    reservation.fee.toString(),
+    spendable.toString(),
+  );
+  const [lockKey, merchant, chainId, token, fee, spend] = [1, 2, 3, 4, 5, 6].map((i) => `$${at + i}`);
   const text = `
-    WITH moved AS (
+    WITH reserve AS MATERIALIZED (
+      SELECT settlement_fees_in_flight_locked(${lockKey}, ${merchant}, ${chainId}::int, ${token}, $1) AS in_flight
+    ), moved AS (
       UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
-             waiting_reason = NULL, waiting_since = NULL, waiting_detail = NULL${sets.join('')}
-       WHERE id = $1 AND state = $2::"SettlementState" RETURNING *
+             waiting_reason = NULL, waiting_since = NULL, waiting_detail = NULL${sets}
+       WHERE id = $1 AND state = $2::"SettlementState"
+         AND (SELECT in_flight FROM reserve) + ${fee}::numeric <= ${spend}::numeric
+       RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
       SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved
     )
-    SELECT * FROM moved`;
-  return { name: `settlement_transition_${mask}`, text, values };
+    SELECT (SELECT in_flight FROM reserve)::text AS reservation_in_flight, moved.* FROM reserve LEFT JOIN moved ON true`;
+  return { name: `settlement_reserving_transition_${mask}`, text, values };
 }
 
 /** What the merchant can pay in fees right now, read from the chain just before reserving. */
@@ -94,10 +137,6 @@ export interface FeeReservationRequest {
   balance: bigint;
 }
 
-/** Fees in flight: settlements of the merchant that reserved a fee (entered collect_fee) and are still there. */
-const FEES_IN_FLIGHT = `
-  SELECT coalesce(sum(fee_amount::numeric), 0)::text AS in_flight FROM settlements
-   WHERE merchant = $1 AND chain_id = $2 AND token_address = $3 AND state = 'collect_fee' AND id <> $4`;
 
 // a fee transfer that was sent and reverted: failed with fee_collection_failed and a fee hash
 const FEE_REVERTS_OF_MERCHANT = `
@@ -199,26 +238,16 @@ export class SettlementRepository {
   /**
    * The check_allowance -> collect_fee transition, taken only when the merchant's allowance and balance
    * cover this fee on top of every fee already in flight for it. Serialized per merchant by a transaction
-   * advisory lock, so concurrent workers (any process) never reserve more than the merchant can pay.
+   * advisory lock, so concurrent workers (any process) never reserve more than the merchant can pay; one
+   * statement (see reservingTransitionStatement).
    */
   async transitionReservingFee(
     request: TransitionRequest,
     reservation: FeeReservationRequest,
   ): Promise<{ moved: SettlementRow | null; inFlight: bigint }> {
-    return this.inTransaction(async (client) => {
-      const lockKey = `fee:${reservation.chainId}:${reservation.tokenAddress}:${reservation.merchant}`;
-      await client.query({ name: 'fee_reservation_lock', text: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', values: [lockKey] });
-      const [row] = await runQuery(client, {
-        name: 'fees_in_flight',
-        text: FEES_IN_FLIGHT,
-        values: [reservation.merchant, reservation.chainId, reservation.tokenAddress, request.id],
-      });
-      const inFlight = BigInt(row.in_flight as string);
-      const spendable = reservation.allowance < reservation.balance ? reservation.allowance : reservation.balance;
-      if (inFlight + reservation.fee > spendable) return { moved: null, inFlight };
-      const rows = await runQuery(client, transitionStatement(request));
-      return { moved: rows.length > 0 ? settlementFromColumns(rows[0]) : null, inFlight };
-    });
+    const [row] = await runQuery(this.pool, reservingTransitionStatement(request, reservation));
+    const inFlight = BigInt(row.reservation_in_flight as string);
+    return { moved: row.id == null ? null : settlementFromColumns(row), inFlight };
   }
 
   /** Fee transfers of this merchant that were sent and reverted since `since`. */
