@@ -47,6 +47,7 @@ contract SettlementExecutor {
     error NotRelayer();
     error NotSelf();
     error TooManyRelayers();
+    error PaymentBelowFee();
     error FeeNotCollected(bytes reason);
     error TransferNotExecuted(bytes reason);
 
@@ -101,6 +102,9 @@ contract SettlementExecutor {
     /// @notice One item; callable only by this account itself (from `settle`), so its revert undoes just this item.
     function settleOne(Item calldata item) external {
         if (msg.sender != address(this)) revert NotSelf();
+        // a merchant is never worse off after an item, whoever signed it: even a leaked relayer key cannot
+        // charge fees for payments smaller than the fee (the worker settles those sequentially)
+        if (item.value < fee) revert PaymentBelowFee();
         (bool ok, bytes memory result) = address(token).call(abi.encodeCall(IFiatToken.transferFrom, (item.to, treasury, fee)));
         if (!ok || (result.length != 0 && !abi.decode(result, (bool)))) revert FeeNotCollected(result);
         (ok, result) = address(token).call(

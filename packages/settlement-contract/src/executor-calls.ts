@@ -72,6 +72,7 @@ export function failureOf(revertData: BytesLike): { stage: 'fee' | 'transfer' | 
   // no data: the item ran out of its gas, or a check outside both calls failed
   if (data.length < 10) return { stage: 'unknown', reason: 'item reverted without a reason (out of its gas?)' };
   const selector = dataSlice(data, 0, 4).toLowerCase();
+  if (selector === executorInterface.getError('PaymentBelowFee')!.selector) return { stage: 'fee', reason: 'the payment is smaller than the fee' };
   for (const [name, stage] of [['FeeNotCollected', 'fee'], ['TransferNotExecuted', 'transfer']] as const) {
     if (selector !== executorInterface.getError(name)!.selector) continue;
     const inner = executorInterface.decodeErrorResult(name, data)[0] as string;

@@ -179,6 +179,19 @@ describe('only our keys, with only these arguments, move funds', () => {
     );
   });
 
+  it('charges no fee for a validly signed payment smaller than the fee, even sent by a relayer (a leaked key cannot drain allowances)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.bigInt({ min: 0n, max: FEE - 1n }), async (value) => {
+        const small = await item({ value });
+        const before = await moneyState();
+        const receipt = await send(relayerKey(), [small]);
+        expect(itemOutcomes(receipt.logs, devnet.accounts.treasury.address).get(itemKey(small.from, small.nonce))).toEqual({ settled: false, stage: 'fee', reason: 'the payment is smaller than the fee' });
+        expect(await moneyState()).toEqual(before);
+      }),
+      { numRuns: 8 },
+    );
+  });
+
   it('runs settleOne only as a part of settle, and only as the treasury', async () => {
     const one = await item();
     const before = await moneyState();

@@ -142,3 +142,25 @@ export function transferFailedFeeReturned(reason: string, txHash: string): Failu
     },
   };
 }
+
+/**
+ * Atomic path: before our transaction, someone else executed the payer's authorization (it was paid to the
+ * merchant there); our item was undone, so no fee was taken. The payment is spent, so it is not released.
+ */
+export function executedElsewhereNoFee(theirTxHash: string, ourTxHash: string): Failure {
+  return {
+    code: ErrorCode.SettlementFailed,
+    message: 'settlement failed: the authorization was executed by another transaction before ours',
+    details: {
+      reason: 'the authorization was executed by another transaction before ours',
+      executed_by_third_party: true,
+      authorization_used_by: theirTxHash,
+      tx_hash: ourTxHash,
+      fee_status: 'not_collected',
+      merchant_charged: false,
+      merchant_paid: true,
+      customer_charged: true,
+      note: 'the payer paid the merchant in a transaction that was not ours; no fee was collected for it',
+    },
+  };
+}

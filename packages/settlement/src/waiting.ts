@@ -66,7 +66,8 @@ export async function waitForRelayers(ctx: StepContext): Promise<StepWait | unde
   return (await ctx.anyFundedRelayer()) ? undefined : noFundedRelayer(ctx);
 }
 
-function noFundedRelayer(ctx: StepContext): StepWait {
+/** The wait for a relayer with gas (nothing was sent). */
+export function noFundedRelayer(ctx: StepContext): StepWait {
   return { wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: ctx.relayers.length } } };
 }
 

@@ -127,7 +127,7 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
     const marginBasisPoints = BigInt(Math.round(this.options.gasLimitMarginPercent * 100));
     const withMargin = (gas * (10_000n + marginBasisPoints) + 9_999n) / 10_000n;
     // the margin never lifts the limit above the cap: a transaction that needs more than its cap stops there
-    const gasLimit = request.gasCap !== undefined && withMargin > request.gasCap ? request.gasCap : withMargin;
+    const gasLimit = request.gasLimit ?? (request.gasCap !== undefined && withMargin > request.gasCap ? request.gasCap : withMargin);
     return { gasLimit, chainPendingNonce: BigInt(chainPendingNonce), fees };
   }
 }

@@ -65,7 +65,7 @@ export class OutcomeWatcher {
   }
 
   private async observe(row: StoredTransaction, required: number, head: number): Promise<Observation> {
-    const mined = await this.dispatcher.findMined(row);
+    const mined = await this.dispatcher.findMined(row, required === 1);
     if (!mined) return { kind: 'unmined' };
     const { receipt } = mined;
     // a head read before the receipt may be older than the receipt's block: that counts as 1 confirmation

@@ -38,7 +38,7 @@ export interface LocalKeyTransactionProviderOptions {
   /**
    * Where the node has eth_sendRawTransactionSync (detected per network on first use): a call that has not
    * failed within this long is taken as accepted, and its receipt, when it comes, ends the wait for the
-   * outcome at once; default 100 ms (a node refuses a bad transaction at once).
+   * outcome at once; default 300 ms (a node refuses a bad transaction at once; a hosted one is a round trip away).
    */
   syncAcceptMs?: number;
   /** How long the synchronous call may wait for its receipt before the transaction is watched by polling only; default 30 s. */
@@ -77,7 +77,7 @@ export function resolveSendingOptions(options: LocalKeyTransactionProviderOption
     gasLimitMarginPercent: options.gasLimitMarginPercent ?? 20,
     outcomeTimeoutMs: options.outcomeTimeoutMs ?? 120_000,
     rpcOutageToleranceMs: options.rpcOutageToleranceMs ?? 3_000,
-    syncAcceptMs: options.syncAcceptMs ?? 100,
+    syncAcceptMs: options.syncAcceptMs ?? 300,
     syncTimeoutMs: options.syncTimeoutMs ?? 30_000,
     perNetwork: options.perNetwork ?? new Map(),
     logger: options.logger ?? SILENT,

@@ -97,9 +97,11 @@ export class SyncSender {
   }
 }
 
+/** "Method not found" (-32601), "not supported" (-32004), or a provider's own wording of either. */
 function isMethodMissing(error: unknown): boolean {
   if (!(error instanceof JsonRpcError)) return false;
-  return error.code === -32601 || /method .*(not (found|supported|available|exist))|unsupported method|unknown method/i.test(error.message);
+  if (error.code === -32601 || error.code === -32004) return true;
+  return /(method|eth_sendRawTransactionSync).*(not (found|supported|available|allowed|enabled|exist|whitelisted)|does not exist|disabled|unsupported|unknown)|unsupported method|unknown method/i.test(error.message);
 }
 
 /** A node's refusal in the shape ethers gives eth_sendRawTransaction's (what classifyNodeError reads). */

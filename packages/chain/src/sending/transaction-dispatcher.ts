@@ -130,8 +130,12 @@ export class TransactionDispatcher {
   }
 
   /** The receipt of whichever of our versions was mined, if one was. */
-  async findMined(row: StoredTransaction): Promise<MinedReceipt | null> {
-    const arrived = this.sync.receiptOf(row.attempts.map((a) => a.hash));
+  /**
+   * `trustArrived`: a receipt a synchronous send brought may be used (for one confirmation); with more, the
+   * chain is asked, since a preconfirmation can still be dropped before its block is final.
+   */
+  async findMined(row: StoredTransaction, trustArrived = true): Promise<MinedReceipt | null> {
+    const arrived = trustArrived ? this.sync.receiptOf(row.attempts.map((a) => a.hash)) : undefined;
     if (arrived) return { row, receipt: arrived };
     // issued in one tick, so ethers sends them as one JSON-RPC batch
     const receipts = await this.rpc(row.chainId, (provider) =>

@@ -22,6 +22,12 @@ export interface TransactionRequest {
   data: string;
   /** refuse (GasCapExceededError) instead of sending when the estimate is above this */
   gasCap?: bigint;
+  /**
+   * sign with this gas limit instead of the estimate plus its margin (the estimate still runs, as the check
+   * that the transaction does not revert): for a batch whose items each have gas of their own, which an
+   * estimate made with their cheapest path would not leave them
+   */
+  gasLimit?: bigint;
 }
 
 export interface SubmittedTransaction {

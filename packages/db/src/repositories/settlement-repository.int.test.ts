@@ -440,6 +440,19 @@ describe('SettlementRepository', () => {
 
       expect(await repo.feeRevertsOfPayment(CHAIN, USDC, PAYER, nonce)).toEqual({ count: 2, lastAt: last.updatedAt });
     });
+
+    it('counts, for a payment, atomic items that failed in a mined settle transaction (our gas was spent on them)', async () => {
+      const nonce = randomHex(32);
+      const atomicFailure = async (details: object) => {
+        const s = await started({ nonce });
+        await walk(s.id, ['check_allowance']);
+        await repo.transition({ id: s.id, from: 'check_allowance', to: 'collect_fee', data: { settlementMode: 'atomic' } });
+        return (await repo.transition({ id: s.id, from: 'collect_fee', to: 'failed', data: { errorCode: 'settlement_failed', errorDetails: details, paymentKey: null } }))!;
+      };
+      await atomicFailure({ reason: 'nothing sent' });
+      const mined = await atomicFailure({ reason: 'FiatTokenV2: transfer amount exceeds balance', tx_hash: randomHex(32) });
+      expect(await repo.feeRevertsOfPayment(CHAIN, USDC, PAYER, nonce)).toEqual({ count: 1, lastAt: mined.updatedAt });
+    });
   });
 
   describe('lookups', () => {

@@ -144,10 +144,13 @@ const FEE_REVERTS_OF_MERCHANT = `
    WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND error_code = 'fee_collection_failed'
      AND fee_tx_hash IS NOT NULL AND updated_at > $3`;
 
+// ...and, on the atomic path, any item of a mined settle transaction that failed (its tx_hash is recorded):
+// either way our gas was spent on the payment, and a payment released by it backs off before trying again
 const FEE_REVERTS_OF_PAYMENT = `
   SELECT count(*)::int AS reverts, max(updated_at) AS last_at FROM settlements
    WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND state = 'failed'
-     AND error_code = 'fee_collection_failed' AND fee_tx_hash IS NOT NULL`;
+     AND ((error_code = 'fee_collection_failed' AND fee_tx_hash IS NOT NULL)
+          OR (settlement_mode = 'atomic' AND error_details ? 'tx_hash'))`;
 
 export interface FeeReverts {
   count: number;

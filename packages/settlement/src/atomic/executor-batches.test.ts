@@ -1,7 +1,7 @@
 import type { NewSettlementBatch, StoredSettlementBatch } from '@facilitator/db';
 import type { SubmittedTransaction, TransactionOutcome, TransactionRequest } from '@facilitator/chain';
 import { executorInterface, type ExecutorItem } from '@facilitator/settlement-contract';
-import { BATCH_OVERHEAD_GAS, ExecutorBatches, NoFundedRelayerError, type ExecutorBatchesOptions } from './executor-batches';
+import { BATCH_OVERHEAD_GAS, ExecutorBatches, itemEnvelope, NoFundedRelayerError, type ExecutorBatchesOptions } from './executor-batches';
 
 const TREASURY = '0x' + '11'.repeat(20);
 const RELAYER = '0x' + '22'.repeat(20);
@@ -63,7 +63,10 @@ describe('ExecutorBatches', () => {
     const batches = await Promise.all([1, 2, 3].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
     expect(new Set(batches.map((b) => b.id))).toEqual(new Set(['bat_1']));
     expect(h.log).toEqual(['store bat_1 [stl_1,stl_2,stl_3]', 'send bat_1']);
-    expect(h.submitted[0]).toMatchObject({ settlementId: 'bat_1', purpose: 'settle', chainId: CHAIN, from: RELAYER, to: TREASURY, gasCap: BATCH_OVERHEAD_GAS + 3n * 250_000n });
+    // signed with every item's whole envelope: an item that burns all its gas cannot starve the next
+    const envelopes = BATCH_OVERHEAD_GAS + 3n * itemEnvelope(item(1));
+    expect(h.submitted[0]).toMatchObject({ settlementId: 'bat_1', purpose: 'settle', chainId: CHAIN, from: RELAYER, to: TREASURY, gasCap: envelopes, gasLimit: envelopes });
+    expect(itemEnvelope(item(1))).toBeGreaterThan((250_000n * 64n) / 63n);
     const [items] = executorInterface.decodeFunctionData('settle', h.submitted[0].data);
     expect(items.map((i: { nonce: string }) => i.nonce)).toEqual([item(1).nonce, item(2).nonce, item(3).nonce]);
   });
@@ -107,10 +110,11 @@ describe('ExecutorBatches', () => {
   });
 
   it('keeps each batch within the gas budget', async () => {
-    const h = harness({ gasBudget: () => BATCH_OVERHEAD_GAS + 2n * 250_000n });
+    const budget = BATCH_OVERHEAD_GAS + 2n * itemEnvelope(item(1));
+    const h = harness({ gasBudget: () => budget });
     await Promise.all([1, 2, 3, 4, 5].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
     expect(h.stored.map((b) => b.itemCount)).toEqual([2, 2, 1]);
-    for (const b of h.stored) expect(b.gasCap).toBeLessThanOrEqual(BATCH_OVERHEAD_GAS + 2n * 250_000n);
+    for (const b of h.stored) expect(b.gasCap).toBeLessThanOrEqual(budget);
   });
 
   it('answers a settlement placed by an earlier run with its stored batch, and never places it twice', async () => {
@@ -123,6 +127,16 @@ describe('ExecutorBatches', () => {
     expect(again.id).toBe(first.id);
     expect(other.id).not.toBe(first.id);
     expect(h.stored.map((b) => b.itemCount)).toEqual([1, 1]);
+  });
+
+  it('places a settlement asked for twice at once (a job run twice) in one batch, once', async () => {
+    const h = harness();
+    const [a, b] = await Promise.all([
+      h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) }),
+      h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) }),
+    ]);
+    expect(a.id).toBe(b.id);
+    expect(h.stored.map((s) => s.itemCount)).toEqual([1]);
   });
 
   it('stores nothing and fails the items when no relayer has gas', async () => {

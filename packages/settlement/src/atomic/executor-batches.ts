@@ -1,6 +1,6 @@
 import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/chain';
 import type { SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
-import { settleCalldata } from '@facilitator/settlement-contract';
+import { settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicItemRequest, AtomicSettlement } from './atomic-settlement';
 
 export interface ExecutorBatchesOptions {
@@ -21,10 +21,21 @@ export interface ExecutorBatchesOptions {
   parallel?: number;
 }
 
-/** Gas of the `settle` call around its items: the transaction's base cost, calldata and the loop. */
+/** Gas of the `settle` transaction around its items: the base cost, the call and the loop's start. */
 export const BATCH_OVERHEAD_GAS = 60_000n;
+/** Per item, besides the gas it is given: its calldata (16 gas a byte), the ABI copy, the self-call and the event. */
+export const ITEM_OVERHEAD_GAS = 25_000n;
 
-/** Thrown to the items of a batch that could not be formed because no relayer has gas; their jobs retry. */
+/**
+ * What an item may cost the transaction: its own gas, plus the 1/64 the EVM keeps back from a call for the
+ * caller, plus its overhead. The transaction is signed with the sum, so every item can use all of its gas
+ * (a contract wallet that burns more when mined than when estimated) without starving the ones after it.
+ */
+export function itemEnvelope(item: ExecutorItem): bigint {
+  return (item.gas * 64n + 62n) / 63n + ITEM_OVERHEAD_GAS;
+}
+
+/** Thrown to the items of a batch that could not be formed because no relayer has gas; their steps wait. */
 export class NoFundedRelayerError extends Error {}
 
 interface Waiting {
@@ -43,6 +54,7 @@ export class ExecutorBatches implements AtomicSettlement {
   private readonly waiting = new Map<number, Waiting[]>();
   // formations running per chain (at most `parallel`)
   private readonly forming = new Map<number, number>();
+  private readonly placing = new Map<string, Promise<StoredSettlementBatch>>();
   // one wait per batch in this process, however many of its settlements ask
   private readonly outcomes = new Map<string, Promise<TransactionOutcome>>();
 
@@ -53,12 +65,19 @@ export class ExecutorBatches implements AtomicSettlement {
   }
 
   place(request: AtomicItemRequest): Promise<StoredSettlementBatch> {
-    return new Promise((resolve, reject) => {
+    // one entry per settlement: a second run of the same job (a stalled lock) waits for the same batch
+    const already = this.placing.get(request.settlementId);
+    if (already) return already;
+    const placing = new Promise<StoredSettlementBatch>((resolve, reject) => {
       const queue = this.waiting.get(request.chainId) ?? [];
       queue.push({ request, resolve, reject });
       this.waiting.set(request.chainId, queue);
       this.startForming(request.chainId, this.options.windowMs ?? 0);
     });
+    this.placing.set(request.settlementId, placing);
+    const forget = () => this.placing.delete(request.settlementId);
+    placing.then(forget, forget);
+    return placing;
   }
 
   outcome(batch: StoredSettlementBatch, confirmations: number): Promise<TransactionOutcome> {
@@ -85,6 +104,7 @@ export class ExecutorBatches implements AtomicSettlement {
       to: batch.to,
       data: batch.data,
       gasCap: batch.gasCap,
+      gasLimit: batch.gasCap,
     });
   }
 
@@ -118,15 +138,16 @@ export class ExecutorBatches implements AtomicSettlement {
     const taken: Waiting[] = [];
     let gas = BATCH_OVERHEAD_GAS;
     for (const entry of queue) {
-      if (taken.length > 0 && gas + entry.request.item.gas > budget) break;
+      const envelope = itemEnvelope(entry.request.item);
+      if (taken.length > 0 && gas + envelope > budget) break;
       taken.push(entry);
-      gas += entry.request.item.gas;
+      gas += envelope;
     }
     return taken;
   }
 
   /** Stores one batch of these items, then sends it; each item's promise learns its batch (or the error). */
-  private async formOne(chainId: number, entries: Waiting[]): Promise<void> {
+  private async formOne(chainId: number, entries: Waiting[], attempt = 1): Promise<void> {
     try {
       const fresh = await this.withoutPlaced(entries);
       if (fresh.length === 0) return;
@@ -138,11 +159,14 @@ export class ExecutorBatches implements AtomicSettlement {
         relayer: relayer.toLowerCase(),
         to: this.options.treasury,
         data: settleCalldata(items),
-        gasCap: items.reduce((sum, item) => sum + item.gas, BATCH_OVERHEAD_GAS),
+        gasCap: items.reduce((sum, item) => sum + itemEnvelope(item), BATCH_OVERHEAD_GAS),
         settlementIds: fresh.map((e) => e.request.settlementId),
       });
-      // null: a concurrent run placed one of them meanwhile; the next round sees which
-      if (!batch) return this.formOne(chainId, fresh);
+      // null: a concurrent run placed one of them meanwhile; the next round sees which (once: then it is a bug)
+      if (!batch) {
+        if (attempt >= 2) throw new Error(`could not store a batch of ${fresh.length} settlements on chain ${chainId}`);
+        return this.formOne(chainId, fresh, attempt + 1);
+      }
       // sent before the items hear of it: meanwhile the next items gather. A failure here is not theirs to
       // see twice: each item's outcome() sends again (same key) and meets it there, with its job's retries.
       await this.send(batch).catch(() => undefined);

@@ -42,9 +42,16 @@ class FakeAtomic implements AtomicSettlement {
 const confirmedWith = (logs: TransactionLog[]): TransactionOutcome => ({ status: 'confirmed', hash: HASH, blockNumber: 7, logs });
 const atomicSettlement = () => settlementFixture({ state: 'collect_fee', settlementMode: 'atomic' });
 
+/** A step harness on a network that settles atomically. */
+function atomicHarness(atomic: AtomicSettlement, settlement = atomicSettlement()) {
+  const h = stepHarness(settlement, { overrides: { atomic } });
+  h.ctx.network = { ...h.ctx.network, settlementMode: 'atomic' };
+  return h;
+}
+
 async function run(outcome: TransactionOutcome, prepare: (h: ReturnType<typeof stepHarness>) => void = () => undefined) {
   const atomic = new FakeAtomic(outcome);
-  const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
+  const h = atomicHarness(atomic);
   prepare(h);
   const result = await collectFeeAndTransfer(h.ctx);
   if (isWait(result)) throw new Error('unexpected wait');
@@ -62,8 +69,9 @@ describe('collect_fee on the atomic path', () => {
   it('only reads its own item: another payment settled in the same transaction is not this one', async () => {
     const other = executorLog('Settled', [PAYER, '0x' + '01'.repeat(32)]);
     await expect(run(confirmedWith([other]))).rejects.toThrow(/no outcome for settlement/);
-    // nor a Settled event logged by any other address than the treasury
-    await expect(run(confirmedWith([executorLog('Settled', [PAYER, NONCE], '0x' + '99'.repeat(20))]))).rejects.toThrow(/no outcome/);
+    // nor a Settled event logged by any other address than the treasury: no executor ran there at all
+    const { result } = await run(confirmedWith([executorLog('Settled', [PAYER, NONCE], '0x' + '99'.repeat(20))]));
+    expect(result).toMatchObject({ to: 'failed', data: { paymentKey: null, errorDetails: { fee_status: 'not_collected' } } });
   });
 
   it('fails an item whose fee was refused with insufficient_allowance when the allowance is what ran out; the merchant paid nothing', async () => {
@@ -88,6 +96,32 @@ describe('collect_fee on the atomic path', () => {
     });
   });
 
+  it('reports a payment executed by someone else before our transaction as paid to the merchant, no fee, payment not released', async () => {
+    const logs = [executorLog('NotSettled', [PAYER, NONCE, itemRevert('TransferNotExecuted', 'FiatTokenV2: authorization is used or canceled')])];
+    const theirs = '0x' + 'ee'.repeat(32);
+    const { result } = await run(confirmedWith(logs), (h) => {
+      h.chain.authorizationUse = { transactionHash: theirs, blockNumber: 6, paidToMerchant: 1_000_000n };
+    });
+    expect(result.to).toBe('failed');
+    expect(result.data).not.toHaveProperty('paymentKey');
+    expect(result.data!.errorDetails).toMatchObject({ executed_by_third_party: true, authorization_used_by: theirs, merchant_paid: true, merchant_charged: false, customer_charged: true });
+  });
+
+  it('fails, nothing moved, a settle transaction mined without any executor log (the delegation was gone)', async () => {
+    const { result } = await run(confirmedWith([]));
+    expect(result).toMatchObject({ to: 'failed', data: { errorCode: 'settlement_failed', paymentKey: null, errorDetails: { fee_status: 'not_collected' } } });
+  });
+
+  it('goes on sequentially when the network left the atomic path before the settlement was placed', async () => {
+    const atomic = new FakeAtomic(confirmedWith([]));
+    const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
+    h.ctx.network = { ...h.ctx.network, settlementMode: 'sequential' };
+    const result = await collectFeeAndTransfer(h.ctx);
+    expect(result).toMatchObject({ to: 'fee_collected', data: { settlementMode: 'sequential' } });
+    expect(atomic.placed).toEqual([]);
+    expect(h.transactions.sent.map((t) => t.purpose)).toEqual(['fee']);
+  });
+
   it('fails every item of a transaction that reverted whole, nothing charged', async () => {
     const { result } = await run({ status: 'reverted', hash: HASH, blockNumber: 7, reason: 'out of gas' });
     expect(result).toMatchObject({ to: 'failed', data: { errorCode: 'settlement_failed', paymentKey: null, errorDetails: { fee_status: 'not_collected', merchant_charged: false } } });
@@ -96,14 +130,14 @@ describe('collect_fee on the atomic path', () => {
   it('after a crash, waits for the stored batch instead of placing the payment again', async () => {
     const atomic = new FakeAtomic(confirmedWith([executorLog('Settled', [PAYER, NONCE])]));
     atomic.existing = BATCH;
-    const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
+    const h = atomicHarness(atomic);
     expect(await collectFeeAndTransfer(h.ctx)).toMatchObject({ to: 'fee_collected' });
     expect(atomic.placed).toEqual([]);
   });
 
   it('places nothing for a merchant whose balance is below the fee', async () => {
     const atomic = new FakeAtomic(confirmedWith([]));
-    const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
+    const h = atomicHarness(atomic);
     h.chain.balance = FEE - 1n;
     expect(await collectFeeAndTransfer(h.ctx)).toMatchObject({ to: 'failed', data: { errorCode: 'fee_collection_failed' } });
     expect(atomic.placed).toEqual([]);

@@ -2,10 +2,12 @@ import type { TransactionOutcome } from '@facilitator/chain';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicSettlement } from '../atomic/atomic-settlement';
+import { NoFundedRelayerError } from '../atomic/executor-batches';
 import { authorizationOf, signatureOf } from '../authorization';
-import { failed, transferFailedFeeReturned } from '../failures';
+import { executedElsewhereNoFee, failed, transferFailedFeeReturned } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
-import { beforeFee, wouldRevert } from './collect-fee';
+import { beforeFee, collectFee, wouldRevert } from './collect-fee';
+import { isWait, noFundedRelayer } from '../waiting';
 import { transferGasCap } from './preflight';
 
 /**
@@ -17,10 +19,22 @@ import { transferGasCap } from './preflight';
 export const collectFeeAndTransfer: Step = async (ctx) => {
   const atomic = atomicOf(ctx);
   let batch = await atomic.batchOf(ctx.settlement.id);
+  // the network left the atomic path (its delegation is gone) before this settlement was placed, or a
+  // run already sent its fee sequentially: it goes on sequentially, and says so with its next transition
+  if (!batch && (ctx.network.settlementMode !== 'atomic' || (await ctx.transactions.hasAny(ctx.settlement.id, 'fee')))) {
+    const sequential = await collectFee(ctx);
+    return isWait(sequential) ? sequential : { ...sequential, data: { ...sequential.data, settlementMode: 'sequential' } };
+  }
   if (!batch) {
     const balance = await beforeFee(ctx);
     if (typeof balance !== 'bigint') return balance;
-    batch = await atomic.place({ settlementId: ctx.settlement.id, chainId: ctx.network.chainId, item: await itemOf(ctx) });
+    try {
+      batch = await atomic.place({ settlementId: ctx.settlement.id, chainId: ctx.network.chainId, item: await itemOf(ctx) });
+    } catch (error) {
+      // every relayer went dry between the check and the batch: nothing was stored or sent, so wait
+      if (error instanceof NoFundedRelayerError) return noFundedRelayer(ctx);
+      throw error;
+    }
   }
   return outcomeOfItem(ctx, batch, await atomic.outcome(batch, ctx.network.confirmations));
 };
@@ -52,8 +66,17 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     const result = failed(transferFailedFeeReturned(`settle transaction reverted: ${outcome.reason ?? 'no reason given'}`, outcome.hash), true);
     return { ...result, note: { ...result.note, ...batchNote } };
   }
-  const item = itemOutcomes(outcome.logs, ctx.treasury).get(itemKey(ctx.settlement.payer, ctx.settlement.nonce));
-  if (!item) throw new Error(`settle transaction ${outcome.hash} has no outcome for settlement ${ctx.settlement.id}`);
+  const outcomes = itemOutcomes(outcome.logs, ctx.treasury);
+  const item = outcomes.get(itemKey(ctx.settlement.payer, ctx.settlement.nonce));
+  if (!item) {
+    // mined without any executor log: the treasury's code did not run (its delegation was removed or
+    // changed after the batch was stored), so nothing of it happened
+    if (outcomes.size === 0) {
+      const result = failed(transferFailedFeeReturned('the settle transaction ran no settlement executor at the treasury', outcome.hash), true);
+      return { ...result, note: { ...result.note, ...batchNote } };
+    }
+    throw new Error(`settle transaction ${outcome.hash} has no outcome for settlement ${ctx.settlement.id}`);
+  }
   if (item.settled) {
     return { to: 'fee_collected', data: { feeTxHash: outcome.hash, feeCollectedAt: new Date() }, note: { fee_tx_hash: outcome.hash, atomic: true, ...batchNote } };
   }
@@ -61,6 +84,13 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     // the fee hash is kept, as for a reverted fee transfer: it counts toward the merchant's pause
     const balance = await ctx.network.usdc.balanceOf(ctx.settlement.merchant);
     const result = await wouldRevert(ctx, item.reason, balance, { feeTxHash: outcome.hash });
+    return { ...result, note: { ...result.note, ...batchNote } };
+  }
+  // someone else executed the authorization first (it was in a public mempool, or the payer sent it)
+  const auth = authorizationOf(ctx.settlement);
+  const use = await ctx.network.usdc.findAuthorizationUse(auth.from, auth.nonce, auth.to);
+  if (use && use.transactionHash !== outcome.hash && use.paidToMerchant >= auth.value) {
+    const result = failed(executedElsewhereNoFee(use.transactionHash, outcome.hash), false);
     return { ...result, note: { ...result.note, ...batchNote } };
   }
   const result = failed(transferFailedFeeReturned(item.reason, outcome.hash), true);

@@ -18,11 +18,19 @@ export const checkAllowance: Step = async (ctx) => {
   return {
     to: 'collect_fee',
     // the path is fixed here, before any money moves: a worker restarted with another mode finishes it the same way
-    data: { settlementMode: ctx.network.settlementMode ?? 'sequential' },
-    note: { allowance: allowance.toString(), balance: balance.toString(), path: ctx.network.settlementMode ?? 'sequential' },
+    data: { settlementMode: pathOf(ctx) },
+    note: { allowance: allowance.toString(), balance: balance.toString(), path: pathOf(ctx) },
     reserveFee: { request, refused: (inFlight) => refusal(ctx, allowance, balance, inFlight) },
   };
 };
+
+/**
+ * Atomic where the network is, except for a payment smaller than the fee (a merchant may set its minimum
+ * that low): the executor refuses those, so that no item ever leaves a merchant worse off.
+ */
+function pathOf(ctx: StepContext): 'atomic' | 'sequential' {
+  return ctx.network.settlementMode === 'atomic' && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
+}
 
 function refusal(ctx: StepContext, allowance: bigint, balance: bigint, inFlight: bigint): StepResult {
   const { merchant } = ctx.settlement;

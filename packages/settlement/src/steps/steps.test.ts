@@ -306,13 +306,22 @@ describe('deployWallet (deploying_wallet)', () => {
 describe('checkAllowance (check_allowance)', () => {
   const checking = () => settlementFixture({ state: 'check_allowance' });
 
+  it('fixes the atomic path where the network has it, but sequential for a payment smaller than the fee', async () => {
+    const h = stepHarness();
+    h.ctx.network = { ...h.ctx.network, settlementMode: 'atomic' };
+    expect((await checkAllowance(h.ctx)).data).toEqual({ settlementMode: 'atomic' });
+    const small = stepHarness(settlementFixture({ amount: (FEE - 1n).toString() }));
+    small.ctx.network = { ...small.ctx.network, settlementMode: 'atomic' };
+    expect((await checkAllowance(small.ctx)).data).toEqual({ settlementMode: 'sequential' });
+  });
+
   it('asks to reserve the fee against the allowance and balance it read, and sends nothing', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 50_000n;
     h.chain.balance = 70_000n;
     const result = await checkAllowance(h.ctx);
     expect(result.to).toBe('collect_fee');
-    // the path is fixed on entering collect_fee: sequential unless the network settles atomically
+    // the path is fixed on entering collect_fee: sequential unless the network settles atomically (see below)
     expect(result.data).toEqual({ settlementMode: 'sequential' });
     expect(result.note).toEqual({ allowance: '50000', balance: '70000', path: 'sequential' });
     expect(result.reserveFee?.request).toEqual({ merchant: MERCHANT, chainId: CHAIN_ID, tokenAddress: TOKEN, fee: FEE, allowance: 50_000n, balance: 70_000n });
