@@ -32,7 +32,9 @@ export async function startChain(options: ChainOptions): Promise<Devnet> {
     blockTime: options.blockTime,
     payerBalance: parseUnits('1000', 6) + options.payerSpend,
     merchantBalance: parseUnits('1000', 6) + BigInt(options.fees) * FEE_UNITS,
-    treasuryAllowance: BigInt(options.fees + 10) * FEE_UNITS,
+    // twice the fees: the fee reservation counts a fee mined but not yet recorded twice for a moment (it
+    // refuses rather than over-spends), and a mined batch holds up to ~20 of them at once
+    treasuryAllowance: BigInt(2 * options.fees + 10) * FEE_UNITS,
   });
 }
 
