@@ -194,10 +194,15 @@ describe("a merchant's own minimum", () => {
     expect((await merchantCall(stack, m, MerchantAction.SetMinimum, { minimum: '0' })).body).toEqual({ merchant: m.address.toLowerCase(), settle_protection: true, minimum: '0' });
     const { MerchantRepository } = await import('@facilitator/db');
     const { MerchantService, SecretBox } = await import('@facilitator/merchants');
-    const service = new MerchantService({ repository: new MerchantRepository(stack.db.pool), secretBox: new SecretBox('x'.repeat(32)), graceSeconds: 1, feeAmount: FEE });
+    // another process's view (each reads a merchant's minimum at most once a second)
+    const otherProcess = () => new MerchantService({ repository: new MerchantRepository(stack.db.pool), secretBox: new SecretBox('x'.repeat(32)), graceSeconds: 1, feeAmount: FEE });
+    const service = otherProcess();
     expect(await service.minimumFor(m.address)).toBe(0n);
     expect(await service.minimumFor(Wallet.createRandom().address)).toBeUndefined();
     expect((await merchantCall(stack, m, MerchantAction.DisableSettleProtection)).body.minimum).toBeNull();
+    expect(await otherProcess().minimumFor(m.address)).toBeUndefined();
+    // the one that read it just before sees the change once its reading is a second old
+    await new Promise((r) => setTimeout(r, 1_050));
     expect(await service.minimumFor(m.address)).toBeUndefined();
     // a signed minimum cannot be replayed with another value: the parameters are in the signature
     const { merchantProof } = await import('./support/merchant-client');

@@ -20,6 +20,15 @@ describe('SharedReadings', () => {
     expect(await readings.get('a', 0, read)).toBe(3);
   });
 
+  it('reads afresh after forget (a write made by this process)', async () => {
+    let reads = 0;
+    const readings = new SharedReadings<string, number>({ now });
+    const read = async () => ++reads;
+    expect(await readings.get('a', 500, read)).toBe(1);
+    readings.forget('a');
+    expect(await readings.get('a', 500, read)).toBe(2);
+  });
+
   it('drops a failed reading at once', async () => {
     const readings = new SharedReadings<string, number>({ now });
     await expect(readings.get('a', 500, async () => Promise.reject(new Error('down')))).rejects.toThrow('down');

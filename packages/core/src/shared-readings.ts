@@ -31,6 +31,11 @@ export class SharedReadings<K, V> {
     return value;
   }
 
+  /** Drops the reading of `key`: the next caller reads afresh (after a write this process made). */
+  forget(key: K): void {
+    this.readings.delete(key);
+  }
+
   private makeRoom(at: number, maxAgeMs: number): void {
     const { maxEntries } = this.options;
     if (maxEntries === undefined || this.readings.size < maxEntries) return;

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Provider } from 'ethers';
-import { InvalidRequestError, UnauthorizedError } from '@facilitator/core';
+import { InvalidRequestError, SharedReadings, UnauthorizedError } from '@facilitator/core';
 import type { MerchantRecord, MerchantRepository } from '@facilitator/db';
 import { isMerchantSignature, MAX_REQUEST_LIFETIME_SECONDS, type MerchantAction } from './merchant-request';
 import { newSettleKey, newWebhookSecret, settleKeyHash } from './random-secrets';
@@ -44,7 +44,12 @@ export type SettleAccess = 'open' | 'granted' | 'denied';
  * signing. Holds the merchant's webhook secrets (created on first use, encrypted at rest, rotated with
  * a grace period), its settle protection (a key stored hashed) and its own minimum payment.
  */
+/** How long a merchant's minimum is reused by verifications. */
+const MINIMUM_READING_MS = 1_000;
+
 export class MerchantService {
+  private readonly minimums = new SharedReadings<string, bigint | undefined>({ maxEntries: 10_000 });
+
   constructor(private readonly options: MerchantServiceOptions) {}
 
   private now(): number {
@@ -98,13 +103,16 @@ export class MerchantService {
 
   /** Turns settle protection off, which also restores the default minimum. */
   async disableSettleProtection(merchant: string): Promise<MerchantRecord> {
-    return this.options.repository.clearSettleKey(merchant);
+    const record = await this.options.repository.clearSettleKey(merchant);
+    this.minimums.forget(merchant.toLowerCase());
+    return record;
   }
 
   /** Sets the merchant's own minimum; below the fee only with settle protection on. */
   async setMinimum(merchant: string, minimum: bigint): Promise<MerchantRecord> {
     const belowFee = minimum < this.options.feeAmount;
     const record = await this.options.repository.setMinimum(merchant, minimum.toString(), belowFee);
+    this.minimums.forget(merchant.toLowerCase());
     if (!record) {
       throw new InvalidRequestError(
         `a minimum below the fee (${this.options.feeAmount}) needs settle protection: turn it on first (POST /v1/merchants/${merchant}/settle-key)`,
@@ -114,10 +122,17 @@ export class MerchantService {
     return record;
   }
 
-  /** The merchant's own minimum payment; undefined: the service default applies. */
+  /**
+   * The merchant's own minimum payment; undefined: the service default applies. Read at most once a second
+   * per merchant and process (every verification asks; a change made in another API process takes effect
+   * here within the second), bounded in the merchants it remembers, since strangers choose the payTo.
+   */
   async minimumFor(merchant: string): Promise<bigint | undefined> {
-    const record = await this.options.repository.find(merchant.toLowerCase());
-    return record?.minimumAmount == null ? undefined : BigInt(record.minimumAmount);
+    const key = merchant.toLowerCase();
+    return this.minimums.get(key, MINIMUM_READING_MS, async () => {
+      const record = await this.options.repository.find(key);
+      return record?.minimumAmount == null ? undefined : BigInt(record.minimumAmount);
+    });
   }
 
   /** Whether a settle for `merchant` may proceed with the presented bearer key (if any). */
