@@ -1,6 +1,16 @@
 import { compileExecutor, SOLC_VERSION } from './testing/compile-executor';
-import { isExecutorCode } from './executor-code';
+import { delegateOf, isExecutorCode } from './executor-code';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
+
+describe('delegateOf', () => {
+  it('reads the delegate of an EIP-7702 designator, and nothing else', () => {
+    const delegate = '0x' + 'ab'.repeat(20);
+    expect(delegateOf('0xef0100' + 'AB'.repeat(20))).toBe(delegate);
+    expect(delegateOf('0x')).toBeUndefined();
+    expect(delegateOf('0xef0100' + 'ab'.repeat(19))).toBeUndefined();
+    expect(delegateOf('0x6080' + 'ab'.repeat(21))).toBeUndefined();
+  });
+});
 
 describe('the committed settlement executor', () => {
   const compiled = compileExecutor();
