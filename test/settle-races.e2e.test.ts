@@ -16,9 +16,14 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Verifies and starts a Form B settlement; resolves once the fee transaction has been sent. */
+/**
+ * Verifies and starts a Form B settlement; resolves once the fee transaction is at the node, with mining
+ * paused so that it is not mined yet: the test's own transaction then joins the fee's block (`mineBlock`),
+ * before the worker can send its transfer (which it does as soon as the fee's block is in).
+ */
 async function settleUntilFeeSent() {
   const p = await stack.payment();
+  await stack.devnet.provider.send('evm_setIntervalMining', [0]);
   const v = await stack.http.post('/v1/verify').send(p.formB());
   const created = await stack.http
     .post('/v1/settle')
@@ -26,10 +31,16 @@ async function settleUntilFeeSent() {
   const settlementId = created.body.settlement_id as string;
   for (let i = 0; i < 200; i++) {
     const fee = await stack.db.prisma.chainTransaction.findFirst({ where: { settlementId, purpose: 'fee' }, include: { attempts: true } });
-    if (fee && fee.attempts.length > 0) return { p, settlementId };
+    if (fee && fee.status === 'broadcast') return { p, settlementId };
     await sleep(20);
   }
   throw new Error('the fee was never sent');
+}
+
+/** Mines the block that holds the fee and the test's transaction, then lets the chain run on its own again. */
+async function mineBlock(): Promise<void> {
+  await stack.devnet.provider.send('evm_mine', []);
+  await stack.devnet.provider.send('evm_setIntervalMining', [1]);
 }
 
 async function finalStatus(settlementId: string) {
@@ -45,6 +56,7 @@ it('the payer cancels after the fee was sent: settlement_failed, fee kept, payer
   const before = await balances(stack.devnet);
   const { p, settlementId } = await settleUntilFeeSent();
   await cancelAuthorization(stack.devnet, stack.devnet.accounts.payer.privateKey, p.authorization.nonce, { wait: false });
+  await mineBlock();
   const status = await finalStatus(settlementId);
   expect(status.status).toBe('failed');
   expect(status.error).toMatchObject({
@@ -72,6 +84,7 @@ it('someone else submits the authorization after our fee (front-running): the me
   const theirs = await token['transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)'](
     a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, p.signature,
   );
+  await mineBlock();
   const status = await finalStatus(settlementId);
   expect(status.status).toBe('settled');
   expect(status.transaction_hash).toBe(theirs.hash);
