@@ -1,35 +1,18 @@
 // The reference facilitator's process (see reference-facilitator.ts): @x402/core's x402Facilitator with
 // @x402/evm's exact scheme on a viem wallet client, behind POST /verify, POST /settle and GET /supported.
 // Configured by the environment its launcher sets (REFERENCE_PORT, REFERENCE_RPC_URL, REFERENCE_KEY,
-// REFERENCE_POLLING_MS); it imports nothing of the facilitator or the benchmark.
+// REFERENCE_POLLING_MS); it imports nothing of the facilitator, and of the benchmark only the reference's signer.
 import express from 'express';
 import { x402Facilitator } from '@x402/core/facilitator';
-import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
-import { createWalletClient, http, nonceManager, publicActions } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { baseSepolia } from 'viem/chains';
+import { referenceSigner } from './reference-signer';
 
 function serve(): void {
   const port = Number(process.env.REFERENCE_PORT);
-  const account = privateKeyToAccount(process.env.REFERENCE_KEY as `0x${string}`, { nonceManager });
-  const client = createWalletClient({
-    account,
-    chain: baseSepolia,
-    transport: http(process.env.REFERENCE_RPC_URL),
+  const signer = referenceSigner(process.env.REFERENCE_KEY!, process.env.REFERENCE_RPC_URL!, {
     pollingInterval: Number(process.env.REFERENCE_POLLING_MS ?? 100),
-  }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({
-    address: account.address,
-    getCode: (args) => client.getCode(args),
-    readContract: (args) => client.readContract({ ...args, args: args.args ?? [] } as Parameters<typeof client.readContract>[0]),
-    verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-    writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
-    sendTransaction: (args) => client.sendTransaction(args),
-    waitForTransactionReceipt: async (args) => {
-      const receipt = await client.waitForTransactionReceipt(args);
-      return { status: receipt.status, logs: receipt.logs };
-    },
+    manageNonces: true,
   });
   const facilitator = registerExactEvmScheme(new x402Facilitator(), { signer, networks: `eip155:${baseSepolia.id}` });
 

@@ -1,13 +1,11 @@
 // The reference the verify target is stated against: @x402/evm's own "exact" facilitator scheme, run
 // in-process (no HTTP, no database) on the same machine and against the same anvil and USDC.
-import { toFacilitatorEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
-import { createWalletClient, http, publicActions } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { baseSepolia } from 'viem/chains';
 import type { Devnet } from '@facilitator/devnet';
 import { PRICE_UNITS, type PaymentFactory, type SignedPayment } from './payments';
 import { epochMs, summarize, type LatencySummary } from './stats';
+import { referenceSigner } from './reference-signer';
 
 export interface ReferenceResult {
   implementation: string;
@@ -26,21 +24,8 @@ type VerifyArgs = Parameters<Scheme['verify']>;
 
 function schemeFor(devnet: Devnet): Scheme {
   if (devnet.chainId !== baseSepolia.id) throw new Error(`reference expects chain ${baseSepolia.id}, devnet is ${devnet.chainId}`);
-  const account = privateKeyToAccount(devnet.accounts.treasury.privateKey as `0x${string}`);
   // The wiring x402's own facilitator examples use: a viem wallet client with public actions.
-  const client = createWalletClient({ account, chain: baseSepolia, transport: http(devnet.rpcUrl) }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner({
-    address: account.address,
-    getCode: (args) => client.getCode(args),
-    readContract: (args) => client.readContract({ ...args, args: args.args ?? [] } as Parameters<typeof client.readContract>[0]),
-    verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
-    writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),
-    sendTransaction: (args) => client.sendTransaction(args),
-    waitForTransactionReceipt: async (args) => {
-      const receipt = await client.waitForTransactionReceipt(args);
-      return { status: receipt.status, logs: receipt.logs };
-    },
-  });
+  const signer = referenceSigner(devnet.accounts.treasury.privateKey, devnet.rpcUrl);
   return new ExactEvmScheme(signer);
 }
 

@@ -1,17 +1,12 @@
 import { decodeRevertData } from '@facilitator/chain';
+import type { TransferAuthorization } from '@facilitator/core';
 import { AbiCoder, dataSlice, Interface, type BytesLike } from 'ethers';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
 
 export const executorInterface = new Interface(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never);
 
 /** One payer authorization for `settle`: the recipient (`to`) pays the fee. */
-export interface ExecutorItem {
-  from: string;
-  to: string;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: string;
+export interface ExecutorItem extends TransferAuthorization {
   /** the signature the token checks (65-byte ECDSA, or a contract wallet's ERC-1271 signature) */
   signature: string;
   /** gas given to this item alone */
