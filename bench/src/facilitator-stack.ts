@@ -8,7 +8,6 @@ import { parseUnits } from 'ethers';
 import { Client } from 'pg';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { guardChild } from '@facilitator/devnet/dist/orphan-guard';
-import { setUpExecutor } from '@facilitator/settlement-contract';
 import { mergeProblems, watchProblems, type LogProblems } from './app-logs';
 import { log } from './results';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker, type AppProcess, type BenchDatabase } from './stack';
@@ -36,22 +35,6 @@ export async function startChain(options: ChainOptions): Promise<Devnet> {
     // refuses rather than over-spends), and a mined batch holds up to ~20 of them at once
     treasuryAllowance: BigInt(2 * options.fees + 10) * FEE_UNITS,
   });
-}
-
-/**
- * The atomic path's prerequisite, as `setUpTestExecutor` in the tests does it: an executor for exactly
- * these relayers, and the treasury delegating to it. Returns the executor's address.
- */
-export async function setUpBenchExecutor(devnet: Devnet, relayerAddresses: string[]): Promise<string> {
-  const { treasury } = devnet.accounts;
-  const sender = devnet.accounts.relayers.find((r) => r.address === relayerAddresses[0]) ?? devnet.accounts.relayers[0];
-  const status = await setUpExecutor(
-    devnet.provider,
-    { chainId: devnet.chainId, token: devnet.token, treasury: treasury.address, fee: FEE_UNITS, relayers: relayerAddresses },
-    { treasuryKey: treasury.privateKey, senderKey: sender.privateKey },
-  );
-  if (status.state !== 'ready') throw new Error(`settlement executor not set up: ${status.why}`);
-  return status.executor;
 }
 
 export type SettlementModeName = 'atomic' | 'sequential';

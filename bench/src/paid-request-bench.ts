@@ -29,11 +29,10 @@ import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor, type Devnet } from '@facilitator/devnet';
 import {
   describeProblems,
   FEE_UNITS,
-  setUpBenchExecutor,
   startChain,
   startFacilitator,
   stopChainOnSignal,
@@ -377,7 +376,7 @@ export async function runPaidBench(): Promise<PaidResults> {
     // the atomic facilitator's relayer is the executor's only one; the other two keys are the sequential
     // facilitator's and the reference's, so no two senders share a nonce
     log('setting up the settlement executor (EIP-7702 delegation of the treasury)');
-    await setUpBenchExecutor(devnet, [atomicKey.address]);
+    await setUpDevnetExecutor(devnet, FEE_UNITS, [atomicKey]);
     log('starting both of our facilitators and the reference');
     const started = await Promise.allSettled([
       startFacilitator(devnet, { relayerKeys: [atomicKey.privateKey], apiProcesses: settings.apiProcesses, workerEnv: { SETTLEMENT_MODE: 'atomic' } }),

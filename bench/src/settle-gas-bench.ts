@@ -12,8 +12,8 @@
 // each path's settings. Payments are verified first (not timed); each worker start is warmed up with a
 // few settlements (not counted).
 import type { Client } from 'pg';
-import type { Devnet } from '@facilitator/devnet';
-import { describeProblems, setUpBenchExecutor, startChain, startFacilitator, stopChainOnSignal, type Facilitator } from './facilitator-stack';
+import { setUpDevnetExecutor, type Devnet } from '@facilitator/devnet';
+import { describeProblems, FEE_UNITS, startChain, startFacilitator, stopChainOnSignal, type Facilitator } from './facilitator-stack';
 import type { LogProblems } from './app-logs';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory, PRICE_UNITS } from './payments';
@@ -248,7 +248,7 @@ export async function runGasBench(): Promise<GasResults> {
   try {
     const relayers = devnet.accounts.relayers.slice(0, settings.relayers);
     log('setting up the settlement executor (EIP-7702 delegation of the treasury)');
-    await setUpBenchExecutor(devnet, relayers.map((r) => r.address));
+    await setUpDevnetExecutor(devnet, FEE_UNITS, relayers);
     const f = await startFacilitator(devnet, {
       relayerKeys: relayers.map((r) => r.privateKey),
       apiProcesses: settings.apiProcesses,

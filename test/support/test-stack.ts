@@ -2,7 +2,7 @@
 // Postgres database, its own queue prefix on the shared Redis, and the API app built from config.
 import { randomBytes } from 'node:crypto';
 import supertest from 'supertest';
-import { startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/devnet';
+import { setUpDevnetExecutor, startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/devnet';
 import { loadConfig, type Config } from '@facilitator/config';
 import { authorizationToJson } from '@facilitator/core';
 import { deleteQueueKeys, openQueueStore, queueStoreTargetOf, type Queues } from '@facilitator/queue';
@@ -10,7 +10,6 @@ import { createSilentLogger, type Logger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
 import { createTestDatabase, type TestDatabase } from './database';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
-import { setUpExecutor } from '@facilitator/settlement-contract';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /**
@@ -22,18 +21,6 @@ export const QUEUE_BACKEND = process.env.TEST_QUEUE_BACKEND ?? 'redis';
 export const QUEUE_READINESS_CHECK = QUEUE_BACKEND === 'redis' ? 'redis' : 'queues';
 /** the master key (at least 32 characters); merchants' own webhook secrets are encrypted with it */
 export const WEBHOOK_SECRET = 'test-webhook-master-secret-0123456789';
-
-/** The treasury delegates to the settlement executor (as `npm run dev` does): the atomic path's set-up. */
-export async function setUpTestExecutor(devnet: Devnet, fee = 10_000n): Promise<string> {
-  const { treasury, relayers } = devnet.accounts;
-  const status = await setUpExecutor(
-    devnet.provider,
-    { chainId: devnet.chainId, token: devnet.token, treasury: treasury.address, fee, relayers: relayers.map((r) => r.address) },
-    { treasuryKey: treasury.privateKey, senderKey: relayers[0].privateKey },
-  );
-  if (status.state !== 'ready') throw new Error(`settlement executor not set up: ${status.why}`);
-  return status.executor;
-}
 
 export interface TestStackOptions {
   /** set up the atomic path (the treasury's delegation to the settlement executor) on the devnet */
@@ -93,7 +80,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const [devnet, db] = await Promise.all([startDevnet(options.devnet), options.database ?? createTestDatabase()]);
   const env = stackEnv(devnet, db.url, options.env);
   const config = loadConfig(env);
-  if (options.executor) await setUpTestExecutor(devnet, config.feeAmount);
+  if (options.executor) await setUpDevnetExecutor(devnet, config.feeAmount);
   const api = buildApi(config, options.logger ?? createSilentLogger());
   const http = supertest(api.app);
 

@@ -10,8 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { formatUnits } from 'ethers';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
-import { setUpExecutor } from '@facilitator/settlement-contract';
+import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
 import { applyMigrations } from '@facilitator/db';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';
@@ -136,14 +135,8 @@ async function main(): Promise<void> {
  */
 async function setUpSettlementPath(devnet: Devnet, env: NodeJS.ProcessEnv): Promise<string> {
   if (env.SETTLEMENT_MODE === 'sequential') return 'settlement   sequential (SETTLEMENT_MODE=sequential): fee and transfer in two transactions';
-  const { treasury, relayers } = devnet.accounts;
-  const status = await setUpExecutor(
-    devnet.provider,
-    { chainId: devnet.chainId, token: devnet.token, treasury: treasury.address, fee: BigInt(env.FEE_AMOUNT ?? '10000'), relayers: relayers.map((r) => r.address) },
-    { treasuryKey: treasury.privateKey, senderKey: relayers[0].privateKey },
-  );
-  if (status.state !== 'ready') throw new Error(`the settlement executor could not be set up: ${status.why}`);
-  return `settlement   atomic: the treasury delegates (EIP-7702) to the settlement executor at ${status.executor}`;
+  const executor = await setUpDevnetExecutor(devnet, BigInt(env.FEE_AMOUNT ?? '10000'));
+  return `settlement   atomic: the treasury delegates (EIP-7702) to the settlement executor at ${executor}`;
 }
 
 main().catch((err: unknown) => {
