@@ -2,7 +2,7 @@ import { ALL_QUEUES, isQueueName, type QueueName } from '@facilitator/queue';
 import { availableParallelism } from 'node:os';
 import { NETWORKS } from '@facilitator/core';
 import { ConfigError } from './config-error';
-import { readMasterSecret, readRelayerAddresses, readTreasuryAddress, readWebhookPorts } from './key-addresses';
+import { readMasterSecret, readRelayerAddresses, readRelayers, readTreasuryAddress, readWebhookPorts } from './key-addresses';
 import { Env, EnvReader } from './parsers';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
@@ -276,23 +276,6 @@ function readAddressList(reader: EnvReader, name: string, fallback: readonly str
     if (!/^0x[0-9a-fA-F]{40}$/.test(item)) throw new ConfigError(name, `entry ${index + 1} must be a 20-byte 0x-prefixed hex address`);
     return item.toLowerCase();
   });
-}
-
-function readRelayers(reader: EnvReader, treasury: KeyConfig): KeyConfig[] {
-  const keys = reader.list('RELAYER_PRIVATE_KEYS');
-  if (keys.length === 0) return [treasury];
-  const relayers = keys.map((key, index) => {
-    try {
-      return reader.privateKey('RELAYER_PRIVATE_KEYS', key);
-    } catch (err) {
-      if (err instanceof ConfigError) throw new ConfigError('RELAYER_PRIVATE_KEYS', `entry ${index + 1} must be a 32-byte hex private key`);
-      throw err;
-    }
-  });
-  if (new Set(relayers.map((r) => r.address)).size !== relayers.length) {
-    throw new ConfigError('RELAYER_PRIVATE_KEYS', 'lists the same key twice');
-  }
-  return relayers;
 }
 
 function readWebhookAllowPrivate(reader: EnvReader, nodeEnv: Config['nodeEnv']): boolean {

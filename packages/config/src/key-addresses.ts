@@ -1,4 +1,5 @@
 import { ConfigError } from './config-error';
+import type { KeyConfig } from './config';
 import type { EnvReader } from './parsers';
 
 /**
@@ -29,6 +30,24 @@ export function readRelayerAddresses(reader: EnvReader, keyAddresses: string[] |
     throw new ConfigError('RELAYER_ADDRESSES', 'does not match RELAYER_PRIVATE_KEYS (same addresses, same order)');
   }
   return given;
+}
+
+/** RELAYER_PRIVATE_KEYS (comma-separated), else the treasury's key alone; an entry is never echoed (it is a key). */
+export function readRelayers(reader: EnvReader, treasury: KeyConfig): KeyConfig[] {
+  const keys = reader.list('RELAYER_PRIVATE_KEYS');
+  if (keys.length === 0) return [treasury];
+  const relayers = keys.map((key, index) => {
+    try {
+      return reader.privateKey('RELAYER_PRIVATE_KEYS', key);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new ConfigError('RELAYER_PRIVATE_KEYS', `entry ${index + 1} must be a 32-byte hex private key`);
+      throw err;
+    }
+  });
+  if (new Set(relayers.map((r) => r.address)).size !== relayers.length) {
+    throw new ConfigError('RELAYER_PRIVATE_KEYS', 'lists the same key twice');
+  }
+  return relayers;
 }
 
 /** The master key: per-merchant webhook secrets are encrypted with a key derived from it. */
