@@ -149,7 +149,9 @@ export class ExecutorBatches implements AtomicSettlement {
   /** Stores one batch of these items, then sends it; each item's promise learns its batch (or the error). */
   private async formOne(chainId: number, entries: Waiting[], attempt = 1): Promise<void> {
     try {
-      const fresh = await this.withoutPlaced(entries);
+      // the steps ask for a stored batch before placing, so only a concurrent run can have placed one of
+      // these: the batch's primary key says so (create returns null), and only then are they looked up
+      const fresh = attempt === 1 ? entries : await this.withoutPlaced(entries);
       if (fresh.length === 0) return;
       const relayer = await this.options.nextRelayer(chainId);
       if (!relayer) throw new NoFundedRelayerError(`no relayer on chain ${chainId} has gas for a settle transaction`);
@@ -162,7 +164,7 @@ export class ExecutorBatches implements AtomicSettlement {
         gasCap: items.reduce((sum, item) => sum + itemEnvelope(item), BATCH_OVERHEAD_GAS),
         settlementIds: fresh.map((e) => e.request.settlementId),
       });
-      // null: a concurrent run placed one of them meanwhile; the next round sees which (once: then it is a bug)
+      // null: a concurrent run placed one of them meanwhile; the second attempt sees which (once: then it is a bug)
       if (!batch) {
         if (attempt >= 2) throw new Error(`could not store a batch of ${fresh.length} settlements on chain ${chainId}`);
         return this.formOne(chainId, fresh, attempt + 1);
