@@ -9,6 +9,7 @@ import type { Step, StepContext, StepResult } from '../step';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
 import { isWait, noFundedRelayer } from '../waiting';
 import { transferGasCap } from './preflight';
+import { authorizationUseOf } from './transfer-not-executed';
 
 /**
  * `collect_fee` on the atomic path: the fee and the transfer are one item of the executor's `settle`,
@@ -87,9 +88,8 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     return { ...result, note: { ...result.note, ...batchNote } };
   }
   // someone else executed the authorization first (it was in a public mempool, or the payer sent it)
-  const auth = authorizationOf(ctx.settlement);
-  const use = await ctx.network.usdc.findAuthorizationUse(auth.from, auth.nonce, auth.to);
-  if (use && use.transactionHash !== outcome.hash && use.paidToMerchant >= auth.value) {
+  const { use, paidElsewhere } = await authorizationUseOf(ctx, outcome.hash);
+  if (use && paidElsewhere) {
     const result = failed(executedElsewhereNoFee(use.transactionHash, outcome.hash), false);
     return { ...result, note: { ...result.note, ...batchNote } };
   }

@@ -1,3 +1,4 @@
+import type { AuthorizationUse } from '@facilitator/chain';
 import { authorizationOf } from '../authorization';
 import { failed, settlementFailedAfterFee } from '../failures';
 import type { StepContext, StepResult } from '../step';
@@ -9,9 +10,8 @@ import type { StepContext, StepResult } from '../step';
  */
 export async function transferNotExecuted(ctx: StepContext, error: string, ourTxHash?: string): Promise<StepResult> {
   const { settlement } = ctx;
-  const auth = authorizationOf(settlement);
-  const use = await ctx.network.usdc.findAuthorizationUse(auth.from, auth.nonce, auth.to);
-  if (use && use.transactionHash !== ourTxHash && use.paidToMerchant >= auth.value) {
+  const { use, paidElsewhere } = await authorizationUseOf(ctx, ourTxHash);
+  if (use && paidElsewhere) {
     return {
       to: 'settled',
       data: { settlementTxHash: use.transactionHash, settledAt: new Date(), merchantPaid: true },
@@ -33,4 +33,14 @@ export async function transferNotExecuted(ctx: StepContext, error: string, ourTx
     false,
     ourTxHash ? { settlementTxHash: ourTxHash } : {},
   );
+}
+
+/**
+ * The transaction that used the payer's authorization, if any, and whether it was another than ours and
+ * paid the merchant the whole payment (front-running, or the payer sending it itself).
+ */
+export async function authorizationUseOf(ctx: StepContext, ourTxHash?: string): Promise<{ use?: AuthorizationUse; paidElsewhere: boolean }> {
+  const auth = authorizationOf(ctx.settlement);
+  const use = await ctx.network.usdc.findAuthorizationUse(auth.from, auth.nonce, auth.to);
+  return { use, paidElsewhere: use !== undefined && use.transactionHash !== ourTxHash && use.paidToMerchant >= auth.value };
 }
