@@ -170,7 +170,11 @@ describe('POST /x402/settle', () => {
     expect((await facilitator.verify(payload, req)).isValid).toBe(true);
     const before = await balances(stack.devnet);
     const settled = await facilitator.settle(payload, req);
-    expect(settled).toEqual({ success: true, payer, transaction: expect.stringMatching(HASH), network: 'eip155:84532' });
+    // x402 v2 lets the answer name the amount paid; the merchant paid is in `extra.payTo`
+    expect(settled).toEqual({
+      success: true, payer, transaction: expect.stringMatching(HASH), network: 'eip155:84532',
+      amount: PRICE.toString(), extra: { payTo: stack.devnet.accounts.merchant.address.toLowerCase() },
+    });
     expect(difference(await balances(stack.devnet), before)).toEqual({ payer: -PRICE, merchant: PRICE - FEE, treasury: FEE });
 
     const receipt = await stack.devnet.provider.getTransactionReceipt(settled.transaction);

@@ -26,6 +26,9 @@ export const RATE_LIMITED_PATHS = ['/v1/verify', '/v1/settle', '/x402/verify', '
 export function createApp(options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  // one spelling per path, as every router of ours (api-router.ts): the rate limiter's paths match exactly too
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   // behind a load balancer, the client address comes from X-Forwarded-For, trusting only that many hops
   app.set('trust proxy', options.trustProxyHops ?? 0);
   app.use(requestId());

@@ -35,7 +35,6 @@ import { rpcReadiness } from './rpc-readiness';
 import { metricsRoutes } from './routes/metrics';
 import { queueRoutes } from './routes/queues';
 import { rateLimitPerClient } from './middleware/rate-limit';
-import { settleProtection } from './middleware/settle-protection';
 import { merchantRoutes } from './routes/merchants';
 import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
@@ -43,6 +42,7 @@ import { webhookRoutes } from './routes/webhooks';
 import { verifyRoutes } from './routes/verify';
 import { x402Routes } from './routes/x402';
 import { SettlementWaiter } from './settlement-waiter';
+import { SettleIntake } from './settle-intake/settle-intake';
 import { verificationEvents } from './verification-events';
 
 export interface ApiRuntime {
@@ -112,6 +112,21 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     },
   });
 
+  const x402Verifier = new X402Verifier({
+    service: verification,
+    chain,
+    verifications,
+    onRejected: (failure) => metrics.verifications.inc({ result: 'rejected', reason: failure.reason }),
+  });
+  // every settle route and form comes in here: protection, minimums, payment identity
+  const settleIntake = new SettleIntake({
+    verifications,
+    verifier: x402Verifier,
+    merchants,
+    requests: settlementRequests,
+    minPaymentAmount: config.abuse.minPaymentAmount,
+  });
+
   const webhookPolicy = { requireHttps: config.nodeEnv === 'production', allowPrivate: config.webhookAllowPrivate, allowedPorts: config.webhookAllowedPorts };
   const checkWebhookUrl = async (url: string) => {
     try {
@@ -146,15 +161,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         idempotencyTtlSeconds: config.idempotencyTtlSeconds,
         checkWebhookUrl,
       }),
-      // before both settle routes: a protected merchant's settle needs its key, or nothing is enqueued
-      settleProtection({ merchants, verifications }),
-      settleRoutes({
-        networks,
-        verifications,
-        settlements,
-        requests: settlementRequests,
-        waits,
-      }),
+      settleRoutes({ networks, intake: settleIntake, waits }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
       webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
       merchantRoutes({ networks, merchants }),
@@ -169,15 +176,8 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       ),
       x402Routes({
         networks,
-        verifier: new X402Verifier({
-          service: verification,
-          chain,
-          verifications,
-          onRejected: (failure) => metrics.verifications.inc({ result: 'rejected', reason: failure.reason }),
-        }),
-        verifications,
-        settlements,
-        requests: settlementRequests,
+        verifier: x402Verifier,
+        intake: settleIntake,
         waits,
         signers: [...config.relayerAddresses, config.treasuryAddress],
         logger,

@@ -11,6 +11,7 @@ export const ErrorCode = {
   InvalidRequest: 'invalid_request',
   UnsupportedNetwork: 'unsupported_network',
   Unauthorized: 'unauthorized',
+  PaymentConflict: 'payment_conflict',
   IdempotencyKeyInFlight: 'idempotency_key_in_flight',
   IdempotencyKeyReused: 'idempotency_key_reused',
   PayloadTooLarge: 'payload_too_large',

@@ -82,6 +82,17 @@ export class UnauthorizedError extends FacilitatorError {
   }
 }
 
+/**
+ * Another authorization with the same payer and nonce owns this payment: only one of them can ever be
+ * paid on chain, and an answer about one must never be given for the other (docs/decisions.md,
+ * "Payment identity").
+ */
+export class PaymentConflictError extends FacilitatorError {
+  constructor(message: string, details: ErrorDetails) {
+    super(ErrorCode.PaymentConflict, 409, message, details);
+  }
+}
+
 export class IdempotencyKeyInFlightError extends FacilitatorError {
   constructor() {
     super(ErrorCode.IdempotencyKeyInFlight, 409, 'a request with this Idempotency-Key is still being processed');

@@ -3,6 +3,7 @@ export * from './error-codes';
 export * from './errors';
 export * from './amounts';
 export * from './eip712';
+export * from './authorization-fingerprint';
 export * from './signature-recovery';
 export * from './ids';
 export * from './canonical-json';

@@ -1,4 +1,4 @@
-import { FeeCollectionFailedError, IdPrefix, newId } from '@facilitator/core';
+import { FeeCollectionFailedError, IdPrefix, newId, PaymentConflictError } from '@facilitator/core';
 import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 
@@ -20,7 +20,16 @@ export class SettlementRequests {
     private readonly feeRevertBackoffMs = 60_000,
   ) {}
 
+  /**
+   * The settlement of exactly this verification's authorization. The live settlement of its (payer, nonce)
+   * may be of another authorization the payer also signed (another recipient or value): that one is never
+   * reported as this one's — a merchant would be told "paid" with another payment's outcome — and this one
+   * cannot start while it lives (PaymentConflictError, 409).
+   */
   async start(verification: Verification, surface: string): Promise<{ settlement: Settlement; created: boolean }> {
+    const fingerprint = verification.authorizationFingerprint;
+    // every verified row has one (the payment identity migration filled the old ones)
+    if (!fingerprint) throw new Error(`verification ${verification.id} has no authorization fingerprint`);
     await this.refuseDuringFeeRevertBackoff(verification);
     const result = await this.settlements.createOrGetForPayment({
       id: newId(IdPrefix.Settlement),
@@ -33,9 +42,18 @@ export class SettlementRequests {
       merchant: verification.merchant!,
       amount: verification.amount!,
       nonce: verification.nonce!,
+      authorizationFingerprint: fingerprint,
       feeAmount: this.feeAmount.toString(),
       metadata: (verification.metadata as object | null) ?? undefined,
     });
+    if (result.settlement.authorizationFingerprint !== fingerprint) {
+      throw new PaymentConflictError('the payer signed another authorization with this nonce, which is being settled or was settled; only one of them can ever be paid', {
+        payer: verification.payer,
+        nonce: verification.nonce,
+        reason: 'another authorization with the same payer and nonce (another recipient, value or validity) owns this payment',
+        impact: 'nothing was sent for this authorization; settle again once the other one has ended, or ask the payer to pay with a fresh nonce',
+      });
+    }
     // enqueued on every call: the job id is the settlement id, so this only ever makes one job,
     // and it revives a settlement whose job was lost
     if (result.settlement.state !== 'settled' && result.settlement.state !== 'failed') {

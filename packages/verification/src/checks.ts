@@ -82,12 +82,16 @@ export function checkAmount(ctx: OfflineCheckContext): Failure {
  * right after check 4 because it is also about the value.
  */
 export function checkMinimum(ctx: OfflineCheckContext): Failure {
-  const { authorization } = ctx.payment;
-  if (authorization.value >= ctx.minimumAmount) return undefined;
+  return amountBelowMinimum(ctx.payment.authorization.value, ctx.minimumAmount);
+}
+
+/** The minimum rule on its own: verify applies it, and the settle intake again with the minimum in force then. */
+export function amountBelowMinimum(value: bigint, minimum: bigint): Failure {
+  if (value >= minimum) return undefined;
   return {
     reason: FailureReason.AmountBelowMinimum,
     message: 'amount below minimum',
-    details: { authorization_value: authorization.value.toString(), minimum_amount: ctx.minimumAmount.toString() },
+    details: { authorization_value: value.toString(), minimum_amount: minimum.toString() },
   };
 }
 

@@ -13,6 +13,8 @@ export const FailureReason = {
   Expired: 'expired',
   ExpiresTooSoon: 'expires_too_soon',
   NonceUsed: 'nonce_used',
+  /** another authorization with the same payer and nonce is verified or being settled */
+  NonceHeld: 'nonce_held',
 } as const;
 
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];

@@ -7,7 +7,7 @@ import {
   transferAuthorizationDigest,
   type TransferAuthorization,
 } from '@facilitator/core';
-import type { NewVerificationRow, SettlementRow, VerificationRow } from '@facilitator/db';
+import type { NewVerificationRow, SettlementRow, StoredVerification, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { FailureReason } from './failure-reasons';
 import type { Payment } from './payment';
@@ -81,11 +81,12 @@ class FakeChain implements ChainReader {
   }
 }
 
-/** The verifications table in memory; `usedBy` is what the insert's nonce lookup finds. */
+/** The verifications table in memory; `usedBy` and `heldBy` are what the insert's nonce lookup finds. */
 class FakeVerifications implements VerificationStore {
   readonly rows = new Map<string, VerificationRow>();
   readonly calls: string[] = [];
   usedBy: string | null = null;
+  heldBy: string | null = null;
 
   private store(row: NewVerificationRow): VerificationRow {
     const at = new Date(NOW * 1000);
@@ -105,6 +106,7 @@ class FakeVerifications implements VerificationStore {
       validAfter: row.validAfter ?? null,
       validBefore: row.validBefore ?? null,
       signature: row.signature ?? null,
+      authorizationFingerprint: row.authorizationFingerprint ?? null,
       request: (row.request ?? null) as VerificationRow['request'],
       metadata: (row.metadata ?? null) as VerificationRow['metadata'],
       webhookUrl: row.webhookUrl ?? null,
@@ -122,9 +124,9 @@ class FakeVerifications implements VerificationStore {
     return this.store(row);
   }
 
-  async createCheckingNonce(row: NewVerificationRow): Promise<{ record: VerificationRow; usedBy: string | null }> {
+  async createCheckingNonce(row: NewVerificationRow): Promise<StoredVerification> {
     this.calls.push('createCheckingNonce');
-    return { record: this.store(row), usedBy: this.usedBy };
+    return { record: this.store(row), usedBy: this.usedBy, heldBy: this.heldBy };
   }
 
   async reject(id: string, message: string, details: Record<string, unknown>): Promise<VerificationRow> {
@@ -358,6 +360,26 @@ describe('VerificationService', () => {
       expect(outcome.record).toMatchObject({ status: 'rejected', failureMessage: 'nonce already used', failureDetails: details, signature: null });
       expect(verifications.calls).toEqual(['createCheckingNonce', 'reject']);
       expect(nonceLookups).toEqual([]);
+    });
+
+    it('rejects the stored row when another authorization of the payer holds the nonce, without naming it', async () => {
+      const { verifications, service } = setup();
+      verifications.heldBy = 'stl_other_merchants';
+      const outcome = await service.verify(await paymentOf());
+      expect(outcome.failure).toEqual({
+        reason: FailureReason.NonceHeld,
+        message: 'nonce already used',
+        details: { nonce: NONCE, reason: expect.stringContaining('another authorization with this nonce') },
+      });
+      expect(JSON.stringify(outcome.failure)).not.toContain('stl_other_merchants');
+      expect(outcome.record).toMatchObject({ status: 'rejected', failureMessage: 'nonce already used', signature: null });
+    });
+
+    it('stores the fingerprint of what the payer signed with the row', async () => {
+      const { verifications, service } = setup();
+      const outcome = await service.verify(await paymentOf());
+      expect(outcome.record.authorizationFingerprint).toMatch(/^[0-9a-f]{64}$/);
+      expect(verifications.rows.get(outcome.record.id)?.authorizationFingerprint).toBe(outcome.record.authorizationFingerprint);
     });
   });
 

@@ -75,8 +75,8 @@ export class VerificationService {
       return { record: await verifications.create(verificationRecordOf(payment, nonceFailure)), failure: nonceFailure };
     }
     const stored = await verifications.createCheckingNonce(verificationRecordOf(payment, undefined));
-    if (stored.usedBy === null) return { record: stored.record };
-    const nonceFailure = nonceUsed(a.nonce, stored.usedBy);
+    if (stored.usedBy === null && stored.heldBy === null) return { record: stored.record };
+    const nonceFailure = stored.usedBy !== null ? nonceUsed(a.nonce, stored.usedBy) : nonceHeld(a.nonce);
     return { record: await verifications.reject(stored.record.id, nonceFailure.message, nonceFailure.details), failure: nonceFailure };
   }
 
@@ -114,6 +114,23 @@ export class VerificationService {
       throw rpcUnavailable(payment.network.caip2, err);
     }
   }
+}
+
+/**
+ * Check 7, as payment identity extends it: the payer signed another authorization with this nonce (another
+ * recipient, value or validity) and that one is verified or being settled. Only one of the two can ever
+ * execute; answering "valid" for this one would let a merchant believe it will be paid by the other. The
+ * holder's id is not named: it is another merchant's payment.
+ */
+function nonceHeld(nonce: string): VerificationFailure {
+  return {
+    reason: FailureReason.NonceHeld,
+    message: 'nonce already used',
+    details: {
+      nonce,
+      reason: 'the payer signed another authorization with this nonce, which is verified or being settled; only one of them can ever be paid',
+    },
+  };
 }
 
 /** Check 7's failure: the nonce was used by a settlement of ours (`settlementId`), or on chain. */

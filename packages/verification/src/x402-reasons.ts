@@ -61,6 +61,7 @@ const INVALID_REASON: Record<X402VerificationFailure['reason'], X402Reason> = {
   // too little validity left to settle: the reference facilitator uses the same code for its 6 s buffer
   [FailureReason.ExpiresTooSoon]: X402Reason.AuthorizationValidBefore,
   [FailureReason.NonceUsed]: X402Reason.NonceAlreadyUsed,
+  [FailureReason.NonceHeld]: X402Reason.NonceAlreadyUsed,
   eip712_name_mismatch: X402Reason.TokenNameMismatch,
   eip712_version_mismatch: X402Reason.TokenVersionMismatch,
 };

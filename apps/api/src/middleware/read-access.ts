@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { UnauthorizedError } from '@facilitator/core';
 import type { MerchantService } from '@facilitator/merchants';
-import { bearerKey } from './settle-protection';
+import { bearerKey } from '../bearer-key';
 
 /** Who is reading: the operator (an API key), one merchant (its settle key), or anyone. */
 export type ReadAccess = { kind: 'operator' } | { kind: 'merchant'; merchant: string } | { kind: 'public' };

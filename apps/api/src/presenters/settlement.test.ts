@@ -24,6 +24,7 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     merchant: MERCHANT,
     amount: '1000000',
     nonce: '0x' + '0c'.repeat(32),
+    authorizationFingerprint: 'ab'.repeat(32),
     feeAmount: '10000',
     feeTxHash: FEE_TX,
     feeCollectedAt: FEE_AT,

@@ -21,6 +21,7 @@ function verificationRow(fields: Partial<VerificationRow> = {}): VerificationRow
     validAfter: '0',
     validBefore: '1700003600',
     signature: '0x' + '5a'.repeat(65),
+    authorizationFingerprint: 'ab'.repeat(32),
     request: { chain: 'base-sepolia' },
     metadata: { order: 'A-17' },
     webhookUrl: null,

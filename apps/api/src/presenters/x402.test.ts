@@ -17,6 +17,7 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     merchant: '0x' + 'aa'.repeat(20),
     amount: '1000000',
     nonce: '0x' + '0c'.repeat(32),
+    authorizationFingerprint: 'ab'.repeat(32),
     feeAmount: '10000',
     feeTxHash: '0x' + 'fe'.repeat(32),
     feeCollectedAt: at,
@@ -58,14 +59,18 @@ describe('x402 presenters', () => {
     expect(anonymous).not.toHaveProperty('payer');
   });
 
-  it('settle success: the settlement transaction, or "" when there is none', () => {
+  it('settle success: the settlement transaction (or "" when there is none), and who was paid how much', () => {
     expect(x402SettleSucceeded(settlementRow(), PAYER, 'eip155:84532')).toStrictEqual({
       success: true,
       payer: PAYER,
       transaction: '0x' + 'f0'.repeat(32),
       network: 'eip155:84532',
+      amount: '1000000',
+      extra: { payTo: '0x' + 'aa'.repeat(20) },
     });
     expect(x402SettleSucceeded(settlementRow({ settlementTxHash: null }), PAYER, 'base-sepolia').transaction).toBe('');
+    // x402 v1's answer has no amount nor extra
+    expect(x402SettleSucceeded(settlementRow(), PAYER, 'base-sepolia', 1)).toStrictEqual({ success: true, payer: PAYER, transaction: '0x' + 'f0'.repeat(32), network: 'base-sepolia' });
   });
 
   it('settle failure: transaction and network default to "", payer only when known', () => {

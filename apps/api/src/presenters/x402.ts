@@ -20,6 +20,10 @@ export interface X402SettleResponse {
   /** the settlement transaction hash; "" when there is none */
   transaction: string;
   network: string;
+  /** on success: the amount paid (atomic units) and, in `extra.payTo`, the merchant paid — so an
+   * integration can check that the payment it asked about is the one that settled */
+  amount?: string;
+  extra?: { payTo: string };
 }
 
 export interface X402SupportedResponse {
@@ -39,8 +43,10 @@ export function x402VerifyInvalid(invalidReason: string, invalidMessage: string,
   return withPayer({ isValid: false, invalidReason, invalidMessage }, payer);
 }
 
-export function x402SettleSucceeded(settlement: Settlement, payer: string, network: string): X402SettleResponse {
-  return { success: true, payer, transaction: settlement.settlementTxHash ?? '', network };
+/** x402 v2 answers also carry the amount paid and (in `extra`) the merchant; v1's answer has no such fields. */
+export function x402SettleSucceeded(settlement: Settlement, payer: string, network: string, x402Version: 1 | 2 = 2): X402SettleResponse {
+  const body: X402SettleResponse = { success: true, payer, transaction: settlement.settlementTxHash ?? '', network };
+  return x402Version === 1 ? body : { ...body, amount: settlement.amount, extra: { payTo: settlement.merchant } };
 }
 
 export function x402SettleFailed(

@@ -5,6 +5,7 @@ import { NotFoundError } from '@facilitator/core';
 import type { Queues } from '@facilitator/queue';
 import { basicAuth } from '../middleware/basic-auth';
 import { SelfContainedExpressAdapter } from './self-contained-bull-board';
+import { apiRouter } from '../api-router';
 
 export const ADMIN_QUEUES_PATH = '/admin/queues';
 
@@ -13,7 +14,7 @@ export const ADMIN_QUEUES_PATH = '/admin/queues';
  * jobs and can retry a failed one. Off unless ADMIN_USERNAME/ADMIN_PASSWORD are set, and says so.
  */
 export function adminQueueRoutes(queues: Queues, admin: { username: string; password: string } | undefined): Router {
-  const router = Router();
+  const router = apiRouter();
   if (!admin) {
     router.use(ADMIN_QUEUES_PATH, (_req, _res, next) =>
       next(new NotFoundError('the queue dashboard is off: set ADMIN_USERNAME and ADMIN_PASSWORD to turn it on')),

@@ -1,9 +1,10 @@
 import { Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
+import { apiRouter } from '../api-router';
 
 /** The OpenAPI document and a rendered reference (Swagger UI, served from the package: no CDN). */
 export function docsRoutes(document: object): Router {
-  const router = Router();
+  const router = apiRouter();
   router.get('/openapi.json', (_req, res) => {
     res.json(document);
   });

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { apiRouter } from '../api-router';
 
 /** Something /readyz depends on: Postgres, Redis, each enabled RPC. */
 export interface ReadinessCheck {
@@ -28,7 +29,7 @@ async function runCheck(check: ReadinessCheck): Promise<{ name: string; ok: bool
 }
 
 export function healthRoutes(checks: readonly ReadinessCheck[]): Router {
-  const router = Router();
+  const router = apiRouter();
   // Liveness: the process answers. Nothing else, so an orchestrator never restarts us for a dependency.
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

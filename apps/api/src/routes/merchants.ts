@@ -4,6 +4,7 @@ import { MerchantAction, type MerchantService } from '@facilitator/merchants';
 import { validateMerchantActionRequest, validateMerchantMinimumRequest, type MerchantProofBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from '@facilitator/verification';
 import { jsonObjectBody } from '../request-body';
+import { apiRouter } from '../api-router';
 
 export interface MerchantRouteDeps {
   networks: EnabledNetworks;
@@ -26,7 +27,7 @@ function merchantOf(req: Request): string {
  * and is accepted once before its short expiry.
  */
 export function merchantRoutes(deps: MerchantRouteDeps): Router {
-  const router = Router();
+  const router = apiRouter();
 
   const authenticate = async (merchant: string, action: MerchantAction, parameters: Record<string, unknown>, proof: MerchantProofBody) => {
     const network = deps.networks.fromCaip2(proof.network);

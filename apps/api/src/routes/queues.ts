@@ -7,6 +7,7 @@ import { validateResolveSettlement } from '@facilitator/schemas';
 import type { OperatorActions } from '@facilitator/settlement';
 import { requireApiKey } from '../middleware/api-key';
 import { jsonObjectBody } from '../request-body';
+import { apiRouter } from '../api-router';
 
 export interface QueueRouteDeps {
   queues: Queues;
@@ -26,7 +27,7 @@ function requireOperatorKey(apiKeys: readonly string[]): RequestHandler {
 
 /** Queue state as JSON, for dashboards that do not speak Prometheus, and the operator's actions on parked settlements. */
 export function queueRoutes(deps: QueueRouteDeps): Router {
-  const router = Router();
+  const router = apiRouter();
   router.get('/v1/queues', requireApiKey(deps.apiKeys), async (_req, res) => {
     const [snapshots, count, parked] = await Promise.all([
       Promise.all([deps.queues.settlement, deps.queues.webhook].map(snapshotQueue)),

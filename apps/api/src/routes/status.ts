@@ -5,6 +5,7 @@ import type { MerchantService } from '@facilitator/merchants';
 import { accessOf, maySee, readAccess } from '../middleware/read-access';
 import { settlementStatusRecord } from '../presenters/settlement';
 import { verificationStatusRecord } from '../presenters/verification';
+import { apiRouter } from '../api-router';
 
 export interface StatusRouteDeps {
   apiKeys: readonly string[];
@@ -15,7 +16,7 @@ export interface StatusRouteDeps {
 
 /** Status records: open unless API_KEYS is set; a merchant's settle key reads its own (another's is "not found"). */
 export function statusRoutes(deps: StatusRouteDeps): Router {
-  const router = Router();
+  const router = apiRouter();
   const auth = readAccess(deps.apiKeys, deps.merchants, true);
   router.get('/v1/verifications/:id', auth, async (req, res) => {
     const id = String(req.params.id);

@@ -6,6 +6,7 @@ import { EnabledNetworks, paymentFromFormA, paymentFromFormB, VerificationServic
 import { idempotency } from '../middleware/idempotency';
 import { formAVerificationResult, formBVerificationResult } from '../presenters/verification';
 import { isFormA, jsonObjectBody } from '../request-body';
+import { apiRouter } from '../api-router';
 
 export interface VerifyRouteDeps {
   networks: EnabledNetworks;
@@ -17,7 +18,7 @@ export interface VerifyRouteDeps {
 }
 
 export function verifyRoutes(deps: VerifyRouteDeps): Router {
-  const router = Router();
+  const router = apiRouter();
   router.post('/v1/verify', jsonObjectBody(), idempotency('verify', deps.idempotencyKeys, deps.idempotencyTtlSeconds), async (req, res) => {
     const body = req.body as Record<string, unknown>;
     const formA = isFormA(body);

@@ -5,6 +5,7 @@ import type { MerchantService } from '@facilitator/merchants';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { accessOf, maySee, readAccess } from '../middleware/read-access';
 import { webhookDeliveryRecord } from '../presenters/webhook';
+import { apiRouter } from '../api-router';
 
 export interface WebhookRouteDeps {
   apiKeys: readonly string[];
@@ -18,7 +19,7 @@ export interface WebhookRouteDeps {
  * open to the world: an operator API key sees all, a merchant's settle key its own events only.
  */
 export function webhookRoutes(deps: WebhookRouteDeps): Router {
-  const router = Router();
+  const router = apiRouter();
   const auth = readAccess(deps.apiKeys, deps.merchants, false);
 
   router.get('/v1/webhooks/deliveries', auth, async (req, res) => {

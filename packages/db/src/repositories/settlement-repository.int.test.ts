@@ -67,6 +67,7 @@ async function newPayment(overrides: Partial<NewSettlementRow> = {}): Promise<Ne
     surface: 'x402',
     feeAmount: '10000',
     metadata: null,
+    authorizationFingerprint: `fp:${base.nonce}`,
     ...base,
     ...overrides,
   };
@@ -107,6 +108,7 @@ describe('SettlementRepository', () => {
         id: data.id,
         verificationId: data.verificationId,
         paymentKey: data.paymentKey,
+        authorizationFingerprint: data.authorizationFingerprint,
         surface: 'x402',
         state: 'pending',
         chainId: CHAIN,

@@ -32,6 +32,8 @@ export interface NewSettlementRow {
   merchant: string;
   amount: string;
   nonce: string;
+  /** the fingerprint of the authorization this settlement executes (authorizationFingerprint) */
+  authorizationFingerprint: string;
   feeAmount: string;
   metadata?: object | null;
 }
@@ -40,8 +42,9 @@ export interface NewSettlementRow {
 const CREATE_OR_GET = `
   WITH created AS (
     INSERT INTO settlements
-      (id, verification_id, payment_key, surface, state, chain_id, token_address, payer, merchant, amount, nonce, fee_amount, metadata, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12::jsonb, now(), now())
+      (id, verification_id, payment_key, surface, state, chain_id, token_address, payer, merchant, amount, nonce, fee_amount, metadata,
+       authorization_fingerprint, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, now(), now())
     ON CONFLICT (payment_key) DO NOTHING
     RETURNING *
   ), history AS (
@@ -206,7 +209,7 @@ export class SettlementRepository {
   async createOrGetForPayment(data: NewSettlementRow): Promise<{ settlement: SettlementRow; created: boolean }> {
     const values = [
       data.id, data.verificationId, data.paymentKey, data.surface, data.chainId, data.tokenAddress, data.payer, data.merchant,
-      data.amount, data.nonce, data.feeAmount, data.metadata == null ? null : JSON.stringify(data.metadata),
+      data.amount, data.nonce, data.feeAmount, data.metadata == null ? null : JSON.stringify(data.metadata), data.authorizationFingerprint,
     ];
     // An insert that lost to one committed after this statement began sees neither its own row nor the
     // winner's: it finds nothing, and the next attempt reads the winner.

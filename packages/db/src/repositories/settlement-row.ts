@@ -46,6 +46,7 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     merchant: r.merchant as string,
     amount: r.amount as string,
     nonce: r.nonce as string,
+    authorizationFingerprint: (r.authorization_fingerprint as string | null) ?? null,
     feeAmount: r.fee_amount as string,
     feeTxHash: r.fee_tx_hash as string | null,
     feeCollectedAt: optionalDateColumn(r.fee_collected_at),

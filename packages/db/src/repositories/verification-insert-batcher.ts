@@ -8,7 +8,10 @@ const ARRAY_TYPES: Record<string, string> = { status: 'text', protocol_version: 
 
 // Every row of a batch in one statement: the columns arrive as arrays (one fixed prepared statement,
 // whatever the batch size), and each inserted row is returned with the settlement of ours, if any,
-// that already used its nonce (the spec's check 7).
+// that already used its nonce (the spec's check 7), and with the record, if any, that holds its
+// (payer, nonce) for a DIFFERENT authorization: a live settlement, or a verified verification whose
+// authorization can still execute (docs/decisions.md, "Payment identity"). Rows of the same batch do not
+// see each other; the settle intake's check on the settlement is the one that cannot be raced.
 const INSERT_BATCH = `
   WITH input AS (
     SELECT * FROM unnest(${VERIFICATION_COLUMNS.map((c, i) => `$${i + 1}::${ARRAY_TYPES[c] ?? 'text'}[]`).join(', ')})
@@ -25,16 +28,38 @@ const INSERT_BATCH = `
       AND s.payer = inserted.payer AND s.nonce = inserted.nonce
       AND (s.state IN (${NONCE_CONSUMING_STATES.map((s) => `'${s}'`).join(', ')}) OR s.merchant_paid)
     LIMIT 1
-  ) AS used_by
+  ) AS used_by, (
+    SELECT s.id FROM settlements s
+    WHERE s.chain_id = inserted.chain_id AND s.token_address = inserted.token_address
+      AND s.payer = inserted.payer AND s.nonce = inserted.nonce
+      AND (s.payment_key IS NOT NULL OR s.merchant_paid)
+      AND s.authorization_fingerprint IS DISTINCT FROM inserted.authorization_fingerprint
+    UNION ALL
+    SELECT v.id FROM verifications v
+    WHERE v.chain_id = inserted.chain_id AND v.token_address = inserted.token_address
+      AND v.payer = inserted.payer AND v.nonce = inserted.nonce AND v.status = 'verified'
+      AND v.valid_before::numeric > extract(epoch FROM now())
+      AND v.authorization_fingerprint IS DISTINCT FROM inserted.authorization_fingerprint
+    LIMIT 1
+  ) AS held_by
   FROM inserted`;
 
 interface Waiting {
   row: NewVerificationRow;
-  resolve(result: { record: Verification; usedBy: string | null }): void;
+  resolve(result: StoredVerification): void;
   reject(err: unknown): void;
 }
 
 const MAX_BATCH = 64;
+
+/** A stored row, with what the same statement found about its nonce. */
+export interface StoredVerification {
+  record: Verification;
+  /** the settlement of ours that already used this payment's nonce */
+  usedBy: string | null;
+  /** a settlement or verification that holds this (payer, nonce) for another authorization */
+  heldBy: string | null;
+}
 
 /**
  * Verifications arriving in the same turn of the event loop are stored with one multi-row INSERT.
@@ -52,7 +77,7 @@ export class VerificationInsertBatcher {
     private readonly tag: (err: unknown) => unknown,
   ) {}
 
-  insert(row: NewVerificationRow): Promise<{ record: Verification; usedBy: string | null }> {
+  insert(row: NewVerificationRow): Promise<StoredVerification> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ row, resolve, reject });
       if (!this.scheduled) {
@@ -75,7 +100,9 @@ export class VerificationInsertBatcher {
       const byId = new Map(rows.map((r) => [r.id as string, r]));
       for (const waiting of batch) {
         const stored = byId.get(waiting.row.id);
-        if (stored) waiting.resolve({ record: fromColumns(stored), usedBy: (stored.used_by as string | null) ?? null });
+        if (stored) {
+          waiting.resolve({ record: fromColumns(stored), usedBy: (stored.used_by as string | null) ?? null, heldBy: (stored.held_by as string | null) ?? null });
+        }
         else waiting.reject(new Error(`verification ${waiting.row.id} was not stored`));
       }
     } catch (err) {

@@ -27,8 +27,9 @@ const MAX_UINT256 = (2n ** 256n - 1n).toString();
 
 const randomNonce = () => `0x${randomBytes(32).toString('hex')}`;
 
+/** A verified row; rows with the same nonce are the same authorization unless `authorizationFingerprint` says otherwise. */
 function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificationRow {
-  return {
+  const row: NewVerificationRow = {
     id: newId(IdPrefix.Verification),
     status: 'verified',
     protocolVersion: 2,
@@ -49,6 +50,7 @@ function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificati
     webhookUrl: 'https://merchant.example/hooks',
     ...overrides,
   };
+  return { authorizationFingerprint: `fp:${row.nonce}`, ...row };
 }
 
 /** A settlement of the payment `row` verified, in `state` (set directly: only the verification side is under test). */
@@ -66,6 +68,9 @@ async function settlementOf(row: NewVerificationRow, state: SettlementState, mer
       merchant: row.merchant!,
       amount: row.amount!,
       nonce: row.nonce!,
+      authorizationFingerprint: row.authorizationFingerprint,
+      // live (owns the payment) unless it failed and released it
+      paymentKey: state === 'failed' ? null : `${row.chainId}:${row.tokenAddress}:${row.payer}:${row.nonce}:${id}`,
       feeAmount: '1000',
       merchantPaid,
     },
@@ -99,6 +104,7 @@ describe('VerificationRepository', () => {
       validAfter: '0',
       validBefore: MAX_UINT256,
       signature: row.signature,
+      authorizationFingerprint: row.authorizationFingerprint,
       request: row.request,
       metadata: row.metadata,
       webhookUrl: 'https://merchant.example/hooks',
@@ -179,7 +185,7 @@ describe('VerificationRepository', () => {
   describe('createCheckingNonce', () => {
     it('reports no use when no settlement has the nonce, or only ones that did not consume it', async () => {
       const first = verifiedRow();
-      expect(await repo.createCheckingNonce(first)).toEqual({ record: expect.objectContaining({ id: first.id }), usedBy: null });
+      expect(await repo.createCheckingNonce(first)).toEqual({ record: expect.objectContaining({ id: first.id }), usedBy: null, heldBy: null });
 
       await settlementOf(first, 'pending');
       await settlementOf(first, 'collect_fee');
@@ -223,6 +229,56 @@ describe('VerificationRepository', () => {
     });
   });
 
+  describe('createCheckingNonce: another authorization with the same payer and nonce (payment identity)', () => {
+    const other = (first: NewVerificationRow, overrides: Partial<NewVerificationRow> = {}) =>
+      verifiedRow({ nonce: first.nonce, merchant: '0x5555555555555555555555555555555555555555', authorizationFingerprint: `other:${first.nonce}`, ...overrides });
+
+    it.each(['pending', 'check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled'] as const)(
+      'reports the live settlement (%s) of the other authorization as holding the nonce',
+      async (state) => {
+        const first = verifiedRow();
+        await repo.create(first);
+        const holder = await settlementOf(first, state);
+        const { heldBy } = await repo.createCheckingNonce(other(first));
+        expect(heldBy).toBe(holder);
+      },
+    );
+
+    it('a failed settlement that released the payment holds nothing; one whose merchant was paid does', async () => {
+      const released = verifiedRow({ validBefore: '1' });
+      await repo.create(released);
+      await settlementOf(released, 'failed');
+      expect((await repo.createCheckingNonce(other(released))).heldBy).toBeNull();
+
+      const paid = verifiedRow({ validBefore: '1' });
+      await repo.create(paid);
+      const holder = await settlementOf(paid, 'failed', true);
+      expect((await repo.createCheckingNonce(other(paid))).heldBy).toBe(holder);
+    });
+
+    it('reports a verified verification of the other authorization while it can still execute', async () => {
+      const first = verifiedRow();
+      await repo.create(first);
+      expect((await repo.createCheckingNonce(other(first))).heldBy).toBe(first.id);
+    });
+
+    it('an expired or rejected verification of another authorization holds nothing, nor does the same authorization', async () => {
+      const expired = verifiedRow({ validBefore: String(Math.floor(Date.now() / 1000) - 1) });
+      await repo.create(expired);
+      expect((await repo.createCheckingNonce(other(expired))).heldBy).toBeNull();
+
+      const rejected = verifiedRow();
+      await repo.create(rejected);
+      await repo.reject(rejected.id, 'amount mismatch', {});
+      expect((await repo.createCheckingNonce(other(rejected))).heldBy).toBeNull();
+
+      const same = verifiedRow();
+      await repo.create(same);
+      await settlementOf(same, 'collect_fee');
+      expect((await repo.createCheckingNonce(verifiedRow({ nonce: same.nonce }))).heldBy).toBeNull();
+    });
+  });
+
   describe('reject', () => {
     it('says so when the verification does not exist', async () => {
       await expect(repo.reject('ver_' + '0'.repeat(32), 'no', {})).rejects.toThrow('no verification ver_00000000000000000000000000000000 to reject');
@@ -250,19 +306,24 @@ describe('VerificationRepository', () => {
   });
 
   describe('findLatestVerified', () => {
-    it('returns the newest verified row of the payment, skipping rejected ones and other payments', async () => {
+    it('returns the newest verified row of the authorization, skipping rejected ones, other payments and other authorizations with the nonce', async () => {
       const nonce = randomNonce();
-      await repo.create(verifiedRow({ nonce, amount: '1' }));
+      const authorizationFingerprint = `fp:${nonce}`;
+      await repo.create(verifiedRow({ nonce, amount: '2' }));
       await sleep(5);
       const newest = await repo.create(verifiedRow({ nonce, amount: '2' }));
       await sleep(5);
-      const rejected = await repo.create(verifiedRow({ nonce, amount: '3' }));
+      const rejected = await repo.create(verifiedRow({ nonce, amount: '2' }));
       await repo.reject(rejected.id, 'expired', {});
       await repo.create(verifiedRow({ nonce, payer: '0x4444444444444444444444444444444444444444', amount: '4' }));
+      // the payer's other authorization with the same nonce, verified last: never this one's
+      await repo.create(verifiedRow({ nonce, amount: '3', authorizationFingerprint: `other:${nonce}` }));
 
-      expect(await repo.findLatestVerified(8453, USDC, PAYER, nonce)).toStrictEqual(newest);
-      expect(await repo.findLatestVerified(84532, USDC, PAYER, nonce)).toBeNull();
-      expect(await repo.findLatestVerified(8453, USDC, PAYER, randomNonce())).toBeNull();
+      const payment = { chainId: 8453, tokenAddress: USDC, payer: PAYER, nonce, authorizationFingerprint };
+      expect(await repo.findLatestVerified(payment)).toStrictEqual(newest);
+      expect(await repo.findLatestVerified({ ...payment, chainId: 84532 })).toBeNull();
+      expect(await repo.findLatestVerified({ ...payment, nonce: randomNonce() })).toBeNull();
+      expect((await repo.findLatestVerified({ ...payment, authorizationFingerprint: `other:${nonce}` }))?.amount).toBe('3');
     });
   });
 

@@ -1,11 +1,12 @@
 import type { Pool } from 'pg';
 import type { Verification } from '../generated/prisma/client';
-import { VerificationInsertBatcher } from './verification-insert-batcher';
+import { VerificationInsertBatcher, type StoredVerification } from './verification-insert-batcher';
 import { runQuery, tagAsDatabaseError } from './pg-query';
 import { fromColumns, type NewVerificationRow } from './verification-row';
 
 export type VerificationRow = Verification;
 export type { NewVerificationRow } from './verification-row';
+export type { StoredVerification } from './verification-insert-batcher';
 
 
 // a rejected verification keeps who, what and why, not the bodies (see verificationRecordOf)
@@ -29,10 +30,12 @@ const PURGE_REJECTED = `
 
 const FIND_BY_ID = `SELECT * FROM verifications WHERE id = $1`;
 
-// the index on (chain_id, token_address, payer, nonce) finds the few rows of one payment
+// the index on (chain_id, token_address, payer, nonce) finds the few rows of one payment; only those of
+// this very authorization (its fingerprint) count
 const FIND_LATEST_VERIFIED = `
   SELECT * FROM verifications
    WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND status = 'verified'
+     AND authorization_fingerprint = $5
    ORDER BY created_at DESC LIMIT 1`;
 
 export class VerificationRepository {
@@ -49,9 +52,10 @@ export class VerificationRepository {
 
   /**
    * Stores the row and reports, in the same round trip, the settlement of ours that already used the
-   * row's nonce (chain, token, payer and nonce are the row's own).
+   * row's nonce (chain, token, payer and nonce are the row's own), and any record holding that nonce for
+   * another authorization.
    */
-  createCheckingNonce(row: NewVerificationRow): Promise<{ record: VerificationRow; usedBy: string | null }> {
+  createCheckingNonce(row: NewVerificationRow): Promise<StoredVerification> {
     return this.inserts.insert(row);
   }
 
@@ -75,9 +79,18 @@ export class VerificationRepository {
     return rows.length > 0 ? fromColumns(rows[0]) : null;
   }
 
-  /** The newest successful verification of one payment: what a Form A settle refers to. */
-  async findLatestVerified(chainId: number, tokenAddress: string, payer: string, nonce: string): Promise<VerificationRow | null> {
-    const rows = await runQuery(this.pool, { name: 'verification_latest_verified', text: FIND_LATEST_VERIFIED, values: [chainId, tokenAddress, payer, nonce] });
+  /**
+   * The newest successful verification of one authorization (the payer's nonce and the fingerprint of
+   * everything it signed): what a Form A settle refers to. Another authorization with the same nonce is
+   * another payment, never this one's.
+   */
+  async findLatestVerified(payment: { chainId: number; tokenAddress: string; payer: string; nonce: string; authorizationFingerprint: string }): Promise<VerificationRow | null> {
+    const { chainId, tokenAddress, payer, nonce, authorizationFingerprint } = payment;
+    const rows = await runQuery(this.pool, {
+      name: 'verification_latest_verified_v2',
+      text: FIND_LATEST_VERIFIED,
+      values: [chainId, tokenAddress, payer, nonce, authorizationFingerprint],
+    });
     return rows.length > 0 ? fromColumns(rows[0]) : null;
   }
 }

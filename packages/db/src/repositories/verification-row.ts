@@ -4,7 +4,7 @@ import { dateColumn } from './pg-query';
 /** Column order of the hot-path INSERT; the values array follows it. */
 export const VERIFICATION_COLUMNS = [
   'id', 'status', 'protocol_version', 'surface', 'chain_id', 'network', 'token_address', 'payer', 'merchant',
-  'amount', 'expected_amount', 'nonce', 'valid_after', 'valid_before', 'signature', 'request', 'metadata',
+  'amount', 'expected_amount', 'nonce', 'valid_after', 'valid_before', 'signature', 'authorization_fingerprint', 'request', 'metadata',
   'webhook_url', 'failure_message', 'failure_details',
 ] as const;
 
@@ -23,7 +23,7 @@ export function valuesOf(row: NewVerificationRow): unknown[] {
   return [
     row.id, row.status, row.protocolVersion, row.surface, row.chainId, row.network, row.tokenAddress ?? null, row.payer ?? null,
     row.merchant ?? null, row.amount ?? null, row.expectedAmount ?? null, row.nonce ?? null, row.validAfter ?? null,
-    row.validBefore ?? null, row.signature ?? null, row.request == null ? null : JSON.stringify(row.request), row.metadata == null ? null : JSON.stringify(row.metadata),
+    row.validBefore ?? null, row.signature ?? null, row.authorizationFingerprint ?? null, row.request == null ? null : JSON.stringify(row.request), row.metadata == null ? null : JSON.stringify(row.metadata),
     row.webhookUrl ?? null, row.failureMessage ?? null, row.failureDetails == null ? null : JSON.stringify(row.failureDetails),
   ];
 }
@@ -46,6 +46,7 @@ export function fromColumns(r: Record<string, unknown>): Verification {
     validAfter: r.valid_after as string | null,
     validBefore: r.valid_before as string | null,
     signature: r.signature as string | null,
+    authorizationFingerprint: (r.authorization_fingerprint as string | null) ?? null,
     request: r.request as Verification['request'],
     metadata: r.metadata as Verification['metadata'],
     webhookUrl: r.webhook_url as string | null,

@@ -55,6 +55,7 @@ async function settlementOf(verificationId: string): Promise<string> {
     id,
     verificationId,
     paymentKey: `key:${id}`,
+    authorizationFingerprint: id,
     surface: 'x402',
     chainId: 8453,
     tokenAddress: USDC,

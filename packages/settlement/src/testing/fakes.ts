@@ -38,6 +38,8 @@ export const RELAYER_B = '0x5555555555555555555555555555555555555555';
 export const FACTORY = '0x6666666666666666666666666666666666666666';
 export const FACTORY_CALLDATA = '0xc0ffee01';
 export const NONCE = '0x' + 'ab'.repeat(32);
+/** what authorizationFingerprint gives for the fixtures' payment; its value matters only as an identity */
+export const PAYMENT_FINGERPRINT = 'f1'.repeat(32);
 export const AMOUNT = 1_000_000n;
 export const FEE = 10_000n;
 /** Unix seconds */
@@ -224,6 +226,7 @@ export function verificationFixture(overrides: Partial<Verification> = {}): Veri
     validAfter: '0',
     validBefore: String(NOW + 3600),
     signature: PLAIN_SIGNATURE,
+    authorizationFingerprint: PAYMENT_FINGERPRINT,
     request: null,
     metadata: null,
     webhookUrl: null,
@@ -252,6 +255,7 @@ export function settlementFixture(
     merchant: MERCHANT,
     amount: AMOUNT.toString(),
     nonce: NONCE,
+    authorizationFingerprint: PAYMENT_FINGERPRINT,
     feeAmount: FEE.toString(),
     feeTxHash: null,
     feeCollectedAt: null,

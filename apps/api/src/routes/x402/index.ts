@@ -1,9 +1,7 @@
-import { Router, type Response } from 'express';
+import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { FacilitatorError, NotFoundError } from '@facilitator/core';
-import type { SettlementRepository, Verification, VerificationRepository } from '@facilitator/db';
+import { FacilitatorError, PaymentConflictError } from '@facilitator/core';
 import type { Logger } from '@facilitator/logging';
-import type { SettlementRequests } from '@facilitator/settlement';
 import {
   EnabledNetworks,
   parseX402Request,
@@ -15,7 +13,6 @@ import {
   x402RequestEcho,
   x402SettleFailureOf,
   X402Verifier,
-  type X402Payment,
 } from '@facilitator/verification';
 import {
   x402SettleFailed,
@@ -24,8 +21,11 @@ import {
   x402VerifyValid,
   type X402SupportedResponse,
 } from '../../presenters/x402';
+import { apiRouter } from '../../api-router';
+import { bearerKey } from '../../bearer-key';
+import { parseX402SettleCommand } from '../../settle-intake/settle-command';
+import { SettleKeyRequired, SettleRefused, type SettleIntake } from '../../settle-intake/settle-intake';
 import type { SettlementWaiter } from '../../settlement-waiter';
-import { findVerificationOf } from '../settle';
 
 /** Merchants set their x402 middleware's facilitator URL to `https://<host>/x402`. */
 export const X402_PREFIX = '/x402';
@@ -33,9 +33,8 @@ export const X402_PREFIX = '/x402';
 export interface X402RouteDeps {
   networks: EnabledNetworks;
   verifier: X402Verifier;
-  verifications: VerificationRepository;
-  settlements: SettlementRepository;
-  requests: SettlementRequests;
+  /** the one settle intake, shared with /v1/settle */
+  intake: SettleIntake;
   /** the process's shared settle waiter (bounded, one poller) */
   waits: SettlementWaiter;
   /** the addresses that send our transactions (relayers and the treasury), published by /supported */
@@ -49,13 +48,14 @@ export const SETTLEMENT_ID_HEADER = 'X-Settlement-Id';
 
 /**
  * The standard x402 facilitator API — `POST /verify`, `POST /settle`, `GET /supported` — over the same
- * engine as /v1: the same checks and records, the same fee-first settlement in the worker, the same
- * one-settlement-per-payment idempotency. Outcomes (valid or not, settled or not) are HTTP 200 with the
- * standard body, as the reference facilitator answers; a request we cannot read is 400 and a failure of
- * ours 5xx, each still in the standard shape, so every x402 client can report it.
+ * engine as /v1: the same checks and records, the same settle intake and fee-first settlement in the
+ * worker, the same one-settlement-per-payment idempotency. Outcomes (valid or not, settled or not) are
+ * HTTP 200 with the standard body, as the reference facilitator answers; a request we cannot read is 400,
+ * a missing settle key 401, and a failure of ours 5xx, each still in the standard shape, so every x402
+ * client can report it.
  */
-export function x402Routes(deps: X402RouteDeps): Router {
-  const router = Router();
+export function x402Routes(deps: X402RouteDeps) {
+  const router = apiRouter();
 
   router.get(`${X402_PREFIX}/supported`, (_req, res) => {
     res.json(supportedOf(deps.networks, deps.signers));
@@ -77,60 +77,52 @@ export function x402Routes(deps: X402RouteDeps): Router {
 
   router.post(`${X402_PREFIX}/settle`, async (req, res) => {
     try {
-      await settle(deps, parseX402Request(req.body, deps.networks), res);
+      await settle(deps, req, res);
     } catch (err) {
       const echo = x402RequestEcho(req.body);
-      const { status, reason, message } = problemOf(err, X402Reason.UnexpectedSettleError, deps.logger);
-      res.status(status).json(x402SettleFailed(reason, message, echo.payer, echo.network));
+      const failed = (status: number, reason: string, message: string) => res.status(status).json(x402SettleFailed(reason, message, echo.payer, echo.network));
+      if (err instanceof SettleRefused) {
+        if (err.verificationId) res.setHeader(VERIFICATION_ID_HEADER, err.verificationId);
+        failed(200, x402InvalidReasonOf(err.failure), x402InvalidMessageOf(err.failure));
+      } else if (err instanceof PaymentConflictError) {
+        // the closest standard reason: this authorization's nonce is taken by another one of the payer's
+        failed(200, X402Reason.NonceAlreadyUsed, err.message);
+      } else if (err instanceof SettleKeyRequired) {
+        failed(401, 'unauthorized', err.message);
+      } else {
+        const { status, reason, message } = problemOf(err, X402Reason.UnexpectedSettleError, deps.logger);
+        failed(status, reason, message);
+      }
     }
   });
 
   return router;
 }
 
-/**
- * Settles like Form A of /v1/settle, waiting for the worker's outcome. A payment that was never verified
- * (the x402 "upfront" flow, or a client that skips /verify) is verified here first, as x402 facilitators
- * re-verify at settle; a payment settled before answers with its first result.
- */
-async function settle(deps: X402RouteDeps, x: X402Payment, res: Response): Promise<void> {
-  const failed = (reason: string, message: string, transaction?: string) =>
-    res.json(x402SettleFailed(reason, message, x.payer, x.network, transaction));
-
-  const refused = await deps.verifier.checkRequirements(x);
-  if (refused) {
-    failed(x402InvalidReasonOf(refused), x402InvalidMessageOf(refused));
-    return;
-  }
-  let verification: Verification;
-  try {
-    verification = await findVerificationOf(deps.verifications, x.payment);
-  } catch (err) {
-    if (!(err instanceof NotFoundError)) throw err;
-    const outcome = await deps.verifier.verify(x);
-    res.setHeader(VERIFICATION_ID_HEADER, outcome.record.id);
-    if (outcome.failure) {
-      failed(x402InvalidReasonOf(outcome.failure), x402InvalidMessageOf(outcome.failure));
-      return;
-    }
-    verification = outcome.record;
-  }
-
-  const { settlement } = await deps.requests.start(verification, 'x402');
+/** Admits the payment through the settle intake, then waits for the worker's outcome like Form A of /v1/settle. */
+async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise<void> {
+  const command = parseX402SettleCommand(req.body, deps.networks);
+  const x = command.x402;
+  const { verification, settlement } = await deps.intake.admit(command, bearerKey(req));
+  res.setHeader(VERIFICATION_ID_HEADER, verification.id);
   const outcome = await deps.waits.waitForFinal(settlement);
   res.setHeader(SETTLEMENT_ID_HEADER, outcome.id);
   if (outcome.state === 'settled') {
-    res.json(x402SettleSucceeded(outcome, x.payer, x.network));
+    res.json(x402SettleSucceeded(outcome, x.payer, x.network, x.x402Version));
   } else if (outcome.state === 'failed') {
     const { errorReason, errorMessage } = x402SettleFailureOf(outcome);
-    failed(errorReason, errorMessage);
+    res.json(x402SettleFailed(errorReason, errorMessage, x.payer, x.network));
   } else {
     // still running in the worker: the reference facilitator's non-terminal code, which the x402
     // middleware retries once with the same payload; our idempotency makes that retry wait again
-    failed(
-      X402Reason.SettlementPending,
-      `settlement ${outcome.id} is still in progress (state ${outcome.state}); settle the same payment again for its outcome`,
-      outcome.settlementTxHash ?? '',
+    res.json(
+      x402SettleFailed(
+        X402Reason.SettlementPending,
+        `settlement ${outcome.id} is still in progress (state ${outcome.state}); settle the same payment again for its outcome`,
+        x.payer,
+        x.network,
+        outcome.settlementTxHash ?? '',
+      ),
     );
   }
 }

@@ -1,0 +1,133 @@
+import { authorizationFingerprint, InvalidRequestError, NotFoundError, UnauthorizedError, VerificationFailedError } from '@facilitator/core';
+import type { Settlement, Verification, VerificationRepository } from '@facilitator/db';
+import type { MerchantService } from '@facilitator/merchants';
+import type { SettlementRequests } from '@facilitator/settlement';
+import { amountBelowMinimum, type Payment, type X402VerificationFailure, type X402Verifier } from '@facilitator/verification';
+import type { SettleCommand } from './settle-command';
+
+/** The settle request may not go on because of the payment itself: answered as a verification failure. */
+export class SettleRefused extends Error {
+  constructor(
+    readonly failure: X402VerificationFailure,
+    /** the verification stored for this refusal, when one was (an x402 settle verifies first) */
+    readonly verificationId?: string,
+  ) {
+    super(failure.message);
+    this.name = 'SettleRefused';
+  }
+}
+
+/** A settle key was needed and not given. */
+export class SettleKeyRequired extends UnauthorizedError {
+  constructor(readonly merchant: string) {
+    super(`settle protection is on for ${merchant}: send its settle key as Authorization: Bearer <key>`);
+  }
+}
+
+export interface SettleIntakeDeps {
+  verifications: Pick<VerificationRepository, 'findById' | 'findLatestVerified'>;
+  /** the x402 surface's requirements checks and inline verification */
+  verifier: Pick<X402Verifier, 'checkRequirements' | 'verify'>;
+  merchants: Pick<MerchantService, 'settleAccess' | 'minimumFor'>;
+  requests: Pick<SettlementRequests, 'start'>;
+  /** MIN_PAYMENT_AMOUNT (0n: no minimum), which a merchant's own minimum replaces */
+  minPaymentAmount: bigint;
+}
+
+export interface Admitted {
+  verification: Verification;
+  settlement: Settlement;
+}
+
+/** Who is paid and how much, known before anything is looked up or stored for the payment. */
+interface Target {
+  merchant: string;
+  amount: bigint;
+  /** Form B names its verification, which is how its merchant is known */
+  verification?: Verification;
+}
+
+/**
+ * The one way a settle request gets in, for every route and form (docs/decisions.md, "One settle intake").
+ * In order, each step on the parsed command, and nothing stored or enqueued before all pass:
+ * 1. the merchant paid: Form A's and x402's `payTo`, Form B's verified merchant (a Form B id we do not
+ *    know is a 404: there is no merchant to act for, so nothing goes on — the intake fails closed);
+ * 2. settle protection: a merchant that turned it on needs its settle key;
+ * 3. the minimum in force NOW (the merchant's own, else MIN_PAYMENT_AMOUNT): a verification stored while
+ *    the merchant allowed less does not outlive its minimum;
+ * 4. the verification of exactly this authorization (x402: verified here when it was not before);
+ * 5. the settlement of exactly this authorization (SettlementRequests.start refuses another one that
+ *    shares its payer and nonce with a 409).
+ */
+export class SettleIntake {
+  constructor(private readonly deps: SettleIntakeDeps) {}
+
+  async admit(command: SettleCommand, settleKey: string | undefined): Promise<Admitted> {
+    const target = await this.targetOf(command);
+    if ((await this.deps.merchants.settleAccess(target.merchant, settleKey)) === 'denied') throw new SettleKeyRequired(target.merchant);
+    await this.refuseBelowMinimum(target);
+    // Form B's target is its verification; a payment's is looked up (or made) only once access and minimum passed
+    const verification = command.kind === 'form-b' ? target.verification! : await this.verificationOf(command);
+    const surface = command.kind === 'x402' ? 'x402' : 'v1';
+    const { settlement } = await this.deps.requests.start(verification, surface);
+    return { verification, settlement };
+  }
+
+  private async targetOf(command: SettleCommand): Promise<Target> {
+    // the amount the merchant asks for: a verified authorization pays exactly it, and one that does not is
+    // refused by verification with the spec's "amount mismatch" rather than by the minimum
+    if (command.kind !== 'form-b') return { merchant: command.payment.expected.payTo, amount: command.payment.expected.amount };
+    const verification = await this.deps.verifications.findById(command.verificationId);
+    if (!verification) throw new NotFoundError(`no verification with id ${JSON.stringify(command.verificationId)}`);
+    if (verification.status !== 'verified' || !verification.merchant || verification.amount === null) {
+      throw new VerificationFailedError('only a verified payment can be settled', {
+        verification_id: verification.id,
+        reason: verification.failureMessage ?? 'verification was rejected',
+      });
+    }
+    if (command.destinationAddress !== verification.merchant) {
+      throw new InvalidRequestError('destination_address must be the verified merchant: the signed authorization fixes the recipient', {
+        errors: [{ path: '/destination_address', message: `must be ${verification.merchant}` }],
+      });
+    }
+    return { merchant: verification.merchant, amount: BigInt(verification.amount), verification };
+  }
+
+  private async refuseBelowMinimum(target: Target): Promise<void> {
+    const minimum = (await this.deps.merchants.minimumFor(target.merchant)) ?? this.deps.minPaymentAmount;
+    const failure = amountBelowMinimum(target.amount, minimum);
+    if (failure) throw new SettleRefused(failure, target.verification?.id);
+  }
+
+  private async verificationOf(command: Exclude<SettleCommand, { kind: 'form-b' }>): Promise<Verification> {
+    if (command.kind === 'x402') {
+      const refused = await this.deps.verifier.checkRequirements(command.x402);
+      if (refused) throw new SettleRefused(refused);
+    }
+    const found = await this.findVerificationOf(command.payment);
+    if (found) return found;
+    if (command.kind === 'form-a') throw new NotFoundError('no successful verification of this payment; call POST /v1/verify first');
+    // the x402 "upfront" flow, or a client that skips /verify: x402 facilitators verify at settle
+    const outcome = await this.deps.verifier.verify(command.x402);
+    if (outcome.failure) throw new SettleRefused(outcome.failure, outcome.record.id);
+    return outcome.record;
+  }
+
+  /** The successful verification of exactly this payment: same authorization, signature and requirements. */
+  private async findVerificationOf(payment: Payment): Promise<Verification | null> {
+    const { network, authorization: a, expected } = payment;
+    const found = await this.deps.verifications.findLatestVerified({
+      chainId: network.chainId,
+      tokenAddress: network.tokenAddress,
+      payer: a.from,
+      nonce: a.nonce,
+      authorizationFingerprint: authorizationFingerprint(network.chainId, network.tokenAddress, a),
+    });
+    const matches =
+      found !== null &&
+      found.merchant === expected.payTo &&
+      found.expectedAmount === expected.amount.toString() &&
+      found.signature === payment.signature;
+    return matches ? found : null;
+  }
+}

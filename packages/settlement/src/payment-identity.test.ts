@@ -1,0 +1,68 @@
+// SettlementRequests.start and payment identity: the live settlement of a (payer, nonce) is reported only
+// to a request for the same authorization (its fingerprint); another one is refused before anything else.
+import { PaymentConflictError } from '@facilitator/core';
+import type { NewSettlementRow, Settlement, SettlementRepository } from '@facilitator/db';
+import { SettlementRequests } from './settlement-requests';
+import { PAYMENT_FINGERPRINT, settlementFixture, verificationFixture } from './testing/fakes';
+
+type Store = Pick<SettlementRepository, 'createOrGetForPayment' | 'feeRevertsOfPayment'>;
+
+/** One payment key at a time, like the unique index: the first insert wins, the rest read it. */
+function storeWith(existing?: Settlement) {
+  const inserted: NewSettlementRow[] = [];
+  const store: Store = {
+    async createOrGetForPayment(row) {
+      if (existing) return { settlement: existing, created: false };
+      inserted.push(row);
+      return { settlement: { ...settlementFixture(), id: row.id, authorizationFingerprint: row.authorizationFingerprint }, created: true };
+    },
+    async feeRevertsOfPayment() {
+      return { count: 0, lastAt: null };
+    },
+  };
+  return { store, inserted };
+}
+
+function requestsOver(store: Store) {
+  const enqueued: string[] = [];
+  const queues = { settlement: { add: async (_name: string, data: { settlementId: string }) => void enqueued.push(data.settlementId) } };
+  const requests = new SettlementRequests(store as SettlementRepository, queues as never, 10_000n, 60_000);
+  return { requests, enqueued };
+}
+
+describe('SettlementRequests.start: payment identity', () => {
+  it('stores the fingerprint of the authorization with a new settlement', async () => {
+    const { store, inserted } = storeWith();
+    const { requests } = requestsOver(store);
+    const { created } = await requests.start(verificationFixture(), 'v1');
+    expect(created).toBe(true);
+    expect(inserted[0].authorizationFingerprint).toBe(PAYMENT_FINGERPRINT);
+  });
+
+  it('answers a repeat of the same authorization with its live settlement', async () => {
+    const live = settlementFixture({ state: 'collect_fee' });
+    const { requests } = requestsOver(storeWith(live).store);
+    const { settlement, created } = await requests.start(verificationFixture({ id: 'ver_repeat' }), 'x402');
+    expect(created).toBe(false);
+    expect(settlement.id).toBe(live.id);
+  });
+
+  it.each(['pending', 'collect_fee', 'settled'] as const)(
+    'refuses another authorization with the same payer and nonce while its settlement lives (%s): 409, and enqueues nothing',
+    async (state) => {
+      const other = settlementFixture({ state, authorizationFingerprint: 'another-authorization', merchant: '0x' + '77'.repeat(20) });
+      const { requests, enqueued } = requestsOver(storeWith(other).store);
+      const attempt = requests.start(verificationFixture(), 'v1');
+      await expect(attempt).rejects.toBeInstanceOf(PaymentConflictError);
+      await expect(attempt).rejects.toMatchObject({ status: 409, code: 'payment_conflict' });
+      // the other settlement is another merchant's payment: not named
+      await expect(attempt).rejects.not.toMatchObject({ details: expect.objectContaining({ settlement_id: other.id }) });
+      expect(enqueued).toEqual([]);
+    },
+  );
+
+  it('refuses to start a settlement for a verification without a fingerprint (never reported as another)', async () => {
+    const { requests } = requestsOver(storeWith().store);
+    await expect(requests.start(verificationFixture({ authorizationFingerprint: null }), 'v1')).rejects.toThrow('no authorization fingerprint');
+  });
+});
