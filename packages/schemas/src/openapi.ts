@@ -81,9 +81,10 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
           responses: {
             '200': json({ oneOf: [ref('SettlementResultFormA'), ref('SettlementCreatedFormB')] }, 'Form A: settled; Form B: created (pending)'),
             '202': json(ref('SettlementResultFormA'), 'Form A: still in progress; poll the status record'),
-            '400': error('insufficient_allowance, fee_collection_failed, settlement_failed or invalid_request'),
+            '400': error('insufficient_allowance, fee_collection_failed, settlement_failed, invalid_request, or verification_failed (amount below the minimum in force now)'),
             '401': error('unauthorized: the merchant turned settle protection on, and no valid settle key was sent (Authorization: Bearer)'),
             '404': error('not_found: no verification for this payment'),
+            '409': error('payment_conflict: the payer signed another authorization with the same nonce, which is being settled or was settled; only one of them can ever be paid'),
             '503': error('service_unavailable'),
           },
         },
