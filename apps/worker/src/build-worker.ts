@@ -106,6 +106,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       windowMs: config.worker.batchWindowMs,
       // one batch in the making per relayer key: their nonces are independent
       parallel: config.relayers.length,
+      // each batch is estimated before it is stored: items that would fail it are left out, not stored
+      estimate: (chainId, tx) => networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to),
     }),
     onTransition: (t) => {
       logger.info('settlement transition', { settlementId: t.settlementId, from: t.from, to: t.to, note: t.note });

@@ -1,3 +1,4 @@
+export * from './calldata-gas';
 export * from './executor-calls';
 export * from './executor-code';
 export * from './executor-setup';
