@@ -8,7 +8,7 @@ import { executedElsewhereNoFee, failed, settlementDoomed, transferFailedFeeRetu
 import type { Step, StepContext, StepResult } from '../step';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
 import { isWait, noFundedRelayer } from '../waiting';
-import { transferGasCap } from './preflight';
+import { transferExecutionGasCap } from './preflight';
 import { authorizationUseOf } from './transfer-not-executed';
 
 /**
@@ -81,7 +81,8 @@ export const recordAtomicSettlement: Step = async (ctx) => {
 
 /** The settlement's item, given the fee's and its transfer's gas; a contract-wallet payer's goes alone. */
 async function itemOf(ctx: StepContext): Promise<{ item: ExecutorItem; alone: boolean }> {
-  const cap = await transferGasCap(ctx);
+  // the item's calldata is counted in its envelope (itemEnvelope), so its gas is the execution's alone
+  const cap = await transferExecutionGasCap(ctx);
   return {
     item: { ...authorizationOf(ctx.settlement), signature: signatureOf(ctx.settlement), gas: ctx.network.gasCaps.fee + cap.gas },
     alone: cap.kind === 'contract',
