@@ -134,7 +134,7 @@ it('a batch with hostile items: honest items settled N/N, hostile items in their
   const shared = hostileBatches.filter((b) => b && honestBatchIds.has(b.id)).length;
   const hostileGas = await Promise.all(hostileBatches.map((b) => (b ? gasUsedOf(b.id) : Promise.resolve(0n))));
   const honestGas = await Promise.all([...honestBatchIds].map((id) => (id ? gasUsedOf(id) : Promise.resolve(0n))));
-  const withinEnvelope = hostileBatches.every((b, i) => b !== undefined && hostileGas[i] > 0n && hostileGas[i] <= b.gasCap);
+  const withinEnvelope = hostileBatches.every((b, i) => b !== undefined && hostileGas[i] > 0n && hostileGas[i] <= BigInt(b.gasCap));
   const feesCollected = (await stack.devnet.balanceOf(treasury)) - treasuryBefore;
 
   const checks = [

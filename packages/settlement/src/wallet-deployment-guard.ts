@@ -1,4 +1,3 @@
-import type { JsonRpcProvider } from 'ethers';
 import type { WalletDeploymentLimits, WalletDeploymentRepository, WalletDeploymentRequest, WalletDeploymentReservation } from '@facilitator/db';
 import {
   walletDeploymentProbeCode,
@@ -23,6 +22,11 @@ export interface WalletDeploymentGuard {
   reserve(request: WalletDeploymentRequest): Promise<WalletDeploymentReservation>;
 }
 
+/** The one thing the guard needs of a network's provider (ethers' JsonRpcProvider has it). */
+export interface JsonRpcSender {
+  send(method: string, params: unknown[]): Promise<unknown>;
+}
+
 interface ErrorWithData {
   code?: unknown;
   data?: unknown;
@@ -43,7 +47,7 @@ function revertDataOf(error: unknown): { data: string | undefined } | undefined 
 /** The worker's guard: the networks' providers and the wallet_deployments table. */
 export class RpcWalletDeploymentGuard implements WalletDeploymentGuard {
   constructor(
-    private readonly providers: ReadonlyMap<number, JsonRpcProvider>,
+    private readonly providers: ReadonlyMap<number, JsonRpcSender>,
     private readonly deployments: Pick<WalletDeploymentRepository, 'reserve'>,
     private readonly limits: WalletDeploymentLimits,
   ) {}
@@ -71,7 +75,7 @@ export class RpcWalletDeploymentGuard implements WalletDeploymentGuard {
     return this.deployments.reserve(request, this.limits);
   }
 
-  private provider(chainId: number): JsonRpcProvider {
+  private provider(chainId: number): JsonRpcSender {
     const provider = this.providers.get(chainId);
     if (!provider) throw new Error(`no provider for chain ${chainId}`);
     return provider;

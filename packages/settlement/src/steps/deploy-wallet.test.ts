@@ -1,7 +1,7 @@
 import { wrapErc6492Signature } from '@facilitator/chain';
 import { Interface } from 'ethers';
 import type { StepResult } from '../step';
-import { AMOUNT, ERC6492_SIGNATURE, FACTORY, FEE, PLAIN_SIGNATURE, settlementFixture, SINGLETON, stepHarness } from '../testing/fakes';
+import { AMOUNT, ERC6492_SIGNATURE, FACTORY, FEE, PLAIN_SIGNATURE, settlementFixture, stepHarness } from '../testing/fakes';
 import { deployWallet } from './deploy-wallet';
 import { preflight } from './preflight';
 

@@ -1,3 +1,4 @@
+import { decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
 import { GasCapExceededError, parseErc6492Signature, TransactionWouldRevertError, type Erc6492Signature } from '@facilitator/chain';
 import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
@@ -5,7 +6,6 @@ import type { Step, StepContext, StepResult } from '../step';
 import { fundedRelayer, isWait, waitForGas, type StepWait } from '../waiting';
 import type { WalletDeploymentGuard } from '../wallet-deployment-guard';
 import { preflight } from './preflight';
-import { decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from './wallet-implementation';
 
 /**
  * Before any fee, for an ERC-6492 payer whose wallet does not exist yet. Our relayers pay for the
