@@ -5,6 +5,7 @@ import {
   ChainTransactionRepository,
   createPgPool,
   SettlementBatchRepository,
+  WalletDeploymentRepository,
   createPrismaClient,
   IdempotencyRepository,
   MerchantRepository,
@@ -16,7 +17,7 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { MerchantService, SecretBox, SigningSecretsCache } from '@facilitator/merchants';
-import { ExecutorBatches, FinalityWatcher, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { ExecutorBatches, FinalityWatcher, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
@@ -67,6 +68,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
         usdc: new UsdcClient(providers.get(n.chainId)!, n.tokenAddress),
         gasCaps: n.gasCaps,
         walletFactories: n.walletFactories,
+        walletImplementations: n.walletImplementations,
       },
     ]),
   );
@@ -97,6 +99,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     outbox,
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
     relayerFunds: funds,
+    walletDeployments: new RpcWalletDeploymentGuard(providers, new WalletDeploymentRepository(pool), config.walletDeployLimits),
     atomic: new ExecutorBatches({
       batches,
       transactions,
@@ -106,6 +109,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       windowMs: config.worker.batchWindowMs,
       // one batch in the making per relayer key: their nonces are independent
       parallel: config.relayers.length,
+      // each batch is estimated before it is stored: items that would fail it are left out, not stored
+      estimate: (chainId, tx) => networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to),
     }),
     onTransition: (t) => {
       logger.info('settlement transition', { settlementId: t.settlementId, from: t.from, to: t.to, note: t.note });

@@ -41,6 +41,7 @@ describe('loadConfig', () => {
         rpcUrls: ['http://127.0.0.1:8545'],
         rpcTimeoutMs: 3_000,
         walletFactories: ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'],
+        walletImplementations: ['0x41675c099f32341bf84bfc5382af534df5c7461a', '0x29fcb43b46531bca003ddc8fcb67ffe91900c762', '0x000100abaad02f1cfc8bbe32bd5a564817339e72'],
         tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e',
         eip712Name: undefined,
         eip712Version: undefined,
@@ -54,6 +55,7 @@ describe('loadConfig', () => {
       },
     ]);
     expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxSettleWaiters: 2_000 });
+    expect(config.walletDeployLimits).toEqual({ perMerchant: 5, perFactory: 50, windowMs: 3_600_000 });
     expect(config.retention).toEqual({ rejectedVerificationsMs: 30 * 86_400_000, expiredIdempotencyKeysMs: 86_400_000, intervalMs: 3_600_000 });
     expect(config.worker.settlementAttempts).toBe(12);
     expect(config.worker).toMatchObject({ settlementMode: 'atomic', batchWindowMs: 0 });

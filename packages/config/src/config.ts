@@ -20,6 +20,8 @@ export interface NetworkConfig {
   rpcTimeoutMs: number;
   /** lowercase; the only factories an ERC-6492 signature may deploy a payer wallet through (WALLET_FACTORIES_<chainId>) */
   walletFactories: string[];
+  /** lowercase; the only wallet implementations (Safe singletons, Coinbase Smart Wallet) a factory may deploy for us (WALLET_IMPLEMENTATIONS_<chainId>) */
+  walletImplementations: string[];
   /** lowercase */
   tokenAddress: string;
   /** When unset, read once from the token's name()/version() and cached. */
@@ -62,6 +64,15 @@ export interface AbuseConfig {
   merchantPauseWindowMs: number;
   /** concurrent settle waits per API process; beyond it settle answers pending at once */
   maxSettleWaiters: number;
+}
+
+export interface WalletDeployLimits {
+  /** WALLET_DEPLOYS_PER_MERCHANT */
+  perMerchant: number;
+  /** WALLET_DEPLOYS_PER_FACTORY */
+  perFactory: number;
+  /** WALLET_DEPLOY_WINDOW_MS */
+  windowMs: number;
 }
 
 export interface RetentionConfig {
@@ -128,6 +139,8 @@ export interface Config {
   /** Express `trust proxy`: how many proxy hops to trust for the client address (0: none) */
   trustProxyHops: number;
   abuse: AbuseConfig;
+  /** ERC-6492 wallet deployments our relayers pay for, per merchant and per factory within a window */
+  walletDeployLimits: WalletDeployLimits;
   retention: RetentionConfig;
   /** the queue dashboard's basic-auth credentials; the dashboard is off when unset */
   admin?: { username: string; password: string };
@@ -186,6 +199,15 @@ export const DEFAULT_GAS_CAPS: GasCaps = { fee: 100_000n, transfer: 150_000n, co
  * the ERC-6492 factories used unless WALLET_FACTORIES_<chainId> says otherwise (docs/decisions.md).
  */
 export const DEFAULT_WALLET_FACTORIES = ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'] as const;
+/**
+ * Safe 1.4.1 `Safe` and `SafeL2` singletons and the Coinbase Smart Wallet v1 implementation, at their canonical
+ * addresses: the wallets an ERC-6492 deployment may create unless WALLET_IMPLEMENTATIONS_<chainId> says otherwise.
+ */
+export const DEFAULT_WALLET_IMPLEMENTATIONS = [
+  '0x41675c099f32341bf84bfc5382af534df5c7461a',
+  '0x29fcb43b46531bca003ddc8fcb67ffe91900c762',
+  '0x000100abaad02f1cfc8bbe32bd5a564817339e72',
+] as const;
 export const DEFAULT_MAX_FEE_PER_GAS_GWEI = 100;
 /** 0.001 ETH: about a thousand transfers at Base's usual fees, so the alert comes well before the last one */
 export const DEFAULT_RELAYER_MIN_BALANCE = 10n ** 15n;
@@ -227,6 +249,7 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
       rpcUrls,
       rpcTimeoutMs: reader.integer('RPC_TIMEOUT_MS', 3_000, 100, 60_000),
       walletFactories: readAddressList(reader, `WALLET_FACTORIES_${id}`, DEFAULT_WALLET_FACTORIES),
+      walletImplementations: readAddressList(reader, `WALLET_IMPLEMENTATIONS_${id}`, DEFAULT_WALLET_IMPLEMENTATIONS),
       tokenAddress: reader.address(`TOKEN_ADDRESS_${id}`, network.defaultTokenAddress),
       eip712Name: reader.optionalString(`TOKEN_EIP712_NAME_${id}`),
       eip712Version: reader.optionalString(`TOKEN_EIP712_VERSION_${id}`),
@@ -378,6 +401,11 @@ function readShared(reader: EnvReader): SharedConfig {
     networks: readNetworks(reader),
     feeAmount,
     abuse: readAbuse(reader, feeAmount),
+    walletDeployLimits: {
+      perMerchant: reader.integer('WALLET_DEPLOYS_PER_MERCHANT', 5, 0, 1_000_000),
+      perFactory: reader.integer('WALLET_DEPLOYS_PER_FACTORY', 50, 0, 1_000_000),
+      windowMs: reader.integer('WALLET_DEPLOY_WINDOW_MS', 60 * 60_000, 1_000, 30 * DAY_MS),
+    },
     retention: readRetention(reader),
     webhookSecret: readMasterSecret(reader),
     webhookSecretGraceSeconds: reader.integer('WEBHOOK_SECRET_GRACE_SECONDS', 24 * 60 * 60, 0, 30 * 24 * 60 * 60),

@@ -22,10 +22,21 @@ export const uintString = {
   description: 'unsigned integer as a decimal string',
 } as const;
 
+/**
+ * The longest signature taken, in bytes. A contract wallet's signature is calldata our relayers pay for
+ * (16 gas a byte): 4,096 bytes cost at most ~65k gas, which every gas envelope counts. Real signatures are
+ * far shorter (docs/decisions.md, "Untrusted contract-wallet payers"): 65 bytes for ECDSA, ~800 for a
+ * one-owner Safe wrapped in ERC-6492 (measured in test/smart-wallet-payers.e2e.test.ts), ~1.2 KB for a
+ * Coinbase Smart Wallet passkey signature wrapped in ERC-6492, ~1.8 KB for a ten-owner Safe's.
+ */
+export const MAX_SIGNATURE_BYTES = 4096;
+
 export const signature = {
   type: 'string',
-  pattern: '^0x([0-9a-fA-F]{2}){1,8192}$',
-  description: 'signature, 0x hex: 65 bytes for an ECDSA key; longer for smart-contract wallets (ERC-1271)',
+  // the length first, as its own keyword: its message ("must NOT have more than 8194 characters") says why
+  maxLength: 2 + 2 * MAX_SIGNATURE_BYTES,
+  pattern: '^0x([0-9a-fA-F]{2})+$',
+  description: `signature, 0x hex: 65 bytes for an ECDSA key; longer for smart-contract wallets (ERC-1271, ERC-6492), at most ${MAX_SIGNATURE_BYTES} bytes`,
 } as const;
 
 export const authorization = {

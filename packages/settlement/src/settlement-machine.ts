@@ -2,6 +2,7 @@ import { RelayerRotation, type TransactionProvider } from '@facilitator/chain';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
+import type { WalletDeploymentGuard } from './wallet-deployment-guard';
 import type { ErrorClass } from './error-classes';
 import { failed, settlementDoomed, settlementFailedAfterFee } from './failures';
 import { finalSettlementEvent } from './settlement-events';
@@ -38,6 +39,8 @@ export interface SettlementMachineOptions {
   relayerFunds?: RelayerFunds;
   /** the atomic path's batches (networks whose settlementMode is atomic need it) */
   atomic?: AtomicSettlement;
+  /** checks and limits before an ERC-6492 payer's wallet is deployed; absent: no wallet is deployed */
+  walletDeployments?: WalletDeploymentGuard;
   now?: () => number;
   onTransition?: (event: SettlementTransitionEvent) => void;
   /** told each time a settlement is found waiting (metrics) */
@@ -237,6 +240,7 @@ export class SettlementMachine {
       now: this.options.now ?? (() => Math.floor(Date.now() / 1000)),
       merchantPause: this.options.merchantPause,
       atomic: this.options.atomic,
+      walletDeployments: this.options.walletDeployments,
       feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
     };
   }

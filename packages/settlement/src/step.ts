@@ -1,3 +1,4 @@
+import type { WalletDeploymentGuard } from './wallet-deployment-guard';
 import type { TransactionProvider, UsdcClient } from '@facilitator/chain';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { StepWait } from './waiting';
@@ -36,6 +37,8 @@ export interface SettlementNetwork<Chain extends SettlementChain = UsdcClient> {
   gasCaps: { fee: bigint; transfer: bigint; contractTransfer: bigint; walletDeploy: bigint };
   /** lowercase; factories an ERC-6492 payer's wallet may be deployed through (WALLET_FACTORIES_<chainId>) */
   walletFactories: readonly string[];
+  /** lowercase; the wallet implementations (singletons) such a factory may deploy (WALLET_IMPLEMENTATIONS_<chainId>) */
+  walletImplementations: readonly string[];
   /**
    * The path new settlements take from collect_fee on: `atomic` only where the start-up check found the
    * treasury's delegation in place (default sequential)
@@ -70,6 +73,8 @@ export interface StepContext {
   feeRevertsOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts>;
   /** the atomic path's batches; absent in a worker that only settles sequentially */
   atomic?: AtomicSettlement;
+  /** checks and limits before an ERC-6492 wallet is deployed at our expense; absent: no wallet is deployed */
+  walletDeployments?: WalletDeploymentGuard;
 }
 
 export interface StepResult {

@@ -6,3 +6,4 @@ export * from './merchant-repository';
 export * from './webhook-event-repository';
 export * from './chain-transaction-repository';
 export * from './settlement-batch-repository';
+export * from './wallet-deployment-repository';

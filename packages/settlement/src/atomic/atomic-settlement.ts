@@ -7,6 +7,8 @@ export interface AtomicItemRequest {
   settlementId: string;
   chainId: number;
   item: ExecutorItem;
+  /** the payer has code (a contract wallet): its item is sent in a transaction of its own */
+  alone?: boolean;
 }
 
 /**

@@ -1,14 +1,15 @@
 import type { NewSettlementBatch, StoredSettlementBatch } from '@facilitator/db';
 import type { SubmittedTransaction, TransactionOutcome, TransactionRequest } from '@facilitator/chain';
 import { executorInterface, type ExecutorItem } from '@facilitator/settlement-contract';
-import { BATCH_OVERHEAD_GAS, ExecutorBatches, itemEnvelope, NoFundedRelayerError, type ExecutorBatchesOptions } from './executor-batches';
+import { itemCalldataGas } from '@facilitator/settlement-contract';
+import { BATCH_OVERHEAD_GAS, ExecutorBatches, gasCapOf, itemEnvelope, ItemRefusedError, NoFundedRelayerError, type ExecutorBatchesOptions } from './executor-batches';
 
 const TREASURY = '0x' + '11'.repeat(20);
 const RELAYER = '0x' + '22'.repeat(20);
 const CHAIN = 84532;
 
-function item(n: number, gas = 250_000n): ExecutorItem {
-  return { from: '0x' + '33'.repeat(20), to: '0x' + '44'.repeat(20), value: 10_000n, validAfter: 0n, validBefore: 2n ** 40n, nonce: '0x' + n.toString(16).padStart(64, '0'), signature: '0x' + 'ab'.repeat(65), gas };
+function item(n: number, gas = 250_000n, signatureBytes = 65): ExecutorItem {
+  return { from: '0x' + '33'.repeat(20), to: '0x' + '44'.repeat(20), value: 10_000n, validAfter: 0n, validBefore: 2n ** 40n, nonce: '0x' + n.toString(16).padStart(64, '0'), signature: '0x' + 'ab'.repeat(signatureBytes), gas };
 }
 
 /** Batches in memory, transactions recorded: what the batcher stores and sends, in order. */
@@ -166,5 +167,69 @@ describe('ExecutorBatches', () => {
     const batch = await h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) });
     await Promise.all([h.batcher.outcome(batch, 1), h.batcher.outcome(batch, 1), h.batcher.outcome(batch, 1)]);
     expect(waits).toBe(1);
+  });
+
+  it("counts each item's calldata in its envelope and in the budget: a 4 KB signature is ~65k gas more", () => {
+    expect(itemEnvelope(item(1, 250_000n, 4096)) - itemEnvelope(item(1))).toBe(itemCalldataGas(item(1, 250_000n, 4096)) - itemCalldataGas(item(1)));
+    expect(itemEnvelope(item(1, 250_000n, 4096)) - itemEnvelope(item(1))).toBeGreaterThan(60_000n);
+    expect(gasCapOf([item(1), item(2, 250_000n, 4096)])).toBe(BATCH_OVERHEAD_GAS + itemEnvelope(item(1)) + itemEnvelope(item(2, 250_000n, 4096)));
+  });
+
+  it("sends a contract-wallet payer's item in a transaction of its own, never with ordinary items", async () => {
+    const h = harness();
+    await Promise.all([
+      h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) }),
+      h.batcher.place({ settlementId: 'stl_w1', chainId: CHAIN, item: item(11, 400_000n, 4000), alone: true }),
+      h.batcher.place({ settlementId: 'stl_2', chainId: CHAIN, item: item(2) }),
+      h.batcher.place({ settlementId: 'stl_w2', chainId: CHAIN, item: item(12, 400_000n, 4000), alone: true }),
+      h.batcher.place({ settlementId: 'stl_3', chainId: CHAIN, item: item(3) }),
+    ]);
+    expect(h.log.filter((l) => l.startsWith('store'))).toEqual(['store bat_1 [stl_1,stl_2,stl_3]', 'store bat_2 [stl_w1]', 'store bat_3 [stl_w2]']);
+  });
+
+  describe('estimated before it is stored', () => {
+    /** an estimator that fails any transaction carrying one of these items' nonces */
+    function failing(nonces: number[], how: 'revert' | 'cap' = 'revert'): ExecutorBatchesOptions['estimate'] {
+      return async (_chainId, tx) => {
+        const [items] = executorInterface.decodeFunctionData('settle', tx.data);
+        const bad = items.some((i: { nonce: string }) => nonces.some((n) => BigInt(i.nonce) === BigInt(n)));
+        if (!bad) return { gas: 100_000n };
+        return how === 'revert' ? { revert: 'hostile' } : { gas: 100_000_000n };
+      };
+    }
+
+    it('leaves out the items that fail alone (refused, nothing stored for them) and stores the rest together', async () => {
+      const h = harness({ estimate: failing([2, 4]) });
+      const results = await Promise.allSettled([1, 2, 3, 4, 5].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+      const refused = results[1] as PromiseRejectedResult;
+      expect(refused.reason).toBeInstanceOf(ItemRefusedError);
+      expect(refused.reason.reason).toBe('the settle transaction would revert: hostile');
+      expect(h.log).toEqual(['store bat_1 [stl_1,stl_3,stl_5]', 'send bat_1']);
+      expect([...h.placed.keys()].sort()).toEqual(['stl_1', 'stl_3', 'stl_5']);
+    });
+
+    it('does the same when the estimate is above the cap', async () => {
+      const h = harness({ estimate: failing([1], 'cap') });
+      const results = await Promise.allSettled([1, 2].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
+      expect((results[0] as PromiseRejectedResult).reason.reason).toBe('settle gas estimate is above its cap');
+      expect(h.log).toEqual(['store bat_1 [stl_2]', 'send bat_1']);
+    });
+
+    it('refuses a contract-wallet item alone whose estimate fails; an ordinary one alone is retried, not refused', async () => {
+      const h = harness({ estimate: failing([1, 2]) });
+      const wallet = h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1), alone: true });
+      await expect(wallet).rejects.toBeInstanceOf(ItemRefusedError);
+      const ordinary = h.batcher.place({ settlementId: 'stl_2', chainId: CHAIN, item: item(2) });
+      await expect(ordinary).rejects.not.toBeInstanceOf(ItemRefusedError);
+      expect(h.stored).toEqual([]);
+    });
+
+    it('refuses nobody when every item fails alone (the network, not an item): nothing is stored', async () => {
+      const h = harness({ estimate: async () => ({ revert: 'NotTreasury()' }) });
+      const results = await Promise.allSettled([1, 2].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
+      for (const r of results) expect((r as PromiseRejectedResult).reason).not.toBeInstanceOf(ItemRefusedError);
+      expect(h.stored).toEqual([]);
+    });
   });
 });

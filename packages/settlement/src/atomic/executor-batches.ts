@@ -1,6 +1,6 @@
 import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/chain';
 import type { SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
-import { settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
+import { itemCalldataGas, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicItemRequest, AtomicSettlement } from './atomic-settlement';
 
 export interface ExecutorBatchesOptions {
@@ -19,20 +19,44 @@ export interface ExecutorBatchesOptions {
    * and broadcast need not wait for the previous one's
    */
   parallel?: number;
+  /**
+   * Estimates a transaction against the pending block: its gas, or why it would revert. Each batch is
+   * estimated before it is stored, so items that would fail it are left out (and refused) instead of
+   * being stored in a batch nobody can send. Absent: batches are stored unchecked (the send still estimates).
+   */
+  estimate?(chainId: number, tx: { from: string; to: string; data: string }): Promise<{ gas: bigint } | { revert: string }>;
 }
 
 /** Gas of the `settle` transaction around its items: the base cost, the call and the loop's start. */
 export const BATCH_OVERHEAD_GAS = 60_000n;
-/** Per item, besides the gas it is given: its calldata (16 gas a byte), the ABI copy, the self-call and the event. */
-export const ITEM_OVERHEAD_GAS = 25_000n;
+/** Per item, besides the gas it is given and its calldata: the ABI copy, the self-call, memory and the event. */
+export const ITEM_OVERHEAD_GAS = 20_000n;
 
 /**
  * What an item may cost the transaction: its own gas, plus the 1/64 the EVM keeps back from a call for the
- * caller, plus its overhead. The transaction is signed with the sum, so every item can use all of its gas
- * (a contract wallet that burns more when mined than when estimated) without starving the ones after it.
+ * caller, plus its overhead, plus its calldata (16 gas a non-zero byte, 4 a zero byte: a contract wallet's
+ * signature of kilobytes costs tens of thousands of gas before anything runs). The transaction is signed
+ * with the sum, so every item can use all of its gas (a contract wallet that burns more when mined than
+ * when estimated) without starving the ones after it, and no item's calldata eats another's gas.
  */
 export function itemEnvelope(item: ExecutorItem): bigint {
-  return (item.gas * 64n + 62n) / 63n + ITEM_OVERHEAD_GAS;
+  return (item.gas * 64n + 62n) / 63n + ITEM_OVERHEAD_GAS + itemCalldataGas(item);
+}
+
+/** Thrown to an item left out of its batch because the batch's estimate fails with it and passes without it. */
+export class ItemRefusedError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly details: Record<string, unknown>,
+  ) {
+    super(`settle item refused: ${reason}`);
+    this.name = 'ItemRefusedError';
+  }
+}
+
+/** The gas a batch of these items is signed with, and the cap its estimate must stay within. */
+export function gasCapOf(items: readonly ExecutorItem[]): bigint {
+  return items.reduce((sum, item) => sum + itemEnvelope(item), BATCH_OVERHEAD_GAS);
 }
 
 /** Thrown to the items of a batch that could not be formed because no relayer has gas; their steps wait. */
@@ -124,7 +148,7 @@ export class ExecutorBatches implements AtomicSettlement {
         const queue = this.waiting.get(chainId) ?? [];
         if (queue.length === 0) return;
         const taken = this.takeWithinBudget(queue, this.options.gasBudget(chainId));
-        this.waiting.set(chainId, queue.slice(taken.length));
+        this.waiting.set(chainId, queue.filter((entry) => !taken.includes(entry)));
         await this.formOne(chainId, taken);
       }
     } finally {
@@ -134,10 +158,17 @@ export class ExecutorBatches implements AtomicSettlement {
     }
   }
 
+  /**
+   * The next batch: the first item waiting, and after it whatever fits the budget. An item whose payer has
+   * code (a contract wallet, ERC-1271 or ERC-6492) goes alone: its wallet runs code of a stranger's choosing
+   * and its signature may be kilobytes, so a hostile one can only ever sink its own transaction.
+   */
   private takeWithinBudget(queue: Waiting[], budget: bigint): Waiting[] {
+    if (queue[0].request.alone) return [queue[0]];
     const taken: Waiting[] = [];
     let gas = BATCH_OVERHEAD_GAS;
     for (const entry of queue) {
+      if (entry.request.alone) continue;
       const envelope = itemEnvelope(entry.request.item);
       if (taken.length > 0 && gas + envelope > budget) break;
       taken.push(entry);
@@ -155,27 +186,74 @@ export class ExecutorBatches implements AtomicSettlement {
       if (fresh.length === 0) return;
       const relayer = await this.options.nextRelayer(chainId);
       if (!relayer) throw new NoFundedRelayerError(`no relayer on chain ${chainId} has gas for a settle transaction`);
-      const items = fresh.map((e) => e.request.item);
-      const batch = await this.options.batches.create({
-        chainId,
-        relayer: relayer.toLowerCase(),
-        to: this.options.treasury,
-        data: settleCalldata(items),
-        gasCap: items.reduce((sum, item) => sum + itemEnvelope(item), BATCH_OVERHEAD_GAS),
-        settlementIds: fresh.map((e) => e.request.settlementId),
-      });
-      // null: a concurrent run placed one of them meanwhile; the second attempt sees which (once: then it is a bug)
-      if (!batch) {
-        if (attempt >= 2) throw new Error(`could not store a batch of ${fresh.length} settlements on chain ${chainId}`);
-        return this.formOne(chainId, fresh, attempt + 1);
+      for (const group of await this.sendable(chainId, relayer.toLowerCase(), fresh)) {
+        const items = group.map((e) => e.request.item);
+        const batch = await this.options.batches.create({
+          chainId,
+          relayer: relayer.toLowerCase(),
+          to: this.options.treasury,
+          data: settleCalldata(items),
+          gasCap: gasCapOf(items),
+          settlementIds: group.map((e) => e.request.settlementId),
+        });
+        // null: a concurrent run placed one of them meanwhile; the second attempt sees which (once: then it is a bug)
+        if (!batch) {
+          if (attempt >= 2) throw new Error(`could not store a batch of ${group.length} settlements on chain ${chainId}`);
+          await this.formOne(chainId, group, attempt + 1);
+          continue;
+        }
+        // sent before the items hear of it: meanwhile the next items gather. A failure here is not theirs to
+        // see twice: each item's outcome() sends again (same key) and meets it there, with its job's retries.
+        await this.send(batch).catch(() => undefined);
+        for (const entry of group) entry.resolve(batch);
       }
-      // sent before the items hear of it: meanwhile the next items gather. A failure here is not theirs to
-      // see twice: each item's outcome() sends again (same key) and meets it there, with its job's retries.
-      await this.send(batch).catch(() => undefined);
-      for (const entry of fresh) entry.resolve(batch);
     } catch (error) {
+      // an entry already answered (resolved, or refused) ignores this
       for (const entry of entries) entry.reject(error);
     }
+  }
+
+  /**
+   * The batches these items can be stored in: all together when their transaction's estimate passes
+   * within its cap. Otherwise each is estimated alone; the ones that fail alone are refused (nothing was
+   * stored or sent for them, so their settlements end released, nobody charged) and the rest are formed
+   * again (each alone if together they still fail). When every item passes alone, or every item fails
+   * alone in a batch of several, the batch is the problem, not an item: nothing is refused.
+   */
+  private async sendable(chainId: number, relayer: string, entries: Waiting[]): Promise<Waiting[][]> {
+    if (!this.options.estimate) return [entries];
+    const whole = await this.estimateOf(chainId, relayer, entries);
+    if (whole === undefined) return [entries];
+    if (entries.length === 1) {
+      // alone, a contract-wallet item is the only possible cause; an ordinary item's batch fails for the network's reasons
+      if (entries[0].request.alone) entries[0].reject(new ItemRefusedError(whole.reason, whole.details));
+      else entries[0].reject(new Error(`the settle transaction would fail: ${whole.reason}`));
+      return [];
+    }
+    const alone = await Promise.all(entries.map((entry) => this.estimateOf(chainId, relayer, [entry])));
+    const passing = entries.filter((_, i) => alone[i] === undefined);
+    if (passing.length === 0) {
+      for (const entry of entries) entry.reject(new Error(`the settle transaction would fail: ${whole.reason}`));
+      return [];
+    }
+    entries.forEach((entry, i) => {
+      const failure = alone[i];
+      if (failure) entry.reject(new ItemRefusedError(failure.reason, { ...failure.details, batch_estimate: whole.reason }));
+    });
+    if (passing.length === entries.length) return passing.map((entry) => [entry]);
+    return (await this.estimateOf(chainId, relayer, passing)) === undefined ? [passing] : passing.map((entry) => [entry]);
+  }
+
+  /** Why these items' settle transaction cannot be sent (a revert, or an estimate above its cap); undefined when it can. */
+  private async estimateOf(chainId: number, relayer: string, entries: Waiting[]): Promise<{ reason: string; details: Record<string, unknown> } | undefined> {
+    const items = entries.map((e) => e.request.item);
+    const estimate = await this.options.estimate!(chainId, { from: relayer, to: this.options.treasury, data: settleCalldata(items) });
+    if ('revert' in estimate) return { reason: `the settle transaction would revert: ${estimate.revert}`, details: { simulation: 'settle' } };
+    const cap = gasCapOf(items);
+    if (estimate.gas > cap) {
+      return { reason: 'settle gas estimate is above its cap', details: { simulation: 'settle', gas_estimate: estimate.gas.toString(), gas_cap: cap.toString() } };
+    }
+    return undefined;
   }
 
   /** Entries whose settlement is not in a batch yet; the others learn the batch an earlier run placed them in. */

@@ -1,8 +1,9 @@
-import type { TransactionLog, TransactionOutcome } from '@facilitator/chain';
+import { GasCapExceededError, type TransactionLog, type TransactionOutcome } from '@facilitator/chain';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import { executorInterface } from '@facilitator/settlement-contract';
 import { AbiCoder, id } from 'ethers';
 import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
+import { ItemRefusedError } from '../atomic/executor-batches';
 import type { StepResult } from '../step';
 import { FEE, GAS_CAPS, MERCHANT, NONCE, PAYER, settlementFixture, stepHarness, TREASURY } from '../testing/fakes';
 import { isWait } from '../waiting';
@@ -153,5 +154,41 @@ describe('fee_collected and executing on the atomic path', () => {
     expect(settled).toMatchObject({ to: 'settled', data: { settlementTxHash: HASH, merchantPaid: true } });
     expect(settled.data!.settledAt!.getTime()).toBeGreaterThan(feeCollectedAt.getTime());
     expect(h.transactions.sent).toEqual([]);
+  });
+
+  describe('contract-wallet payers and unsendable items', () => {
+    it("marks a contract-wallet payer's item to go alone, with its kind's gas; an ordinary payer's not", async () => {
+      const { atomic } = await run(confirmedWith([executorLog('Settled', [PAYER, NONCE])]), (h) => h.chain.withCode.add(PAYER.toLowerCase()));
+      expect(atomic.placed[0]).toMatchObject({ alone: true, item: { gas: GAS_CAPS.fee + GAS_CAPS.contractTransfer } });
+      const plain = await run(confirmedWith([executorLog('Settled', [PAYER, NONCE])]));
+      expect(plain.atomic.placed[0].alone).toBe(false);
+    });
+
+    it('fails an item its batch left out (estimate fails with it) released, nothing charged', async () => {
+      const atomic = new FakeAtomic(confirmedWith([]));
+      atomic.place = async () => {
+        throw new ItemRefusedError('the settle transaction would revert: hostile', { simulation: 'settle' });
+      };
+      const h = atomicHarness(atomic);
+      const result = (await collectFeeAndTransfer(h.ctx)) as StepResult;
+      expect(result).toMatchObject({
+        to: 'failed',
+        data: { errorCode: 'settlement_failed', paymentKey: null, errorDetails: { reason: 'the settle transaction would revert: hostile', fee_status: 'not_collected', merchant_charged: false } },
+      });
+    });
+
+    it('fails a batch of its own whose estimate now fails and for which nothing was ever signed; a shared one is left to retry', async () => {
+      const refuse = (itemCount: number) => {
+        const atomic = new FakeAtomic(confirmedWith([]));
+        atomic.existing = { ...BATCH, itemCount };
+        atomic.outcome = async () => {
+          throw new GasCapExceededError(900_000n, 500_000n);
+        };
+        return atomicHarness(atomic);
+      };
+      const alone = refuse(1);
+      expect(await collectFeeAndTransfer(alone.ctx)).toMatchObject({ to: 'failed', data: { paymentKey: null, errorDetails: { fee_status: 'not_collected', batch_id: 'bat_1' } } });
+      await expect(collectFeeAndTransfer(refuse(3).ctx)).rejects.toBeInstanceOf(GasCapExceededError);
+    });
   });
 });

@@ -1,14 +1,14 @@
-import type { TransactionOutcome } from '@facilitator/chain';
+import { GasCapExceededError, TransactionWouldRevertError, type TransactionOutcome } from '@facilitator/chain';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicSettlement } from '../atomic/atomic-settlement';
-import { NoFundedRelayerError } from '../atomic/executor-batches';
+import { ItemRefusedError, NoFundedRelayerError } from '../atomic/executor-batches';
 import { authorizationOf, signatureOf } from '../authorization';
-import { executedElsewhereNoFee, failed, transferFailedFeeReturned } from '../failures';
+import { executedElsewhereNoFee, failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
 import { isWait, noFundedRelayer } from '../waiting';
-import { transferGasCap } from './preflight';
+import { transferExecutionGasCap } from './preflight';
 import { authorizationUseOf } from './transfer-not-executed';
 
 /**
@@ -30,15 +30,39 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
     const balance = await beforeFee(ctx);
     if (typeof balance !== 'bigint') return balance;
     try {
-      batch = await atomic.place({ settlementId: ctx.settlement.id, chainId: ctx.network.chainId, item: await itemOf(ctx) });
+      batch = await atomic.place({ settlementId: ctx.settlement.id, chainId: ctx.network.chainId, ...(await itemOf(ctx)) });
     } catch (error) {
       // every relayer went dry between the check and the batch: nothing was stored or sent, so wait
       if (error instanceof NoFundedRelayerError) return noFundedRelayer(ctx);
+      // its batch's estimate failed with it and passed without it: left out, nothing stored or sent for it
+      if (error instanceof ItemRefusedError) return failed(settlementDoomed(error.reason, { ...error.details, atomic: true }), true);
       throw error;
     }
   }
-  return outcomeOfItem(ctx, batch, await atomic.outcome(batch, ctx.network.confirmations));
+  let outcome: TransactionOutcome;
+  try {
+    outcome = await atomic.outcome(batch, ctx.network.confirmations);
+  } catch (error) {
+    const unsendable = await unsendableAlone(ctx, batch, error);
+    if (unsendable) return unsendable;
+    throw error;
+  }
+  return outcomeOfItem(ctx, batch, outcome);
 };
+
+/**
+ * A batch of this settlement alone (a contract-wallet item) whose estimate now fails, with no transaction
+ * ever stored for it: nothing was or can be sent (only this settlement's run sends its batch), so it ends
+ * released instead of being retried and parked with its merchant's fee reserved. A batch of several stays
+ * as it is: another of its settlements may still send it.
+ */
+async function unsendableAlone(ctx: StepContext, batch: StoredSettlementBatch, error: unknown): Promise<StepResult | undefined> {
+  if (batch.itemCount !== 1) return undefined;
+  if (!(error instanceof TransactionWouldRevertError) && !(error instanceof GasCapExceededError)) return undefined;
+  if (await ctx.transactions.hasAny(batch.id, 'settle')) return undefined;
+  const reason = error instanceof TransactionWouldRevertError ? `the settle transaction would revert: ${error.reason}` : error.message;
+  return failed(settlementDoomed(reason, { simulation: 'settle', batch_id: batch.id, atomic: true }), true);
+}
 
 /** `fee_collected` on the atomic path: the transfer ran in the fee's own transaction, already mined. */
 export const recordAtomicExecution: Step = async (ctx) => ({
@@ -55,9 +79,14 @@ export const recordAtomicSettlement: Step = async (ctx) => {
   return { to: 'settled', data: { settlementTxHash: feeTxHash, settledAt, merchantPaid: true }, note: { tx_hash: feeTxHash, atomic: true } };
 };
 
-async function itemOf(ctx: StepContext): Promise<ExecutorItem> {
-  const cap = await transferGasCap(ctx);
-  return { ...authorizationOf(ctx.settlement), signature: signatureOf(ctx.settlement), gas: ctx.network.gasCaps.fee + cap.gas };
+/** The settlement's item, given the fee's and its transfer's gas; a contract-wallet payer's goes alone. */
+async function itemOf(ctx: StepContext): Promise<{ item: ExecutorItem; alone: boolean }> {
+  // the item's calldata is counted in its envelope (itemEnvelope), so its gas is the execution's alone
+  const cap = await transferExecutionGasCap(ctx);
+  return {
+    item: { ...authorizationOf(ctx.settlement), signature: signatureOf(ctx.settlement), gas: ctx.network.gasCaps.fee + cap.gas },
+    alone: cap.kind === 'contract',
+  };
 }
 
 async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, outcome: TransactionOutcome): Promise<StepResult> {

@@ -1,18 +1,23 @@
+import { decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
 import { GasCapExceededError, parseErc6492Signature, TransactionWouldRevertError, type Erc6492Signature } from '@facilitator/chain';
-import { rawSignatureOf } from '../authorization';
+import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { fundedRelayer, isWait, waitForGas, type StepWait } from '../waiting';
+import type { WalletDeploymentGuard } from '../wallet-deployment-guard';
 import { preflight } from './preflight';
 
 /**
- * Before any fee, for an ERC-6492 payer whose wallet does not exist yet: the factory must be allowlisted
- * and its call must pass within the wallet-deployment gas cap. Otherwise the settlement fails, nothing sent.
+ * Before any fee, for an ERC-6492 payer whose wallet does not exist yet. Our relayers pay for the
+ * deployment (250-300k gas), so a stranger's fresh salt must not buy one: the deployment is planned only
+ * when the factory is allow-listed, the wallet it would deploy is an allow-listed implementation, the
+ * counterfactual wallet holds the payment, the merchant's allowance and balance cover the fee, deploying
+ * the wallet and then transferring from it pass together in one simulation, each within its gas cap, and
+ * the merchant and the factory are within their deployment limits. Otherwise the settlement fails, nothing sent.
  */
 export async function planWalletDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult> {
-  if (!ctx.network.walletFactories.includes(wrapped.factory)) {
-    return failed(settlementDoomed('the ERC-6492 factory is not on the allowlist', { factory: wrapped.factory }), true);
-  }
+  const refused = await deploymentRefusal(ctx, wrapped);
+  if (refused) return refused;
   const estimate = await ctx.network.usdc.estimate(ctx.relayers[0], wrapped.factoryCalldata, wrapped.factory);
   if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'wallet deployment', factory: wrapped.factory }), true);
   const cap = ctx.network.gasCaps.walletDeploy;
@@ -22,7 +27,89 @@ export async function planWalletDeployment(ctx: StepContext, wrapped: Erc6492Sig
       true,
     );
   }
+  // last: a reservation counts against the limits, so only a deployment that passed everything takes one
+  const limited = await reserveDeployment(ctx, wrapped);
+  if (limited) return limited;
   return { to: 'deploying_wallet', note: { factory: wrapped.factory, deploy_gas_estimate: estimate.gas.toString(), payer_kind: 'erc6492' } };
+}
+
+/** Why this wallet must not be deployed at our expense (a failed result), or undefined when it may. */
+export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult | undefined> {
+  const refuse = (reason: string, extra: Record<string, unknown> = {}) =>
+    failed(settlementDoomed(reason, { factory: wrapped.factory, payer_kind: 'erc6492', ...extra }), true);
+  const { usdc } = ctx.network;
+  if (!ctx.network.walletFactories.includes(wrapped.factory)) return refuse('the ERC-6492 factory is not on the allowlist');
+  const guard = ctx.walletDeployments;
+  if (!guard) return refuse('this worker has no wallet-deployment checks, so it deploys no wallets');
+  const implementation = await deployedImplementation(ctx, guard, wrapped);
+  if ('unknown' in implementation) return refuse(implementation.unknown);
+  if (!ctx.network.walletImplementations.includes(implementation.address)) {
+    return refuse('the wallet implementation the factory would deploy is not on the allowlist', { implementation: implementation.address });
+  }
+  const auth = authorizationOf(ctx.settlement);
+  const merchant = ctx.settlement.merchant;
+  const [payerBalance, allowance, merchantBalance] = await Promise.all([
+    usdc.balanceOf(auth.from),
+    usdc.allowance(merchant, ctx.treasury),
+    usdc.balanceOf(merchant),
+  ]);
+  if (payerBalance < auth.value) {
+    return refuse('the counterfactual wallet does not hold the payment', { balance: payerBalance.toString(), value: auth.value.toString() });
+  }
+  if (allowance < ctx.feeAmount) {
+    return refuse("the merchant's allowance to the treasury does not cover the fee", { required: ctx.feeAmount.toString(), available: allowance.toString() });
+  }
+  if (merchantBalance < ctx.feeAmount) {
+    return refuse("the merchant's balance does not cover the fee", { required: ctx.feeAmount.toString(), available: merchantBalance.toString() });
+  }
+  // the deployment and the payment after it, in one simulated state (a deployless eth_call of the probe)
+  const simulation = await guard.simulateDeployment(ctx.network.chainId, ctx.relayers[0], {
+    factory: wrapped.factory,
+    factoryCalldata: wrapped.factoryCalldata,
+    wallet: auth.from,
+    token: usdc.tokenAddress,
+    transferCalldata: usdc.transferWithAuthorizationData(auth, signatureOf(ctx.settlement)),
+  });
+  if ('reason' in simulation) return refuse(simulation.reason, { simulation: 'wallet deployment and transfer', stage: simulation.stage });
+  const { deployGas, transferGas } = simulation;
+  const caps = ctx.network.gasCaps;
+  if (deployGas > caps.walletDeploy) {
+    return refuse('wallet deployment gas estimate is above its cap', { gas_estimate: deployGas.toString(), gas_cap: caps.walletDeploy.toString() });
+  }
+  if (transferGas > caps.contractTransfer) {
+    return refuse('transfer gas estimate is above its cap', { gas_estimate: transferGas.toString(), gas_cap: caps.contractTransfer.toString(), stage: 'transfer' });
+  }
+  return undefined;
+}
+
+async function deployedImplementation(ctx: StepContext, guard: WalletDeploymentGuard, wrapped: Erc6492Signature): Promise<{ address: string } | { unknown: string }> {
+  const call = implementationOfFactoryCall(wrapped.factoryCalldata);
+  if ('unknown' in call) return call;
+  if ('implementation' in call) return { address: call.implementation };
+  const address = decodeImplementation(await guard.call(ctx.network.chainId, wrapped.factory, IMPLEMENTATION_VIEW).catch(() => '0x'));
+  return address ? { address } : { unknown: 'the factory does not say which implementation it deploys' };
+}
+
+/** Takes one of the merchant's and the factory's deployments of the window, or says which limit is reached. */
+async function reserveDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult | undefined> {
+  const reservation = await ctx.walletDeployments!.reserve({
+    settlementId: ctx.settlement.id,
+    chainId: ctx.network.chainId,
+    merchant: ctx.settlement.merchant.toLowerCase(),
+    factory: wrapped.factory,
+    wallet: ctx.settlement.payer.toLowerCase(),
+  });
+  if (reservation.reserved) return undefined;
+  return failed(
+    settlementDoomed(`wallet deployments limit reached for this ${reservation.limit}`, {
+      factory: wrapped.factory,
+      payer_kind: 'erc6492',
+      limit: reservation.limit,
+      deployments: reservation.count,
+      max: reservation.max,
+    }),
+    true,
+  );
 }
 
 /**
@@ -51,6 +138,11 @@ export const deployWallet: Step = async (ctx) => {
 async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<string | StepResult | StepWait> {
   const existing = await ctx.transactions.find(ctx.settlement.id, 'wallet_deploy');
   if (existing) return existing.id;
+  // checked again right before paying: the wallet's balance or the merchant's allowance may have left meanwhile
+  if (!(await ctx.transactions.hasAny(ctx.settlement.id, 'wallet_deploy'))) {
+    const refused = await deploymentRefusal(ctx, wrapped);
+    if (refused) return refused;
+  }
   const gas = await waitForGas(ctx);
   if (gas) return gas;
   const relayer = await fundedRelayer(ctx);

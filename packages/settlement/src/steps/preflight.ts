@@ -1,4 +1,5 @@
 import { parseErc6492Signature } from '@facilitator/chain';
+import { calldataGas } from '@facilitator/settlement-contract';
 import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext } from '../step';
@@ -38,8 +39,18 @@ export const preflight: Step = async (ctx) => {
   return { to: 'check_allowance', note: { transfer_gas_estimate: estimate.gas.toString(), payer_kind: cap.kind } };
 };
 
-/** The cap of the payer's kind: a contract wallet's transfer runs its ERC-1271 check too. */
+/**
+ * The cap of a transfer transaction: its execution's cap plus its calldata (16 gas a non-zero byte, 4 a
+ * zero byte), so a contract wallet's long signature is counted as what it costs, not taken from its execution.
+ */
 export async function transferGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
+  const execution = await transferExecutionGasCap(ctx);
+  const data = ctx.network.usdc.transferWithAuthorizationData(authorizationOf(ctx.settlement), signatureOf(ctx.settlement));
+  return { ...execution, gas: execution.gas + calldataGas(data) };
+}
+
+/** The execution cap of the payer's kind: a contract wallet's transfer runs its ERC-1271 check too. */
+export async function transferExecutionGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
   const contract = await ctx.network.usdc.hasCode(ctx.settlement.payer);
   return contract ? { gas: ctx.network.gasCaps.contractTransfer, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer, kind: 'eoa' };
 }

@@ -1,4 +1,5 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
+import { calldataGas } from '@facilitator/settlement-contract';
 import type { TransferAuthorization } from '@facilitator/core';
 import type { Step, StepContext, StepResult } from '../step';
 import {
@@ -61,6 +62,8 @@ const AUTH: TransferAuthorization = {
   nonce: NONCE,
 };
 const TRANSFER_DATA = transferWithAuthorizationCalldata(AUTH, PLAIN_SIGNATURE);
+/** a transfer's cap is its kind's execution cap plus its calldata's gas */
+const DATA_GAS = calldataGas(TRANSFER_DATA);
 const FEE_TX_HASH = FakeTransactions.hashOf('stl_1', 'fee');
 const TRANSFER_TX_HASH = FakeTransactions.hashOf('stl_1', 'transfer');
 
@@ -148,14 +151,14 @@ describe('preflight (pending)', () => {
     expectNothingSent(h);
   });
 
-  it('fails when the estimate is above the EOA transfer cap, and passes at the cap exactly', async () => {
+  it('fails when the estimate is above the EOA transfer cap (plus its calldata), and passes at the cap exactly', async () => {
     const h = stepHarness();
-    h.chain.estimates.set(TOKEN, { gas: GAS_CAPS.transfer + 1n });
+    h.chain.estimates.set(TOKEN, { gas: GAS_CAPS.transfer + DATA_GAS + 1n });
     const d = expectDoomedBeforeFee(await preflight(h.ctx), 'transfer gas estimate is above its cap');
-    expect(d).toMatchObject({ gas_estimate: '150001', gas_cap: '150000', payer_kind: 'eoa' });
+    expect(d).toMatchObject({ gas_estimate: String(GAS_CAPS.transfer + DATA_GAS + 1n), gas_cap: String(GAS_CAPS.transfer + DATA_GAS), payer_kind: 'eoa' });
     expectNothingSent(h);
 
-    h.chain.estimates.set(TOKEN, { gas: GAS_CAPS.transfer });
+    h.chain.estimates.set(TOKEN, { gas: GAS_CAPS.transfer + DATA_GAS });
     expect((await preflight(h.ctx)).to).toBe('check_allowance');
   });
 
@@ -165,9 +168,9 @@ describe('preflight (pending)', () => {
     h.chain.estimates.set(TOKEN, { gas: 300_000n });
     expect(await preflight(h.ctx)).toEqual({ to: 'check_allowance', note: { transfer_gas_estimate: '300000', payer_kind: 'contract' } });
 
-    h.chain.estimates.set(TOKEN, { gas: GAS_CAPS.contractTransfer + 1n });
+    h.chain.estimates.set(TOKEN, { gas: GAS_CAPS.contractTransfer + DATA_GAS + 1n });
     const d = expectDoomedBeforeFee(await preflight(h.ctx), 'transfer gas estimate is above its cap');
-    expect(d).toMatchObject({ gas_cap: '400000', payer_kind: 'contract' });
+    expect(d).toMatchObject({ gas_cap: String(GAS_CAPS.contractTransfer + DATA_GAS), payer_kind: 'contract' });
   });
 
   describe('an ERC-6492 payer', () => {
@@ -485,7 +488,7 @@ describe('submitTransfer (fee_collected)', () => {
     const h = stepHarness(afterFee());
     const result = await submitTransfer(h.ctx);
     expect(h.transactions.sent).toEqual([
-      { settlementId: 'stl_1', purpose: 'transfer', chainId: CHAIN_ID, from: RELAYER_A, to: TOKEN, data: TRANSFER_DATA, gasCap: GAS_CAPS.transfer },
+      { settlementId: 'stl_1', purpose: 'transfer', chainId: CHAIN_ID, from: RELAYER_A, to: TOKEN, data: TRANSFER_DATA, gasCap: GAS_CAPS.transfer + DATA_GAS },
     ]);
     expect(result).toEqual({ to: 'executing', data: { settlementTxHash: TRANSFER_TX_HASH }, note: { tx_hash: TRANSFER_TX_HASH, relayer: RELAYER_A } });
   });
@@ -494,7 +497,7 @@ describe('submitTransfer (fee_collected)', () => {
     const h = stepHarness(settlementFixture({ state: 'fee_collected', feeTxHash: FEE_TX_HASH }, { signature: ERC6492_SIGNATURE }));
     h.chain.withCode.add(PAYER);
     await submitTransfer(h.ctx);
-    expect(h.transactions.sent[0]).toMatchObject({ data: TRANSFER_DATA, gasCap: GAS_CAPS.contractTransfer });
+    expect(h.transactions.sent[0]).toMatchObject({ data: TRANSFER_DATA, gasCap: GAS_CAPS.contractTransfer + DATA_GAS });
   });
 
   it('after a crash resumes with the transfer already sent', async () => {

@@ -13,6 +13,7 @@ import {
   type TransactionRequest,
 } from '@facilitator/chain';
 import type { TransferAuthorization } from '@facilitator/core';
+import { AbiCoder, Interface } from 'ethers';
 import type {
   FeeReservationRequest,
   FeeReverts,
@@ -22,9 +23,12 @@ import type {
   SettlementUpdate,
   TransitionRequest,
   Verification,
+  WalletDeploymentRequest,
+  WalletDeploymentReservation,
   WebhookEventRow,
 } from '@facilitator/db';
 import type { SettlementMachineStore } from '../settlement-machine';
+import type { DeploymentSimulation, WalletDeploymentGuard } from '../wallet-deployment-guard';
 import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext } from '../step';
 
 export const CHAIN_ID = 84532;
@@ -36,7 +40,10 @@ export const RELAYER_A = '0x4444444444444444444444444444444444444444';
 export const RELAYER_B = '0x5555555555555555555555555555555555555555';
 /** lowercase, as parseErc6492Signature reports it */
 export const FACTORY = '0x6666666666666666666666666666666666666666';
-export const FACTORY_CALLDATA = '0xc0ffee01';
+/** Safe 1.4.1's canonical singleton: on the fixture network's implementation allowlist */
+export const SINGLETON = '0x41675c099f32341bf84bfc5382af534df5c7461a';
+/** createProxyWithNonce(SINGLETON, 0x, 1): what a Safe proxy factory is asked to deploy */
+export const FACTORY_CALLDATA = new Interface(['function createProxyWithNonce(address,bytes,uint256)']).encodeFunctionData('createProxyWithNonce', [SINGLETON, '0x', 1n]);
 export const NONCE = '0x' + 'ab'.repeat(32);
 /** what authorizationFingerprint gives for the fixtures' payment; its value matters only as an identity */
 export const PAYMENT_FINGERPRINT = 'f1'.repeat(32);
@@ -290,7 +297,36 @@ export function networkFixture(chain: SettlementChain): SettlementNetwork<Settle
     usdc: chain,
     gasCaps: GAS_CAPS,
     walletFactories: [FACTORY],
+    walletImplementations: [SINGLETON],
   };
+}
+
+/** The wallet-deployment checks in memory: the probe's answer and the limits' verdict are set by the test. */
+export class FakeWalletDeployments implements WalletDeploymentGuard {
+  /** what the deploy-then-transfer simulation answers: by default both pass */
+  simulation: DeploymentSimulation = { deployGas: 250_000n, transferGas: 90_000n };
+  /** what a factory's implementation() answers */
+  implementation = SINGLETON;
+  reservation: WalletDeploymentReservation = { reserved: true };
+  readonly reserved: WalletDeploymentRequest[] = [];
+
+  constructor(private readonly log: string[] = []) {}
+
+  async simulateDeployment(): Promise<DeploymentSimulation> {
+    this.log.push('guard.simulateDeployment');
+    return this.simulation;
+  }
+
+  async call(): Promise<string> {
+    this.log.push('guard.call');
+    return AbiCoder.defaultAbiCoder().encode(['address'], [this.implementation]);
+  }
+
+  async reserve(request: WalletDeploymentRequest): Promise<WalletDeploymentReservation> {
+    this.log.push('guard.reserve');
+    this.reserved.push(request);
+    return this.reservation;
+  }
 }
 
 export interface StepHarness {
@@ -300,6 +336,7 @@ export interface StepHarness {
   log: string[];
   /** the `since` of every feeRevertsOfMerchant call */
   feeRevertQueries: Date[];
+  walletDeployments: FakeWalletDeployments;
 }
 
 /** A step context over fakes; `feeReverts` is what feeRevertsOfMerchant reports. */
@@ -313,6 +350,7 @@ export function stepHarness(
   const relayers = [RELAYER_A, RELAYER_B];
   let turn = 0;
   const feeRevertQueries: Date[] = [];
+  const walletDeployments = new FakeWalletDeployments(log);
   const ctx: StepContext = {
     settlement,
     network: networkFixture(chain),
@@ -330,9 +368,10 @@ export function stepHarness(
       feeRevertQueries.push(since);
       return options.feeReverts ?? { count: 0, lastAt: null };
     },
+    walletDeployments,
     ...options.overrides,
   };
-  return { ctx, chain, transactions, log, feeRevertQueries };
+  return { ctx, chain, transactions, log, feeRevertQueries, walletDeployments };
 }
 
 /**

@@ -15,6 +15,7 @@ export const NETWORK: NetworkConfig = {
   rpcUrls: ['http://rpc.invalid'],
   rpcTimeoutMs: 1000,
   walletFactories: [],
+  walletImplementations: [],
   tokenAddress: TOKEN,
   confirmations: 1,
   gasCaps: { fee: 1n, transfer: 1n, contractTransfer: 1n, walletDeploy: 1n },

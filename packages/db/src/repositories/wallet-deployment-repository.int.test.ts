@@ -1,0 +1,61 @@
+// WalletDeploymentRepository against a real, migrated Postgres: reservations counted per merchant and per
+// factory within the window, idempotent per settlement, and never more than the limit under concurrency.
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { WalletDeploymentRepository, type WalletDeploymentRequest } from './wallet-deployment-repository';
+
+let db: TestDatabase;
+let repo: WalletDeploymentRepository;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  repo = new WalletDeploymentRepository(db.pool);
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+const address = () => `0x${randomBytes(20).toString('hex')}`;
+const request = (fields: Partial<WalletDeploymentRequest> = {}): WalletDeploymentRequest => ({
+  settlementId: `stl_${randomBytes(8).toString('hex')}`,
+  chainId: 84532,
+  merchant: address(),
+  factory: address(),
+  wallet: address(),
+  ...fields,
+});
+const limits = { perMerchant: 2, perFactory: 3, windowMs: 60_000 };
+
+describe('WalletDeploymentRepository', () => {
+  it("reserves up to the merchant's limit, then says which limit is reached; a settlement's own reservation holds", async () => {
+    const merchant = address();
+    const first = request({ merchant });
+    expect(await repo.reserve(first, limits)).toEqual({ reserved: true });
+    expect(await repo.reserve(request({ merchant }), limits)).toEqual({ reserved: true });
+    expect(await repo.reserve(request({ merchant }), limits)).toEqual({ reserved: false, limit: 'merchant', count: 2, max: 2 });
+    // asked again (a retried step): still reserved, not counted twice
+    expect(await repo.reserve(first, limits)).toEqual({ reserved: true });
+    // another chain is counted apart
+    expect(await repo.reserve(request({ merchant, chainId: 8453 }), limits)).toEqual({ reserved: true });
+  });
+
+  it("reserves up to the factory's limit across merchants", async () => {
+    const factory = address();
+    for (let i = 0; i < 3; i++) expect(await repo.reserve(request({ factory }), limits)).toEqual({ reserved: true });
+    expect(await repo.reserve(request({ factory }), limits)).toEqual({ reserved: false, limit: 'factory', count: 3, max: 3 });
+  });
+
+  it('counts only the window', async () => {
+    const merchant = address();
+    await repo.reserve(request({ merchant }), limits);
+    await repo.reserve(request({ merchant }), limits);
+    await db.pool.query(`UPDATE wallet_deployments SET created_at = now() - interval '2 minutes' WHERE merchant = $1`, [merchant]);
+    expect(await repo.reserve(request({ merchant }), limits)).toEqual({ reserved: true });
+  });
+
+  it('never reserves more than the limit when asked at once', async () => {
+    const merchant = address();
+    const results = await Promise.all(Array.from({ length: 10 }, () => repo.reserve(request({ merchant }), limits)));
+    expect(results.filter((r) => r.reserved)).toHaveLength(2);
+  });
+});

@@ -1,0 +1,96 @@
+import { wrapErc6492Signature } from '@facilitator/chain';
+import { Interface } from 'ethers';
+import type { StepResult } from '../step';
+import { AMOUNT, ERC6492_SIGNATURE, FACTORY, FEE, PLAIN_SIGNATURE, settlementFixture, stepHarness } from '../testing/fakes';
+import { deployWallet } from './deploy-wallet';
+import { preflight } from './preflight';
+
+const SAFE_FACTORY = new Interface(['function createProxyWithNonce(address,bytes,uint256)']);
+const COINBASE_FACTORY = new Interface(['function createAccount(bytes[],uint256)']);
+const FOREIGN_SINGLETON = '0x' + '9a'.repeat(20);
+
+function erc6492(factoryCalldata?: string) {
+  const signature = factoryCalldata ? wrapErc6492Signature(FACTORY, factoryCalldata, PLAIN_SIGNATURE) : ERC6492_SIGNATURE;
+  return stepHarness(settlementFixture({}, { signature }));
+}
+
+function refusal(result: unknown): Record<string, unknown> {
+  const r = result as StepResult;
+  expect(r.to).toBe('failed');
+  expect(r.data).toMatchObject({ paymentKey: null, errorDetails: { fee_status: 'not_collected', merchant_charged: false, payer_kind: 'erc6492' } });
+  return r.data!.errorDetails as Record<string, unknown>;
+}
+
+describe('an ERC-6492 wallet is deployed at our expense only when', () => {
+  it('every check passes: then one deployment is reserved for the merchant and the factory', async () => {
+    const h = erc6492();
+    expect(await preflight(h.ctx)).toMatchObject({ to: 'deploying_wallet' });
+    expect(h.walletDeployments.reserved).toEqual([expect.objectContaining({ settlementId: 'stl_1', factory: FACTORY })]);
+    // the cheap reads first, the stranger's code after, the reservation last
+    const order = h.log.filter((l) => /balanceOf|allowance|simulateDeployment|estimate|reserve/.test(l)).map((l) => l.replace(/\(.*/, ''));
+    expect(order.slice(-3)).toEqual(['guard.simulateDeployment', 'chain.estimate', 'guard.reserve']);
+  });
+
+  it('the Safe singleton it would deploy is on the allowlist (fresh salts with a foreign singleton deploy nothing)', async () => {
+    const h = erc6492(SAFE_FACTORY.encodeFunctionData('createProxyWithNonce', [FOREIGN_SINGLETON, '0x', 7n]));
+    const d = refusal(await preflight(h.ctx));
+    expect(d).toMatchObject({ reason: 'the wallet implementation the factory would deploy is not on the allowlist', implementation: FOREIGN_SINGLETON });
+    expect(h.walletDeployments.reserved).toEqual([]);
+    expect(h.log.some((l) => l.includes('simulateDeployment'))).toBe(false);
+  });
+
+  it("a Coinbase-style factory's own implementation() is on the allowlist", async () => {
+    const call = COINBASE_FACTORY.encodeFunctionData('createAccount', [['0x' + '11'.repeat(32)], 0n]);
+    const h = erc6492(call);
+    expect(await preflight(h.ctx)).toMatchObject({ to: 'deploying_wallet' });
+    const foreign = erc6492(call);
+    foreign.walletDeployments.implementation = FOREIGN_SINGLETON;
+    expect(refusal(await preflight(foreign.ctx)).implementation).toBe(FOREIGN_SINGLETON);
+  });
+
+  it('the factory call is one we can read', async () => {
+    const d = refusal(await preflight(erc6492('0xdeadbeef').ctx));
+    expect(String(d.reason)).toMatch(/is not one we know/);
+  });
+
+  it('the counterfactual wallet holds the payment (an unfunded one costs nothing)', async () => {
+    const h = erc6492();
+    h.chain.balance = AMOUNT - 1n;
+    expect(refusal(await preflight(h.ctx))).toMatchObject({ reason: 'the counterfactual wallet does not hold the payment' });
+    expect(h.walletDeployments.reserved).toEqual([]);
+  });
+
+  it("the merchant's allowance covers the fee", async () => {
+    const h = erc6492();
+    h.chain.allowanceOf = FEE - 1n;
+    expect(refusal(await preflight(h.ctx))).toMatchObject({ reason: "the merchant's allowance to the treasury does not cover the fee" });
+  });
+
+  it('deploying and then transferring pass together in one simulation, each within its cap', async () => {
+    const h = erc6492();
+    h.walletDeployments.simulation = { stage: 'transfer', reason: 'FiatTokenV2: invalid signature' };
+    expect(refusal(await preflight(h.ctx))).toMatchObject({ reason: 'FiatTokenV2: invalid signature', stage: 'transfer', simulation: 'wallet deployment and transfer' });
+    const costly = erc6492();
+    costly.walletDeployments.simulation = { deployGas: 250_000n, transferGas: 10_000_000n };
+    expect(refusal(await preflight(costly.ctx))).toMatchObject({ reason: 'transfer gas estimate is above its cap' });
+  });
+
+  it('the merchant and the factory are within their deployment limits', async () => {
+    const h = erc6492();
+    h.walletDeployments.reservation = { reserved: false, limit: 'factory', count: 50, max: 50 };
+    expect(refusal(await preflight(h.ctx))).toMatchObject({ reason: 'wallet deployments limit reached for this factory', deployments: 50, max: 50 });
+  });
+
+  it('the worker has the checks at all', async () => {
+    const h = erc6492();
+    h.ctx.walletDeployments = undefined;
+    expect(refusal(await preflight(h.ctx)).reason).toMatch(/deploys no wallets/);
+  });
+
+  it('and still pass right before the deployment is sent (the balance left meanwhile: nothing sent)', async () => {
+    const h = stepHarness(settlementFixture({ state: 'deploying_wallet' }, { signature: ERC6492_SIGNATURE }));
+    h.chain.balance = 0n;
+    refusal(await deployWallet(h.ctx));
+    expect(h.transactions.sent).toEqual([]);
+  });
+});
