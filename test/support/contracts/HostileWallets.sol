@@ -46,3 +46,15 @@ contract PlainDelegate {
         return 1;
     }
 }
+
+/// Code an EOA can delegate to (EIP-7702) whose ERC-1271 check accepts its own key's ECDSA signature, as
+/// smart-EOA implementations do: USDC then takes that EOA's ECDSA signature, by ERC-1271.
+contract EcdsaSelfDelegate {
+    function isValidSignature(bytes32 hash, bytes calldata signature) external view returns (bytes4) {
+        if (signature.length != 65) return bytes4(0xffffffff);
+        bytes32 r = bytes32(signature[0:32]);
+        bytes32 s = bytes32(signature[32:64]);
+        uint8 v = uint8(signature[64]);
+        return ecrecover(hash, v, r, s) == address(this) ? bytes4(0x1626ba7e) : bytes4(0xffffffff);
+    }
+}
