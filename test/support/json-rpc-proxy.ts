@@ -58,7 +58,7 @@ export async function startJsonRpcProxy(target: string): Promise<JsonRpcProxy> {
 
   async function answer(calls: JsonRpcRequest[]): Promise<Array<Record<string, unknown>>> {
     if (proxy.lagBlocks === 0) return forward(calls);
-    const [head] = await forward([{ id: 0, method: 'eth_blockNumber', params: [] }]);
+    const [head] = await forward([{ jsonrpc: '2.0', id: 0, method: 'eth_blockNumber', params: [] } as JsonRpcRequest]);
     const height = Number(BigInt(head.result as string));
     return Promise.all(calls.map((c) => lagging(c, height)));
   }
