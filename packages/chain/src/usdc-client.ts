@@ -144,15 +144,22 @@ export class UsdcClient {
     return market.maxFeePerGas >= reading.baseFeePerGas ? market : new FeePolicy(2n ** 255n, 12.5).market(reading);
   }
 
-  /** Dry-runs a call as `from`; resolves to the revert reason, or undefined when it would succeed. */
+  /**
+   * Dry-runs a call of the token as `from`; resolves to the revert reason, or undefined when it would
+   * succeed. A transfer's dry run runs a contract-wallet payer's code: like `estimate`, alone and never
+   * held against the endpoint.
+   */
   async simulate(from: string, data: string): Promise<string | undefined> {
+    const pool = this.provider instanceof FailoverJsonRpcProvider ? this.provider.pool : undefined;
     try {
-      await this.call(data, from);
+      if (pool) await untrustedCall<string>(pool, 'eth_call', [{ from, to: this.tokenAddress, data }, 'latest']);
+      else await this.call(data, from);
       return undefined;
     } catch (err) {
-      const reason = revertReasonOf(err);
-      if (reason === undefined) throw err;
-      return reason;
+      if (err instanceof UntrustedCallTimeoutError) throw err;
+      const failure = simulationFailureOf(err, undefined);
+      if (failure === undefined || !('revert' in failure)) throw err;
+      return failure.revert;
     }
   }
 
