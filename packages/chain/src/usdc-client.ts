@@ -1,7 +1,8 @@
 import { toQuantity, type JsonRpcProvider } from 'ethers';
 import { FailoverJsonRpcProvider, untrustedCall, UntrustedCallTimeoutError, type RpcCaller } from './rpc';
 import { JsonRpcError } from './json-rpc-batch-client';
-import { FeePolicy, type Fees } from './sending/fee-policy';
+import { SharedReadings } from '@facilitator/core';
+import { FeePolicy, type Fees, type MarketReading } from './sending/fee-policy';
 import { classifyNodeError } from './sending/node-error-classification';
 import { decodeRevert } from './sending/revert-reason';
 import type { TransferAuthorization } from '@facilitator/core';
@@ -24,6 +25,9 @@ export interface SimulationOptions {
 /** A simulation's verdict: its gas, the revert reason, or that it needs more than the gas limit it was given. */
 export type SimulationResult = { gas: bigint } | { revert: string; outOfGas?: bigint };
 
+/** How long a reading of the market's fees is reused for simulations (as the sending provider's FEE_CACHE default). */
+const SIMULATION_FEES_MAX_AGE_MS = 500;
+
 /** What nodes say when a simulation runs out of the gas it was given (geth, anvil, reth, erigon, nethermind). */
 const OUT_OF_GAS = /out of gas|gas required exceeds|outofgas|gas limit reached/i;
 
@@ -42,6 +46,8 @@ export interface AuthorizationUse {
  * for settlement (worker, CLI) and verification (RpcChainReader) alike.
  */
 export class UsdcClient {
+  private readonly marketReadings = new SharedReadings<'market', MarketReading>();
+
   /**
    * `calls` carries the token's `eth_call`s: by default ethers' `send` (its `call` formats and resolves the
    * request first, which costs more than the call; a revert still comes back as ethers' CALL_EXCEPTION);
@@ -138,7 +144,8 @@ export class UsdcClient {
    * nothing is sent anyway and the simulation only needs a real gas price).
    */
   async simulationFees(maxFeePerGasCap: bigint): Promise<Fees> {
-    const reading = await FeePolicy.read(this.provider);
+    // shared by concurrent pre-flights for a moment: two RPC calls per settlement would be a lot for a reading
+    const reading = await this.marketReadings.get('market', SIMULATION_FEES_MAX_AGE_MS, () => FeePolicy.read(this.provider));
     const policy = new FeePolicy(maxFeePerGasCap, 12.5);
     const market = policy.market(reading);
     return market.maxFeePerGas >= reading.baseFeePerGas ? market : new FeePolicy(2n ** 255n, 12.5).market(reading);
