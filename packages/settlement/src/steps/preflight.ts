@@ -1,8 +1,8 @@
-import { parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain';
+import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain';
 import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext } from '../step';
-import { authorizationStillValid } from '../waiting';
+import { authorizationStillValid, noFundedRelayer } from '../waiting';
 import { planWalletDeployment } from './deploy-wallet';
 
 /**
@@ -33,13 +33,20 @@ export const preflight: Step = async (ctx) => {
   if (wrapped && !(await usdc.hasCode(auth.from))) return planWalletDeployment(ctx, wrapped);
   const data = usdc.transferWithAuthorizationData(auth, signatureOf(ctx.settlement));
   const [cap, fee] = await Promise.all([transferGasCap(ctx), ctx.transactions.networkFee(ctx.network.chainId)]);
-  let estimate: SimulationResult;
-  try {
-    estimate = await usdc.estimate(ctx.relayers[0], data, usdc.tokenAddress, { gasLimit: cap.gas, maxFeePerGasCap: fee.maxFeePerGasCap });
-  } catch (err) {
-    if (!(err instanceof UntrustedCallTimeoutError) || cap.kind !== 'contract') throw err;
-    return failed(settlementDoomed('the transfer simulation did not finish in time', { timeout_ms: err.timeoutMs, payer_kind: cap.kind }), true);
+  let estimate: SimulationResult | undefined;
+  // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
+  // simulate, the next one is asked (the first is the usual one)
+  for (const relayer of ctx.relayers) {
+    try {
+      estimate = await usdc.estimate(relayer, data, usdc.tokenAddress, { gasLimit: cap.gas, maxFeePerGasCap: fee.maxFeePerGasCap });
+      break;
+    } catch (err) {
+      if (classifyNodeError(err).category === 'insufficient_funds') continue;
+      if (!(err instanceof UntrustedCallTimeoutError) || cap.kind !== 'contract') throw err;
+      return failed(settlementDoomed('the transfer simulation did not finish in time', { timeout_ms: err.timeoutMs, payer_kind: cap.kind }), true);
+    }
   }
+  if (!estimate) return noFundedRelayer(ctx);
   if ('revert' in estimate && estimate.outOfGas !== undefined) {
     return failed(
       settlementDoomed('transfer gas estimate is above its cap', { gas_estimate: `above ${estimate.outOfGas}`, gas_cap: cap.gas.toString(), payer_kind: cap.kind }),
