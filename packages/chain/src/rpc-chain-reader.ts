@@ -106,7 +106,7 @@ export class RpcChainReader {
       // deploying the wallet and then asking it: bounded by what a deployment and a transfer may each burn
       const gas = gasCaps.walletDeploy + gasCaps.contractTransfer;
       const answer = await this.callPayerCode(endpoint, { ...counterfactualCheckCall(signer, bytesToHex(digest), wrapped), gas: toQuantity(gas) });
-      if (typeof answer !== 'string') return { refused: `the ERC-6492 check (deploying the payer wallet, then asking it) ${answer.failed} within ${gas} gas` };
+      if (typeof answer !== 'string') return { refused: `the ERC-6492 check (deploying the payer wallet, then asking it, with ${gas} gas) ${answer.failed}` };
       const verdict = counterfactualVerdict(answer);
       if (verdict === 'accepted') return true;
       if (verdict === 'not_deployed') return { refused: 'the ERC-6492 factory call does not deploy a wallet at authorization.from' };
@@ -117,7 +117,7 @@ export class RpcChainReader {
     const kind = code.toLowerCase().startsWith(DELEGATION_PREFIX) ? 'the payer account (an EOA delegated by EIP-7702)' : 'the payer contract';
     const data = erc1271.encodeFunctionData('isValidSignature', [bytesToHex(digest), walletSignature]);
     const answer = await this.callPayerCode(endpoint, { to: signer, data, gas: toQuantity(gasCaps.contractTransfer) });
-    if (typeof answer !== 'string') return { refused: `${kind} (ERC-1271) ${answer.failed} within ${gasCaps.contractTransfer} gas` };
+    if (typeof answer !== 'string') return { refused: `${kind} (ERC-1271, asked with ${gasCaps.contractTransfer} gas) ${answer.failed}` };
     // USDC's own test: at least 32 bytes whose first word is exactly the magic value, left-aligned
     if (answer.length >= 66 && answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD) return true;
     return { refused: `${kind} (ERC-1271) rejected the signature` };

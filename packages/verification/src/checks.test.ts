@@ -298,7 +298,7 @@ describe("check 2 as USDC decides it (checkPayerSignature): an account with code
 
   it('refuses the same ECDSA signature when the account has code and its ERC-1271 check says no (or cannot answer)', async () => {
     const payment = await signedPayment();
-    for (const answer of [false, { refused: 'the payer account (an EOA delegated by EIP-7702) (ERC-1271) failed (execution reverted) within 300000 gas' }] as const) {
+    for (const answer of [false, { refused: 'the payer account (an EOA delegated by EIP-7702) (ERC-1271, asked with 300000 gas) failed (execution reverted)' }] as const) {
       const failure = await checkPayerSignature(chainAnswering(answer).chain, contextOf(payment));
       expect(failure).toMatchObject({ reason: FailureReason.InvalidSignature, message: 'invalid signature', details: { reason: expect.stringContaining('has code, so USDC checks its signature by ERC-1271 only') } });
     }
