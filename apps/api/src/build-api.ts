@@ -69,6 +69,8 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     eip712Name: n.eip712Name,
     eip712Version: n.eip712Version,
     walletFactories: n.walletFactories,
+    // a payer's code run by verification is bounded by what its settlement could let it burn
+    gasCaps: n.gasCaps,
   }));
   const chain = new RpcChainReader(endpoints);
   const pool = createPgPool(config.databaseUrl);

@@ -1,3 +1,4 @@
+import { Transaction } from 'ethers';
 import { classifyNodeError, minedReceiptFromRpc } from '@facilitator/chain';
 import type { FinalityChain } from '@facilitator/settlement';
 
@@ -31,8 +32,14 @@ export function finalityChain(providers: ReadonlyMap<number, RawProvider>): Fina
         const { category } = classifyNodeError(error);
         if (category === 'already_known') return 'sent';
         if (category !== 'nonce_too_low') throw error;
-        // the nonce is used: by this very transaction, mined again meanwhile, or by another one of the key
-        return (await receipt(chainId, hash)) ? 'sent' : 'nonce_taken';
+        // the nonce is used (some endpoint says so): by this very transaction, mined again meanwhile, or by
+        // another one of the key. Asked in this order, an endpoint that counts the nonce as used has the
+        // block using it, so its "no receipt" means another transaction; one that does not count it yet (it
+        // lags) knows nothing of that block, and its "no receipt" is no verdict.
+        const { from, nonce } = Transaction.from(rawTransaction);
+        const used = BigInt((await provider(chainId).send('eth_getTransactionCount', [from, 'latest'])) as string);
+        if ((await receipt(chainId, hash)) || used <= BigInt(nonce)) return 'sent';
+        return 'nonce_taken';
       }
     },
   };

@@ -13,6 +13,25 @@ export class JsonRpcError extends Error {
   }
 }
 
+/**
+ * The node did not answer a call within its timeout (the request was abandoned). Its own class so that a
+ * caller can tell slowness from a refused connection: a stranger's code that runs slowly is not a dead node.
+ */
+export class RpcCallTimeoutError extends Error {
+  constructor(host: string, readonly timeoutMs: number) {
+    super(`RPC ${host} did not answer within ${timeoutMs} ms`);
+    this.name = 'RpcCallTimeoutError';
+  }
+}
+
+/** The endpoint answered with an HTTP error status (429, 5xx, ...) instead of JSON-RPC. */
+export class RpcHttpStatusError extends Error {
+  constructor(host: string, readonly status: number) {
+    super(`RPC ${host} answered HTTP ${status}`);
+    this.name = 'RpcHttpStatusError';
+  }
+}
+
 interface Pending {
   id: number;
   method: string;
@@ -89,14 +108,14 @@ export class JsonRpcBatchClient {
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       timeout: timeoutMs,
     });
-    request.on('timeout', () => request.destroy(new Error(`RPC ${this.url.host} did not answer within ${timeoutMs} ms`)));
+    request.on('timeout', () => request.destroy(new RpcCallTimeoutError(this.url.host, timeoutMs)));
     request.on('error', failAll);
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (c: Buffer) => chunks.push(c));
       response.on('error', failAll);
       response.on('end', () => {
-        if ((response.statusCode ?? 500) >= 400) return failAll(new Error(`RPC ${this.url.host} answered HTTP ${response.statusCode}`));
+        if ((response.statusCode ?? 500) >= 400) return failAll(new RpcHttpStatusError(this.url.host, response.statusCode ?? 500));
         this.settle(batch, Buffer.concat(chunks).toString('utf8'));
       });
     });

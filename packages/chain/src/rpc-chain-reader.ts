@@ -1,6 +1,8 @@
-import { Interface, JsonRpcProvider } from 'ethers';
+import { Interface, JsonRpcProvider, toQuantity } from 'ethers';
 import { bytesToHex, domainSeparator } from '@facilitator/core';
-import type { RpcCaller } from './rpc';
+import { untrustedCall, UntrustedCallTimeoutError, type RpcCaller } from './rpc';
+import { JsonRpcError } from './json-rpc-batch-client';
+import { classifyNodeError } from './sending/node-error-classification';
 import { counterfactualCheckCall, counterfactualVerdict, parseErc6492Signature } from './erc6492';
 import { UsdcClient } from './usdc-client';
 
@@ -15,13 +17,28 @@ export interface ChainEndpoint {
   eip712Version?: string;
   /** lowercase; the factories an ERC-6492 signature may deploy the payer's wallet through (WALLET_FACTORIES_<chainId>) */
   walletFactories?: readonly string[];
+  /**
+   * The gas ceilings that bound a payer's code when verification runs it (GAS_CAP_CONTRACT_TRANSFER_<id>,
+   * GAS_CAP_WALLET_DEPLOY_<id>; DEFAULT_UNTRUSTED_GAS when absent): a wallet whose ERC-1271 check needs more
+   * than the whole transfer may burn could never be settled, so asking it longer is work for nobody.
+   */
+  gasCaps?: { contractTransfer: bigint; walletDeploy: bigint };
+  /** how long a call of a payer's code may take before the payment is refused as unverifiable (default: the client's timeout) */
+  untrustedCallTimeoutMs?: number;
 }
+
+/** The defaults of GAS_CAP_CONTRACT_TRANSFER_<id> and GAS_CAP_WALLET_DEPLOY_<id> (packages/config). */
+export const DEFAULT_UNTRUSTED_GAS = { contractTransfer: 300_000n, walletDeploy: 500_000n } as const;
+
+/** EIP-7702: an EOA delegated to a contract has the code 0xef0100 ++ address (23 bytes). */
+export const DELEGATION_PREFIX = '0xef0100';
 
 /** A contract wallet's answer: accepted, refused (with why), or undefined when the signer is an ordinary key. */
 export type ContractSignatureVerdict = boolean | { refused: string } | undefined;
 
 const erc1271 = new Interface(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)']);
-const ERC1271_MAGIC = '0x1626ba7e';
+/** what USDC's SignatureChecker compares the first word of the answer with: bytes32(bytes4(0x1626ba7e)) */
+const ERC1271_MAGIC_WORD = '0x1626ba7e' + '0'.repeat(56);
 
 /**
  * Read-only chain access for verification. The EIP-712 domain is pinned per network, never taken from
@@ -66,33 +83,63 @@ export class RpcChainReader {
   }
 
   /**
-   * ERC-1271 for a deployed wallet; ERC-6492 for one its factory has not deployed yet: an eth_call deploys it
-   * inside the simulation and asks it as the token will, so nothing is deployed by verifying.
+   * ERC-1271 for a deployed wallet (or an EOA delegated by EIP-7702: code 0xef0100…, which USDC's
+   * SignatureChecker asks by ERC-1271 too, running the delegate's code); undefined for an account without
+   * code (ECDSA decides, checkPayerSignature); ERC-6492 for one its factory has not deployed yet: an
+   * eth_call deploys it inside the simulation and asks it as the token will, so nothing is deployed by verifying.
+   *
+   * Both run the payer's own code, so each call has a gas limit (the most the settlement could ever let it
+   * burn) and goes alone, never in a batch and never held against the endpoint (untrustedCall). Whatever
+   * the code does (reverts, runs out of gas, answers garbage or too slowly) is the payer's refusal, never a
+   * 503: only an endpoint that cannot be reached at all is.
    */
   async isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<ContractSignatureVerdict> {
     const endpoint = this.endpoint(chainId);
-    const { provider } = endpoint;
+    const gasCaps = endpoint.gasCaps ?? DEFAULT_UNTRUSTED_GAS;
     const wrapped = parseErc6492Signature(signature);
-    const code = await provider.getCode(signer);
-    if (code === '0x') {
+    const code = await endpoint.rpc.call<string>('eth_getCode', [signer, 'latest']);
+    if (!isCode(code)) {
       if (!wrapped) return undefined;
       if (!(endpoint.walletFactories ?? []).includes(wrapped.factory)) {
         return { refused: `ERC-6492 factory ${wrapped.factory} is not on this network's allowlist (WALLET_FACTORIES_${chainId})` };
       }
-      const verdict = counterfactualVerdict(await provider.call(counterfactualCheckCall(signer, bytesToHex(digest), wrapped)));
+      // deploying the wallet and then asking it: bounded by what a deployment and a transfer may each burn
+      const gas = gasCaps.walletDeploy + gasCaps.contractTransfer;
+      const answer = await this.callPayerCode(endpoint, { ...counterfactualCheckCall(signer, bytesToHex(digest), wrapped), gas: toQuantity(gas) });
+      if (typeof answer !== 'string') return { refused: `the ERC-6492 check (deploying the payer wallet, then asking it, with ${gas} gas) ${answer.failed}` };
+      const verdict = counterfactualVerdict(answer);
       if (verdict === 'accepted') return true;
       if (verdict === 'not_deployed') return { refused: 'the ERC-6492 factory call does not deploy a wallet at authorization.from' };
       return { refused: 'the payer wallet (ERC-6492, once deployed) rejected the signature' };
     }
     // a wallet deployed since it signed: ERC-6492 says its inner signature is what it checks
     const walletSignature = wrapped?.innerSignature ?? signature;
+    const kind = code.toLowerCase().startsWith(DELEGATION_PREFIX) ? 'the payer account (an EOA delegated by EIP-7702)' : 'the payer contract';
+    const data = erc1271.encodeFunctionData('isValidSignature', [bytesToHex(digest), walletSignature]);
+    const answer = await this.callPayerCode(endpoint, { to: signer, data, gas: toQuantity(gasCaps.contractTransfer) });
+    if (typeof answer !== 'string') return { refused: `${kind} (ERC-1271, asked with ${gasCaps.contractTransfer} gas) ${answer.failed}` };
+    // USDC's own test: at least 32 bytes whose first word is exactly the magic value, left-aligned
+    if (answer.length >= 66 && answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD) return true;
+    return { refused: `${kind} (ERC-1271) rejected the signature` };
+  }
+
+  /**
+   * An eth_call of a payer's code: its answer, or how it failed when the failure is the code's doing (a
+   * revert, out of gas, no answer in time). Only an endpoint that cannot run it at all throws (503).
+   */
+  private async callPayerCode(endpoint: ChainEndpoint, call: { to?: string; data: string; gas: string }): Promise<string | { failed: string }> {
     try {
-      const result = await provider.call({ to: signer, data: erc1271.encodeFunctionData('isValidSignature', [bytesToHex(digest), walletSignature]) });
-      return result.slice(0, 10).toLowerCase() === ERC1271_MAGIC;
+      return await untrustedCall<string>(endpoint.rpc, 'eth_call', [call, 'latest'], endpoint.untrustedCallTimeoutMs);
     } catch (err) {
-      // a wallet that reverts has refused the signature; anything else means the node could not be asked
-      if ((err as { code?: string }).code === 'CALL_EXCEPTION') return false;
+      if (err instanceof UntrustedCallTimeoutError) return { failed: `did not answer in ${err.timeoutMs} ms` };
+      if (err instanceof JsonRpcError && classifyNodeError(err).category !== 'rpc_unavailable') return { failed: `failed (${err.message.slice(0, 200)})` };
+      // an ethers provider's revert (a caller without the endpoint pool's raw answers)
+      if ((err as { code?: string }).code === 'CALL_EXCEPTION') return { failed: 'reverted' };
       throw err;
     }
   }
+}
+
+function isCode(code: string): boolean {
+  return code !== '0x' && code !== '0x0' && code !== '';
 }

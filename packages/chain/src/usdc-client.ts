@@ -1,9 +1,35 @@
-import type { JsonRpcProvider } from 'ethers';
-import type { RpcCaller } from './rpc';
+import { toQuantity, type JsonRpcProvider } from 'ethers';
+import { FailoverJsonRpcProvider, untrustedCall, UntrustedCallTimeoutError, type RpcCaller } from './rpc';
+import { JsonRpcError } from './json-rpc-batch-client';
+import { SharedReadings } from '@facilitator/core';
+import { FeePolicy, type Fees, type MarketReading } from './sending/fee-policy';
+import { classifyNodeError } from './sending/node-error-classification';
+import { decodeRevert } from './sending/revert-reason';
 import type { TransferAuthorization } from '@facilitator/core';
 import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from './token-abi';
 import { addressWord, authorizationStateData, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
 import { revertReasonOf } from './sending/revert-reason';
+
+/** How a simulation is run: as the real transaction would be sent (see UsdcClient.estimate). */
+export interface SimulationOptions {
+  /** the gas limit the real transaction would carry at most (its cap): more than this is `outOfGas` */
+  gasLimit?: bigint;
+  /**
+   * the real transaction's fee fields are read from the market (as the sending provider signs them, capped
+   * at this). Without fee fields geth-family nodes simulate with tx.gasprice 0, which a hostile wallet can
+   * tell from a real transaction.
+   */
+  maxFeePerGasCap?: bigint;
+}
+
+/** A simulation's verdict: its gas, the revert reason, or that it needs more than the gas limit it was given. */
+export type SimulationResult = { gas: bigint } | { revert: string; outOfGas?: bigint };
+
+/** How long a reading of the market's fees is reused for simulations (as the sending provider's FEE_CACHE default). */
+const SIMULATION_FEES_MAX_AGE_MS = 500;
+
+/** What nodes say when a simulation runs out of the gas it was given (geth, anvil, reth, erigon, nethermind). */
+const OUT_OF_GAS = /out of gas|gas required exceeds|outofgas|gas limit reached/i;
 
 /** How far back to look for the transaction that used an authorization (about 5.5 hours of Base blocks). */
 const AUTHORIZATION_LOOKBACK_BLOCKS = 10_000;
@@ -20,6 +46,8 @@ export interface AuthorizationUse {
  * for settlement (worker, CLI) and verification (RpcChainReader) alike.
  */
 export class UsdcClient {
+  private readonly marketReadings = new SharedReadings<'market', MarketReading>();
+
   /**
    * `calls` carries the token's `eth_call`s: by default ethers' `send` (its `call` formats and resolves the
    * request first, which costs more than the call; a revert still comes back as ethers' CALL_EXCEPTION);
@@ -87,27 +115,58 @@ export class UsdcClient {
    * Estimates a call as `from` against the pending block: its gas, or the revert reason when it would
    * fail. Errors that are not reverts (the node is down) are thrown. `to` is the token unless given (a
    * payer wallet's factory, for its deployment).
+   *
+   * The estimate may run a stranger's code (a contract-wallet payer's ERC-1271 check, an ERC-6492 factory),
+   * so it goes alone on the wire and is never held against the endpoint (untrustedCall); a slow one throws
+   * UntrustedCallTimeoutError. With `options` it runs as the real transaction: with its fee fields and at most
+   * its gas limit (a call that needs more answers `{ revert, outOfGas: gasLimit }`).
    */
-  async estimate(from: string, data: string, to: string = this.tokenAddress): Promise<{ gas: bigint } | { revert: string }> {
+  async estimate(from: string, data: string, to: string = this.tokenAddress, options: SimulationOptions = {}): Promise<SimulationResult> {
+    const fees = options.maxFeePerGasCap === undefined ? undefined : await this.simulationFees(options.maxFeePerGasCap);
+    const tx: Record<string, string> = { from, to, data };
+    if (options.gasLimit !== undefined) tx.gas = toQuantity(options.gasLimit);
+    if (fees) Object.assign(tx, { maxFeePerGas: toQuantity(fees.maxFeePerGas), maxPriorityFeePerGas: toQuantity(fees.maxPriorityFeePerGas) });
+    const pool = this.provider instanceof FailoverJsonRpcProvider ? this.provider.pool : undefined;
     try {
-      const gas = (await this.provider.send('eth_estimateGas', [{ from, to, data }, 'pending'])) as string;
+      const gas = pool ? await untrustedCall<string>(pool, 'eth_estimateGas', [tx, 'pending']) : ((await this.provider.send('eth_estimateGas', [tx, 'pending'])) as string);
       return { gas: BigInt(gas) };
     } catch (err) {
-      const reason = revertReasonOf(err);
-      if (reason === undefined) throw err;
-      return { revert: reason };
+      if (err instanceof UntrustedCallTimeoutError) throw err;
+      const failure = simulationFailureOf(err, options.gasLimit);
+      if (failure === undefined) throw err;
+      return failure;
     }
   }
 
-  /** Dry-runs a call as `from`; resolves to the revert reason, or undefined when it would succeed. */
+  /**
+   * The fee fields a transaction sent now would carry: twice the base fee plus the node's tip, capped at
+   * `maxFeePerGasCap` as the sending provider caps them (uncapped when the cap is below the base fee, where
+   * nothing is sent anyway and the simulation only needs a real gas price).
+   */
+  async simulationFees(maxFeePerGasCap: bigint): Promise<Fees> {
+    // shared by concurrent pre-flights for a moment: two RPC calls per settlement would be a lot for a reading
+    const reading = await this.marketReadings.get('market', SIMULATION_FEES_MAX_AGE_MS, () => FeePolicy.read(this.provider));
+    const policy = new FeePolicy(maxFeePerGasCap, 12.5);
+    const market = policy.market(reading);
+    return market.maxFeePerGas >= reading.baseFeePerGas ? market : new FeePolicy(2n ** 255n, 12.5).market(reading);
+  }
+
+  /**
+   * Dry-runs a call of the token as `from`; resolves to the revert reason, or undefined when it would
+   * succeed. A transfer's dry run runs a contract-wallet payer's code: like `estimate`, alone and never
+   * held against the endpoint.
+   */
   async simulate(from: string, data: string): Promise<string | undefined> {
+    const pool = this.provider instanceof FailoverJsonRpcProvider ? this.provider.pool : undefined;
     try {
-      await this.call(data, from);
+      if (pool) await untrustedCall<string>(pool, 'eth_call', [{ from, to: this.tokenAddress, data }, 'latest']);
+      else await this.call(data, from);
       return undefined;
     } catch (err) {
-      const reason = revertReasonOf(err);
-      if (reason === undefined) throw err;
-      return reason;
+      if (err instanceof UntrustedCallTimeoutError) throw err;
+      const failure = simulationFailureOf(err, undefined);
+      if (failure === undefined || !('revert' in failure)) throw err;
+      return failure.revert;
     }
   }
 
@@ -130,6 +189,28 @@ export class UsdcClient {
       paidToMerchant: receipt ? paidBetween(receipt.logs, this.tokenAddress, authorizer, merchant) : 0n,
     };
   }
+}
+
+/**
+ * What a failed simulation says about the call, or undefined when it says nothing about it (the node is
+ * down, rate-limits, the sender lacks gas money): those are thrown, to be retried.
+ */
+function simulationFailureOf(error: unknown, gasLimit: bigint | undefined): SimulationResult | undefined {
+  if (!(error instanceof JsonRpcError)) {
+    const reason = revertReasonOf(error);
+    if (reason === undefined) return undefined;
+    return gasLimit !== undefined && OUT_OF_GAS.test(nodeMessageOf(error)) ? { revert: reason, outOfGas: gasLimit } : { revert: reason };
+  }
+  // the node's own answer (through the endpoint pool): a revert, out of gas, or a reason it would not run it
+  if (OUT_OF_GAS.test(error.message)) return { revert: error.message, ...(gasLimit !== undefined ? { outOfGas: gasLimit } : {}) };
+  const { category } = classifyNodeError(error);
+  if (category === 'insufficient_funds' || category === 'rpc_unavailable' || category === 'fee_too_low') return undefined;
+  return { revert: category === 'execution_reverted' ? decodeRevert({ data: error.data, error: { message: error.message } }).reason : error.message };
+}
+
+function nodeMessageOf(error: unknown): string {
+  const e = error as { info?: { error?: { message?: unknown } }; error?: { message?: unknown }; shortMessage?: unknown; message?: unknown };
+  return [e.info?.error?.message, e.error?.message, e.shortMessage, e.message].filter((m) => typeof m === 'string').join(' ');
 }
 
 /** Sum of token Transfer events from `from` to `to` among a transaction's logs. */

@@ -79,6 +79,9 @@ describe('FinalityWatcher', () => {
   it('sends a transaction a reorg removed again, notes the reorg once, and the re-inclusion, then waits for depth again', async () => {
     // the chain's block 100 is another one now, and no block holds the transaction
     const h = harness([transferRow()], { head: 101, blocks: new Map([[100, '0xb100-replaced']]), receipts: new Map() });
+    // suspected on the first run, acted on when the next run sees the same
+    expect(await h.watcher.run()).toMatchObject({ reorged: 0 });
+    expect(h.calls.filter((c) => c.startsWith('rebroadcast') || c.startsWith('receipt'))).toEqual([]);
     expect(await h.watcher.run()).toMatchObject({ reorged: 1 });
     expect(await h.watcher.run()).toMatchObject({ reorged: 0, final: 0 });
     expect(h.calls.filter((c) => c.startsWith('rebroadcast'))).toEqual(['rebroadcast(0x02f8raw,0xabc)', 'rebroadcast(0x02f8raw,0xabc)']);
@@ -124,10 +127,50 @@ describe('FinalityWatcher', () => {
   });
 
   it('when the nonce went to another transaction while it was out of the chain: lost, finality changed, event', async () => {
-    const h = harness([transferRow()], { head: 101, blocks: new Map(), receipts: new Map(), nonceTaken: true });
+    const h = harness([transferRow()], { head: 101, blocks: new Map([[100, '0xb100-replaced']]), receipts: new Map(), nonceTaken: true });
+    expect(await h.watcher.run()).toMatchObject({ reorged: 0, changed: 0 }); // reorg suspected
+    expect(await h.watcher.run()).toMatchObject({ reorged: 1, changed: 0 }); // reorg confirmed; nonce taken suspected
+    expect(h.calls).not.toContain('lost(ctx_1)');
     expect(await h.watcher.run()).toMatchObject({ changed: 1 });
     expect(h.calls).toContain('lost(ctx_1)');
     expect(h.finality.map((f) => f.update.finality)).toEqual(['reorged', 'changed']);
     expect(h.finality[1].event?.payload).toMatchObject({ data: { change: { now: 'lost', block_before_reorg: 100 } } });
+  });
+
+  describe('a lagging endpoint is not a reorg', () => {
+    it('a block the endpoint does not have yet (no hash at that height, head below it) is waited for, never reorged', async () => {
+      const h = harness([transferRow({ blockNumber: 100 })], { head: 98, blocks: new Map(), receipts: new Map(), nonceTaken: true });
+      for (let i = 0; i < 5; i++) expect(await h.watcher.run()).toEqual({ watched: 1, final: 0, reorged: 0, changed: 0 });
+      // its head passed the block, but it answers no hash there yet
+      h.chainState.head = 104;
+      for (let i = 0; i < 3; i++) expect(await h.watcher.run()).toEqual({ watched: 1, final: 0, reorged: 0, changed: 0 });
+      expect(h.calls.filter((c) => !c.startsWith('settlementsFinal'))).toEqual([]);
+      expect(h.finality).toEqual([]);
+      // it caught up: the same block, deep enough
+      h.chainState.blocks.set(100, '0xb100');
+      expect(await h.watcher.run()).toMatchObject({ final: 1, reorged: 0, changed: 0 });
+    });
+
+    it('a differing hash seen once (then the right one again) is never acted on', async () => {
+      const h = harness([transferRow()], { head: 102, blocks: new Map([[100, '0xstale-fork']]), receipts: new Map(), nonceTaken: true });
+      expect(await h.watcher.run()).toMatchObject({ reorged: 0, changed: 0 });
+      h.chainState.blocks.set(100, '0xb100');
+      expect(await h.watcher.run()).toMatchObject({ reorged: 0, changed: 0 });
+      h.chainState.blocks.set(100, '0xstale-fork');
+      expect(await h.watcher.run()).toMatchObject({ reorged: 0, changed: 0 });
+      expect(h.calls.filter((c) => c.startsWith('receipt') || c.startsWith('rebroadcast') || c.startsWith('reorged'))).toEqual([]);
+    });
+
+    it('a transaction out of the chain is not lost on one "nonce taken": the next run must see it too', async () => {
+      const h = harness([transferRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map(), receipts: new Map(), nonceTaken: true });
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+      // the lagging endpoint caught up and now knows the re-inclusion
+      h.chainState.receipts.set('0xabc', { blockNumber: 108, blockHash: '0xb108', status: 'confirmed' });
+      h.chainState.blocks.set(108, '0xb108');
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+      expect(h.calls).not.toContain('lost(ctx_1)');
+      expect(h.calls).toContain('reincluded(ctx_1,108,confirmed)');
+      expect(h.finality.map((f) => f.update.finality)).toEqual(['reorged']);
+    });
   });
 });

@@ -3,14 +3,20 @@ import type { Logger } from '@facilitator/logging';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
 import { reorgEvent, type ReorgChange } from './settlement-events';
 
+type Outcome = 'watching' | 'final' | 'reorged' | 'changed';
+
 /** What the watcher reads of a chain and sends to it. */
 export interface FinalityChain {
   head(chainId: number): Promise<number>;
-  /** the hash of the chain's block at this height now (null past the head) */
+  /** the hash of the chain's block at this height now (null past the head: of a lagging endpoint too) */
   blockHash(chainId: number, blockNumber: number): Promise<string | null>;
   /** the receipt of a mined transaction, or null when no block of the chain holds it */
   receipt(chainId: number, hash: string): Promise<{ blockNumber: number; blockHash: string; status: 'confirmed' | 'reverted' } | null>;
-  /** sends a signed transaction (of this hash) again: `nonce_taken` when another transaction of its key holds the nonce now */
+  /**
+   * sends a signed transaction (of this hash) again: `nonce_taken` when another transaction of its key holds
+   * the nonce now, as seen by an endpoint that has itself reached the block using it (a lagging endpoint
+   * that does not know the receipt yet must not make it `nonce_taken`)
+   */
   rebroadcast(chainId: number, rawTransaction: string, hash: string): Promise<'sent' | 'nonce_taken'>;
 }
 
@@ -43,8 +49,18 @@ export interface FinalityRun {
  * chain's outcome then differs from what was reported (the transfer now reverts, or its nonce went to
  * another transaction), the settlement's finality becomes `changed` and a settlement.reorged event tells
  * the merchant. Run as a maintenance job, once across the cluster; every step is safe to run again.
+ *
+ * A lagging RPC endpoint must not look like a reorg: a block it does not have yet (no hash at that height,
+ * or a head below it) is waited for, never taken as removed. Only a block hash that differs at a height the
+ * endpoint has reached counts, and only once the next run sees it too (and likewise a nonce taken by another
+ * transaction): a reorg is acted on one poll later, a false one is never acted on.
  */
 export class FinalityWatcher {
+  /** row id -> what the last run suspected of it; acted on only when this run sees the same */
+  private readonly suspects = new Map<string, 'reorg' | 'lost'>();
+  /** row id -> the block a reorg removed it from, for a loss confirmed on a later run (best effort, in memory) */
+  private readonly removedFrom = new Map<string, number>();
+
   constructor(private readonly options: FinalityWatcherOptions) {}
 
   async run(): Promise<FinalityRun> {
@@ -59,8 +75,7 @@ export class FinalityWatcher {
       const hashes = new Map(await Promise.all(heights.map(async (n) => [n, await this.options.chain.blockHash(chainId, n)] as const)));
       for (const row of rows) {
         total.watched++;
-        const unchanged = row.blockNumber !== null && row.blockHash !== null && hashes.get(row.blockNumber) === row.blockHash;
-        const outcome = unchanged ? await this.deepEnough(depth, head, row.blockNumber!, row) : await this.check(chainId, depth, head, row);
+        const outcome = await this.watch(chainId, depth, head, row, row.blockNumber === null ? undefined : hashes.get(row.blockNumber));
         if (outcome !== 'watching') total[outcome]++;
       }
     }
@@ -70,11 +85,35 @@ export class FinalityWatcher {
     return total;
   }
 
+  /** `seen`: the chain's hash at the row's height now (null: the endpoint has no block there yet) */
+  private async watch(chainId: number, depth: number, head: number, row: AwaitingFinality, seen: string | null | undefined): Promise<Outcome> {
+    if (row.blockNumber === null) return this.check(chainId, depth, head, row);
+    // the endpoint that answered has not reached the block yet (it lags): nothing is known, wait for it
+    if (seen === null || seen === undefined || row.blockNumber > head) return 'watching';
+    if (seen === row.blockHash) {
+      this.suspects.delete(row.id);
+      return this.deepEnough(depth, head, row.blockNumber, row);
+    }
+    if (!this.confirmed(row.id, 'reorg')) return 'watching';
+    return this.check(chainId, depth, head, row);
+  }
+
+  /** Whether the previous run suspected the same of this row; otherwise it is suspected now, for the next run. */
+  private confirmed(rowId: string, suspicion: 'reorg' | 'lost'): boolean {
+    if (this.suspects.get(rowId) === suspicion) {
+      this.suspects.delete(rowId);
+      return true;
+    }
+    this.suspects.set(rowId, suspicion);
+    return false;
+  }
+
   private async check(chainId: number, depth: number, head: number, row: AwaitingFinality): Promise<'watching' | 'final' | 'reorged' | 'changed'> {
     const { chain, transactions } = this.options;
     const receipt = await chain.receipt(chainId, row.minedHash);
     if (!receipt) {
       const firstSeen = await transactions.markReorged(row.id);
+      if (firstSeen && row.blockNumber !== null) this.removedFrom.set(row.id, row.blockNumber);
       if (firstSeen) {
         for (const settlementId of await this.settlementsOf(row)) {
           await this.options.settlements.recordFinality(settlementId, {
@@ -84,13 +123,16 @@ export class FinalityWatcher {
           });
         }
       }
-      if ((await chain.rebroadcast(chainId, row.rawTransaction, row.minedHash)) === 'nonce_taken') {
+      if ((await chain.rebroadcast(chainId, row.rawTransaction, row.minedHash)) === 'nonce_taken' && this.confirmed(row.id, 'lost')) {
         await transactions.markLost(row.id);
-        await this.changed(row, 'lost');
+        await this.changed({ ...row, blockNumber: row.blockNumber ?? this.removedFrom.get(row.id) ?? null }, 'lost');
+        this.removedFrom.delete(row.id);
         return 'changed';
       }
       return firstSeen ? 'reorged' : 'watching';
     }
+    this.suspects.delete(row.id);
+    this.removedFrom.delete(row.id);
     if (row.blockNumber !== receipt.blockNumber || row.blockHash !== receipt.blockHash) {
       await transactions.markReincluded(row.id, receipt);
       if (receipt.status !== row.status) {

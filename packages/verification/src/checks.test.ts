@@ -5,6 +5,7 @@ import {
   checkAmount,
   checkContractSignature,
   checkMinimum,
+  checkPayerSignature,
   checkRecipient,
   checkSignature,
   checkTime,
@@ -269,5 +270,48 @@ describe('contract wallets (ERC-1271)', () => {
   it('keeps the ECDSA failure as it is when the signer has no code', async () => {
     const payment = await signedPayment({ signer: stranger });
     await expect(checkContractSignature(walletChain(undefined).chain, payment, new Uint8Array(32), ecdsaFailure)).resolves.toBe(ecdsaFailure);
+  });
+});
+
+describe("check 2 as USDC decides it (checkPayerSignature): an account with code is asked by ERC-1271 only", () => {
+  function chainAnswering(answer: Awaited<ReturnType<ChainReader['isValidContractSignature']>>): { chain: ChainReader; asked: string[] } {
+    const asked: string[] = [];
+    return {
+      asked,
+      chain: {
+        domainSeparator: async () => SEPARATOR,
+        isAuthorizationUsed: async () => false,
+        isValidContractSignature: async (_chainId, signer) => {
+          asked.push(signer);
+          return answer;
+        },
+      },
+    };
+  }
+
+  it("takes the key's ECDSA signature from an account without code (one question to the chain)", async () => {
+    const payment = await signedPayment();
+    const { chain, asked } = chainAnswering(undefined);
+    await expect(checkPayerSignature(chain, contextOf(payment))).resolves.toBeUndefined();
+    expect(asked).toEqual([payer.address.toLowerCase()]);
+  });
+
+  it('refuses the same ECDSA signature when the account has code and its ERC-1271 check says no (or cannot answer)', async () => {
+    const payment = await signedPayment();
+    for (const answer of [false, { refused: 'the payer account (an EOA delegated by EIP-7702) (ERC-1271, asked with 300000 gas) failed (execution reverted)' }] as const) {
+      const failure = await checkPayerSignature(chainAnswering(answer).chain, contextOf(payment));
+      expect(failure).toMatchObject({ reason: FailureReason.InvalidSignature, message: 'invalid signature', details: { reason: expect.stringContaining('has code, so USDC checks its signature by ERC-1271 only') } });
+    }
+  });
+
+  it("accepts it when the account's ERC-1271 check accepts it (a delegated EOA whose code checks its own key)", async () => {
+    const payment = await signedPayment();
+    await expect(checkPayerSignature(chainAnswering(true).chain, contextOf(payment))).resolves.toBeUndefined();
+  });
+
+  it('asks the wallet when the ECDSA signature is not the payer key’s, as before', async () => {
+    const payment = await signedPayment({ signer: stranger });
+    await expect(checkPayerSignature(chainAnswering(true).chain, contextOf(payment))).resolves.toBeUndefined();
+    await expect(checkPayerSignature(chainAnswering(undefined).chain, contextOf(payment))).resolves.toMatchObject({ reason: FailureReason.InvalidSignature });
   });
 });

@@ -146,6 +146,30 @@ export function checkTime(ctx: OfflineCheckContext): Failure {
   return undefined;
 }
 
+/**
+ * Check 2 as USDC decides it (FiatTokenV2_2's SignatureChecker.isValidSignatureNow): an account WITHOUT code
+ * signs by ECDSA; an account WITH code — a contract wallet, or an EOA delegated by EIP-7702 (code 0xef0100…,
+ * whose EXTCODESIZE is 23) — is asked by ERC-1271 only, even when its key's ECDSA signature recovers to it.
+ * An ECDSA signature accepted from an account with code would pass verify and fail on chain.
+ * Costs one eth_getCode (batched) on the ECDSA path; the ERC-1271 call runs only for accounts with code.
+ */
+export async function checkPayerSignature(chain: ChainReader, ctx: OfflineCheckContext): Promise<Failure> {
+  const { digest, failure } = checkSignature(ctx);
+  if (failure) return checkContractSignature(chain, ctx.payment, digest, failure);
+  const { payment } = ctx;
+  const verdict = await chain.isValidContractSignature(payment.network.chainId, payment.authorization.from, digest, payment.signature);
+  if (verdict === undefined || verdict === true) return undefined; // no code: the key's signature is USDC's test
+  return {
+    reason: FailureReason.InvalidSignature,
+    message: 'invalid signature',
+    details: {
+      reason: `authorization.from has code, so USDC checks its signature by ERC-1271 only, and ${verdict === false ? 'the account rejected it' : verdict.refused}; the ECDSA signature of its key does not count`,
+      recovered: payment.authorization.from,
+      expected: payment.authorization.from,
+    },
+  };
+}
+
 /** Where a contract wallet's signature is accepted by the wallet itself (ERC-1271), as USDC would. */
 export async function checkContractSignature(
   chain: ChainReader,

@@ -1,6 +1,14 @@
 import { JsonRpcProvider, Network, type JsonRpcApiProviderOptions, type JsonRpcError as EthersJsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
 import { JsonRpcError } from '../json-rpc-batch-client';
 import type { RpcEndpointPool } from './rpc-endpoint-pool';
+import { UntrustedCallTimeoutError } from './untrusted-call';
+
+/**
+ * Methods whose work can be a stranger's code: an estimate runs the whole transaction, and ours run a payer
+ * wallet's ERC-1271 check or an ERC-6492 factory. They go through the pool's `callUntrusted` (alone on the
+ * wire, no health verdict). The hot path's eth_calls that run strangers' code use it directly.
+ */
+const UNTRUSTED_METHODS = new Set(['eth_estimateGas']);
 
 /** Never contacted: every request goes through the pool. */
 const UNUSED_URL = 'http://rpc-endpoint-pool.invalid';
@@ -34,9 +42,17 @@ export class FailoverJsonRpcProvider extends JsonRpcProvider {
       const result =
         payload.method === 'eth_sendRawTransaction'
           ? await this.pool.broadcast(params[0] as string)
-          : await this.pool.call(payload.method, params);
+          : UNTRUSTED_METHODS.has(payload.method)
+            ? await this.pool.callUntrusted(payload.method, params)
+            : await this.pool.call(payload.method, params);
       return { id: payload.id, result };
     } catch (error) {
+      // the answer to this request only, as geth words its own call timeout ("execution aborted (timeout =
+      // 5s)", classified rpc_unavailable: retry later): the other requests of ethers' batch are unaffected
+      if (error instanceof UntrustedCallTimeoutError) {
+        const answer: EthersJsonRpcError = { id: payload.id, error: { code: -32000, message: `execution aborted (timeout = ${error.timeoutMs} ms): ${error.message}` } };
+        return answer as unknown as JsonRpcResult;
+      }
       if (error instanceof JsonRpcError) {
         const answer: EthersJsonRpcError = { id: payload.id, error: { code: error.code, message: error.message, data: error.data } };
         return answer as unknown as JsonRpcResult;

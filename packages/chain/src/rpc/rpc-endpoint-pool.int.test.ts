@@ -6,6 +6,7 @@ import { startAnvil, type AnvilProcess } from '@facilitator/devnet';
 import { ANVIL_DEFAULT_MNEMONIC, mnemonicAccount } from '@facilitator/devnet';
 import { FailoverJsonRpcProvider } from './failover-provider';
 import { RpcEndpointPool, RpcEndpointsUnavailableError } from './rpc-endpoint-pool';
+import { UntrustedCallTimeoutError } from './untrusted-call';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** An HTTP front for anvil that the test can make refuse (503), hang (never answer) or pass, counting what reaches it. */
@@ -13,12 +14,14 @@ interface Front {
   url: string;
   mode: 'pass' | 'fail' | 'hang';
   methods: string[];
+  /** the methods of each request (HTTP body), in arrival order */
+  requests: string[][];
   close(): Promise<void>;
 }
 
 async function front(target: string): Promise<Front> {
   const hung: http.ServerResponse[] = [];
-  const state: Front = { url: '', mode: 'pass', methods: [], close: async () => undefined };
+  const state: Front = { url: '', mode: 'pass', methods: [], requests: [], close: async () => undefined };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -26,6 +29,7 @@ async function front(target: string): Promise<Front> {
       const body = Buffer.concat(chunks).toString('utf8');
       const parsed = JSON.parse(body) as { method: string } | Array<{ method: string }>;
       state.methods.push(...(Array.isArray(parsed) ? parsed : [parsed]).map((p) => p.method));
+      state.requests.push((Array.isArray(parsed) ? parsed : [parsed]).map((p) => p.method));
       if (state.mode === 'hang') return void hung.push(res);
       if (state.mode === 'fail') return void res.writeHead(503).end('unavailable');
       const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -149,5 +153,47 @@ describe('RpcEndpointPool', () => {
     const error = await provider.call({ to: '0x0000000000000000000000000000000000000000', data: '0x', blockTag: 'latest', gasLimit: 1n }).catch((e: unknown) => e);
     expect(classifyNodeError(error).category).not.toBe('rpc_unavailable');
     expect(await provider.getBlockNumber()).toBeGreaterThanOrEqual(0);
+  });
+
+  describe("callUntrusted (a stranger's code)", () => {
+    it('goes alone on the wire while batched calls are in flight, and its answer or revert is returned as is', async () => {
+      const f = await newFront();
+      const pool = newPool([f.url, anvil.rpcUrl]);
+      const requestsBefore = f.requests.length;
+      const [answer] = await Promise.all([
+        pool.callUntrusted<string>('eth_call', [{ to: '0x0000000000000000000000000000000000000004', data: '0x1234' }, 'latest']),
+        ...Array.from({ length: 5 }, () => pool.call('eth_blockNumber', [])),
+      ]);
+      expect(answer).toBe('0x1234'); // the identity precompile
+      const requests = f.requests.slice(requestsBefore);
+      expect(requests.filter((methods) => methods.includes('eth_call'))).toEqual([['eth_call']]);
+      expect(requests.some((methods) => methods.length > 1)).toBe(true); // the others were batched
+      await expect(pool.callUntrusted('eth_call', [{ to: '0x0000000000000000000000000000000000000001', data: '0xzz' }, 'latest'])).rejects.toMatchObject({ name: 'JsonRpcError' });
+      expect(pool.snapshot().map((e) => e.up)).toEqual([true, true]);
+    });
+
+    it('a slow answer is UntrustedCallTimeoutError: not failed over, no endpoint marked down, batched calls unaffected', async () => {
+      const hanging = await newFront();
+      const second = await newFront();
+      const pool = newPool([hanging.url, second.url], { callTimeoutMs: 300 });
+      await pool.call('eth_blockNumber', []);
+      hanging.mode = 'hang';
+      const started = Date.now();
+      const error = await pool.callUntrusted('eth_call', [{ to: '0x0000000000000000000000000000000000000004', data: '0x' }, 'latest']).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UntrustedCallTimeoutError);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(second.methods).not.toContain('eth_call');
+      expect(pool.snapshot().map((e) => ({ up: e.up, failed: e.failed }))).toEqual([{ up: true, failed: 0 }, { up: true, failed: 0 }]);
+      // ethers' requests through the failover provider: the estimate's timeout is its own answer only
+      hanging.mode = 'pass';
+      const provider = new FailoverJsonRpcProvider(pool);
+      expect(await provider.getBlockNumber()).toBeGreaterThanOrEqual(0);
+    });
+
+    it('a refused connection is failed over, still without a health verdict', async () => {
+      const pool = newPool([DEAD, anvil.rpcUrl]);
+      expect(await pool.callUntrusted<string>('eth_chainId', [])).toBe(`0x${anvil.chainId.toString(16)}`);
+      expect(pool.snapshot().map((e) => e.failed)).toEqual([0, 0]);
+    });
   });
 });

@@ -1,12 +1,15 @@
 import { JsonRpcBatchClient, JsonRpcError } from '../json-rpc-batch-client';
 import type { RpcEndpointSnapshot } from '@facilitator/core';
 import { EndpointHealth, type HealthPolicy } from './endpoint-health';
+import { isSlowAnswer, UntrustedCallTimeoutError } from './untrusted-call';
 
 /** The one method the hot path needs: a JSON-RPC call. JsonRpcBatchClient and RpcEndpointPool both have it. */
 export interface RpcCaller {
   call<T>(method: string, params: unknown[]): Promise<T>;
   /** a call sent alone (not batched), with its own timeout; callers without it batch it like any other */
-  callAlone?<T>(method: string, params: unknown[], timeoutMs: number): Promise<T>;
+  callAlone?<T>(method: string, params: unknown[], timeoutMs?: number): Promise<T>;
+  /** a call that runs a stranger's code: alone, and never held against an endpoint (see untrustedCall) */
+  callUntrusted?<T>(method: string, params: unknown[], timeoutMs?: number): Promise<T>;
   destroy(): void;
 }
 
@@ -48,6 +51,7 @@ interface Endpoint {
  */
 export class RpcEndpointPool implements RpcCaller {
   private readonly endpoints: Endpoint[];
+  private readonly timeoutMs: number;
 
   constructor(
     readonly chainId: number,
@@ -58,6 +62,7 @@ export class RpcEndpointPool implements RpcCaller {
     if (urls.length === 0) throw new Error(`chain ${chainId} has no RPC endpoint`);
     const policy: HealthPolicy = { retryAfterMs: options.retryAfterMs ?? 1_000, maxRetryAfterMs: options.maxRetryAfterMs ?? 30_000 };
     const timeoutMs = options.callTimeoutMs ?? 3_000;
+    this.timeoutMs = timeoutMs;
     this.endpoints = urls.map((url, i) => ({ name: String(i + 1), client: makeClient(url, timeoutMs), health: new EndpointHealth(policy) }));
   }
 
@@ -76,6 +81,30 @@ export class RpcEndpointPool implements RpcCaller {
           throw error;
         }
         endpoint.health.broke();
+      }
+    }
+    throw new RpcEndpointsUnavailableError(this.chainId, order.length);
+  }
+
+  /**
+   * A call that runs a stranger's code (an ERC-1271 check, an ERC-6492 deployment, the estimate of a transfer
+   * from a contract wallet), whose time and failure are the stranger's doing, not the endpoint's:
+   * - sent alone, never in a batch: a node answers a batch as a whole, so one slow hostile call would hold
+   *   up (and time out) every call batched with it;
+   * - never counted for or against an endpoint's health (the pool's own calls and probes judge that);
+   * - a slow answer (timeout, gateway 504) is not failed over: the next endpoint would run the same code
+   *   for as long. It rejects with UntrustedCallTimeoutError, which the caller answers for that payment only.
+   * A refused connection or an HTTP error is failed over to the next endpoint, as a batched call would be.
+   */
+  async callUntrusted<T>(method: string, params: unknown[], timeoutMs = this.timeoutMs): Promise<T> {
+    this.probeDue();
+    const order = this.order();
+    for (const endpoint of order) {
+      try {
+        return await (endpoint.client.callAlone ? endpoint.client.callAlone<T>(method, params, timeoutMs) : endpoint.client.call<T>(method, params));
+      } catch (error) {
+        if (error instanceof JsonRpcError) throw error;
+        if (isSlowAnswer(error)) throw new UntrustedCallTimeoutError(method, timeoutMs);
       }
     }
     throw new RpcEndpointsUnavailableError(this.chainId, order.length);

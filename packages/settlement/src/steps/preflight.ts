@@ -1,9 +1,9 @@
-import { parseErc6492Signature } from '@facilitator/chain';
+import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain';
 import { calldataGas } from '@facilitator/settlement-contract';
 import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext } from '../step';
-import { authorizationStillValid } from '../waiting';
+import { authorizationStillValid, noFundedRelayer } from '../waiting';
 import { planWalletDeployment } from './deploy-wallet';
 
 /**
@@ -11,6 +11,11 @@ import { planWalletDeployment } from './deploy-wallet';
  * expire, and an estimate from a relayer against the pending block passes within the gas cap of its kind
  * (a contract-wallet payer whose signature check burns gas is refused here). A merchant must never pay
  * for a doomed transfer, and the service never pays gas for one.
+ *
+ * The estimate runs as the real transfer will: with the fee fields the sending provider would sign (a
+ * node simulates without them at tx.gasprice 0, which a wallet can tell from a real transaction and accept
+ * only then) and within the gas limit the transfer may carry at most (its cap). A contract wallet whose
+ * simulation does not finish in time is refused too; for an ordinary key that is the node's slowness.
  */
 export const preflight: Step = async (ctx) => {
   const auth = authorizationOf(ctx.settlement);
@@ -28,7 +33,27 @@ export const preflight: Step = async (ctx) => {
   const wrapped = parseErc6492Signature(rawSignatureOf(ctx.settlement));
   if (wrapped && !(await usdc.hasCode(auth.from))) return planWalletDeployment(ctx, wrapped);
   const data = usdc.transferWithAuthorizationData(auth, signatureOf(ctx.settlement));
-  const [estimate, cap] = await Promise.all([usdc.estimate(ctx.relayers[0], data), transferGasCap(ctx)]);
+  const [cap, fee] = await Promise.all([transferGasCap(ctx), ctx.transactions.networkFee(ctx.network.chainId)]);
+  let estimate: SimulationResult | undefined;
+  // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
+  // simulate, the next one is asked (the first is the usual one)
+  for (const relayer of ctx.relayers) {
+    try {
+      estimate = await usdc.estimate(relayer, data, usdc.tokenAddress, { gasLimit: cap.gas, maxFeePerGasCap: fee.maxFeePerGasCap });
+      break;
+    } catch (err) {
+      if (classifyNodeError(err).category === 'insufficient_funds') continue;
+      if (!(err instanceof UntrustedCallTimeoutError) || cap.kind !== 'contract') throw err;
+      return failed(settlementDoomed('the transfer simulation did not finish in time', { timeout_ms: err.timeoutMs, payer_kind: cap.kind }), true);
+    }
+  }
+  if (!estimate) return noFundedRelayer(ctx);
+  if ('revert' in estimate && estimate.outOfGas !== undefined) {
+    return failed(
+      settlementDoomed('transfer gas estimate is above its cap', { gas_estimate: `above ${estimate.outOfGas}`, gas_cap: cap.gas.toString(), payer_kind: cap.kind }),
+      true,
+    );
+  }
   if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'transferWithAuthorization' }), true);
   if (estimate.gas > cap.gas) {
     return failed(

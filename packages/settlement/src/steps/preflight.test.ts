@@ -1,0 +1,58 @@
+import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain';
+import { isWait, SettlementWaitReason } from '../waiting';
+import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, stepHarness } from '../testing/fakes';
+import { preflight } from './preflight';
+
+// The pre-flight simulates the transfer as it will be sent (issue 22): what it asks the chain, and what it
+// makes of a simulation that cannot run. The rest of the pre-flight: steps.test.ts.
+
+/** A harness whose chain records each estimate's options and answers with `answer(from)`. */
+function simulating(answer: (from: string) => Promise<{ gas: bigint } | { revert: string; outOfGas?: bigint }>) {
+  const h = stepHarness();
+  const asked: Array<{ from: string; options?: SimulationOptions }> = [];
+  h.chain.estimate = async (from: string, _data: string, _to?: string, options?: SimulationOptions) => {
+    asked.push({ from, options });
+    return answer(from);
+  };
+  return { h, asked };
+}
+
+describe('preflight simulates the transfer as it will be sent', () => {
+  it('with the fee fields capped as signing caps them, and the gas cap of the payer kind as its gas limit', async () => {
+    const { h, asked } = simulating(async () => ({ gas: 60_000n }));
+    expect(await preflight(h.ctx)).toMatchObject({ to: 'check_allowance' });
+    expect(asked).toEqual([{ from: RELAYER_A, options: { gasLimit: GAS_CAPS.transfer, maxFeePerGasCap: h.transactions.fee.maxFeePerGasCap } }]);
+
+    h.chain.withCode.add(PAYER);
+    await preflight(h.ctx);
+    expect(asked[1].options?.gasLimit).toBe(GAS_CAPS.contractTransfer);
+  });
+
+  it('a simulation that needs more than the gas limit is above the cap, before any fee', async () => {
+    const { h } = simulating(async () => ({ revert: 'out of gas', outOfGas: GAS_CAPS.contractTransfer }));
+    h.chain.withCode.add(PAYER);
+    const result = await preflight(h.ctx);
+    expect(result).toMatchObject({ to: 'failed', data: { errorDetails: { reason: 'transfer gas estimate is above its cap', gas_estimate: `above ${GAS_CAPS.contractTransfer}`, payer_kind: 'contract' } } });
+    expect(h.transactions.sent).toEqual([]);
+  });
+
+  it("a contract wallet's simulation that does not finish in time is refused; an ordinary key's is retried", async () => {
+    const timeout = () => Promise.reject(new UntrustedCallTimeoutError('eth_estimateGas', 3_000));
+    const contract = simulating(timeout);
+    contract.h.chain.withCode.add(PAYER);
+    expect(await preflight(contract.h.ctx)).toMatchObject({ to: 'failed', data: { errorDetails: { reason: 'the transfer simulation did not finish in time' } } });
+    const eoa = simulating(timeout);
+    await expect(preflight(eoa.h.ctx)).rejects.toBeInstanceOf(UntrustedCallTimeoutError);
+  });
+
+  it('a relayer without ETH for the fee fields is passed over for the next; none at all waits for one', async () => {
+    const broke = new JsonRpcError('insufficient funds for gas * price + value', -32000);
+    const { h, asked } = simulating(async (from) => (from === RELAYER_A ? Promise.reject(broke) : { gas: 60_000n }));
+    expect(await preflight(h.ctx)).toMatchObject({ to: 'check_allowance' });
+    expect(asked.map((a) => a.from)).toEqual([RELAYER_A, RELAYER_B]);
+
+    const none = simulating(() => Promise.reject(broke));
+    const result = await preflight(none.h.ctx);
+    expect(isWait(result) && result.wait.reason).toBe(SettlementWaitReason.NoFundedRelayer);
+  });
+});
