@@ -153,8 +153,8 @@ export function checkTime(ctx: OfflineCheckContext): Failure {
  * An ECDSA signature accepted from an account with code would pass verify and fail on chain.
  * Costs one eth_getCode (batched) on the ECDSA path; the ERC-1271 call runs only for accounts with code.
  */
-export async function checkPayerSignature(chain: ChainReader, ctx: OfflineCheckContext): Promise<Failure> {
-  const { digest, failure } = checkSignature(ctx);
+export async function checkPayerSignature(chain: ChainReader, ctx: OfflineCheckContext, signed = checkSignature(ctx)): Promise<Failure> {
+  const { digest, failure } = signed;
   if (failure) return checkContractSignature(chain, ctx.payment, digest, failure);
   const { payment } = ctx;
   const verdict = await chain.isValidContractSignature(payment.network.chainId, payment.authorization.from, digest, payment.signature);

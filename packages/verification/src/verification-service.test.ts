@@ -192,7 +192,8 @@ describe('VerificationService', () => {
       failureDetails: null,
     });
     expect(outcome.record.id).toMatch(/^ver_/);
-    expect(chain.asked).toEqual(['domainSeparator 84532', `isAuthorizationUsed 84532 ${PAYER} ${NONCE}`]);
+    // the nonce and whether the payer has code (USDC asks a payer with code by ERC-1271), asked together
+    expect(chain.asked).toEqual(['domainSeparator 84532', `isAuthorizationUsed 84532 ${PAYER} ${NONCE}`, `isValidContractSignature ${PAYER}`]);
     expect(verifications.calls).toEqual(['createCheckingNonce']);
   });
 
@@ -421,10 +422,13 @@ describe('VerificationService', () => {
       expect((await service.verify(await walletPayment())).failure?.details.reason).toBe('the ERC-6492 factory is not allowlisted');
     });
 
-    it('does not ask the chain about contracts when the payer’s own key signed', async () => {
+    it('asks whether a payer whose own key signed has code, and follows USDC: its code decides, not the key', async () => {
       const { chain, service } = setup();
-      await service.verify(await paymentOf());
-      expect(chain.contractQuestions).toEqual([]);
+      expect((await service.verify(await paymentOf())).failure).toBeUndefined(); // no code: the key decides
+      expect(chain.contractQuestions).toHaveLength(1);
+      chain.contractAnswer = false; // code that does not accept: USDC would refuse the transfer
+      const refused = await service.verify(await paymentOf());
+      expect(refused.failure).toMatchObject({ reason: FailureReason.InvalidSignature, details: { reason: expect.stringContaining('ERC-1271 only') } });
     });
   });
 
@@ -443,11 +447,12 @@ describe('VerificationService', () => {
       expect((await service.verify(await paymentOf(fields))).failure?.reason).toBe(reason);
     });
 
-    it('an offline failure wins over a used nonce (the chain is not asked)', async () => {
+    it('an offline failure wins over a used nonce (the nonce is never asked)', async () => {
       const { chain, service } = setup();
       chain.usedNonces.add(`${PAYER}:${NONCE}`);
       expect((await service.verify(await paymentOf({ authorization: { validBefore: BigInt(NOW - 1) } }))).failure?.reason).toBe(FailureReason.Expired);
-      expect(chain.asked).toEqual(['domainSeparator 84532']);
+      // whether the payer has code is asked (the signature is check 2), never the nonce
+      expect(chain.asked).toEqual(['domainSeparator 84532', `isValidContractSignature ${PAYER}`]);
     });
 
     it('a contract wallet that accepts its signature still meets the later checks', async () => {

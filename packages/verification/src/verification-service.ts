@@ -1,16 +1,7 @@
 import { rpcUnavailable } from '@facilitator/core';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
-import {
-  checkAmount,
-  checkContractSignature,
-  checkMinimum,
-  checkRecipient,
-  checkSignature,
-  checkTime,
-  checkToken,
-  OfflineCheckContext,
-} from './checks';
+import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkTime, checkToken, OfflineCheckContext } from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
 import { verificationRecordOf } from './verification-record';
@@ -57,18 +48,27 @@ export class VerificationService {
   }
 
   /**
-   * Checks 2–6 need no I/O beyond the cached domain. Check 7 asks the chain, then stores the row and
-   * looks for a settlement of ours that used the nonce in one database round trip; only the rare
-   * used-nonce case costs a second one.
+   * Check 2 asks the chain whether the payer has code (USDC then asks it by ERC-1271, not its key); checks
+   * 3–6 need nothing but the payment. A payment its key signed that passes 3–6 asks check 7's question at
+   * the same moment, so both share one JSON-RPC batch; anything else never asks about the nonce (a
+   * stranger's junk costs one read, not two). Then the row is stored and a settlement of ours that used the
+   * nonce looked for in one database round trip; only the rare used-nonce case costs a second one.
    */
   private async checkAndStore(payment: Payment): Promise<VerificationOutcome> {
-    const { verifications } = this.options;
-    const failure = await this.offlineFailure(payment);
+    const { verifications, chain } = this.options;
+    const { network, authorization: a } = payment;
+    const ctx = await this.contextOf(payment);
+    const signed = checkSignature(ctx);
+    const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkTime(ctx);
+    const nonceUse = signed.failure || offline ? undefined : this.ask(payment, () => chain.isAuthorizationUsed(network.chainId, a.from, a.nonce));
+    nonceUse?.catch(() => undefined); // awaited below, once check 2 passed
+    // the spec's order: a bad signature is reported before anything else
+    const failure = (await this.ask(payment, () => checkPayerSignature(chain, ctx, signed))) ?? offline;
     if (failure) return { record: await verifications.create(verificationRecordOf(payment, failure)), failure };
 
-    const { network, authorization: a } = payment;
     const identity = { chainId: network.chainId, tokenAddress: network.tokenAddress, payer: a.from, nonce: a.nonce };
-    const usedOnChain = await this.ask(payment, () => this.options.chain.isAuthorizationUsed(network.chainId, a.from, a.nonce));
+    // a contract wallet's payment (its key did not sign) asks only now that its wallet accepted it
+    const usedOnChain = await (nonceUse ?? this.ask(payment, () => chain.isAuthorizationUsed(network.chainId, a.from, a.nonce)));
     if (usedOnChain) {
       const ours = await this.options.settlements.findNonceUse(identity.chainId, identity.tokenAddress, identity.payer, identity.nonce);
       const nonceFailure = nonceUsed(a.nonce, ours?.id ?? null);
@@ -80,25 +80,16 @@ export class VerificationService {
     return { record: await verifications.reject(stored.record.id, nonceFailure.message, nonceFailure.details), failure: nonceFailure };
   }
 
-  /** Checks 2–6 in the spec's order; the first failure wins. */
-  private async offlineFailure(payment: Payment): Promise<VerificationFailure | undefined> {
-    const chainId = payment.network.chainId;
-    const ctx: OfflineCheckContext = {
+  /** What checks 2–6 read: the pinned domain (cached), the treasury, the clock and the merchant's minimum. */
+  private async contextOf(payment: Payment): Promise<OfflineCheckContext> {
+    return {
       payment,
-      domainSeparator: await this.ask(payment, () => this.options.chain.domainSeparator(chainId)),
+      domainSeparator: await this.ask(payment, () => this.options.chain.domainSeparator(payment.network.chainId)),
       treasury: this.options.treasuryAddress,
       nowSeconds: BigInt(this.now()),
       marginSeconds: BigInt(this.options.expiryMarginSeconds),
       minimumAmount: await this.minimumFor(payment),
     };
-    const signature = checkSignature(ctx);
-    if (signature.failure) {
-      const contractFailure = await this.ask(payment, () =>
-        checkContractSignature(this.options.chain, payment, signature.digest, signature.failure!),
-      );
-      if (contractFailure) return contractFailure;
-    }
-    return checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkTime(ctx);
   }
 
   private async minimumFor(payment: Payment): Promise<bigint> {
