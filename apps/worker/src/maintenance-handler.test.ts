@@ -70,7 +70,7 @@ function retentionDeps(rows: { failed?: number; unsettled?: number; rejected?: n
       deleteRetiredSecrets: batches('retired secrets', rows.secrets ?? 0),
       deleteExpiredNonces: batches('nonces', rows.nonces ?? 0),
     },
-    idempotencyKeys: { deleteExpiredBatch: batches('keys', rows.keys ?? 0) },
+    idempotencyKeys: { deleteExpired: batches('keys', rows.keys ?? 0) },
     retention: RETENTION,
     logger: quiet,
     now: () => NOW,

@@ -25,7 +25,7 @@ export interface RetentionDeps {
   batches: Pick<SettlementBatchRepository, 'deleteItemsOfFailed'>;
   webhookEvents: Pick<WebhookEventRepository, 'deleteOfVerifications' | 'deleteOfSettlements'>;
   merchants: Pick<MerchantRepository, 'deleteUnusedPage' | 'deleteRetiredSecrets' | 'deleteExpiredNonces'>;
-  idempotencyKeys: Pick<IdempotencyRepository, 'deleteExpiredBatch'>;
+  idempotencyKeys: Pick<IdempotencyRepository, 'deleteExpired'>;
   retention: RetentionConfig;
   logger: Logger;
   now?: () => number;
@@ -98,7 +98,7 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionResult
   }
   const retiredWebhookSecrets = await repeat((limit) => deps.merchants.deleteRetiredSecrets(new Date(now), limit));
   const merchantRequestNonces = await repeat((limit) => deps.merchants.deleteExpiredNonces(new Date(now), limit));
-  const idempotencyKeys = await repeat((limit) => deps.idempotencyKeys.deleteExpiredBatch(ago(r.expiredIdempotencyKeysMs), limit));
+  const idempotencyKeys = await repeat((limit) => deps.idempotencyKeys.deleteExpired(ago(r.expiredIdempotencyKeysMs), limit));
 
   const result = { failedSettlements, unsettledVerifications, rejectedVerifications, unusedMerchants, retiredWebhookSecrets, merchantRequestNonces, idempotencyKeys };
   if (Object.values(result).some((n) => n > 0)) deps.logger.info('retention run', { ...result });

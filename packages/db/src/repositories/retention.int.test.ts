@@ -337,9 +337,9 @@ describe('idempotency keys', () => {
       await db.prisma.idempotencyKey.create({ data: { scope, key: `old-${i}`, requestHash: 'h', status: 'completed', expiresAt: new Date(Date.UTC(2001, 0, 1 + i)) } });
     }
     await db.prisma.idempotencyKey.create({ data: { scope, key: 'live', requestHash: 'h', status: 'completed', expiresAt: new Date(Date.now() + DAY) } });
-    expect(await keys.deleteExpiredBatch(new Date('2002-01-01T00:00:00Z'), 2)).toBe(2);
+    expect(await keys.deleteExpired(new Date('2002-01-01T00:00:00Z'), 2)).toBe(2);
     expect((await db.prisma.idempotencyKey.findMany({ where: { scope }, orderBy: { key: 'asc' } })).map((k) => k.key)).toEqual(['live', 'old-2']);
-    expect(await keys.deleteExpiredBatch(new Date('2002-01-01T00:00:00Z'), 2)).toBe(1);
-    expect(await keys.deleteExpiredBatch(new Date('2002-01-01T00:00:00Z'), 2)).toBe(0);
+    expect(await keys.deleteExpired(new Date('2002-01-01T00:00:00Z'), 2)).toBe(1);
+    expect(await keys.deleteExpired(new Date('2002-01-01T00:00:00Z'), 2)).toBe(0);
   });
 });

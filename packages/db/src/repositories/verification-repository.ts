@@ -14,19 +14,6 @@ const REJECT = `
          request = NULL, metadata = NULL, signature = NULL, updated_at = now()
   WHERE id = $1 RETURNING *`;
 
-// Rejected verifications past retention (their webhook events go first: WebhookEventRepository).
-// Settlements only ever refer to verified rows; the check keeps this safe all the same. Batched so one run
-// holds no long lock.
-const PURGE_REJECTED = `
-  WITH doomed AS (
-    SELECT id FROM verifications v
-     WHERE status = 'rejected' AND created_at < $1
-       AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.verification_id = v.id)
-       AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.verification_id = v.id)
-     ORDER BY created_at LIMIT $2
-  )
-  DELETE FROM verifications v USING doomed d WHERE v.id = d.id`;
-
 // Retention walks (docs/decisions.md, "Retention"): pages oldest first after a cursor (created_at, id),
 // so a run reads each old row once however many are kept. A verification may go once nothing refers to it.
 const REJECTED_PAGE = `
@@ -110,14 +97,6 @@ export class VerificationRepository {
     // only the verification service calls this, for a row it has just stored: a missing one is a bug
     if (rows.length === 0) throw new Error(`no verification ${id} to reject`);
     return fromColumns(rows[0]);
-  }
-
-  /** Deletes up to `limit` rejected verifications created before `before`; returns how many went. */
-  async purgeRejected(before: Date, limit: number): Promise<number> {
-    const result = await this.pool.query(PURGE_REJECTED, [before, limit]).catch((err: unknown) => {
-      throw tagAsDatabaseError(err);
-    });
-    return result.rowCount ?? 0;
   }
 
   /** Retention: a page of rejected verifications made before `before`, after `after`. */

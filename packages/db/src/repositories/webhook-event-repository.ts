@@ -163,14 +163,4 @@ export class WebhookEventRepository {
   private async deleteWith(name: string, text: string, ids: string[]): Promise<number> {
     return ids.length === 0 ? 0 : runCount(this.pool, { name, text, values: [ids] });
   }
-
-  /** Retention: the events (and attempts) of rejected verifications created before `before`. */
-  async deleteOfRejectedVerifications(before: Date): Promise<number> {
-    const rejected = { verification: { status: 'rejected' as const, createdAt: { lt: before } } };
-    const [, events] = await this.prisma.$transaction([
-      this.prisma.webhookAttempt.deleteMany({ where: { event: rejected } }),
-      this.prisma.webhookEvent.deleteMany({ where: rejected }),
-    ]);
-    return events.count;
-  }
 }
