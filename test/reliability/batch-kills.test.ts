@@ -18,8 +18,9 @@ beforeAll(async () => {
   stack = await startTestStack({ executor: true, devnet: { blockTime: 1, payerBalance: 10n ** 9n } });
 });
 afterAll(async () => {
-  report.save();
   await stack?.stop();
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 it('every settlement ends settled, each in exactly one batch, with no fee or transfer twice', async () => {

@@ -12,8 +12,9 @@ beforeAll(async () => {
   stack = await startTestStack({ devnet: { blockTime: 2 } });
 });
 afterAll(async () => {
-  report.save();
   await stack?.stop();
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 it('the worker notices dropped transactions and sends them again', async () => {

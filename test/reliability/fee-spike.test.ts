@@ -24,8 +24,9 @@ beforeAll(async () => {
   stack = await startTestStack({ devnet: { blockTime: 1 }, env: { MAX_FEE_PER_GAS_GWEI_84532: String(CAP_GWEI) } });
 }, 60_000);
 afterAll(async () => {
-  report.save();
   await stack?.stop();
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 it('settlements wait through the spike, then all settle once, with no double fee or transfer', async () => {

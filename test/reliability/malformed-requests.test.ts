@@ -773,9 +773,10 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  report.save();
   await api?.stop();
   await Promise.all([devnet?.stop(), db?.drop(), stackEnvironment ? deleteStackQueues(stackEnvironment) : undefined]);
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays up and its memory flat`, async () => {

@@ -49,10 +49,11 @@ beforeAll(async () => {
   recorder = recordAnswers(forwardTo(api.url));
 }, 60_000);
 afterAll(async () => {
-  report.save();
   await api?.stop();
   await stack?.stop();
   await pg?.destroy();
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 it('the API answers 503 service_unavailable while Postgres is down, recovers by itself, and every settlement ends settled once', async () => {

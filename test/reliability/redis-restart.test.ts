@@ -17,9 +17,10 @@ describeWithRedisServer('a Redis restart during settlements', () => {
     stack = await startTestStack({ devnet: { blockTime: 1 }, env: { QUEUE_BACKEND: 'redis', REDIS_URL: redis.url } });
   });
   afterAll(async () => {
-    report.save();
     await stack?.stop();
     await redis?.stop();
+    // last: it throws when a check failed, after the clean-up
+    report.save();
   });
 
   it('settlements and queue state survive a Redis restart', async () => {

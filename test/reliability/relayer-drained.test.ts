@@ -23,8 +23,9 @@ beforeAll(async () => {
   stack = await startTestStack({ devnet: { blockTime: 1 }, env: { RELAYER_MIN_BALANCE_84532: MINIMUM.toString() } });
 }, 60_000);
 afterAll(async () => {
-  report.save();
   await stack?.stop();
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 it('the drained relayer is skipped and reported, the other takes over, and every settlement settles once', async () => {

@@ -22,8 +22,9 @@ beforeAll(async () => {
   stack = await startTestStack({ devnet: { blockTime: 1 }, env: { FINALITY_DEPTH_84532: String(FINALITY_DEPTH), FINALITY_POLL_MS: '500' } });
 }, 60_000);
 afterAll(async () => {
-  report.save();
   await stack?.stop();
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 it('every transaction the reorg took is mined again, once, and every settlement ends final', async () => {
@@ -35,7 +36,9 @@ it('every transaction the reorg took is mined again, once, and every settlement 
     settlementIds.push(await startSettlement(stack, id));
     await sleep(250);
   }
-  const open = await waitAllFinal(stack, settlementIds, 60_000);
+  await waitAllFinal(stack, settlementIds, 60_000);
+  // settled, not merely final: a failed one would leave nothing on chain for the reorg to take
+  const settledBefore = await stack.db.prisma.settlement.count({ where: { id: { in: settlementIds }, state: 'settled' } });
   const head = await stack.devnet.provider.getBlockNumber();
   const taken = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: settlementIds }, blockNumber: { gt: head - DEPTH } } });
   await stack.devnet.provider.send('anvil_reorg', [DEPTH, []]);
@@ -55,7 +58,7 @@ it('every transaction the reorg took is mined again, once, and every settlement 
   report.note(`every settlement final ${finalSeconds.toFixed(1)} s after the reorg; worker warnings and errors: ${summarizeWarnings(worker.lines)}`);
 
   const results = [
-    report.check('settlements settled before the reorg', 0, open),
+    report.check('settlements settled before the reorg', COUNT, settledBefore),
     report.assert('transactions in the reorged blocks', 'at least 1', taken, taken >= 1),
     report.check('transactions found gone and sent again', taken, reorgedTransactions),
     report.assert('history rows recording reorgs and re-inclusions', `at least ${2 * taken}`, reorgNotes, reorgNotes >= 2 * taken),

@@ -42,10 +42,11 @@ beforeAll(async () => {
   recorder = recordAnswers(forwardTo(api.url));
 }, 60_000);
 afterAll(async () => {
-  report.save();
   await api?.stop();
   await stack?.stop();
   await Promise.all([apiDead?.stop(), workerDead?.stop()]);
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 /** Verifies a new payment; a 503 is retried (and stays on the record), anything else is a failure. */

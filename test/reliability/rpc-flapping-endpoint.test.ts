@@ -45,10 +45,11 @@ beforeAll(async () => {
   recorder = recordAnswers(forwardTo(api.url));
 }, 60_000);
 afterAll(async () => {
-  report.save();
   await api?.stop();
   await stack?.stop();
   await Promise.all([flapping?.stop(), steady?.stop()]);
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 

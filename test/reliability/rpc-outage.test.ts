@@ -38,10 +38,11 @@ beforeAll(async () => {
   recorder = recordAnswers(forwardTo(api.url));
 }, 60_000);
 afterAll(async () => {
-  report.save();
   await api?.stop();
   await stack?.stop();
   await proxy?.stop();
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 

@@ -24,7 +24,7 @@ export class ScenarioReport {
     private readonly resultsDir = RESULTS_DIR,
   ) {}
 
-  /** Records a check and returns whether it held; the test still asserts it with expect(). */
+  /** Records a check and returns whether it held; save() fails the test when it did not. */
   check(what: string, expected: unknown, observed: unknown): boolean {
     const ok = JSON.stringify(expected) === JSON.stringify(observed);
     this.checks.push({ what, expected: String(expected), observed: String(observed), ok });
@@ -41,7 +41,24 @@ export class ScenarioReport {
     this.notes.push(text);
   }
 
+  /** The checks that did not hold, each as one line. */
+  failedChecks(): string[] {
+    return this.checks.filter((c) => !c.ok).map((c) => `${c.what}: expected ${c.expected}, observed ${c.observed}`);
+  }
+
+  /**
+   * Writes the record, then throws when any recorded check failed (or none was recorded): every row a
+   * report prints is an assertion of its test, so a report can never say HARM or FAIL while the test
+   * passes. Called from afterAll, it fails the test file all the same; call it after the hook's clean-up.
+   */
   save(): void {
+    this.write();
+    const failed = this.failedChecks();
+    if (this.checks.length === 0) throw new Error(`scenario ${this.id}: no check was recorded`);
+    if (failed.length > 0) throw new Error(`scenario ${this.id}: ${failed.length} check(s) failed:\n${failed.map((f) => `  - ${f}`).join('\n')}`);
+  }
+
+  private write(): void {
     mkdirSync(this.resultsDir, { recursive: true });
     const record = {
       id: this.id,

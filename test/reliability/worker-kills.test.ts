@@ -13,8 +13,9 @@ beforeAll(async () => {
   stack = await startTestStack({ devnet: { blockTime: 1, payerBalance: 10n ** 9n } });
 });
 afterAll(async () => {
-  report.save();
   await stack?.stop();
+  // last: it throws when a check failed, after the clean-up
+  report.save();
 });
 
 it('every settlement ends settled, with no fee or transfer twice', async () => {

@@ -149,6 +149,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     }),
     maintenance: maintenanceHandler({
       verifications: new VerificationRepository(pool),
+      settlements,
+      batches,
+      merchants: new MerchantRepository(pool),
       idempotencyKeys: new IdempotencyRepository(prisma),
       webhookEvents,
       retention: config.retention,

@@ -1,5 +1,15 @@
 import type { RetentionConfig } from '@facilitator/config';
-import type { IdempotencyRepository, VerificationRepository, WebhookEventRepository } from '@facilitator/db';
+import {
+  RETENTION_START,
+  type IdempotencyRepository,
+  type MerchantRepository,
+  type RetentionCursor,
+  type RetentionPage,
+  type SettlementBatchRepository,
+  type SettlementRepository,
+  type VerificationRepository,
+  type WebhookEventRepository,
+} from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import type { FinalityWatcher } from '@facilitator/settlement';
 import { JobName, type MaintenanceJobData } from '@facilitator/queue';
@@ -10,33 +20,89 @@ import type { Sweeper } from './sweeper';
 const BATCH = 1_000;
 
 export interface RetentionDeps {
-  verifications: Pick<VerificationRepository, 'purgeRejected'>;
+  verifications: Pick<VerificationRepository, 'rejectedPage' | 'unsettledPage' | 'deleteUnreferenced'>;
+  settlements: Pick<SettlementRepository, 'failedPage' | 'deleteFailed'>;
+  batches: Pick<SettlementBatchRepository, 'deleteItemsOfFailed'>;
+  webhookEvents: Pick<WebhookEventRepository, 'deleteOfVerifications' | 'deleteOfSettlements'>;
+  merchants: Pick<MerchantRepository, 'deleteUnusedPage' | 'deleteRetiredSecrets' | 'deleteExpiredNonces'>;
   idempotencyKeys: Pick<IdempotencyRepository, 'deleteExpired'>;
-  webhookEvents: Pick<WebhookEventRepository, 'deleteOfRejectedVerifications'>;
   retention: RetentionConfig;
   logger: Logger;
   now?: () => number;
 }
 
-/**
- * Deletes what is only kept for a while: rejected verifications past their retention (with their webhook
- * events) and idempotency keys a while after they expired. Settlements and successful verifications are
- * kept for good.
- */
-export async function runRetention(deps: RetentionDeps): Promise<{ rejectedVerifications: number; idempotencyKeys: number }> {
-  const now = deps.now?.() ?? Date.now();
-  const before = new Date(now - deps.retention.rejectedVerificationsMs);
-  // their events first (each table has one owner; an event refers to its verification)
-  await deps.webhookEvents.deleteOfRejectedVerifications(before);
-  let rejectedVerifications = 0;
-  for (;;) {
-    const deleted = await deps.verifications.purgeRejected(before, BATCH);
-    rejectedVerifications += deleted;
-    if (deleted < BATCH) break;
+/** What one run deleted, table by table (rows of the table each is named after). */
+export interface RetentionResult {
+  failedSettlements: number;
+  unsettledVerifications: number;
+  rejectedVerifications: number;
+  unusedMerchants: number;
+  retiredWebhookSecrets: number;
+  merchantRequestNonces: number;
+  idempotencyKeys: number;
+}
+
+/** Walks pages from the start to the end, deleting each page's rows (their dependants first) before the next. */
+async function drain(page: (after: RetentionCursor) => Promise<RetentionPage>, remove: (ids: string[]) => Promise<number>): Promise<number> {
+  let deleted = 0;
+  for (let after: RetentionCursor | null = RETENTION_START; after; ) {
+    const { ids, next } = await page(after);
+    if (ids.length > 0) deleted += await remove(ids);
+    after = next;
   }
-  const idempotencyKeys = await deps.idempotencyKeys.deleteExpired(new Date(now - deps.retention.expiredIdempotencyKeysMs));
-  if (rejectedVerifications + idempotencyKeys > 0) deps.logger.info('retention run', { rejectedVerifications, idempotencyKeys });
-  return { rejectedVerifications, idempotencyKeys };
+  return deleted;
+}
+
+/** Calls `remove` until it deletes less than a batch. */
+async function repeat(remove: (limit: number) => Promise<number>): Promise<number> {
+  let deleted = 0;
+  for (let n = BATCH; n === BATCH; deleted += n) n = await remove(BATCH);
+  return deleted;
+}
+
+/**
+ * Deletes what is only kept for a while (docs/decisions.md, "Retention"): everything a stranger can make
+ * us store has an end. In bounded batches, each table through its owner, dependants first (foreign keys):
+ * failed settlements that moved no money (with their events and batch items), then verifications no
+ * settlement refers to that can never settle or are past the cap, rejected verifications (both with their
+ * events), unused merchants with their secrets, rotated secrets that stopped signing, expired request
+ * nonces and idempotency keys. Settled settlements, failed ones that moved money, and their verifications
+ * are kept for good.
+ */
+export async function runRetention(deps: RetentionDeps): Promise<RetentionResult> {
+  const now = deps.now?.() ?? Date.now();
+  const { retention: r, verifications, webhookEvents } = deps;
+  const ago = (ms: number) => new Date(now - ms);
+
+  const failedSettlements = await drain(
+    (after) => deps.settlements.failedPage(ago(r.failedSettlementsMs), after, BATCH),
+    async (ids) => {
+      await webhookEvents.deleteOfSettlements(ids);
+      await deps.batches.deleteItemsOfFailed(ids);
+      return deps.settlements.deleteFailed(ids);
+    },
+  );
+  const deleteVerifications = async (ids: string[]) => {
+    await webhookEvents.deleteOfVerifications(ids);
+    return verifications.deleteUnreferenced(ids);
+  };
+  const unsettled = { validBefore: BigInt(Math.floor((now - r.expiredVerificationsMs) / 1000)), createdBefore: ago(r.unsettledVerificationsMs) };
+  const unsettledVerifications = await drain((after) => verifications.unsettledPage(unsettled, after, BATCH), deleteVerifications);
+  const rejectedVerifications = await drain((after) => verifications.rejectedPage(ago(r.rejectedVerificationsMs), after, BATCH), deleteVerifications);
+
+  let unusedMerchants = 0;
+  for (let after: string | null = ''; after !== null; ) {
+    const { deleted, next } = await deps.merchants.deleteUnusedPage(ago(r.unusedMerchantsMs), after, BATCH);
+    unusedMerchants += deleted;
+    after = next;
+  }
+  const retiredWebhookSecrets = await repeat((limit) => deps.merchants.deleteRetiredSecrets(new Date(now), limit));
+  const merchantRequestNonces = await repeat((limit) => deps.merchants.deleteExpiredNonces(new Date(now), limit));
+  const idempotencyKeys = await repeat((limit) => deps.idempotencyKeys.deleteExpired(ago(r.expiredIdempotencyKeysMs), limit));
+
+  const result = { failedSettlements, unsettledVerifications, rejectedVerifications, unusedMerchants, retiredWebhookSecrets, merchantRequestNonces, idempotencyKeys };
+  if (Object.values(result).some((n) => n > 0)) deps.logger.info('retention run', { ...result });
+  return result;
 }
 
 /** The scheduled housekeeping jobs (each run once across the cluster by its BullMQ job scheduler). */

@@ -56,12 +56,33 @@ describe('loadConfig', () => {
     ]);
     expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxSettleWaiters: 2_000 });
     expect(config.walletDeployLimits).toEqual({ perMerchant: 5, perFactory: 50, windowMs: 3_600_000 });
-    expect(config.retention).toEqual({ rejectedVerificationsMs: 30 * 86_400_000, expiredIdempotencyKeysMs: 86_400_000, intervalMs: 3_600_000 });
+    expect(config.retention).toEqual({
+      rejectedVerificationsMs: 30 * 86_400_000,
+      expiredIdempotencyKeysMs: 86_400_000,
+      intervalMs: 3_600_000,
+      expiredVerificationsMs: 86_400_000,
+      unsettledVerificationsMs: 30 * 86_400_000,
+      failedSettlementsMs: 90 * 86_400_000,
+      unusedMerchantsMs: 90 * 86_400_000,
+    });
     expect(config.worker.settlementAttempts).toBe(12);
     expect(config.worker).toMatchObject({ settlementMode: 'atomic', batchWindowMs: 0 });
     // the treasury key also relays when no relayer keys are given
     expect(config.relayers).toEqual([config.treasury]);
     expect(config.treasury.address).toBe('0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a');
+  });
+
+  it('reads the retention of what strangers can make us store, and refuses a retention of nothing', () => {
+    const config = loadConfig({
+      ...base,
+      RETENTION_EXPIRED_VERIFICATIONS_HOURS: '0',
+      RETENTION_UNSETTLED_VERIFICATIONS_DAYS: '7',
+      RETENTION_FAILED_SETTLEMENTS_DAYS: '365',
+      RETENTION_UNUSED_MERCHANTS_DAYS: '30',
+    });
+    expect(config.retention).toMatchObject({ expiredVerificationsMs: 0, unsettledVerificationsMs: 7 * 86_400_000, failedSettlementsMs: 365 * 86_400_000, unusedMerchantsMs: 30 * 86_400_000 });
+    expect(() => loadConfig({ ...base, RETENTION_FAILED_SETTLEMENTS_DAYS: '0' })).toThrow(/RETENTION_FAILED_SETTLEMENTS_DAYS/);
+    expect(() => loadConfig({ ...base, RETENTION_UNUSED_MERCHANTS_DAYS: 'soon' })).toThrow(/RETENTION_UNUSED_MERCHANTS_DAYS/);
   });
 
   it('enables a network only when its RPC URL is set', () => {

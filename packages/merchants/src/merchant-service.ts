@@ -75,6 +75,8 @@ export class MerchantService {
     if (!(await this.options.repository.useNonce(request.merchant, request.nonce.toLowerCase(), new Date(request.expiresAt * 1000)))) {
       throw new UnauthorizedError('this signed request was used already; sign a new one with a fresh nonce');
     }
+    // the merchant itself is here: retention keeps what it has (e.g. the webhook secret it reads) a while longer
+    await this.options.repository.markSeen(request.merchant);
   }
 
   /** The merchant's secrets, the current one created on first use. */

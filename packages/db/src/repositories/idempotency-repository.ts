@@ -48,9 +48,15 @@ export class IdempotencyRepository {
     await this.prisma.idempotencyKey.deleteMany({ where: { scope, key, status: 'in_flight' } });
   }
 
-  /** Deletes the keys that expired before `before` (retention: kept a while after expiry for support). */
-  async deleteExpired(before: Date = new Date()): Promise<number> {
-    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lt: before } } });
-    return count;
+  /**
+   * Retention: up to `limit` keys that expired before `before` (kept a while after expiry for support),
+   * oldest first; returns how many went.
+   */
+  deleteExpired(before: Date, limit: number): Promise<number> {
+    return this.prisma.$executeRaw`
+      DELETE FROM idempotency_keys k USING (
+        SELECT scope, key FROM idempotency_keys WHERE expires_at < ${before} ORDER BY expires_at LIMIT ${limit}
+      ) doomed
+      WHERE k.scope = doomed.scope AND k.key = doomed.key AND k.expires_at < ${before}`;
   }
 }

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { dateColumn, optionalDateColumn, runQuery, tagAsDatabaseError, type Row } from './pg-query';
+import { dateColumn, optionalDateColumn, runCount, runQuery, tagAsDatabaseError, type Row } from './pg-query';
 
 export interface MerchantRecord {
   /** lowercase */
@@ -33,6 +33,37 @@ const LIVE_SECRETS = `
   SELECT ciphertext, created_at, retires_at FROM merchant_webhook_secrets
    WHERE merchant = $1 AND (retires_at IS NULL OR retires_at > now())
    ORDER BY retires_at IS NULL DESC, created_at DESC`;
+
+// Retention (docs/decisions.md, "Retention"). A merchant is unused when it asked for nothing that lasts
+// (no settle key, no minimum), has no settlement (of any state), has no signed request in progress (a
+// nonce), and nothing of it is newer than $2: its row (made, changed, last seen signing a request) and
+// its newest webhook secret (made on first use, by a delivery to any URL a stranger gave, or by a rotation).
+const UNUSED = `
+  NOT EXISTS (SELECT 1 FROM merchants m WHERE m.address = a.address
+                 AND (m.settle_key_hash IS NOT NULL OR m.minimum_amount IS NOT NULL
+                      OR m.updated_at >= $2 OR m.created_at >= $2 OR m.last_seen_at >= $2))
+  AND NOT EXISTS (SELECT 1 FROM merchant_webhook_secrets s WHERE s.merchant = a.address AND s.created_at >= $2)
+  AND NOT EXISTS (SELECT 1 FROM settlements st WHERE st.merchant = a.address)
+  AND NOT EXISTS (SELECT 1 FROM merchant_request_nonces n WHERE n.merchant = a.address)`;
+
+// One page of every merchant we hold anything of (a row, secrets), by address after $1; the unused ones
+// of it deleted with all their secrets, in one statement. Returns the page's last address and how many went.
+const DELETE_UNUSED_PAGE = `
+  WITH page AS (
+    SELECT address FROM (
+      (SELECT DISTINCT merchant AS address FROM merchant_webhook_secrets WHERE merchant > $1 ORDER BY merchant LIMIT $3)
+      UNION
+      (SELECT address FROM merchants WHERE address > $1 ORDER BY address LIMIT $3)
+    ) candidates ORDER BY address LIMIT $3
+  ), doomed AS (
+    SELECT a.address FROM page a WHERE ${UNUSED}
+  ), secrets AS (
+    DELETE FROM merchant_webhook_secrets s USING doomed d WHERE s.merchant = d.address
+  ), records AS (
+    DELETE FROM merchants m USING doomed d WHERE m.address = d.address
+  )
+  SELECT (SELECT count(*) FROM page)::int AS walked, (SELECT max(address) FROM page) AS last,
+         (SELECT count(*) FROM doomed)::int AS deleted`;
 
 /**
  * Merchants' records, webhook secrets and request nonces, through plain `pg`. Every write that must not
@@ -135,6 +166,49 @@ export class MerchantRepository {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * The merchant itself signed a request (it was authenticated): kept from retention for
+   * RETENTION_UNUSED_MERCHANTS_DAYS from now, e.g. a merchant that read its webhook secret and waits for
+   * its first payment.
+   */
+  async markSeen(merchant: string): Promise<void> {
+    await runQuery(this.pool, {
+      name: 'merchant_mark_seen',
+      text: `INSERT INTO merchants (address, last_seen_at) VALUES ($1, now())
+             ON CONFLICT (address) DO UPDATE SET last_seen_at = now()`,
+      values: [merchant],
+    });
+  }
+
+  /**
+   * Retention: one page of merchants by address after `after` (`limit` of them), deleting the unused
+   * ones (UNUSED, nothing newer than `before`) with their secrets. `next` is null once the walk is over.
+   */
+  async deleteUnusedPage(before: Date, after: string, limit: number): Promise<{ deleted: number; next: string | null }> {
+    const [row] = await runQuery(this.pool, { name: 'merchant_delete_unused_page', text: DELETE_UNUSED_PAGE, values: [after, before, limit] });
+    return { deleted: row.deleted as number, next: (row.walked as number) < limit ? null : (row.last as string) };
+  }
+
+  /** Retention: up to `limit` rotated secrets that stopped signing before `before`; returns how many went. */
+  deleteRetiredSecrets(before: Date, limit: number): Promise<number> {
+    return runCount(this.pool, {
+      name: 'merchant_delete_retired_secrets',
+      text: `DELETE FROM merchant_webhook_secrets WHERE id IN (
+               SELECT id FROM merchant_webhook_secrets WHERE retires_at < $1 ORDER BY retires_at LIMIT $2)`,
+      values: [before, limit],
+    });
+  }
+
+  /** Retention: up to `limit` request nonces that expired before `before` (a signed request is refused after its expiry anyway). */
+  deleteExpiredNonces(before: Date, limit: number): Promise<number> {
+    return runCount(this.pool, {
+      name: 'merchant_delete_expired_nonces',
+      text: `DELETE FROM merchant_request_nonces WHERE (merchant, nonce) IN (
+               SELECT merchant, nonce FROM merchant_request_nonces WHERE expires_at < $1 ORDER BY expires_at LIMIT $2)`,
+      values: [before, limit],
+    });
   }
 
   /** Records a signed request's nonce; false when it was used already (a replay). Expired ones are swept. */

@@ -20,3 +20,12 @@ export async function runQuery(db: Pool | PoolClient, config: QueryConfig & { na
 // pg returns timestamp columns as Dates, but as ISO text inside json_agg / to_jsonb: both read the same.
 export const dateColumn = (value: unknown): Date => (value instanceof Date ? value : new Date(value as string));
 export const optionalDateColumn = (value: unknown): Date | null => (value == null ? null : dateColumn(value));
+
+/** A named statement that changes rows (a DELETE, mostly): how many it changed. */
+export async function runCount(db: Pool | PoolClient, config: QueryConfig & { name: string }): Promise<number> {
+  try {
+    return (await db.query(config)).rowCount ?? 0;
+  } catch (err) {
+    throw tagAsDatabaseError(err);
+  }
+}

@@ -1,6 +1,6 @@
 import { IdPrefix, newId } from '@facilitator/core';
 import type { Pool } from '../pg-pool';
-import { runQuery, type Row } from './pg-query';
+import { runCount, runQuery, type Row } from './pg-query';
 
 export interface NewSettlementBatch {
   chainId: number;
@@ -38,6 +38,11 @@ const SQL = {
     SELECT b.* FROM settlement_batch_items i JOIN settlement_batches b ON b.id = i.batch_id WHERE i.settlement_id = $1`,
   alreadyBatched: `SELECT settlement_id FROM settlement_batch_items WHERE settlement_id = ANY($1::text[])`,
   settlementsOf: `SELECT settlement_id FROM settlement_batch_items WHERE batch_id = $1 ORDER BY position`,
+  // retention: the items of failed settlements about to be deleted (the batch and its transaction stay:
+  // they are our record of the gas spent)
+  deleteItemsOfFailed: `
+    DELETE FROM settlement_batch_items i USING settlements s
+     WHERE i.settlement_id = ANY($1::text[]) AND s.id = i.settlement_id AND s.state = 'failed'`,
 };
 
 /**
@@ -76,6 +81,12 @@ export class SettlementBatchRepository {
   async alreadyBatched(settlementIds: readonly string[]): Promise<Set<string>> {
     const rows = await runQuery(this.pool, { name: 'settlementBatches.alreadyBatched', text: SQL.alreadyBatched, values: [settlementIds] });
     return new Set(rows.map((r) => r.settlement_id as string));
+  }
+
+  /** Retention: removes the batch items of those of these settlements that failed; returns how many went. */
+  async deleteItemsOfFailed(settlementIds: string[]): Promise<number> {
+    if (settlementIds.length === 0) return 0;
+    return runCount(this.pool, { name: 'settlementBatches.deleteItemsOfFailed', text: SQL.deleteItemsOfFailed, values: [settlementIds] });
   }
 
   async settlementsOf(batchId: string): Promise<string[]> {

@@ -78,10 +78,6 @@ async function settlementOf(row: NewVerificationRow, state: SettlementState, mer
   return id;
 }
 
-async function backdate(id: string, createdAt: Date): Promise<void> {
-  await db.pool.query('UPDATE verifications SET created_at = $2 WHERE id = $1', [id, createdAt]);
-}
-
 describe('VerificationRepository', () => {
   it('stores every field of a verified row and reads it back with its exact types', async () => {
     const row = verifiedRow();
@@ -324,51 +320,6 @@ describe('VerificationRepository', () => {
       expect(await repo.findLatestVerified({ ...payment, chainId: 84532 })).toBeNull();
       expect(await repo.findLatestVerified({ ...payment, nonce: randomNonce() })).toBeNull();
       expect((await repo.findLatestVerified({ ...payment, authorizationFingerprint: `other:${nonce}` }))?.amount).toBe('3');
-    });
-  });
-
-  describe('purgeRejected', () => {
-    it('deletes old rejected rows only, leaving ones a settlement or a webhook event refers to', async () => {
-      const old = new Date('2001-01-01T00:00:00.000Z');
-      const cutoff = new Date('2001-02-01T00:00:00.000Z');
-      const make = async (status: 'verified' | 'rejected', createdAt: Date) => {
-        const row = verifiedRow();
-        await repo.create(row);
-        if (status === 'rejected') await repo.reject(row.id, 'no', {});
-        await backdate(row.id, createdAt);
-        return row;
-      };
-      const doomed = await make('rejected', old);
-      const recent = await make('rejected', new Date('2001-03-01T00:00:00.000Z'));
-      const verified = await make('verified', old);
-      const withSettlement = await make('rejected', old);
-      await settlementOf(withSettlement, 'failed');
-      const withEvent = await make('rejected', old);
-      await db.prisma.webhookEvent.create({
-        data: { id: newId(IdPrefix.WebhookEvent), eventType: 'verification.rejected', verificationId: withEvent.id, url: 'https://m.example/h', payload: {} },
-      });
-
-      expect(await repo.purgeRejected(cutoff, 100)).toBe(1);
-      expect(await repo.findById(doomed.id)).toBeNull();
-      for (const kept of [recent, verified, withSettlement, withEvent]) expect(await repo.findById(kept.id)).not.toBeNull();
-      expect(await repo.purgeRejected(cutoff, 100)).toBe(0);
-    });
-
-    it('deletes at most `limit` rows per call, oldest first', async () => {
-      const ids: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const row = verifiedRow();
-        await repo.create(row);
-        await repo.reject(row.id, 'no', {});
-        await backdate(row.id, new Date(Date.UTC(1999, 0, 1 + i)));
-        ids.push(row.id);
-      }
-      const cutoff = new Date('2000-01-01T00:00:00.000Z');
-
-      expect(await repo.purgeRejected(cutoff, 2)).toBe(2);
-      expect(await Promise.all(ids.map((id) => repo.findById(id).then((r) => r !== null)))).toEqual([false, false, true, true, true]);
-      expect(await repo.purgeRejected(cutoff, 10)).toBe(3);
-      expect(await repo.purgeRejected(cutoff, 10)).toBe(0);
     });
   });
 });

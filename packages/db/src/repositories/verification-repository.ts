@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { Verification } from '../generated/prisma/client';
 import { VerificationInsertBatcher, type StoredVerification } from './verification-insert-batcher';
-import { runQuery, tagAsDatabaseError } from './pg-query';
+import { dateColumn, runCount, runQuery, tagAsDatabaseError } from './pg-query';
 import { fromColumns, type NewVerificationRow } from './verification-row';
 
 export type VerificationRow = Verification;
@@ -15,18 +15,32 @@ const REJECT = `
          request = NULL, metadata = NULL, signature = NULL, updated_at = now()
   WHERE id = $1 RETURNING *`;
 
-// Rejected verifications past retention (their webhook events go first: WebhookEventRepository).
-// Settlements only ever refer to verified rows; the check keeps this safe all the same. Batched so one run
-// holds no long lock.
-const PURGE_REJECTED = `
-  WITH doomed AS (
-    SELECT id FROM verifications v
-     WHERE status = 'rejected' AND created_at < $1
-       AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.verification_id = v.id)
-       AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.verification_id = v.id)
-     ORDER BY created_at LIMIT $2
-  )
-  DELETE FROM verifications v USING doomed d WHERE v.id = d.id`;
+// Retention walks (docs/decisions.md, "Retention"): pages oldest first after a cursor (created_at, id),
+// so a run reads each old row once however many are kept. A verification may go once nothing refers to it.
+const REJECTED_PAGE = `
+  SELECT id, created_at FROM verifications
+   WHERE status = 'rejected' AND created_at < $1
+     AND created_at >= $2 AND (created_at > $2 OR id > $3)
+   ORDER BY created_at, id LIMIT $4`;
+
+// Verified, and no settlement refers to it, and it can never settle: its authorization's validBefore
+// (unix seconds, decimal text) is before $5 (now minus the margin), or it is older than the cap ($6). Such
+// a row was made before its validBefore, so it lies before $1 (now minus the margin) too: the index on
+// (status, created_at) bounds the walk.
+const UNSETTLED_PAGE = `
+  SELECT v.id, v.created_at FROM verifications v
+   WHERE v.status = 'verified' AND v.created_at < $1
+     AND v.created_at >= $2 AND (v.created_at > $2 OR v.id > $3)
+     AND (v.created_at < $6 OR v.valid_before IS NULL OR v.valid_before::numeric < $5::numeric)
+     AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.verification_id = v.id)
+   ORDER BY v.created_at, v.id LIMIT $4`;
+
+// checked again as it deletes: a settlement or an event that appeared since the page was read keeps the row
+const DELETE_UNREFERENCED = `
+  DELETE FROM verifications v
+   WHERE v.id = ANY($1::text[])
+     AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.verification_id = v.id)
+     AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.verification_id = v.id)`;
 
 const FIND_BY_ID = `SELECT * FROM verifications WHERE id = $1`;
 
@@ -37,6 +51,29 @@ const FIND_LATEST_VERIFIED = `
    WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND status = 'verified'
      AND authorization_fingerprint = $5
    ORDER BY created_at DESC LIMIT 1`;
+
+/** Where a retention walk stopped: the last row it read (in its own order). */
+export interface RetentionCursor {
+  at: Date;
+  id: string;
+}
+
+/** A walk that has not started: before every row. */
+export const RETENTION_START: RetentionCursor = { at: new Date(0), id: '' };
+
+/** One page of a retention walk: the ids that may go, and where to go on from (null: the walk is over). */
+export interface RetentionPage {
+  ids: string[];
+  next: RetentionCursor | null;
+}
+
+/** What makes a verified verification that was never settled deletable (see UNSETTLED_PAGE). */
+export interface UnsettledRetention {
+  /** its authorization's validBefore is before this (unix seconds): it can never settle */
+  validBefore: bigint;
+  /** ...or it was made before this, still valid or not (a settle then asks for a new verify) */
+  createdBefore: Date;
+}
 
 export class VerificationRepository {
   private readonly inserts: VerificationInsertBatcher;
@@ -66,12 +103,29 @@ export class VerificationRepository {
     return fromColumns(rows[0]);
   }
 
-  /** Deletes up to `limit` rejected verifications created before `before`; returns how many went. */
-  async purgeRejected(before: Date, limit: number): Promise<number> {
-    const result = await this.pool.query(PURGE_REJECTED, [before, limit]).catch((err: unknown) => {
-      throw tagAsDatabaseError(err);
+  /** Retention: a page of rejected verifications made before `before`, after `after`. */
+  async rejectedPage(before: Date, after: RetentionCursor, limit: number): Promise<RetentionPage> {
+    const rows = await runQuery(this.pool, { name: 'verification_rejected_page', text: REJECTED_PAGE, values: [before, after.at, after.id, limit] });
+    return pageOf(rows, limit);
+  }
+
+  /** Retention: a page of verified verifications no settlement refers to that can never settle (UnsettledRetention). */
+  async unsettledPage(rule: UnsettledRetention, after: RetentionCursor, limit: number): Promise<RetentionPage> {
+    const madeBefore = new Date(Number(rule.validBefore) * 1000);
+    const rows = await runQuery(this.pool, {
+      name: 'verification_unsettled_page',
+      text: UNSETTLED_PAGE,
+      values: [madeBefore, after.at, after.id, limit, rule.validBefore.toString(), rule.createdBefore],
     });
-    return result.rowCount ?? 0;
+    return pageOf(rows, limit);
+  }
+
+  /**
+   * Retention: deletes those of `ids` that no settlement and no webhook event refers to (their events go
+   * first, through WebhookEventRepository); returns how many went.
+   */
+  async deleteUnreferenced(ids: string[]): Promise<number> {
+    return ids.length === 0 ? 0 : runCount(this.pool, { name: 'verification_delete_unreferenced', text: DELETE_UNREFERENCED, values: [ids] });
   }
 
   async findById(id: string): Promise<VerificationRow | null> {
@@ -93,4 +147,12 @@ export class VerificationRepository {
     });
     return rows.length > 0 ? fromColumns(rows[0]) : null;
   }
+}
+
+function pageOf(rows: Array<Record<string, unknown>>, limit: number): RetentionPage {
+  const last = rows.at(-1);
+  return {
+    ids: rows.map((r) => r.id as string),
+    next: rows.length < limit || !last ? null : { at: dateColumn(last.created_at), id: last.id as string },
+  };
 }

@@ -267,28 +267,4 @@ describe('WebhookEventRepository', () => {
       expect(await repo.findStalePending(new Date('2002-01-01T00:00:00Z'), 0)).toEqual([]);
     });
   });
-
-  describe('deleteOfRejectedVerifications', () => {
-    it('deletes the events and attempts of rejected verifications created before a time, so the verifications can go', async () => {
-      const rejectedOld = await verification(address(), 'rejected');
-      const rejectedNew = await verification(address(), 'rejected');
-      const verifiedOld = await verification();
-      await db.pool.query(`UPDATE verifications SET created_at = '2001-01-01T00:00:00Z' WHERE id = ANY($1::text[])`, [[rejectedOld, verifiedOld]]);
-      const doomed = [eventRow(rejectedOld), eventRow(rejectedOld)];
-      const kept = [eventRow(rejectedNew), eventRow(verifiedOld)];
-      for (const row of [...doomed, ...kept]) await repo.insert(row);
-      await repo.recordAttempt({ eventId: doomed[0].id, number: 1, error: 'refused', durationMs: 1, eventStatus: 'failed' });
-      await repo.recordAttempt({ eventId: kept[0].id, number: 1, error: 'refused', durationMs: 1, eventStatus: 'failed' });
-
-      expect(await repo.deleteOfRejectedVerifications(new Date('2002-01-01T00:00:00Z'))).toBe(2);
-      for (const row of doomed) expect(await repo.findWithAttempts(row.id)).toBeNull();
-      expect((await repo.findWithAttempts(kept[0].id))!.attempts).toHaveLength(1);
-      expect(await repo.findWithAttempts(kept[1].id)).not.toBeNull();
-      const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM webhook_attempts WHERE event_id = $1', [doomed[0].id]);
-      expect(rows[0].n).toBe(0);
-
-      expect(await verifications.purgeRejected(new Date('2002-01-01T00:00:00Z'), 10)).toBe(1);
-      expect(await repo.deleteOfRejectedVerifications(new Date('2002-01-01T00:00:00Z'))).toBe(0);
-    });
-  });
 });

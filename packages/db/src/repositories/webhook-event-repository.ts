@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { PrismaClient, WebhookAttempt, WebhookDeliveryStatus, WebhookEvent } from '../generated/prisma/client';
 import type { Pool } from '../pg-pool';
-import { dateColumn, optionalDateColumn, runQuery } from './pg-query';
+import { dateColumn, optionalDateColumn, runCount, runQuery } from './pg-query';
 
 /** A webhook_events row to store (WebhookOutbox's webhookEventRow makes them). */
 export interface WebhookEventRow {
@@ -49,6 +49,17 @@ const RECORD_ATTEMPT = `
          delivered_at = CASE WHEN $6::text = 'delivered' THEN now() ELSE delivered_at END,
          updated_at = now()
    WHERE id = $1`;
+
+// Retention: the events of verifications (their own, not their settlements') or of settlements that are
+// about to be deleted, with their attempts, in one statement (the attempts' foreign key is checked at its end).
+const DELETE_OF_VERIFICATIONS = `
+  WITH doomed AS (SELECT id FROM webhook_events WHERE verification_id = ANY($1::text[]) AND settlement_id IS NULL),
+       attempts AS (DELETE FROM webhook_attempts a USING doomed d WHERE a.event_id = d.id)
+  DELETE FROM webhook_events e USING doomed d WHERE e.id = d.id`;
+const DELETE_OF_SETTLEMENTS = `
+  WITH doomed AS (SELECT id FROM webhook_events WHERE settlement_id = ANY($1::text[])),
+       attempts AS (DELETE FROM webhook_attempts a USING doomed d WHERE a.event_id = d.id)
+  DELETE FROM webhook_events e USING doomed d WHERE e.id = d.id`;
 
 function eventFromColumns(r: Record<string, unknown>): WebhookEventWithMerchant {
   return {
@@ -136,13 +147,20 @@ export class WebhookEventRepository {
     return this.prisma.webhookEvent.findMany({ where: { status: 'pending', updatedAt: { lt: olderThan } }, take: limit });
   }
 
-  /** Retention: the events (and attempts) of rejected verifications created before `before`. */
-  async deleteOfRejectedVerifications(before: Date): Promise<number> {
-    const rejected = { verification: { status: 'rejected' as const, createdAt: { lt: before } } };
-    const [, events] = await this.prisma.$transaction([
-      this.prisma.webhookAttempt.deleteMany({ where: { event: rejected } }),
-      this.prisma.webhookEvent.deleteMany({ where: rejected }),
-    ]);
-    return events.count;
+  /**
+   * Retention: the events (and their attempts) of these verifications that belong to no settlement (the
+   * retention job deletes verifications no settlement refers to); returns how many events went.
+   */
+  async deleteOfVerifications(verificationIds: string[]): Promise<number> {
+    return this.deleteWith('webhook_events_delete_of_verifications', DELETE_OF_VERIFICATIONS, verificationIds);
+  }
+
+  /** Retention: the events (and their attempts) of these settlements; returns how many events went. */
+  async deleteOfSettlements(settlementIds: string[]): Promise<number> {
+    return this.deleteWith('webhook_events_delete_of_settlements', DELETE_OF_SETTLEMENTS, settlementIds);
+  }
+
+  private async deleteWith(name: string, text: string, ids: string[]): Promise<number> {
+    return ids.length === 0 ? 0 : runCount(this.pool, { name, text, values: [ids] });
   }
 }
