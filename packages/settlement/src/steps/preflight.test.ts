@@ -1,7 +1,7 @@
 import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain';
 import { isWait, SettlementWaitReason } from '../waiting';
 import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, stepHarness } from '../testing/fakes';
-import { preflight } from './preflight';
+import { preflight, transferGasCap } from './preflight';
 
 // The pre-flight simulates the transfer as it will be sent (issue 22): what it asks the chain, and what it
 // makes of a simulation that cannot run. The rest of the pre-flight: steps.test.ts.
@@ -18,14 +18,17 @@ function simulating(answer: (from: string) => Promise<{ gas: bigint } | { revert
 }
 
 describe('preflight simulates the transfer as it will be sent', () => {
-  it('with the fee fields capped as signing caps them, and the gas cap of the payer kind as its gas limit', async () => {
+  it('with the fee fields capped as signing caps them, and the gas cap of the payer kind (with its calldata) as its gas limit', async () => {
     const { h, asked } = simulating(async () => ({ gas: 60_000n }));
     expect(await preflight(h.ctx)).toMatchObject({ to: 'check_allowance' });
-    expect(asked).toEqual([{ from: RELAYER_A, options: { gasLimit: GAS_CAPS.transfer, maxFeePerGasCap: h.transactions.fee.maxFeePerGasCap } }]);
+    const eoaCap = await transferGasCap(h.ctx);
+    expect(eoaCap.gas).toBeGreaterThan(GAS_CAPS.transfer); // the calldata counted on top of the execution cap
+    expect(asked).toEqual([{ from: RELAYER_A, options: { gasLimit: eoaCap.gas, maxFeePerGasCap: h.transactions.fee.maxFeePerGasCap } }]);
 
     h.chain.withCode.add(PAYER);
     await preflight(h.ctx);
-    expect(asked[1].options?.gasLimit).toBe(GAS_CAPS.contractTransfer);
+    expect(asked[1].options?.gasLimit).toBe((await transferGasCap(h.ctx)).gas);
+    expect(asked[1].options?.gasLimit).toBe(GAS_CAPS.contractTransfer + eoaCap.gas - GAS_CAPS.transfer);
   });
 
   it('a simulation that needs more than the gas limit is above the cap, before any fee', async () => {
