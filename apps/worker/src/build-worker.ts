@@ -88,6 +88,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   const outbox = new WebhookOutbox(webhookEvents, queues);
   const funds = relayerFunds(config, providers, metrics);
   const batches = new SettlementBatchRepository(pool);
+  const walletDeployments = new WalletDeploymentRepository(pool);
   const machine: SettlementMachine = new SettlementMachine({
     settlements,
     networks,
@@ -99,7 +100,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     outbox,
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
     relayerFunds: funds,
-    walletDeployments: new RpcWalletDeploymentGuard(providers, new WalletDeploymentRepository(pool), config.walletDeployLimits),
+    walletDeployments: new RpcWalletDeploymentGuard(providers, walletDeployments, config.walletDeployLimits),
     atomic: new ExecutorBatches({
       batches,
       transactions,
@@ -154,6 +155,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       merchants: new MerchantRepository(pool),
       idempotencyKeys: new IdempotencyRepository(prisma),
       webhookEvents,
+      walletDeployments,
+      walletDeployWindowMs: config.walletDeployLimits.windowMs,
       retention: config.retention,
       logger,
       sweeper: new Sweeper({ settlements, queues, webhookEvents, outbox, logger, staleAfterMs: config.worker.sweepStaleAfterMs }),

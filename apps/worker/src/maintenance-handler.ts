@@ -8,6 +8,7 @@ import {
   type SettlementBatchRepository,
   type SettlementRepository,
   type VerificationRepository,
+  type WalletDeploymentRepository,
   type WebhookEventRepository,
 } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
@@ -26,6 +27,9 @@ export interface RetentionDeps {
   webhookEvents: Pick<WebhookEventRepository, 'deleteOfVerifications' | 'deleteOfSettlements'>;
   merchants: Pick<MerchantRepository, 'deleteUnusedPage' | 'deleteRetiredSecrets' | 'deleteExpiredNonces'>;
   idempotencyKeys: Pick<IdempotencyRepository, 'deleteExpired'>;
+  walletDeployments: Pick<WalletDeploymentRepository, 'deleteOlderThan'>;
+  /** WALLET_DEPLOY_WINDOW_MS: a deployment reservation counts this long, and is deleted after it */
+  walletDeployWindowMs: number;
   retention: RetentionConfig;
   logger: Logger;
   now?: () => number;
@@ -40,6 +44,7 @@ export interface RetentionResult {
   retiredWebhookSecrets: number;
   merchantRequestNonces: number;
   idempotencyKeys: number;
+  walletDeployments: number;
 }
 
 /** Walks pages from the start to the end, deleting each page's rows (their dependants first) before the next. */
@@ -66,7 +71,7 @@ async function repeat(remove: (limit: number) => Promise<number>): Promise<numbe
  * failed settlements that moved no money (with their events and batch items), then verifications no
  * settlement refers to that can never settle or are past the cap, rejected verifications (both with their
  * events), unused merchants with their secrets, rotated secrets that stopped signing, expired request
- * nonces and idempotency keys. Settled settlements, failed ones that moved money, and their verifications
+ * nonces and idempotency keys, ERC-6492 deployment reservations past their window. Settled settlements, failed ones that moved money, and their verifications
  * are kept for good.
  */
 export async function runRetention(deps: RetentionDeps): Promise<RetentionResult> {
@@ -99,8 +104,9 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionResult
   const retiredWebhookSecrets = await repeat((limit) => deps.merchants.deleteRetiredSecrets(new Date(now), limit));
   const merchantRequestNonces = await repeat((limit) => deps.merchants.deleteExpiredNonces(new Date(now), limit));
   const idempotencyKeys = await repeat((limit) => deps.idempotencyKeys.deleteExpired(ago(r.expiredIdempotencyKeysMs), limit));
+  const walletDeployments = await repeat((limit) => deps.walletDeployments.deleteOlderThan(ago(deps.walletDeployWindowMs), limit));
 
-  const result = { failedSettlements, unsettledVerifications, rejectedVerifications, unusedMerchants, retiredWebhookSecrets, merchantRequestNonces, idempotencyKeys };
+  const result = { failedSettlements, unsettledVerifications, rejectedVerifications, unusedMerchants, retiredWebhookSecrets, merchantRequestNonces, idempotencyKeys, walletDeployments };
   if (Object.values(result).some((n) => n > 0)) deps.logger.info('retention run', { ...result });
   return result;
 }

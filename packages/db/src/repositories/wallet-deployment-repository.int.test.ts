@@ -53,6 +53,18 @@ describe('WalletDeploymentRepository', () => {
     expect(await repo.reserve(request({ merchant }), limits)).toEqual({ reserved: true });
   });
 
+  it('deletes reservations made before a time, in batches, and keeps the newer ones (retention: they count only within the window)', async () => {
+    const merchant = address();
+    const [old1, old2, fresh] = [request({ merchant }), request({ merchant }), request({ merchant })];
+    for (const r of [old1, old2, fresh]) await repo.reserve(r, { ...limits, perMerchant: 10 });
+    await db.pool.query(`UPDATE wallet_deployments SET created_at = now() - interval '2 hours' WHERE settlement_id = ANY($1)`, [[old1.settlementId, old2.settlementId]]);
+    const before = new Date(Date.now() - 3_600_000);
+    expect(await repo.deleteOlderThan(before, 1)).toBe(1);
+    expect(await repo.deleteOlderThan(before, 10)).toBeGreaterThanOrEqual(1);
+    const { rows } = await db.pool.query('SELECT settlement_id FROM wallet_deployments WHERE merchant = $1', [merchant]);
+    expect(rows.map((r: { settlement_id: string }) => r.settlement_id)).toEqual([fresh.settlementId]);
+  });
+
   it('never reserves more than the limit when asked at once', async () => {
     const merchant = address();
     const results = await Promise.all(Array.from({ length: 10 }, () => repo.reserve(request({ merchant }), limits)));

@@ -78,4 +78,18 @@ export class WalletDeploymentRepository {
       client.release();
     }
   }
+
+  /**
+   * Deletes up to `limit` reservations made before `before`: a reservation only counts within its window
+   * (WALLET_DEPLOY_WINDOW_MS), so older ones are kept for nothing. Returns how many went.
+   */
+  async deleteOlderThan(before: Date, limit: number): Promise<number> {
+    const rows = await runQuery(this.pool, {
+      name: 'walletDeployments.deleteOlderThan',
+      text: `WITH doomed AS (SELECT settlement_id FROM wallet_deployments WHERE created_at < $1 ORDER BY created_at LIMIT $2)
+             DELETE FROM wallet_deployments w USING doomed d WHERE w.settlement_id = d.settlement_id RETURNING 1`,
+      values: [before, limit],
+    });
+    return rows.length;
+  }
 }
