@@ -327,6 +327,11 @@ describe('merchant', () => {
       previous_secret: JSON.parse(first.stdout).secret,
       previous_secret_expires_at: expect.any(String),
     });
+    // after a leak: rotate again and cut the grace short; neither earlier secret signs any more
+    const cut = await cli(['merchant', 'webhook-secret', '--rotate', '--grace-seconds', '0', '--json'], as(m));
+    expect(JSON.parse(cut.stdout)).toEqual({ merchant: m.address.toLowerCase(), secret: expect.stringMatching(/^whsec_/) });
+    expect(JSON.parse(cut.stdout).secret).not.toBe(JSON.parse(rotated.stdout).secret);
+    expectOneLineError(await cli(['merchant', 'webhook-secret', '--grace-seconds', '0'], as(m)), '--grace-seconds goes with --rotate');
   });
 
   it('settle-key turns protection on (the key once) and --revoke off; minimum below the fee only with it on', async () => {

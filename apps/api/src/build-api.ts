@@ -26,7 +26,7 @@ import {
 import { MerchantService, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
-import { assertAcceptableWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
+import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
 import { adminQueueRoutes } from './routes/admin-queues';
 import { docsRoutes } from './routes/docs';
@@ -88,7 +88,6 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     timeoutMs: config.settleWaitTimeoutMs,
     maxWaiters: config.abuse.maxSettleWaiters,
   });
-  const publishVerificationEvents = verificationEvents(outbox, logger);
   const merchants = new MerchantService({
     repository: new MerchantRepository(pool),
     secretBox: new SecretBox(config.webhookSecret),
@@ -106,21 +105,28 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     minPaymentAmount: config.abuse.minPaymentAmount,
     // a merchant with settle protection on may lower its own minimum (down to 0)
     merchantMinimum: (merchant) => merchants.minimumFor(merchant),
-    onVerified: async (outcome, payment) => {
+    onVerified: async (outcome) => {
       metrics.verifications.inc({ result: outcome.record.status, reason: outcome.failure?.reason ?? 'none' });
-      await publishVerificationEvents(outcome, payment);
     },
   });
 
   const webhookPolicy = { requireHttps: config.nodeEnv === 'production', allowPrivate: config.webhookAllowPrivate, allowedPorts: config.webhookAllowedPorts };
-  const checkWebhookUrl = async (url: string) => {
+  const asBadRequest = (err: unknown): never => {
+    if (err instanceof WebhookUrlRejected) throw new InvalidRequestError(err.message, { errors: [{ path: '/webhook_url', message: err.message }] });
+    throw err;
+  };
+  // webhook hosts are looked up with c-ares (never the thread pool), capped, and only for validly signed payments
+  const webhookHosts = new HostResolver(config.webhookDns);
+  const publishVerificationEvents = verificationEvents({
+    outbox,
+    logger,
+    checkWebhookHost: (url) => assertPublicHost(url, webhookPolicy, webhookHosts).catch(asBadRequest),
+  });
+  const checkWebhookUrl = (url: string) => {
     try {
-      await assertAcceptableWebhookUrl(url, webhookPolicy);
+      parseWebhookUrl(url, webhookPolicy);
     } catch (err) {
-      if (err instanceof WebhookUrlRejected) {
-        throw new InvalidRequestError(err.message, { errors: [{ path: '/webhook_url', message: err.message }] });
-      }
-      throw err;
+      asBadRequest(err);
     }
   };
 
@@ -145,6 +151,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         idempotencyKeys: new IdempotencyRepository(prisma),
         idempotencyTtlSeconds: config.idempotencyTtlSeconds,
         checkWebhookUrl,
+        afterVerify: publishVerificationEvents,
       }),
       // before both settle routes: a protected merchant's settle needs its key, or nothing is enqueued
       settleProtection({ merchants, verifications }),

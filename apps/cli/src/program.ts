@@ -84,8 +84,9 @@ export function buildProgram(): Command {
       .option('--keystore <file>', 'sign with an encrypted JSON keystore instead of MERCHANT_PRIVATE_KEY')
       .option('--json', 'one JSON object');
   merchantOptions(merchant.command('webhook-secret'))
-    .description('print your webhook secret (created on first use); --rotate makes a new one, the old one signing beside it for 24 h')
+    .description('print your webhook secret (created on first use); --rotate makes a new one, the old one signing beside it for 24 h (--grace-seconds 0: not at all)')
     .option('--rotate', 'rotate the secret')
+    .option('--grace-seconds <seconds>', 'with --rotate: how long the old secret keeps signing (0 retires it at once, e.g. after a leak; at most the service grace)')
     .action(action((out, flags) => webhookSecretCommand(flags, out)));
   merchantOptions(merchant.command('settle-key'))
     .description('turn settle protection on: print the key settles of payments to you must carry (shown once); --revoke turns it off')

@@ -4,6 +4,7 @@ import { InvalidRequestError, SharedReadings, UnauthorizedError } from '@facilit
 import type { MerchantRecord, MerchantRepository } from '@facilitator/db';
 import { isMerchantSignature, MAX_REQUEST_LIFETIME_SECONDS, type MerchantAction } from './merchant-request';
 import { newSettleKey, newWebhookSecret, settleKeyHash } from './random-secrets';
+import { OpenedSecrets } from './opened-secrets';
 import type { SecretBox } from './secret-box';
 
 export interface MerchantServiceOptions {
@@ -49,8 +50,11 @@ const MINIMUM_READING_MS = 1_000;
 
 export class MerchantService {
   private readonly minimums = new SharedReadings<string, bigint | undefined>({ maxEntries: 10_000 });
+  private readonly opened: OpenedSecrets;
 
-  constructor(private readonly options: MerchantServiceOptions) {}
+  constructor(private readonly options: MerchantServiceOptions) {
+    this.opened = new OpenedSecrets(options.secretBox);
+  }
 
   private now(): number {
     return this.options.now?.() ?? Math.floor(Date.now() / 1000);
@@ -84,13 +88,30 @@ export class MerchantService {
       await this.options.repository.insertSecretIfAbsent(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant));
       live = await this.options.repository.liveSecrets(merchant);
     }
-    const [current, previous] = live.map((s) => ({ secret: this.options.secretBox.open(s.ciphertext, merchant), retiresAt: s.retiresAt }));
+    const [current, previous] = live.map((s) => ({ secret: this.opened.open(s.ciphertext, merchant), retiresAt: s.retiresAt }));
     return { current: current.secret, ...(previous?.retiresAt ? { previous: { secret: previous.secret, retiresAt: previous.retiresAt } } : {}) };
   }
 
-  async rotateWebhookSecret(merchant: string): Promise<MerchantWebhookSecrets> {
+  /**
+   * The secrets that sign a delivery now, the current one first. Read for every delivery (one indexed read;
+   * only the decryption is remembered, by ciphertext), so the delivery after a rotation is signed with the
+   * new secret: a receiver that switched at once never sees the old one alone. A retired secret is not
+   * read: the database decides retirement with its own clock.
+   */
+  async signingSecrets(merchant: string): Promise<string[]> {
+    const secrets = await this.webhookSecrets(merchant);
+    return secrets.previous ? [secrets.current, secrets.previous.secret] : [secrets.current];
+  }
+
+  /**
+   * A new current secret. The old one keeps signing for `graceSeconds` (the configured grace, or less when
+   * asked: 0 retires it at once, e.g. after a leak; a rotation also retires at once any secret still in
+   * an earlier grace period).
+   */
+  async rotateWebhookSecret(merchant: string, graceSeconds?: number): Promise<MerchantWebhookSecrets> {
+    const grace = Math.min(graceSeconds ?? this.options.graceSeconds, this.options.graceSeconds);
     await this.webhookSecrets(merchant);
-    await this.options.repository.rotateSecret(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant), this.options.graceSeconds);
+    await this.options.repository.rotateSecret(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant), grace);
     return this.webhookSecrets(merchant);
   }
 

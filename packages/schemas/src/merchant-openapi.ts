@@ -1,9 +1,10 @@
-import { merchantActionRequestSchema, merchantMinimumRequestSchema } from './merchant-requests';
+import { merchantActionRequestSchema, merchantMinimumRequestSchema, merchantRotateRequestSchema } from './merchant-requests';
 import type { PathItems } from './openapi';
 
 /** The merchant endpoints in the OpenAPI document (`buildOpenApiDocument({ extraPaths, extraSchemas })`). */
 export const merchantOpenApiSchemas: Record<string, object> = {
   MerchantActionRequest: merchantActionRequestSchema,
+  MerchantRotateRequest: merchantRotateRequestSchema,
   MerchantMinimumRequest: merchantMinimumRequestSchema,
   MerchantWebhookSecret: {
     type: 'object',
@@ -64,8 +65,8 @@ export const merchantOpenApiPaths: PathItems = {
   ),
   '/v1/merchants/{address}/webhook-secret/rotate': signed(
     'rotateMerchantWebhookSecret',
-    'A new webhook secret; the old one keeps signing beside it for the grace period (default 24 h)',
-    'MerchantActionRequest',
+    'A new webhook secret; the old one keeps signing beside it for the grace period (default 24 h; grace_seconds 0 retires it at once)',
+    'MerchantRotateRequest',
     json(ref('MerchantWebhookSecret'), 'the new secret and the previous one'),
   ),
   '/v1/merchants/{address}/settle-key': signed(

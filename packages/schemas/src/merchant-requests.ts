@@ -39,6 +39,23 @@ export const merchantMinimumRequestSchema = {
   additionalProperties: false,
 } as const;
 
+export const merchantRotateRequestSchema = {
+  $id: 'MerchantRotateRequest',
+  type: 'object',
+  required: ['proof'],
+  properties: {
+    grace_seconds: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 2_592_000,
+      description:
+        'how long the old secret keeps signing beside the new one; at most the configured grace (WEBHOOK_SECRET_GRACE_SECONDS, default 24 h), which is also the default. 0 retires it at once (a leaked secret), and a rotation always retires at once a secret still in an earlier grace period. Signed as a parameter when given.',
+    },
+    proof: merchantProofSchema,
+  },
+  additionalProperties: false,
+} as const;
+
 export interface MerchantProofBody {
   network: string;
   nonce: string;
@@ -48,3 +65,4 @@ export interface MerchantProofBody {
 
 export const validateMerchantActionRequest = compileValidator<{ proof: MerchantProofBody }>(merchantActionRequestSchema, 'merchant request');
 export const validateMerchantMinimumRequest = compileValidator<{ minimum: string; proof: MerchantProofBody }>(merchantMinimumRequestSchema, 'merchant minimum request');
+export const validateMerchantRotateRequest = compileValidator<{ grace_seconds?: number; proof: MerchantProofBody }>(merchantRotateRequestSchema, 'merchant rotate request');

@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { InvalidRequestError } from '@facilitator/core';
 import { MerchantAction, type MerchantService } from '@facilitator/merchants';
-import { validateMerchantActionRequest, validateMerchantMinimumRequest, type MerchantProofBody } from '@facilitator/schemas';
+import { validateMerchantActionRequest, validateMerchantMinimumRequest, validateMerchantRotateRequest, type MerchantProofBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from '@facilitator/verification';
 import { jsonObjectBody } from '../request-body';
 
@@ -55,9 +55,10 @@ export function merchantRoutes(deps: MerchantRouteDeps): Router {
 
   router.post('/v1/merchants/:address/webhook-secret/rotate', jsonObjectBody(), async (req, res) => {
     const merchant = merchantOf(req);
-    const { proof } = validateMerchantActionRequest(req.body);
-    await authenticate(merchant, MerchantAction.RotateWebhookSecret, {}, proof);
-    res.set('Cache-Control', 'no-store').json(secretAnswer(merchant, await deps.merchants.rotateWebhookSecret(merchant)));
+    const { proof, grace_seconds: graceSeconds } = validateMerchantRotateRequest(req.body);
+    // the grace is signed with the request when given, so a relayed request cannot be made to keep a leaked secret alive
+    await authenticate(merchant, MerchantAction.RotateWebhookSecret, graceSeconds === undefined ? {} : { grace_seconds: graceSeconds }, proof);
+    res.set('Cache-Control', 'no-store').json(secretAnswer(merchant, await deps.merchants.rotateWebhookSecret(merchant, graceSeconds)));
   });
 
   router.post('/v1/merchants/:address/settle-key', jsonObjectBody(), async (req, res) => {

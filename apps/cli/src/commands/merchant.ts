@@ -32,9 +32,11 @@ async function signedCall(flags: MerchantFlags, action: MerchantAction, path: st
 }
 
 /** `facilitator merchant webhook-secret [--rotate]`: the merchant's webhook secret (created on first use). */
-export async function webhookSecretCommand(flags: MerchantFlags & { rotate?: boolean }, out: Output): Promise<number> {
+export async function webhookSecretCommand(flags: MerchantFlags & { rotate?: boolean; graceSeconds?: string }, out: Output): Promise<number> {
+  if (flags.graceSeconds !== undefined && !flags.rotate) throw new CliError('--grace-seconds goes with --rotate');
+  const grace = flags.graceSeconds === undefined ? {} : { grace_seconds: Number(parseWholeNumber('--grace-seconds', flags.graceSeconds, 0n, 2_592_000n)) };
   const { merchant, body } = flags.rotate
-    ? await signedCall(flags, MerchantAction.RotateWebhookSecret, 'webhook-secret/rotate')
+    ? await signedCall(flags, MerchantAction.RotateWebhookSecret, 'webhook-secret/rotate', grace)
     : await signedCall(flags, MerchantAction.GetWebhookSecret, 'webhook-secret');
   const answer = {
     merchant,
