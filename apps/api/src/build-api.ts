@@ -23,7 +23,7 @@ import {
   x402OpenApiPaths,
   x402OpenApiSchemas,
 } from '@facilitator/schemas';
-import { MerchantService, SecretBox } from '@facilitator/merchants';
+import { merchantIdentityChainId, MerchantService, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
@@ -88,11 +88,14 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     timeoutMs: config.settleWaitTimeoutMs,
     maxWaiters: config.abuse.maxSettleWaiters,
   });
+  // merchant requests are good at this deployment only: its treasury, and one chain for contract merchants
+  const merchantRequestBinding = { chainId: merchantIdentityChainId(config.networks.map((n) => n.chainId)), treasury: config.treasuryAddress };
   const merchants = new MerchantService({
     repository: new MerchantRepository(pool),
     secretBox: new SecretBox(config.webhookSecret),
     graceSeconds: config.webhookSecretGraceSeconds,
     feeAmount: config.feeAmount,
+    binding: merchantRequestBinding,
     providerFor: (chainId) => endpoints.find((e) => e.chainId === chainId)?.provider,
   });
 
@@ -164,7 +167,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
       webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
-      merchantRoutes({ networks, merchants }),
+      merchantRoutes({ networks, merchants, binding: merchantRequestBinding }),
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
       adminQueueRoutes(queues, config.admin),

@@ -15,7 +15,7 @@ import {
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
-import { MerchantService, SecretBox } from '@facilitator/merchants';
+import { merchantIdentityChainId, MerchantService, SecretBox } from '@facilitator/merchants';
 import { ExecutorBatches, FinalityWatcher, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
@@ -117,11 +117,13 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       metrics.settlementWaits.inc({ reason });
     },
   });
+  const merchantRequestBinding = { chainId: merchantIdentityChainId(config.networks.map((n) => n.chainId)), treasury: config.treasury.address };
   const merchants = new MerchantService({
     repository: new MerchantRepository(pool),
     secretBox: new SecretBox(config.webhookSecret),
     graceSeconds: config.webhookSecretGraceSeconds,
     feeAmount: config.feeAmount,
+    binding: merchantRequestBinding,
   });
   const delivery = new WebhookDelivery({
     events: webhookEvents,

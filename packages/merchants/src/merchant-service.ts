@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Provider } from 'ethers';
 import { InvalidRequestError, SharedReadings, UnauthorizedError } from '@facilitator/core';
 import type { MerchantRecord, MerchantRepository } from '@facilitator/db';
-import { isMerchantSignature, MAX_REQUEST_LIFETIME_SECONDS, type MerchantAction } from './merchant-request';
+import { isMerchantSignature, MAX_REQUEST_LIFETIME_SECONDS, type MerchantAction, type MerchantRequestBinding } from './merchant-request';
 import { newSettleKey, newWebhookSecret, settleKeyHash } from './random-secrets';
 import { OpenedSecrets } from './opened-secrets';
 import type { SecretBox } from './secret-box';
@@ -14,7 +14,9 @@ export interface MerchantServiceOptions {
   graceSeconds: number;
   /** the flat fee: a minimum below it needs settle protection */
   feeAmount: bigint;
-  /** the chain on which a contract merchant's ERC-1271 signature is checked */
+  /** the deployment's binding: its treasury and the one chain where contract merchants prove control (without it, no signed request is accepted) */
+  binding?: MerchantRequestBinding;
+  /** reads that chain, for a contract merchant's ERC-1271 check */
   providerFor?(chainId: number): Provider | undefined;
   now?(): number;
 }
@@ -25,6 +27,7 @@ export interface SignedMerchantRequest {
   merchant: string;
   action: MerchantAction;
   parameters: Record<string, unknown>;
+  /** the chain the proof names (`proof.network`): must be the deployment's identity chain */
   chainId: number;
   nonce: string;
   expiresAt: number;
@@ -72,8 +75,14 @@ export class MerchantService {
         errors: [{ path: '/proof/expires_at', message: `must be at most ${now + MAX_REQUEST_LIFETIME_SECONDS}` }],
       });
     }
-    const provider = this.options.providerFor?.(request.chainId);
-    if (!(await isMerchantSignature(request, request.signature, provider))) {
+    const { binding } = this.options;
+    if (!binding) throw new UnauthorizedError('this process accepts no signed merchant requests (no deployment binding)');
+    if (request.chainId !== binding.chainId) {
+      // a contract wallet at one address may answer to other owners on another chain: the deployment fixes the chain
+      throw new UnauthorizedError(`merchant requests to this service are signed for eip155:${binding.chainId}, not eip155:${request.chainId} (see GET /v1/merchants/request-domain)`);
+    }
+    const provider = this.options.providerFor?.(binding.chainId);
+    if (!(await isMerchantSignature({ ...request, chainId: binding.chainId, treasury: binding.treasury }, request.signature, provider))) {
       throw new UnauthorizedError(`the request is not signed by ${request.merchant} (EIP-712 MerchantRequest, action ${request.action})`);
     }
     if (!(await this.options.repository.useNonce(request.merchant, request.nonce.toLowerCase(), new Date(request.expiresAt * 1000)))) {

@@ -1,6 +1,13 @@
 import { Router, type Request } from 'express';
 import { InvalidRequestError } from '@facilitator/core';
-import { MerchantAction, type MerchantService } from '@facilitator/merchants';
+import {
+  MERCHANT_REQUEST_DOMAIN_PATH,
+  MERCHANT_REQUEST_TYPES,
+  MerchantAction,
+  merchantRequestDomain,
+  type MerchantRequestBinding,
+  type MerchantService,
+} from '@facilitator/merchants';
 import { validateMerchantActionRequest, validateMerchantMinimumRequest, validateMerchantRotateRequest, type MerchantProofBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from '@facilitator/verification';
 import { jsonObjectBody } from '../request-body';
@@ -8,6 +15,8 @@ import { jsonObjectBody } from '../request-body';
 export interface MerchantRouteDeps {
   networks: EnabledNetworks;
   merchants: MerchantService;
+  /** what a merchant request is signed for at this deployment */
+  binding: MerchantRequestBinding;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -44,6 +53,16 @@ export function merchantRoutes(deps: MerchantRouteDeps): Router {
     merchant,
     secret: secrets.current,
     ...(secrets.previous ? { previous_secret: secrets.previous.secret, previous_secret_expires_at: secrets.previous.retiresAt.toISOString() } : {}),
+  });
+
+  // what to sign: the deployment's EIP-712 domain (its treasury, its identity chain), public
+  router.get(MERCHANT_REQUEST_DOMAIN_PATH, (_req, res) => {
+    res.json({
+      network: `eip155:${deps.binding.chainId}`,
+      domain: merchantRequestDomain(deps.binding),
+      primary_type: 'MerchantRequest',
+      types: MERCHANT_REQUEST_TYPES,
+    });
   });
 
   router.post('/v1/merchants/:address/webhook-secret', jsonObjectBody(), async (req, res) => {

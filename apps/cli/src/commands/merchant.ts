@@ -1,6 +1,5 @@
-import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
+import { MERCHANT_REQUEST_DOMAIN_PATH, MerchantAction, signingTargetOf, signMerchantRequest, type PublishedMerchantRequestDomain } from '@facilitator/merchants';
 import { ApiClient, ApiError } from '../api-client';
-import { resolveNetwork } from '../chain-context';
 import { CliError } from '../errors';
 import { parseWholeNumber, table, UINT256_MAX } from '../format';
 import { loadMerchantKey } from '../merchant-signer';
@@ -15,13 +14,15 @@ export interface MerchantFlags {
 
 /**
  * Signs one merchant request with the merchant key (EIP-712, naming the action, the merchant, the
- * parameters, a fresh nonce and a 2-minute expiry) and sends it to `/v1/merchants/{address}/{path}`.
+ * parameters, a fresh nonce and a 2-minute expiry) and sends it to `/v1/merchants/{address}/{path}`. The
+ * domain is the one the API publishes (its treasury and identity chain), so the signature is good at
+ * that deployment only.
  */
 async function signedCall(flags: MerchantFlags, action: MerchantAction, path: string, parameters: Record<string, unknown> = {}) {
-  const network = resolveNetwork(flags.network);
   const api = new ApiClient(flags.api);
   const { wallet } = await loadMerchantKey(flags.keystore);
-  const proof = await signMerchantRequest(wallet, { action, merchant: wallet.address, parameters, network: { caip2: network.caip2, chainId: network.chainId } });
+  const { body: published } = await api.get<PublishedMerchantRequestDomain>(MERCHANT_REQUEST_DOMAIN_PATH);
+  const proof = await signMerchantRequest(wallet, { action, merchant: wallet.address, parameters, ...signingTargetOf(published) });
   try {
     const { body } = await api.post(`/v1/merchants/${wallet.address}/${path}`, { ...parameters, proof });
     return { merchant: wallet.address.toLowerCase(), body };
