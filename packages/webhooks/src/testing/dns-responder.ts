@@ -19,6 +19,7 @@ export class DnsResponder {
   private socket?: Socket;
   private readonly pending = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly asked = new Set<string>();
   /** queries received in all */
   queries = 0;
   /** the most names awaiting an answer at once */
@@ -29,6 +30,11 @@ export class DnsResponder {
   get address(): string {
     const info = this.socket!.address();
     return `127.0.0.1:${info.port}`;
+  }
+
+  /** Whether this name was ever asked about. */
+  queried(name: string): boolean {
+    return this.asked.has(name.toLowerCase());
   }
 
   get namesInFlight(): number {
@@ -54,6 +60,7 @@ export class DnsResponder {
     const { name, type, questionEnd } = parseQuestion(message);
     const answer = this.answer(name);
     const key = name.toLowerCase();
+    this.asked.add(key);
     this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
     this.peakNamesInFlight = Math.max(this.peakNamesInFlight, this.pending.size);
     const reply = () => {
