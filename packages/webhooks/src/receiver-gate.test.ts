@@ -24,6 +24,7 @@ describe('receiverOf', () => {
   it('is the origin host and port, the port explicit or the scheme default', () => {
     expect(receiverOf(new URL('https://Hooks.Example.com/a'))).toBe('hooks.example.com:443');
     expect(receiverOf(new URL('https://hooks.example.com:443/b?x=1'))).toBe('hooks.example.com:443');
+    expect(receiverOf(new URL('https://HOOKS.example.com./c'))).toBe('hooks.example.com:443');
     expect(receiverOf(new URL('http://hooks.example.com/a'))).toBe('hooks.example.com:80');
     expect(receiverOf(new URL('http://127.0.0.1:8080/a'))).toBe('127.0.0.1:8080');
     expect(receiverOf(new URL('http://[::1]:8080/a'))).toBe('[::1]:8080');

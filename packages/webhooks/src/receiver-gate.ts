@@ -5,7 +5,8 @@
  */
 export function receiverOf(url: URL): string {
   const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
-  return `${url.hostname.toLowerCase()}:${port}`;
+  // `Shop.example.` and `shop.example` are one host: case and the root label's dot do not make another receiver
+  return `${url.hostname.toLowerCase().replace(/\.$/, '')}:${port}`;
 }
 
 export interface ReceiverGateOptions {
