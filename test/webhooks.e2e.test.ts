@@ -24,7 +24,18 @@ const wallets = new Map<string, Wallet>();
 
 beforeAll(async () => {
   [stack, receiver] = await Promise.all([
-    startTestStack({ env: { WEBHOOK_RETRY_DELAYS_MS: DELAYS.join(','), WEBHOOK_SECRET_GRACE_SECONDS: String(GRACE_SECONDS), API_KEYS: OPERATOR_KEY } }),
+    startTestStack({
+      env: {
+        WEBHOOK_RETRY_DELAYS_MS: DELAYS.join(','),
+        WEBHOOK_SECRET_GRACE_SECONDS: String(GRACE_SECONDS),
+        API_KEYS: OPERATOR_KEY,
+        // every endpoint here is a path of one test receiver, i.e. one receiver (origin) for the cap and the
+        // breaker, where each merchant would have its own: the failing endpoints of one test must not hold
+        // another's deliveries. The cap and the breaker are tested in receiver-gate.test.ts and test/abuse.
+        WEBHOOK_RECEIVER_CONCURRENCY: '20',
+        WEBHOOK_BREAKER_FAILURES: '1000',
+      },
+    }),
     new WebhookReceiver().start(),
   ]);
   const merchant = new Wallet(stack.devnet.accounts.merchant.privateKey);

@@ -121,20 +121,24 @@ describe('webhookHandler', () => {
     await expect(handler.process(heldJob, 'lock-token')).rejects.toBeInstanceOf(DelayedError);
     expect(moves).toHaveLength(1);
     expect(moves[0].token).toBe('lock-token');
-    expect(moves[0].until - before).toBeGreaterThanOrEqual(4_000);
-    expect(moves[0].until - before).toBeLessThan(4_500);
+    // 250 ms × 2² spread ±50%
+    expect(moves[0].until - before).toBeGreaterThanOrEqual(500);
+    expect(moves[0].until - before).toBeLessThan(1_600);
     expect(await attemptCounts(metrics)).toEqual({ held: 1 });
   });
 });
 
 describe('holdDelayMs', () => {
-  it('behind a busy receiver: at least 1 s doubling per hold, at most 30 s', () => {
+  it('behind a busy receiver: 250 ms doubling per hold of the job, spread ±50%, at most 30 s', () => {
     const busy = (retryAfterMs: number) => ({ reason: 'receiver_busy', retryAfterMs });
-    expect(holdDelayMs(busy(0), 0)).toBe(1_000);
-    expect(holdDelayMs(busy(0), 1)).toBe(2_000);
-    expect(holdDelayMs(busy(0), 4)).toBe(16_000);
-    expect(holdDelayMs(busy(0), 50)).toBe(30_000);
-    expect(holdDelayMs(busy(1_500), 0)).toBe(1_500);
+    const middle = () => 0.5;
+    expect(holdDelayMs(busy(0), 0, middle)).toBe(250);
+    expect(holdDelayMs(busy(0), 1, middle)).toBe(500);
+    expect(holdDelayMs(busy(0), 4, middle)).toBe(4_000);
+    expect(holdDelayMs(busy(0), 50, middle)).toBe(30_000);
+    expect(holdDelayMs(busy(0), 0, () => 0)).toBe(125);
+    expect(holdDelayMs(busy(0), 0, () => 0.999)).toBe(375);
+    expect(holdDelayMs(busy(1_500), 0, middle)).toBe(1_500);
   });
 
   it('behind an open breaker: what the gate said (its cool-down, or until overdue), at most 30 s', () => {

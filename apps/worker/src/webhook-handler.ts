@@ -15,12 +15,14 @@ const MAX_HOLD_WAIT_MS = 30_000;
 
 /**
  * How long a held delivery waits. Behind an open breaker: what the gate said (the cool-down, or until the
- * delivery is overdue). Behind a busy receiver or resolver: at least 1 s, doubling with each hold of the
- * job, so thousands of events queued for one slow receiver do not all come back every second. At most 30 s.
+ * delivery is overdue). Behind a busy receiver or resolver: 250 ms doubling with each hold of the job, spread
+ * ±50% (`random`), so a burst to one receiver flows on quickly while thousands of events queued for one slow
+ * receiver do not all come back every second. At most 30 s.
  */
-export function holdDelayMs(result: { reason: string; retryAfterMs: number }, holds: number): number {
+export function holdDelayMs(result: { reason: string; retryAfterMs: number }, holds: number, random: () => number = Math.random): number {
   if (result.reason === 'circuit_open') return Math.min(MAX_HOLD_WAIT_MS, result.retryAfterMs);
-  return Math.min(MAX_HOLD_WAIT_MS, Math.max(result.retryAfterMs, 1_000 * 2 ** Math.min(Math.max(holds, 0), 5)));
+  const backoff = 250 * 2 ** Math.min(Math.max(holds, 0), 7);
+  return Math.min(MAX_HOLD_WAIT_MS, Math.max(result.retryAfterMs, Math.round(backoff * (0.5 + random()))));
 }
 
 /**

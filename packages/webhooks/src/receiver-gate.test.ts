@@ -102,10 +102,13 @@ describe('ReceiverGate', () => {
     expect(g.enter('a:443', { overdue: true })).toMatchObject({ admitted: false, reason: 'receiver_busy' });
   });
 
-  it('spreads held deliveries by up to a second', () => {
+  it('spreads deliveries held by the breaker by up to a second; a busy receiver leaves the back-off to the caller', () => {
     const { g } = gate({ random: () => 0.999, maxPerReceiver: 1 });
     admitted(g.enter('a:443'));
-    expect(g.enter('a:443')).toEqual({ admitted: false, reason: 'receiver_busy', retryAfterMs: 999 });
+    expect(g.enter('a:443')).toEqual({ admitted: false, reason: 'receiver_busy', retryAfterMs: 0 });
+    const { g: open } = gate({ random: () => 0.999 });
+    for (let i = 0; i < 3; i++) admitted(open.enter('b:443')).release('failure');
+    expect(open.enter('b:443')).toEqual({ admitted: false, reason: 'circuit_open', retryAfterMs: 30_999 });
   });
 
   it('releasing twice counts once', () => {

@@ -69,11 +69,12 @@ export class ReceiverGate {
     const now = this.now();
     let probe = false;
     if (state.openUntil > 0 && !overdue) {
-      if (now < state.openUntil) return this.held(receiver, 'circuit_open', state.openUntil - now);
-      if (state.probing) return this.held(receiver, 'circuit_open', this.options.probeMs);
+      if (now < state.openUntil) return this.held(state.openUntil - now);
+      if (state.probing) return this.held(this.options.probeMs);
       probe = true;
     }
-    if (state.active >= this.options.maxPerReceiver) return this.held(receiver, 'receiver_busy', 0);
+    // the caller backs off per delivery (a slot frees as soon as one delivery ends)
+    if (state.active >= this.options.maxPerReceiver) return { admitted: false, reason: 'receiver_busy', retryAfterMs: 0 };
     state.active += 1;
     if (probe) state.probing = true;
     let released = false;
@@ -113,10 +114,9 @@ export class ReceiverGate {
     if (state.active === 0 && state.consecutiveFailures === 0 && state.openUntil === 0) this.receivers.delete(receiver);
   }
 
-  /** Held: come back after `waitMs`, spread by up to a second so held deliveries do not return together. */
-  private held(receiver: string, reason: 'receiver_busy' | 'circuit_open', waitMs: number): Admission {
-    this.forgetIfClean(receiver);
-    return { admitted: false, reason, retryAfterMs: Math.max(0, Math.ceil(waitMs)) + Math.floor(this.random() * 1_000) };
+  /** Held by the breaker: come back after `waitMs`, spread by up to a second so held deliveries do not return together. */
+  private held(waitMs: number): Admission {
+    return { admitted: false, reason: 'circuit_open', retryAfterMs: Math.max(0, Math.ceil(waitMs)) + Math.floor(this.random() * 1_000) };
   }
 
   private stateOf(receiver: string): ReceiverState {
@@ -127,11 +127,6 @@ export class ReceiverGate {
       this.receivers.set(receiver, state);
     }
     return state;
-  }
-
-  private forgetIfClean(receiver: string): void {
-    const state = this.receivers.get(receiver);
-    if (state && state.active === 0 && state.consecutiveFailures === 0 && state.openUntil === 0) this.receivers.delete(receiver);
   }
 
   /** The oldest receiver with nothing in flight (its breaker, if open, is forgotten: the cap still holds). */
