@@ -134,6 +134,8 @@ describe('loadConfig', () => {
     [{ WEBHOOK_BREAKER_COOLDOWN_MS: '10' }, 'WEBHOOK_BREAKER_COOLDOWN_MS must be between 100 and 3600000 (got 10)'],
     [{ WEBHOOK_DNS_SERVERS: 'dns.example.com' }, 'WEBHOOK_DNS_SERVERS entry "dns.example.com" must be an IP address'],
     [{ WEBHOOK_DNS_SERVERS: '127.0.0.1:70000' }, 'WEBHOOK_DNS_SERVERS entry "127.0.0.1:70000" must be an IP address'],
+    [{ WEBHOOK_DNS_SERVERS: ':::::' }, 'WEBHOOK_DNS_SERVERS entry ":::::" must be an IP address'],
+    [{ WEBHOOK_DNS_SERVERS: '999.1.1.1' }, 'WEBHOOK_DNS_SERVERS entry "999.1.1.1" must be an IP address'],
     [{ WEBHOOK_DNS_TIMEOUT_MS: '0' }, 'WEBHOOK_DNS_TIMEOUT_MS must be between 50 and 30000 (got 0)'],
     [{ WEBHOOK_DNS_MAX_IN_FLIGHT: '0' }, 'WEBHOOK_DNS_MAX_IN_FLIGHT must be between 1 and 10000 (got 0)'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test (got "staging")'],

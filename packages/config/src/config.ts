@@ -1,5 +1,6 @@
-import { ALL_QUEUES, isQueueName, type QueueName } from '@facilitator/queue';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { ALL_QUEUES, isQueueName, type QueueName } from '@facilitator/queue';
 import { NETWORKS } from '@facilitator/core';
 import { ConfigError } from './config-error';
 import { readMasterSecret, readRelayerAddresses, readRelayers, readTreasuryAddress, readWebhookPorts } from './key-addresses';
@@ -415,10 +416,13 @@ function readShared(reader: EnvReader): SharedConfig {
 /** WEBHOOK_DNS_*: the webhook hosts' resolver. */
 function readWebhookDns(reader: EnvReader): WebhookDnsConfig {
   const servers = reader.list('WEBHOOK_DNS_SERVERS').map((item) => {
-    const match = /^(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]|[0-9a-fA-F:]+)(?::(\d{1,5}))?$/.exec(item);
-    if (!match || (match[2] !== undefined && (Number(match[2]) < 1 || Number(match[2]) > 65535))) {
-      throw new ConfigError('WEBHOOK_DNS_SERVERS', `entry "${item}" must be an IP address, optionally with :port`);
-    }
+    // node:dns setServers' forms: `1.2.3.4`, `1.2.3.4:53`, `::1`, `[::1]:53`
+    const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(item);
+    const v4 = /^([\d.]+)(?::(\d{1,5}))?$/.exec(item);
+    const [address, port] = bracketed ? [bracketed[1], bracketed[2]] : v4 ? [v4[1], v4[2]] : [item, undefined];
+    const family = isIP(address);
+    const ok = (bracketed ? family === 6 : v4 ? family === 4 : family === 6) && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
+    if (!ok) throw new ConfigError('WEBHOOK_DNS_SERVERS', `entry "${item}" must be an IP address, optionally with :port`);
     return item;
   });
   return {
