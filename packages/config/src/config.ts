@@ -1,6 +1,6 @@
+import { ALL_QUEUES, isQueueName, type QueueName } from '@facilitator/queue';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { ALL_QUEUES, isQueueName, type QueueName } from '@facilitator/queue';
 import { NETWORKS } from '@facilitator/core';
 import { ConfigError } from './config-error';
 import { readMasterSecret, readRelayerAddresses, readRelayers, readTreasuryAddress, readWebhookPorts } from './key-addresses';
