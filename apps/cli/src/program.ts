@@ -80,7 +80,7 @@ export function buildProgram(): Command {
   const merchantOptions = (command: Command) =>
     command
       .addOption(new Option('--api <url>', 'the facilitator API').env('FACILITATOR_API_URL').default(DEFAULT_API_URL))
-      .option('--network <network>', 'the chain named in the signature (a contract wallet is asked there)', DEFAULT_NETWORK)
+      .option('--network <network>', "the chain you expect the signature to name: the API fixes it (a contract wallet is asked there); refused when the API's differs")
       .option('--keystore <file>', 'sign with an encrypted JSON keystore instead of MERCHANT_PRIVATE_KEY')
       .option('--json', 'one JSON object');
   merchantOptions(merchant.command('webhook-secret'))

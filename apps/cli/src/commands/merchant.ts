@@ -1,5 +1,6 @@
 import { MERCHANT_REQUEST_DOMAIN_PATH, MerchantAction, signingTargetOf, signMerchantRequest, type PublishedMerchantRequestDomain } from '@facilitator/merchants';
 import { ApiClient, ApiError } from '../api-client';
+import { resolveNetwork } from '../chain-context';
 import { CliError } from '../errors';
 import { parseWholeNumber, table, UINT256_MAX } from '../format';
 import { loadMerchantKey } from '../merchant-signer';
@@ -7,7 +8,8 @@ import type { Output } from '../output';
 
 export interface MerchantFlags {
   api: string;
-  network: string;
+  /** optional: the chain the merchant expects to sign for; the API's published domain decides, and a mismatch is refused */
+  network?: string;
   keystore?: string;
   json?: boolean;
 }
@@ -22,6 +24,9 @@ async function signedCall(flags: MerchantFlags, action: MerchantAction, path: st
   const api = new ApiClient(flags.api);
   const { wallet } = await loadMerchantKey(flags.keystore);
   const { body: published } = await api.get<PublishedMerchantRequestDomain>(MERCHANT_REQUEST_DOMAIN_PATH);
+  if (flags.network !== undefined && resolveNetwork(flags.network).caip2 !== published.network) {
+    throw new CliError(`this facilitator's merchant requests are signed for ${published.network}, not ${resolveNetwork(flags.network).caip2} (drop --network)`);
+  }
   const proof = await signMerchantRequest(wallet, { action, merchant: wallet.address, parameters, ...signingTargetOf(published) });
   try {
     const { body } = await api.post(`/v1/merchants/${wallet.address}/${path}`, { ...parameters, proof });
