@@ -327,6 +327,14 @@ describe('merchant', () => {
       previous_secret: JSON.parse(first.stdout).secret,
       previous_secret_expires_at: expect.any(String),
     });
+    // after a leak: rotate again and cut the grace short; neither earlier secret signs any more
+    const cut = await cli(['merchant', 'webhook-secret', '--rotate', '--grace-seconds', '0', '--json'], as(m));
+    expect(JSON.parse(cut.stdout)).toEqual({ merchant: m.address.toLowerCase(), secret: expect.stringMatching(/^whsec_/) });
+    expect(JSON.parse(cut.stdout).secret).not.toBe(JSON.parse(rotated.stdout).secret);
+    expectOneLineError(await cli(['merchant', 'webhook-secret', '--grace-seconds', '0'], as(m)), '--grace-seconds goes with --rotate');
+    // the facilitator fixes the chain named in the signature; asking for another is refused before signing
+    expectOneLineError(await cli(['merchant', 'webhook-secret', '--network', 'base'], as(m)), "this facilitator's merchant requests are signed for eip155:84532, not eip155:8453");
+    expect((await cli(['merchant', 'webhook-secret', '--network', 'eip155:84532', '--json'], as(m))).code).toBe(0);
   });
 
   it('settle-key turns protection on (the key once) and --revoke off; minimum below the fee only with it on', async () => {

@@ -13,7 +13,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
 import { MerchantAction, merchantRequestDigest, signMerchantRequest } from '@facilitator/merchants';
 import { balances, difference, newMerchant } from './support/chain-actions';
-import { merchantCall } from './support/merchant-client';
+import { DEVNET_TREASURY, merchantCall, merchantProof } from './support/merchant-client';
 import { createSafe, deploySafeContracts, safeEthSignSignature } from './support/safe';
 import { startTestStack, type TestStack } from './support/test-stack';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -52,6 +52,28 @@ async function waitForSettled(settlementId: string) {
 }
 
 describe('proof of control', () => {
+  it('a request is good at this deployment only: signed for another deployment (another treasury) it is refused; the published domain is accepted', async () => {
+    const domain = await stack.http.get('/v1/merchants/request-domain');
+    expect(domain.status).toBe(200);
+    expect(domain.body).toEqual({
+      network: 'eip155:84532',
+      domain: { name: 'x402 Facilitator', version: '2', chainId: 84532, verifyingContract: getAddress(stack.config.treasuryAddress) },
+      primary_type: 'MerchantRequest',
+      types: { MerchantRequest: expect.any(Array) },
+    });
+    expect(getAddress(DEVNET_TREASURY)).toBe(getAddress(stack.config.treasuryAddress));
+    const m = Wallet.createRandom();
+    const path = `/v1/merchants/${m.address}/webhook-secret`;
+    // the same merchant's signature of the same request, made for another deployment (another treasury)
+    const elsewhere = await merchantProof(m, m.address, MerchantAction.GetWebhookSecret, {}, { treasury: Wallet.createRandom().address });
+    const refused = await stack.http.post(path).send({ proof: elsewhere });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toContain(`not signed by ${m.address.toLowerCase()}`);
+    // the deployment's own domain, as published, is accepted
+    const here = await merchantProof(m, m.address, MerchantAction.GetWebhookSecret, {}, { treasury: domain.body.domain.verifyingContract });
+    expect((await stack.http.post(path).send({ proof: here })).status).toBe(200);
+  });
+
   it('a Safe merchant proves control through ERC-1271 (its owner signs for it), and a non-owner cannot', async () => {
     const deployer = Wallet.createRandom();
     await stack.devnet.setEthBalance(deployer.address, 10n ** 19n);
@@ -69,22 +91,24 @@ describe('proof of control', () => {
           nonce: message.nonce as string,
           expiresAt: Number(message.expiresAt),
           chainId: network.chainId,
+          treasury: DEVNET_TREASURY,
         }),
       );
-    const proof = await signMerchantRequest(undefined, { action: MerchantAction.GetWebhookSecret, merchant: safe.address, network, sign: signAsSafe(safe.signDigest) });
+    const proof = await signMerchantRequest(undefined, { action: MerchantAction.GetWebhookSecret, merchant: safe.address, network, treasury: DEVNET_TREASURY, sign: signAsSafe(safe.signDigest) });
     // a Safe signature is not the owner's plain ECDSA signature of our digest: it goes through isValidSignature
     const res = await stack.http.post(`/v1/merchants/${safe.address}/webhook-secret`).send({ proof });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ merchant: safe.address.toLowerCase(), secret: expect.stringMatching(/^whsec_/) });
 
     // the owner's own EOA signature of the request is not the Safe's, nor is a stranger's Safe-style one
-    const ownerProof = await signMerchantRequest(safe.owner, { action: MerchantAction.GetWebhookSecret, merchant: safe.address, network });
+    const ownerProof = await signMerchantRequest(safe.owner, { action: MerchantAction.GetWebhookSecret, merchant: safe.address, network, treasury: DEVNET_TREASURY });
     expect((await stack.http.post(`/v1/merchants/${safe.address}/webhook-secret`).send({ proof: ownerProof })).status).toBe(401);
     const stranger = Wallet.createRandom();
     const strangerProof = await signMerchantRequest(undefined, {
       action: MerchantAction.GetWebhookSecret,
       merchant: safe.address,
       network,
+      treasury: DEVNET_TREASURY,
       sign: signAsSafe((digest) => safeEthSignSignature(deployment, address, stranger, digest)),
     });
     expect((await stack.http.post(`/v1/merchants/${safe.address}/webhook-secret`).send({ proof: strangerProof })).status).toBe(401);

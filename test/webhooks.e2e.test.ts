@@ -24,7 +24,18 @@ const wallets = new Map<string, Wallet>();
 
 beforeAll(async () => {
   [stack, receiver] = await Promise.all([
-    startTestStack({ env: { WEBHOOK_RETRY_DELAYS_MS: DELAYS.join(','), WEBHOOK_SECRET_GRACE_SECONDS: String(GRACE_SECONDS), API_KEYS: OPERATOR_KEY } }),
+    startTestStack({
+      env: {
+        WEBHOOK_RETRY_DELAYS_MS: DELAYS.join(','),
+        WEBHOOK_SECRET_GRACE_SECONDS: String(GRACE_SECONDS),
+        API_KEYS: OPERATOR_KEY,
+        // every endpoint here is a path of one test receiver, i.e. one receiver (origin) for the cap and the
+        // breaker, where each merchant would have its own: the failing endpoints of one test must not hold
+        // another's deliveries. The cap and the breaker are tested in receiver-gate.test.ts and test/abuse.
+        WEBHOOK_RECEIVER_CONCURRENCY: '20',
+        WEBHOOK_BREAKER_FAILURES: '1000',
+      },
+    }),
     new WebhookReceiver().start(),
   ]);
   const merchant = new Wallet(stack.devnet.accounts.merchant.privateKey);
@@ -129,6 +140,27 @@ describe('events arrive signed, with the spec fields', () => {
       data: { reason: 'amount mismatch', details: { authorization_value: '1', expected_amount: '10000' } },
     });
     await expectSigned(event);
+  });
+
+  it('no event, and no lookup or delivery, for a payment whose signature is not valid', async () => {
+    const url = receiver.endpoint('forged');
+    const p = await stack.payment();
+    const { TRANSFER_WITH_AUTHORIZATION_TYPES } = await import('@facilitator/core');
+    const forged = await Wallet.createRandom().signTypedData(stack.devnet.eip712Domain, TRANSFER_WITH_AUTHORIZATION_TYPES, p.authorization);
+    const body = p.formB({ webhook_url: url }) as { metadata: { paymentPayload: { payload: { signature: string } } } };
+    body.metadata.paymentPayload.payload.signature = forged;
+    const v = await stack.http.post('/v1/verify').send(body);
+    expect(v.status).toBe(400);
+    expect(v.body.error.message).toBe('invalid signature');
+    const verificationId = v.body.error.details.verification_id as string;
+    expect(await stack.db.prisma.verification.count({ where: { id: verificationId, status: 'rejected' } })).toBe(1);
+    expect(await stack.db.prisma.webhookEvent.count({ where: { verificationId } })).toBe(0);
+    // a validly signed payment that fails a later check (amount) still gets its verification.failed
+    const wrongAmount = await verifyFormB(url, { value: 1n });
+    expect(wrongAmount.status).toBe(400);
+    const [event] = await receiver.waitFor('forged', 1);
+    expect(event.body.verification_id).toBe(wrongAmount.body.error.details.verification_id);
+    expect(receiver.deliveries('forged')).toHaveLength(1);
   });
 
   it('settlement.rejected', async () => {
@@ -381,6 +413,28 @@ describe('each merchant has its own secret', () => {
     expect(verifyWebhookHeaders(after.rawBody, after.headers, old)).toMatchObject({ valid: false });
     expect((await merchantCall(stack, m, MerchantAction.GetWebhookSecret)).body).toEqual({ merchant: m.address.toLowerCase(), secret: fresh });
   }, 30_000);
+
+  it('the first delivery after a rotation is signed with the new secret, even right after one with the old', async () => {
+    const m = await newMerchant(stack.devnet, { balance: 0n, allowance: 0n });
+    wallets.set(m.address.toLowerCase(), m);
+    const url = receiver.endpoint('rotate-now');
+    const old = await webhookSecretOf(stack, m);
+    // the worker signs one of this merchant's events with the old secret (formerly kept a second)
+    await verifyFormB(url, { to: m.address }, { seller_address: m.address });
+    const [before] = await receiver.waitFor('rotate-now', 1);
+    expect(before.headers['x-webhook-signature']).toBe(expectedSignature(before.body, old));
+    const rotated = await merchantCall(stack, m, MerchantAction.RotateWebhookSecret, { grace_seconds: 0 });
+    expect(rotated.status).toBe(200);
+    const fresh = rotated.body.secret as string;
+    // a receiver that switched to the new secret at once accepts the very next delivery
+    await verifyFormB(url, { to: m.address }, { seller_address: m.address });
+    const [, after] = await receiver.waitFor('rotate-now', 2);
+    expect(after.headers['x-webhook-signature']).toBe(expectedSignature(after.body, fresh));
+    expect(libraryAccepts(after, fresh)).toBe(true);
+    // grace_seconds 0: the old secret signs nothing any more
+    expect(libraryAccepts(after, old)).toBe(false);
+    expect(after.headers['x-webhook-signature-previous']).toBeUndefined();
+  });
 
   it('a delivery replayed 6 minutes later is refused by the official library', async () => {
     const merchant = wallets.get(stack.devnet.accounts.merchant.address.toLowerCase())!;

@@ -74,7 +74,12 @@ let merchantSecret = '';
 
 async function fetchMerchantSecret(apiUrl: string, devnet: Devnet): Promise<string> {
   const merchant = new Wallet(devnet.accounts.merchant.privateKey);
-  const proof = await signMerchantRequest(merchant, { action: MerchantAction.GetWebhookSecret, merchant: merchant.address, network: { caip2: `eip155:${devnet.chainId}`, chainId: devnet.chainId } });
+  const proof = await signMerchantRequest(merchant, {
+    action: MerchantAction.GetWebhookSecret,
+    merchant: merchant.address,
+    network: { caip2: `eip155:${devnet.chainId}`, chainId: devnet.chainId },
+    treasury: devnet.accounts.treasury.address,
+  });
   const res = await fetch(`${apiUrl}/v1/merchants/${merchant.address}/webhook-secret`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ proof }) });
   if (!res.ok) throw new Error(`webhook-secret: HTTP ${res.status}`);
   return ((await res.json()) as { secret: string }).secret;

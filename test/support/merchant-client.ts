@@ -1,9 +1,12 @@
 // The merchant's side of the merchant endpoints, for tests: sign a request with the payTo key and call.
 import type { BaseWallet } from 'ethers';
+import { ANVIL_DEFAULT_MNEMONIC, devnetAccounts } from '@facilitator/devnet';
 import { MerchantAction, signMerchantRequest, type ProofRequest } from '@facilitator/merchants';
 import type { TestStack } from './test-stack';
 
 const NETWORK = { caip2: 'eip155:84532', chainId: 84532 };
+/** every test devnet's treasury (anvil's default mnemonic): merchant requests are bound to it */
+export const DEVNET_TREASURY = devnetAccounts(ANVIL_DEFAULT_MNEMONIC, 1).treasury.address;
 
 export async function merchantProof(
   wallet: BaseWallet | undefined,
@@ -12,7 +15,7 @@ export async function merchantProof(
   parameters: Record<string, unknown> = {},
   extra: Partial<ProofRequest> = {},
 ) {
-  return signMerchantRequest(wallet, { action, merchant, parameters, network: NETWORK, ...extra });
+  return signMerchantRequest(wallet, { action, merchant, parameters, network: NETWORK, treasury: DEVNET_TREASURY, ...extra });
 }
 
 const PATHS: Record<string, string> = {

@@ -23,10 +23,10 @@ import {
   x402OpenApiPaths,
   x402OpenApiSchemas,
 } from '@facilitator/schemas';
-import { MerchantService, SecretBox } from '@facilitator/merchants';
+import { merchantIdentityChainId, MerchantService, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
-import { assertAcceptableWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
+import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
 import { adminQueueRoutes } from './routes/admin-queues';
 import { docsRoutes } from './routes/docs';
@@ -90,12 +90,14 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     timeoutMs: config.settleWaitTimeoutMs,
     maxWaiters: config.abuse.maxSettleWaiters,
   });
-  const publishVerificationEvents = verificationEvents(outbox, logger);
+  // merchant requests are good at this deployment only: its treasury, and one chain for contract merchants
+  const merchantRequestBinding = { chainId: merchantIdentityChainId(config.networks.map((n) => n.chainId)), treasury: config.treasuryAddress };
   const merchants = new MerchantService({
     repository: new MerchantRepository(pool),
     secretBox: new SecretBox(config.webhookSecret),
     graceSeconds: config.webhookSecretGraceSeconds,
     feeAmount: config.feeAmount,
+    binding: merchantRequestBinding,
     providerFor: (chainId) => endpoints.find((e) => e.chainId === chainId)?.provider,
   });
 
@@ -108,9 +110,8 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     minPaymentAmount: config.abuse.minPaymentAmount,
     // a merchant with settle protection on may lower its own minimum (down to 0)
     merchantMinimum: (merchant) => merchants.minimumFor(merchant),
-    onVerified: async (outcome, payment) => {
+    onVerified: async (outcome) => {
       metrics.verifications.inc({ result: outcome.record.status, reason: outcome.failure?.reason ?? 'none' });
-      await publishVerificationEvents(outcome, payment);
     },
   });
 
@@ -130,14 +131,22 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   });
 
   const webhookPolicy = { requireHttps: config.nodeEnv === 'production', allowPrivate: config.webhookAllowPrivate, allowedPorts: config.webhookAllowedPorts };
-  const checkWebhookUrl = async (url: string) => {
+  const asBadRequest = (err: unknown): never => {
+    if (err instanceof WebhookUrlRejected) throw new InvalidRequestError(err.message, { errors: [{ path: '/webhook_url', message: err.message }] });
+    throw err;
+  };
+  // webhook hosts are looked up with c-ares (never the thread pool), capped, and only for validly signed payments
+  const webhookHosts = new HostResolver(config.webhookDns);
+  const publishVerificationEvents = verificationEvents({
+    outbox,
+    logger,
+    checkWebhookHost: (url) => assertPublicHost(url, webhookPolicy, webhookHosts).catch(asBadRequest),
+  });
+  const checkWebhookUrl = (url: string) => {
     try {
-      await assertAcceptableWebhookUrl(url, webhookPolicy);
+      parseWebhookUrl(url, webhookPolicy);
     } catch (err) {
-      if (err instanceof WebhookUrlRejected) {
-        throw new InvalidRequestError(err.message, { errors: [{ path: '/webhook_url', message: err.message }] });
-      }
-      throw err;
+      asBadRequest(err);
     }
   };
 
@@ -162,11 +171,12 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         idempotencyKeys: new IdempotencyRepository(prisma),
         idempotencyTtlSeconds: config.idempotencyTtlSeconds,
         checkWebhookUrl,
+        afterVerify: publishVerificationEvents,
       }),
       settleRoutes({ networks, intake: settleIntake, waits }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
       webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
-      merchantRoutes({ networks, merchants }),
+      merchantRoutes({ networks, merchants, binding: merchantRequestBinding }),
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
       adminQueueRoutes(queues, config.admin),

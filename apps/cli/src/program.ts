@@ -80,12 +80,13 @@ export function buildProgram(): Command {
   const merchantOptions = (command: Command) =>
     command
       .addOption(new Option('--api <url>', 'the facilitator API').env('FACILITATOR_API_URL').default(DEFAULT_API_URL))
-      .option('--network <network>', 'the chain named in the signature (a contract wallet is asked there)', DEFAULT_NETWORK)
+      .option('--network <network>', "the chain you expect the signature to name: the API fixes it (a contract wallet is asked there); refused when the API's differs")
       .option('--keystore <file>', 'sign with an encrypted JSON keystore instead of MERCHANT_PRIVATE_KEY')
       .option('--json', 'one JSON object');
   merchantOptions(merchant.command('webhook-secret'))
-    .description('print your webhook secret (created on first use); --rotate makes a new one, the old one signing beside it for 24 h')
+    .description('print your webhook secret (created on first use); --rotate makes a new one, the old one signing beside it for 24 h (--grace-seconds 0: not at all)')
     .option('--rotate', 'rotate the secret')
+    .option('--grace-seconds <seconds>', 'with --rotate: how long the old secret keeps signing (0 retires it at once, e.g. after a leak; at most the service grace)')
     .action(action((out, flags) => webhookSecretCommand(flags, out)));
   merchantOptions(merchant.command('settle-key'))
     .description('turn settle protection on: print the key settles of payments to you must carry (shown once); --revoke turns it off')

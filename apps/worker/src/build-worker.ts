@@ -16,9 +16,9 @@ import {
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
-import { MerchantService, SecretBox, SigningSecretsCache } from '@facilitator/merchants';
+import { merchantIdentityChainId, MerchantService, SecretBox } from '@facilitator/merchants';
 import { ExecutorBatches, FinalityWatcher, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
-import { WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
+import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
 import { settlementHandler } from './settlement-handler';
@@ -123,20 +123,31 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       metrics.settlementWaits.inc({ reason });
     },
   });
+  const merchantRequestBinding = { chainId: merchantIdentityChainId(config.networks.map((n) => n.chainId)), treasury: config.treasury.address };
   const merchants = new MerchantService({
     repository: new MerchantRepository(pool),
     secretBox: new SecretBox(config.webhookSecret),
     graceSeconds: config.webhookSecretGraceSeconds,
     feeAmount: config.feeAmount,
+    binding: merchantRequestBinding,
   });
-  // read once a second per merchant, not once per delivery (a burst of one merchant's events is one read)
-  const signingSecrets = new SigningSecretsCache((merchant) => merchants.webhookSecrets(merchant));
   const delivery = new WebhookDelivery({
     events: webhookEvents,
-    // each event is signed with its merchant's own secret(s), created on first use
-    signingSecrets: (merchant) => signingSecrets.signingSecrets(merchant),
+    // each event is signed with its merchant's own secret(s) as they are at delivery, created on first use
+    signingSecrets: (merchant) => merchants.signingSecrets(merchant),
     allowPrivate: config.webhookAllowPrivate,
     allowedPorts: config.webhookAllowedPorts,
+    // per process: a receiver holds at most this many of this worker's delivery slots, and a failing one none
+    gate: new ReceiverGate({
+      maxPerReceiver: config.worker.webhookReceiverConcurrency,
+      breakerFailures: config.worker.webhookBreakerFailures,
+      breakerCooldownMs: config.worker.webhookBreakerCooldownMs,
+      maxCooldownMs: Math.max(config.worker.webhookBreakerCooldownMs, 10 * 60_000),
+      probeMs: WEBHOOK_TIMEOUT_MS,
+    }),
+    // a delivery held by an open breaker still gets an attempt at least as often as the schedule's longest gap
+    maxHoldMs: Math.max(...config.webhookRetryDelaysMs),
+    resolver: new HostResolver(config.webhookDns),
     onAttemptError: (eventId, error) => logger.info('webhook attempt error', { eventId, error }),
   });
 

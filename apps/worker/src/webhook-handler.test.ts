@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream';
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { WEBHOOK_RETRY_DELAYS_MS } from '@facilitator/config';
 import { createLogger, createSilentLogger } from '@facilitator/logging';
 import { createMetrics } from '@facilitator/metrics';
 import { WEBHOOK_ATTEMPTS, queueDefaults } from '@facilitator/queue';
 import type { AttemptResult, WebhookDelivery } from '@facilitator/webhooks';
-import { webhookBackoff, webhookHandler } from './webhook-handler';
+import { holdDelayMs, webhookBackoff, webhookHandler } from './webhook-handler';
 
 const MINUTE = 60_000;
 
@@ -110,5 +110,40 @@ describe('webhookHandler', () => {
     expect(error).not.toBeInstanceOf(UnrecoverableError);
     expect((error as Error).message).toBe('connection terminated');
     expect(await attemptCounts(metrics)).toEqual({});
+  });
+
+  it('moves a held delivery back to delayed without counting an attempt, backing off while it stays held', async () => {
+    const { handler, metrics } = setup(async () => ({ outcome: 'held', reason: 'receiver_busy', retryAfterMs: 300 }));
+    const moves: Array<{ until: number; token?: string }> = [];
+    // started 4 times, 1 attempt failed: this is its third hold in all
+    const heldJob = { ...job(1), attemptsStarted: 4, moveToDelayed: async (until: number, token?: string) => void moves.push({ until, token }) } as unknown as Job;
+    const before = Date.now();
+    await expect(handler.process(heldJob, 'lock-token')).rejects.toBeInstanceOf(DelayedError);
+    expect(moves).toHaveLength(1);
+    expect(moves[0].token).toBe('lock-token');
+    // 250 ms × 2² spread ±50%
+    expect(moves[0].until - before).toBeGreaterThanOrEqual(500);
+    expect(moves[0].until - before).toBeLessThan(1_600);
+    expect(await attemptCounts(metrics)).toEqual({ held: 1 });
+  });
+});
+
+describe('holdDelayMs', () => {
+  it('behind a busy receiver: 250 ms doubling per hold of the job, spread ±50%, at most 30 s', () => {
+    const busy = (retryAfterMs: number) => ({ reason: 'receiver_busy', retryAfterMs });
+    const middle = () => 0.5;
+    expect(holdDelayMs(busy(0), 0, middle)).toBe(250);
+    expect(holdDelayMs(busy(0), 1, middle)).toBe(500);
+    expect(holdDelayMs(busy(0), 4, middle)).toBe(4_000);
+    expect(holdDelayMs(busy(0), 50, middle)).toBe(30_000);
+    expect(holdDelayMs(busy(0), 0, () => 0)).toBe(125);
+    expect(holdDelayMs(busy(0), 0, () => 0.999)).toBe(375);
+    expect(holdDelayMs(busy(1_500), 0, middle)).toBe(1_500);
+  });
+
+  it('behind an open breaker: what the gate said (its cool-down, or until overdue), at most 30 s', () => {
+    expect(holdDelayMs({ reason: 'circuit_open', retryAfterMs: 250 }, 7)).toBe(250);
+    expect(holdDelayMs({ reason: 'circuit_open', retryAfterMs: 25_000 }, 0)).toBe(25_000);
+    expect(holdDelayMs({ reason: 'circuit_open', retryAfterMs: 600_000 }, 0)).toBe(30_000);
   });
 });

@@ -85,6 +85,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, RETENTION_UNUSED_MERCHANTS_DAYS: 'soon' })).toThrow(/RETENTION_UNUSED_MERCHANTS_DAYS/);
   });
 
+  it('webhook receivers and hosts: a cap per receiver below the slots, a breaker, a capped resolver', () => {
+    const config = loadConfig(base);
+    expect(config.worker).toMatchObject({ webhookConcurrency: 20, webhookReceiverConcurrency: 4, webhookBreakerFailures: 5, webhookBreakerCooldownMs: 30_000 });
+    expect(config.webhookDns).toEqual({ servers: [], timeoutMs: 2_000, tries: 2, maxInFlight: 64 });
+    // a worker with fewer slots than the default cap gets a cap of its slots
+    expect(loadConfig({ ...base, WEBHOOK_CONCURRENCY: '2' }).worker.webhookReceiverConcurrency).toBe(2);
+    expect(loadConfig({ ...base, WEBHOOK_DNS_SERVERS: '127.0.0.1:5353,::1,[::1]:53' }).webhookDns.servers).toEqual(['127.0.0.1:5353', '::1', '[::1]:53']);
+  });
+
   it('enables a network only when its RPC URL is set', () => {
     const config = loadConfig({ ...base, RPC_URL_8453: 'https://mainnet.base.org', CONFIRMATIONS_8453: '3' });
     expect(config.networks.map((n) => [n.chainId, n.confirmations])).toEqual([
@@ -142,6 +151,16 @@ describe('loadConfig', () => {
     [{ TREASURY_ADDRESS: '0x' + '22'.repeat(20) }, 'TREASURY_ADDRESS does not match TREASURY_PRIVATE_KEY'],
     [{ RELAYER_ADDRESSES: '0x' + '22'.repeat(20) }, 'RELAYER_ADDRESSES does not match RELAYER_PRIVATE_KEYS'],
     [{ WEBHOOK_ALLOWED_PORTS: '443,http' }, 'WEBHOOK_ALLOWED_PORTS entry "http" must be a port number'],
+    [{ WEBHOOK_RECEIVER_CONCURRENCY: '21' }, 'WEBHOOK_RECEIVER_CONCURRENCY must be between 1 and 20 (got 21)'],
+    [{ WEBHOOK_CONCURRENCY: '2', WEBHOOK_RECEIVER_CONCURRENCY: '3' }, 'WEBHOOK_RECEIVER_CONCURRENCY must be between 1 and 2 (got 3)'],
+    [{ WEBHOOK_BREAKER_FAILURES: '0' }, 'WEBHOOK_BREAKER_FAILURES must be between 1 and 1000 (got 0)'],
+    [{ WEBHOOK_BREAKER_COOLDOWN_MS: '10' }, 'WEBHOOK_BREAKER_COOLDOWN_MS must be between 100 and 3600000 (got 10)'],
+    [{ WEBHOOK_DNS_SERVERS: 'dns.example.com' }, 'WEBHOOK_DNS_SERVERS entry "dns.example.com" must be an IP address'],
+    [{ WEBHOOK_DNS_SERVERS: '127.0.0.1:70000' }, 'WEBHOOK_DNS_SERVERS entry "127.0.0.1:70000" must be an IP address'],
+    [{ WEBHOOK_DNS_SERVERS: ':::::' }, 'WEBHOOK_DNS_SERVERS entry ":::::" must be an IP address'],
+    [{ WEBHOOK_DNS_SERVERS: '999.1.1.1' }, 'WEBHOOK_DNS_SERVERS entry "999.1.1.1" must be an IP address'],
+    [{ WEBHOOK_DNS_TIMEOUT_MS: '0' }, 'WEBHOOK_DNS_TIMEOUT_MS must be between 50 and 30000 (got 0)'],
+    [{ WEBHOOK_DNS_MAX_IN_FLIGHT: '0' }, 'WEBHOOK_DNS_MAX_IN_FLIGHT must be between 1 and 10000 (got 0)'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test (got "staging")'],
     [{ QUEUE_PREFIX: 'a b' }, 'QUEUE_PREFIX may only contain'],
     [{ SETTLEMENT_MODE: 'fast' }, 'SETTLEMENT_MODE must be one of atomic, sequential (got "fast")'],

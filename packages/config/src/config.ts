@@ -1,4 +1,5 @@
 import { ALL_QUEUES, isQueueName, type QueueName } from '@facilitator/queue';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { NETWORKS } from '@facilitator/core';
 import { ConfigError } from './config-error';
@@ -141,6 +142,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** Delays before webhook attempts 2 to 6. */
   webhookRetryDelaysMs: number[];
+  /** how webhook hosts are resolved (c-ares, never the thread pool), at verify and at delivery */
+  webhookDns: WebhookDnsConfig;
   worker: WorkerConfig;
   /** per-client limit on verify and settle; off (undefined) unless RATE_LIMIT_MAX is set */
   rateLimit?: { max: number; windowMs: number };
@@ -154,11 +157,28 @@ export interface Config {
   admin?: { username: string; password: string };
 }
 
+export interface WebhookDnsConfig {
+  /** WEBHOOK_DNS_SERVERS: `ip` or `ip:port`; empty: the system's (resolv.conf) */
+  servers: string[];
+  /** WEBHOOK_DNS_TIMEOUT_MS: one query's timeout */
+  timeoutMs: number;
+  /** WEBHOOK_DNS_TRIES: tries per server */
+  tries: number;
+  /** WEBHOOK_DNS_MAX_IN_FLIGHT: host lookups at once per process; more fail at once as busy */
+  maxInFlight: number;
+}
+
 export interface WorkerConfig {
   /** which queues this worker process serves (WORKER_QUEUES); default both */
   queues: QueueName[];
   settlementConcurrency: number;
   webhookConcurrency: number;
+  /** WEBHOOK_RECEIVER_CONCURRENCY: deliveries in flight to one receiver (origin host:port) per worker process */
+  webhookReceiverConcurrency: number;
+  /** WEBHOOK_BREAKER_FAILURES: consecutive failed attempts to one receiver that open its circuit breaker */
+  webhookBreakerFailures: number;
+  /** WEBHOOK_BREAKER_COOLDOWN_MS: how long an open breaker holds deliveries before a probe (doubling per failed probe) */
+  webhookBreakerCooldownMs: number;
   /** a job whose worker stops renewing its lock for this long is taken back (e.g. after SIGKILL) */
   lockDurationMs: number;
   /** how often stalled jobs are looked for */
@@ -323,10 +343,15 @@ function readWorker(reader: EnvReader): WorkerConfig {
   const queues = reader.list('WORKER_QUEUES');
   const unknown = queues.find((q) => !isQueueName(q));
   if (unknown !== undefined) throw new ConfigError('WORKER_QUEUES', `names an unknown queue "${unknown}" (known: ${ALL_QUEUES.join(', ')})`);
+  const webhookConcurrency = reader.integer('WEBHOOK_CONCURRENCY', 20, 1, 1000);
   return {
     queues: queues.length > 0 ? queues.filter(isQueueName) : [...ALL_QUEUES],
     settlementConcurrency: reader.integer('SETTLEMENT_CONCURRENCY', 200, 1, 1000),
-    webhookConcurrency: reader.integer('WEBHOOK_CONCURRENCY', 20, 1, 1000),
+    webhookConcurrency,
+    // at most the delivery slots: a cap equal to them is no cap, so it is allowed only when there is one slot
+    webhookReceiverConcurrency: reader.integer('WEBHOOK_RECEIVER_CONCURRENCY', Math.min(4, webhookConcurrency), 1, webhookConcurrency),
+    webhookBreakerFailures: reader.integer('WEBHOOK_BREAKER_FAILURES', 5, 1, 1000),
+    webhookBreakerCooldownMs: reader.integer('WEBHOOK_BREAKER_COOLDOWN_MS', 30_000, 100, 3_600_000),
     lockDurationMs: reader.integer('WORKER_LOCK_DURATION_MS', 15_000, 1_000, 600_000),
     stalledIntervalMs: reader.integer('WORKER_STALLED_INTERVAL_MS', 5_000, 500, 600_000),
     shutdownTimeoutMs: reader.integer('WORKER_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
@@ -424,6 +449,27 @@ function readShared(reader: EnvReader): SharedConfig {
     webhookAllowedPorts: readWebhookPorts(reader),
     authorizationExpiryMarginSeconds: reader.integer('AUTHORIZATION_EXPIRY_MARGIN_SECONDS', 10, 0, 3600),
     webhookAllowPrivate: readWebhookAllowPrivate(reader, nodeEnv),
+    webhookDns: readWebhookDns(reader),
+  };
+}
+
+/** WEBHOOK_DNS_*: the webhook hosts' resolver. */
+function readWebhookDns(reader: EnvReader): WebhookDnsConfig {
+  const servers = reader.list('WEBHOOK_DNS_SERVERS').map((item) => {
+    // node:dns setServers' forms: `1.2.3.4`, `1.2.3.4:53`, `::1`, `[::1]:53`
+    const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(item);
+    const v4 = /^([\d.]+)(?::(\d{1,5}))?$/.exec(item);
+    const [address, port] = bracketed ? [bracketed[1], bracketed[2]] : v4 ? [v4[1], v4[2]] : [item, undefined];
+    const family = isIP(address);
+    const ok = (bracketed ? family === 6 : v4 ? family === 4 : family === 6) && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
+    if (!ok) throw new ConfigError('WEBHOOK_DNS_SERVERS', `entry "${item}" must be an IP address, optionally with :port`);
+    return item;
+  });
+  return {
+    servers,
+    timeoutMs: reader.integer('WEBHOOK_DNS_TIMEOUT_MS', 2_000, 50, 30_000),
+    tries: reader.integer('WEBHOOK_DNS_TRIES', 2, 1, 5),
+    maxInFlight: reader.integer('WEBHOOK_DNS_MAX_IN_FLIGHT', 64, 1, 10_000),
   };
 }
 

@@ -3,4 +3,4 @@ export * from './merchant-service';
 export * from './random-secrets';
 export * from './secret-box';
 export * from './sign-merchant-request';
-export * from './signing-secrets-cache';
+export * from './opened-secrets';

@@ -1,4 +1,4 @@
-import { getBytes, hexlify, recoverAddress, Signature, TypedDataEncoder, type Provider } from 'ethers';
+import { getAddress, getBytes, hexlify, recoverAddress, Signature, TypedDataEncoder, type Provider } from 'ethers';
 import { canonicalJson } from '@facilitator/core';
 
 /** The actions a merchant signs for; the name is part of the signed data, so a signature means one thing. */
@@ -24,8 +24,31 @@ export const MERCHANT_REQUEST_TYPES = {
   ],
 };
 
-export function merchantRequestDomain(chainId: number) {
-  return { name: 'x402 Facilitator', version: '1', chainId };
+/**
+ * What binds a signed merchant request to one deployment of the service: its treasury (the EIP-712 domain's
+ * `verifyingContract`) and the one chain on which its contract merchants prove control (`chainId`; ERC-1271
+ * is asked there and nowhere else). A request signed for another deployment, or for another chain, has
+ * another digest and is refused. Clients read it from `GET /v1/merchants/request-domain`.
+ */
+export interface MerchantRequestBinding {
+  chainId: number;
+  treasury: string;
+}
+
+/** Version 2: version 1 had no treasury, so its signatures were good at any deployment. */
+export const MERCHANT_REQUEST_DOMAIN_VERSION = '2';
+
+export function merchantRequestDomain(binding: MerchantRequestBinding) {
+  return { name: 'x402 Facilitator', version: MERCHANT_REQUEST_DOMAIN_VERSION, chainId: binding.chainId, verifyingContract: getAddress(binding.treasury) };
+}
+
+/**
+ * The chain on which a deployment's contract merchants prove control, fixed by the deployment (never the
+ * requester's pick): Base mainnet when enabled, else the lowest enabled chain id.
+ */
+export function merchantIdentityChainId(enabledChainIds: readonly number[]): number {
+  if (enabledChainIds.length === 0) throw new Error('no network is enabled');
+  return enabledChainIds.includes(8453) ? 8453 : Math.min(...enabledChainIds);
 }
 
 export interface MerchantRequestFields {
@@ -38,7 +61,10 @@ export interface MerchantRequestFields {
   nonce: string;
   /** Unix seconds */
   expiresAt: number;
+  /** the deployment's identity chain (EIP-712 domain) */
   chainId: number;
+  /** the deployment's treasury (EIP-712 domain `verifyingContract`) */
+  treasury: string;
 }
 
 export function merchantRequestMessage(fields: MerchantRequestFields) {
@@ -53,7 +79,7 @@ export function merchantRequestMessage(fields: MerchantRequestFields) {
 
 /** The EIP-712 digest a merchant signs (and a contract wallet's isValidSignature is asked about). */
 export function merchantRequestDigest(fields: MerchantRequestFields): string {
-  return TypedDataEncoder.hash(merchantRequestDomain(fields.chainId), MERCHANT_REQUEST_TYPES, merchantRequestMessage(fields));
+  return TypedDataEncoder.hash(merchantRequestDomain(fields), MERCHANT_REQUEST_TYPES, merchantRequestMessage(fields));
 }
 
 const ERC1271_MAGIC = '0x1626ba7e';

@@ -2,8 +2,9 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Provider } from 'ethers';
 import { InvalidRequestError, SharedReadings, UnauthorizedError } from '@facilitator/core';
 import type { MerchantRecord, MerchantRepository } from '@facilitator/db';
-import { isMerchantSignature, MAX_REQUEST_LIFETIME_SECONDS, type MerchantAction } from './merchant-request';
+import { isMerchantSignature, MAX_REQUEST_LIFETIME_SECONDS, type MerchantAction, type MerchantRequestBinding } from './merchant-request';
 import { newSettleKey, newWebhookSecret, settleKeyHash } from './random-secrets';
+import { OpenedSecrets } from './opened-secrets';
 import type { SecretBox } from './secret-box';
 
 export interface MerchantServiceOptions {
@@ -13,7 +14,9 @@ export interface MerchantServiceOptions {
   graceSeconds: number;
   /** the flat fee: a minimum below it needs settle protection */
   feeAmount: bigint;
-  /** the chain on which a contract merchant's ERC-1271 signature is checked */
+  /** the deployment's binding: its treasury and the one chain where contract merchants prove control (without it, no signed request is accepted) */
+  binding?: MerchantRequestBinding;
+  /** reads that chain, for a contract merchant's ERC-1271 check */
   providerFor?(chainId: number): Provider | undefined;
   now?(): number;
 }
@@ -24,6 +27,7 @@ export interface SignedMerchantRequest {
   merchant: string;
   action: MerchantAction;
   parameters: Record<string, unknown>;
+  /** the chain the proof names (`proof.network`): must be the deployment's identity chain */
   chainId: number;
   nonce: string;
   expiresAt: number;
@@ -49,8 +53,11 @@ const MINIMUM_READING_MS = 1_000;
 
 export class MerchantService {
   private readonly minimums = new SharedReadings<string, bigint | undefined>({ maxEntries: 10_000 });
+  private readonly opened: OpenedSecrets;
 
-  constructor(private readonly options: MerchantServiceOptions) {}
+  constructor(private readonly options: MerchantServiceOptions) {
+    this.opened = new OpenedSecrets(options.secretBox);
+  }
 
   private now(): number {
     return this.options.now?.() ?? Math.floor(Date.now() / 1000);
@@ -68,8 +75,14 @@ export class MerchantService {
         errors: [{ path: '/proof/expires_at', message: `must be at most ${now + MAX_REQUEST_LIFETIME_SECONDS}` }],
       });
     }
-    const provider = this.options.providerFor?.(request.chainId);
-    if (!(await isMerchantSignature(request, request.signature, provider))) {
+    const { binding } = this.options;
+    if (!binding) throw new UnauthorizedError('this process accepts no signed merchant requests (no deployment binding)');
+    if (request.chainId !== binding.chainId) {
+      // a contract wallet at one address may answer to other owners on another chain: the deployment fixes the chain
+      throw new UnauthorizedError(`merchant requests to this service are signed for eip155:${binding.chainId}, not eip155:${request.chainId} (see GET /v1/merchants/request-domain)`);
+    }
+    const provider = this.options.providerFor?.(binding.chainId);
+    if (!(await isMerchantSignature({ ...request, chainId: binding.chainId, treasury: binding.treasury }, request.signature, provider))) {
       throw new UnauthorizedError(`the request is not signed by ${request.merchant} (EIP-712 MerchantRequest, action ${request.action})`);
     }
     if (!(await this.options.repository.useNonce(request.merchant, request.nonce.toLowerCase(), new Date(request.expiresAt * 1000)))) {
@@ -86,13 +99,30 @@ export class MerchantService {
       await this.options.repository.insertSecretIfAbsent(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant));
       live = await this.options.repository.liveSecrets(merchant);
     }
-    const [current, previous] = live.map((s) => ({ secret: this.options.secretBox.open(s.ciphertext, merchant), retiresAt: s.retiresAt }));
+    const [current, previous] = live.map((s) => ({ secret: this.opened.open(s.ciphertext, merchant), retiresAt: s.retiresAt }));
     return { current: current.secret, ...(previous?.retiresAt ? { previous: { secret: previous.secret, retiresAt: previous.retiresAt } } : {}) };
   }
 
-  async rotateWebhookSecret(merchant: string): Promise<MerchantWebhookSecrets> {
+  /**
+   * The secrets that sign a delivery now, the current one first. Read for every delivery (one indexed read;
+   * only the decryption is remembered, by ciphertext), so the delivery after a rotation is signed with the
+   * new secret: a receiver that switched at once never sees the old one alone. A retired secret is not
+   * read: the database decides retirement with its own clock.
+   */
+  async signingSecrets(merchant: string): Promise<string[]> {
+    const secrets = await this.webhookSecrets(merchant);
+    return secrets.previous ? [secrets.current, secrets.previous.secret] : [secrets.current];
+  }
+
+  /**
+   * A new current secret. The old one keeps signing for `graceSeconds` (the configured grace, or less when
+   * asked: 0 retires it at once, e.g. after a leak; a rotation also retires at once any secret still in
+   * an earlier grace period).
+   */
+  async rotateWebhookSecret(merchant: string, graceSeconds?: number): Promise<MerchantWebhookSecrets> {
+    const grace = Math.min(graceSeconds ?? this.options.graceSeconds, this.options.graceSeconds);
     await this.webhookSecrets(merchant);
-    await this.options.repository.rotateSecret(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant), this.options.graceSeconds);
+    await this.options.repository.rotateSecret(merchant, this.options.secretBox.seal(newWebhookSecret(), merchant), grace);
     return this.webhookSecrets(merchant);
   }
 

@@ -24,6 +24,18 @@ describe('SecretBox', () => {
     parts[3] = Buffer.from('whsec_y').toString('base64url');
     expect(() => new SecretBox(MASTER).open(parts.join('.'), MERCHANT)).toThrow();
   });
+
+  it('refuses a truncated tag, even one that is a prefix of the right tag', () => {
+    const box = new SecretBox(MASTER);
+    const parts = box.seal('whsec_x', MERCHANT).split('.');
+    const tag = Buffer.from(parts[2], 'base64url');
+    expect(tag).toHaveLength(16);
+    for (const length of [4, 8, 12, 15]) {
+      const truncated = [parts[0], parts[1], tag.subarray(0, length).toString('base64url'), parts[3]].join('.');
+      expect(() => box.open(truncated, MERCHANT)).toThrow('truncated tag');
+    }
+    expect(box.open(parts.join('.'), MERCHANT)).toBe('whsec_x');
+  });
 });
 
 describe('random secrets', () => {

@@ -77,7 +77,7 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
     }),
     webhookAttempts: new Counter({
       name: 'x402_webhook_attempts_total',
-      help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
+      help: 'Webhook delivery attempts by outcome (delivered, retry, failed; held: not sent, the receiver at its cap or its breaker open, no attempt counted)',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),

@@ -1,10 +1,30 @@
-import { merchantActionRequestSchema, merchantMinimumRequestSchema } from './merchant-requests';
+import { merchantActionRequestSchema, merchantMinimumRequestSchema, merchantRotateRequestSchema } from './merchant-requests';
 import type { PathItems } from './openapi';
 
 /** The merchant endpoints in the OpenAPI document (`buildOpenApiDocument({ extraPaths, extraSchemas })`). */
 export const merchantOpenApiSchemas: Record<string, object> = {
   MerchantActionRequest: merchantActionRequestSchema,
+  MerchantRotateRequest: merchantRotateRequestSchema,
   MerchantMinimumRequest: merchantMinimumRequestSchema,
+  MerchantRequestDomain: {
+    type: 'object',
+    required: ['network', 'domain', 'primary_type', 'types'],
+    properties: {
+      network: { type: 'string', description: 'CAIP-2 id of the identity chain: contract merchants prove control (ERC-1271) there and only there' },
+      domain: {
+        type: 'object',
+        required: ['name', 'version', 'chainId', 'verifyingContract'],
+        properties: {
+          name: { type: 'string' },
+          version: { type: 'string' },
+          chainId: { type: 'integer' },
+          verifyingContract: { type: 'string', description: 'this deployment\'s treasury: a signature made for another deployment is refused' },
+        },
+      },
+      primary_type: { type: 'string' },
+      types: { type: 'object' },
+    },
+  },
   MerchantWebhookSecret: {
     type: 'object',
     required: ['merchant', 'secret'],
@@ -56,6 +76,16 @@ const signed = (operationId: string, summary: string, request: string, ok: objec
 });
 
 export const merchantOpenApiPaths: PathItems = {
+  '/v1/merchants/request-domain': {
+    get: {
+      operationId: 'getMerchantRequestDomain',
+      tags: ['merchants'],
+      summary: 'What merchant requests are signed for here: the EIP-712 domain (this deployment: its treasury as verifyingContract, its identity chain) and types',
+      responses: {
+        '200': json(ref('MerchantRequestDomain'), 'sign MerchantRequest with this domain; proof.network must be this network'),
+      },
+    },
+  },
   '/v1/merchants/{address}/webhook-secret': signed(
     'getMerchantWebhookSecret',
     'The merchant webhook secret (created on first use); signed with the payTo key',
@@ -64,8 +94,8 @@ export const merchantOpenApiPaths: PathItems = {
   ),
   '/v1/merchants/{address}/webhook-secret/rotate': signed(
     'rotateMerchantWebhookSecret',
-    'A new webhook secret; the old one keeps signing beside it for the grace period (default 24 h)',
-    'MerchantActionRequest',
+    'A new webhook secret; the old one keeps signing beside it for the grace period (default 24 h; grace_seconds 0 retires it at once)',
+    'MerchantRotateRequest',
     json(ref('MerchantWebhookSecret'), 'the new secret and the previous one'),
   ),
   '/v1/merchants/{address}/settle-key': signed(

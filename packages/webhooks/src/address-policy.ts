@@ -1,5 +1,5 @@
-import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import { defaultHostResolver, HostLookupError, isLocalhostName, type HostResolver } from './host-resolver';
 
 /**
  * Which addresses a webhook may reach. Only globally routable unicast addresses: never loopback,
@@ -48,10 +48,11 @@ export function hostOf(url: URL): string {
 }
 
 /**
- * Refuses a webhook URL that breaks the policy. DNS names are resolved here to reject them early with a
- * clear answer; delivery checks the address again when it connects, so DNS rebinding gains nothing.
+ * The checks of a webhook URL that need no lookup, run before anything else of a verify request: the
+ * scheme, no credentials, the port, and a host that is an IP literal or `localhost` must be public. A DNS
+ * name is resolved only later (`assertPublicHost`), after the payment's signature was checked.
  */
-export async function assertAcceptableWebhookUrl(text: string, policy: WebhookUrlPolicy): Promise<URL> {
+export function parseWebhookUrl(text: string, policy: WebhookUrlPolicy): URL {
   let url: URL;
   try {
     url = new URL(text);
@@ -67,20 +68,33 @@ export async function assertAcceptableWebhookUrl(text: string, policy: WebhookUr
   }
   if (policy.allowPrivate) return url;
   const host = hostOf(url);
-  const addresses = ipaddr.isValid(host) ? [host] : await resolveAll(host);
-  const refused = addresses.find((address) => !isPublicAddress(address));
-  if (refused !== undefined) {
-    throw new WebhookUrlRejected(`webhook_url resolves to a non-public address (${refused})`);
-  }
+  if (ipaddr.isValid(host) && !isPublicAddress(host)) throw new WebhookUrlRejected(`webhook_url resolves to a non-public address (${host})`);
+  if (isLocalhostName(host)) throw new WebhookUrlRejected('webhook_url resolves to a non-public address (localhost is loopback)');
   return url;
 }
 
-async function resolveAll(host: string): Promise<string[]> {
+/**
+ * Resolves a DNS name through the capped, non-blocking resolver and refuses it when it does not exist or
+ * any answer is non-public. A lookup that could not finish (timeout, busy, server failure) passes: it is
+ * not an answer, and delivery checks the address again when it connects, so DNS rebinding gains nothing.
+ */
+export async function assertPublicHost(url: URL, policy: Pick<WebhookUrlPolicy, 'allowPrivate'>, resolver: HostResolver): Promise<void> {
+  const host = hostOf(url);
+  if (policy.allowPrivate || ipaddr.isValid(host)) return;
+  let addresses: string[];
   try {
-    const answers = await lookup(host, { all: true, verbatim: true });
-    if (answers.length === 0) throw new Error('no addresses');
-    return answers.map((a) => a.address);
-  } catch {
-    throw new WebhookUrlRejected(`webhook_url host ${JSON.stringify(host)} does not resolve`);
+    addresses = await resolver.resolve(host);
+  } catch (err) {
+    if (err instanceof HostLookupError && err.noSuchHost) throw new WebhookUrlRejected(`webhook_url host ${JSON.stringify(host)} does not resolve`);
+    return;
   }
+  const refused = addresses.find((address) => !isPublicAddress(address));
+  if (refused !== undefined) throw new WebhookUrlRejected(`webhook_url resolves to a non-public address (${refused})`);
+}
+
+/** Both checks, one after the other (tools and tests; the API runs them at two moments). */
+export async function assertAcceptableWebhookUrl(text: string, policy: WebhookUrlPolicy, resolver: HostResolver = defaultHostResolver()): Promise<URL> {
+  const url = parseWebhookUrl(text, policy);
+  await assertPublicHost(url, policy, resolver);
+  return url;
 }

@@ -5,3 +5,5 @@ export * from './signature';
 export * from './safe-http-post';
 export * from './webhook-delivery';
 export * from './delivery-outcome';
+export * from './host-resolver';
+export * from './receiver-gate';

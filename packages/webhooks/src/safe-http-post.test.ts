@@ -85,3 +85,30 @@ describe('safeHttpPost', () => {
     }
   });
 });
+
+describe('the connect-time lookup (c-ares, the SSRF check on the address connected to)', () => {
+  it('connects by name through the resolver only to allowed answers; a busy resolver is reported as such', async () => {
+    const { DnsResponder } = await import('./testing/dns-responder');
+    const { HostResolver } = await import('./host-resolver');
+    const r = await receiver((res) => res.writeHead(200).end());
+    const dns = await new DnsResponder((name) => (name === 'slow.test' ? { a: ['127.0.0.1'], delayMs: Infinity } : { a: ['127.0.0.1'] })).start();
+    try {
+      const resolver = new HostResolver({ servers: [dns.address], timeoutMs: 300, tries: 1, maxInFlight: 1 });
+      const named = new URL(`http://shop.test:${r.url.port}/hook`);
+      expect(await safeHttpPost(named, '{}', {}, { timeoutMs: 2_000, allowPrivate: true, resolver })).toMatchObject({ statusCode: 200 });
+      // the name answers 127.0.0.1: refused without connecting when private addresses are not allowed
+      const refused = await safeHttpPost(named, '{}', {}, { timeoutMs: 2_000, allowPrivate: false, resolver });
+      expect(refused).toMatchObject({ errorCode: 'EADDRNOTPUBLIC' });
+      expect(r.counts.requests).toBe(1);
+      const hanging = safeHttpPost(new URL(`http://slow.test:${r.url.port}/`), '{}', {}, { timeoutMs: 2_000, allowPrivate: true, resolver });
+      await until(() => resolver.stats.inFlight === 1);
+      // another name (a pooled socket to shop.test would need no lookup at all)
+      const busy = await safeHttpPost(new URL(`http://other.test:${r.url.port}/`), '{}', {}, { timeoutMs: 2_000, allowPrivate: true, resolver });
+      expect(busy).toMatchObject({ errorCode: 'ELOOKUPBUSY' });
+      expect(await hanging).toMatchObject({ errorCode: 'ETIMEOUT' });
+    } finally {
+      await dns.stop();
+      await r.close();
+    }
+  });
+});

@@ -1,9 +1,10 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { hostOf, isPublicAddress } from './address-policy';
+import { defaultHostResolver, HostLookupError, type HostResolver } from './host-resolver';
 
 export interface PostResult {
   statusCode?: number;
@@ -17,23 +18,34 @@ export interface PostResult {
 }
 
 /**
- * Resolves like the system does, but refuses non-public answers. Used as the socket's own lookup, so
- * the address checked is the address connected to: a DNS answer that changes after validation
- * (rebinding) gains nothing.
+ * The socket's own lookup: resolves through the webhook resolver (c-ares, capped, with a timeout; never
+ * the thread pool's getaddrinfo) and refuses non-public answers. Used as the socket's own lookup, so the
+ * address checked is the address connected to: a DNS answer that changes after validation (rebinding)
+ * gains nothing.
  */
-export function publicOnlyLookup(allowPrivate: boolean): LookupFunction {
+export function publicOnlyLookup(allowPrivate: boolean, resolver: HostResolver = defaultHostResolver()): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true, verbatim: true }, (err, addresses) => {
-      if (err) return callback(err, '', 0);
-      const list = addresses as unknown as LookupAddress[];
-      const refused = list.find((a) => !allowPrivate && !isPublicAddress(a.address));
-      if (refused) {
-        const error = Object.assign(new Error(`refused to connect to non-public address ${refused.address}`), { code: 'EADDRNOTPUBLIC' });
-        return callback(error, '', 0);
-      }
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-      callback(null, list[0].address, list[0].family);
-    });
+    const family = (options as { family?: number | string }).family;
+    resolver.resolve(hostname).then(
+      (all) => {
+        const wanted = family === 4 || family === 'IPv4' ? 4 : family === 6 || family === 'IPv6' ? 6 : 0;
+        const list: LookupAddress[] = all
+          .map((address) => ({ address, family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4 }))
+          .filter((a) => wanted === 0 || a.family === wanted);
+        const refused = list.find((a) => !allowPrivate && !isPublicAddress(a.address));
+        if (refused) {
+          const error = Object.assign(new Error(`refused to connect to non-public address ${refused.address}`), { code: 'EADDRNOTPUBLIC' });
+          return callback(error, '', 0);
+        }
+        if (list.length === 0) return callback(Object.assign(new Error(`${hostname}: no address`), { code: 'ENOTFOUND' }), '', 0);
+        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+        callback(null, list[0].address, list[0].family);
+      },
+      (err: unknown) => {
+        const code = err instanceof HostLookupError ? err.code : 'ENOTFOUND';
+        callback(Object.assign(new Error((err as Error).message), { code }), '', 0);
+      },
+    );
   };
 }
 
@@ -66,7 +78,7 @@ export function safeHttpPost(
   target: URL,
   body: string,
   headers: Record<string, string>,
-  options: { timeoutMs: number; allowPrivate: boolean },
+  options: { timeoutMs: number; allowPrivate: boolean; resolver?: HostResolver },
 ): Promise<PostResult> {
   const started = Date.now();
   const done = (result: Omit<PostResult, 'durationMs'>): PostResult => ({ ...result, durationMs: Date.now() - started });
@@ -79,7 +91,7 @@ export function safeHttpPost(
     const request = client.request(target, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString(), ...headers },
-      lookup: publicOnlyLookup(options.allowPrivate),
+      lookup: publicOnlyLookup(options.allowPrivate, options.resolver),
       agent: agentFor(target.protocol, options.allowPrivate),
     });
     let timedOut = false;

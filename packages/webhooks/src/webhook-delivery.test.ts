@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AttemptRecord, WebhookEventRepository, WebhookEventWithMerchant } from '@facilitator/db';
 import { PREVIOUS_SIGNATURE_HEADER, signWebhookPayload, verifyWebhookHeaders } from './signature';
+import { ReceiverGate } from './receiver-gate';
 import { WebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery';
 
 // One delivery attempt against an in-memory event store and a receiver on loopback (no other service):
@@ -201,3 +202,61 @@ describe('WebhookDelivery.attempt', () => {
     expect(attempts).toEqual([]);
   });
 });
+
+describe('WebhookDelivery with a receiver gate', () => {
+  const gate = (overrides: Partial<ConstructorParameters<typeof ReceiverGate>[0]> = {}) =>
+    new ReceiverGate({ maxPerReceiver: 2, breakerFailures: 2, breakerCooldownMs: 60_000, maxCooldownMs: 60_000, probeMs: 300, ...overrides });
+
+  it('a never-answering receiver holds at most the cap; the rest are held without a POST, an attempt or a secret read', async () => {
+    const r = await receiverAt(null);
+    const { delivery, attempts, secretsAskedFor } = setup(eventRow({ url: r.url }), { gate: gate(), timeoutMs: 300 });
+    const results = await Promise.all([1, 2, 3, 4].map(() => delivery.attempt('evt_1', false)));
+    expect(results.filter((x) => x.outcome === 'retry')).toHaveLength(2);
+    expect(results.filter((x) => x.outcome === 'held')).toEqual([
+      { outcome: 'held', reason: 'receiver_busy', retryAfterMs: expect.any(Number) },
+      { outcome: 'held', reason: 'receiver_busy', retryAfterMs: expect.any(Number) },
+    ]);
+    expect(r.received).toHaveLength(2);
+    expect(attempts).toHaveLength(2);
+    expect(secretsAskedFor).toHaveLength(2);
+  });
+
+  it('after the breaker opens, deliveries are held for the cool-down without connecting', async () => {
+    const r = await receiverAt(503);
+    const { delivery, attempts } = setup(eventRow({ url: r.url, updatedAt: new Date() }), { gate: gate(), maxHoldMs: 3_600_000 });
+    await delivery.attempt('evt_1', false);
+    await delivery.attempt('evt_1', false);
+    const held = await delivery.attempt('evt_1', false);
+    expect(held).toEqual({ outcome: 'held', reason: 'circuit_open', retryAfterMs: expect.any(Number) });
+    expect((held as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(59_000);
+    expect(r.received).toHaveLength(2);
+    expect(attempts).toHaveLength(2);
+  });
+
+  it('a delivery held past maxHoldMs since its event last moved goes through the open breaker (a real attempt)', async () => {
+    const r = await receiverAt(503);
+    const g = gate();
+    const fresh = setup(eventRow({ url: r.url, updatedAt: new Date() }), { gate: g, maxHoldMs: 60_000 });
+    await fresh.delivery.attempt('evt_1', false);
+    await fresh.delivery.attempt('evt_1', false);
+    expect((await fresh.delivery.attempt('evt_1', false)).outcome).toBe('held');
+    const overdue = setup(eventRow({ url: r.url, updatedAt: new Date(Date.now() - 61_000) }), { gate: g, maxHoldMs: 60_000 });
+    expect(await overdue.delivery.attempt('evt_1', false)).toEqual({ outcome: 'retry', error: 'http_503' });
+    expect(r.received).toHaveLength(3);
+  });
+
+  it('other receivers are not affected by one that is failing', async () => {
+    const bad = await receiver(503);
+    const good = await receiverAt(200);
+    try {
+      const g = gate();
+      const failing = setup(eventRow({ url: bad.url, updatedAt: new Date() }), { gate: g, maxHoldMs: 3_600_000 });
+      for (let i = 0; i < 3; i++) await failing.delivery.attempt('evt_1', false);
+      const healthy = setup(eventRow({ url: good.url }), { gate: g });
+      expect(await healthy.delivery.attempt('evt_1', false)).toEqual({ outcome: 'delivered' });
+    } finally {
+      await bad.close();
+    }
+  });
+});
+

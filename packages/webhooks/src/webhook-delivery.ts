@@ -1,6 +1,8 @@
 import type { WebhookEventRepository } from '@facilitator/db';
 import { isAllowedPort } from './address-policy';
 import { deliveryOutcomeOf } from './delivery-outcome';
+import { LOOKUP_BUSY, type HostResolver } from './host-resolver';
+import { receiverOf, type ReceiverGate } from './receiver-gate';
 import { safeHttpPost, type PostResult } from './safe-http-post';
 import { PREVIOUS_SIGNATURE_HEADER, signWebhookPayload, standardWebhookSignature } from './signature';
 
@@ -17,11 +19,25 @@ export interface WebhookDeliveryOptions {
   /** ports a receiver may listen on (checked again here: the URL was accepted under the config of its day) */
   allowedPorts?: readonly number[];
   timeoutMs?: number;
+  /** per-receiver cap and circuit breaker; none: every delivery goes through */
+  gate?: ReceiverGate;
+  /**
+   * a delivery held by an open breaker for longer than this since its event last moved (created, attempted,
+   * reopened) goes through anyway, within the cap: the schedule's longest delay by default
+   */
+  maxHoldMs?: number;
+  /** the webhook hosts' resolver (c-ares, capped); the process default when unset */
+  resolver?: HostResolver;
   /** the raw error of a failed attempt, for our logs (the listing shows only its category) */
   onAttemptError?(eventId: string, error: string): void;
 }
 
-export type AttemptResult = { outcome: 'delivered' } | { outcome: 'retry'; error: string } | { outcome: 'failed'; error: string };
+export type AttemptResult =
+  | { outcome: 'delivered' }
+  | { outcome: 'retry'; error: string }
+  | { outcome: 'failed'; error: string }
+  /** not attempted (nothing sent, no attempt counted): the receiver is at its cap or its breaker is open, or no lookup slot was free */
+  | { outcome: 'held'; reason: 'receiver_busy' | 'circuit_open' | 'lookup_busy'; retryAfterMs: number };
 
 /**
  * The headers of one delivery: the spec's `x-webhook-signature` (hex HMAC of the sorted-keys payload),
@@ -53,18 +69,55 @@ export class WebhookDelivery {
     if (!event || event.status === 'delivered') return { outcome: 'delivered' };
     // numbered across redeliveries, so the history reads in order
     const attemptNumber = event.attemptCount + 1;
-    const stored = event.payload as Record<string, unknown>;
+    const url = new URL(event.url);
+    if (!isAllowedPort(url, { allowPrivate: this.options.allowPrivate, allowedPorts: this.options.allowedPorts })) {
+      return this.record(eventId, attemptNumber, lastAttempt, { error: `port ${url.port} is not allowed`, errorCode: 'EPORTNOTALLOWED', durationMs: 0 });
+    }
+    // the receiver's place is taken before anything else: a held delivery costs no secret read, no lookup, no socket
+    const overdueInMs = event.updatedAt.getTime() + (this.options.maxHoldMs ?? Infinity) - Date.now();
+    const admission = this.options.gate?.enter(receiverOf(url), { overdue: overdueInMs < 0 }) ?? { admitted: true as const, release: () => undefined };
+    if (!admission.admitted) {
+      // never held past the moment it may go through anyway
+      return { outcome: 'held', reason: admission.reason, retryAfterMs: Math.min(admission.retryAfterMs, Math.max(0, Math.ceil(overdueInMs)) + 1) };
+    }
+    let result: PostResult;
+    try {
+      result = await this.post(url, eventId, event.payload as Record<string, unknown>, event.verification?.merchant ?? null);
+    } catch (err) {
+      admission.release('neutral');
+      throw err;
+    }
+    if (result.errorCode === LOOKUP_BUSY) {
+      // our resolver had no free slot: nothing reached the receiver, so neither an attempt nor the breaker moves
+      admission.release('neutral');
+      return { outcome: 'held', reason: 'lookup_busy', retryAfterMs: 1_000 };
+    }
+    admission.release(deliveryOutcomeOf(result) === 'delivered' ? 'success' : 'failure');
+    return this.record(eventId, attemptNumber, lastAttempt, result);
+  }
+
+  /**
+   * Signs with the merchant's secrets as they are now (read for this delivery: a rotation is seen by the
+   * next delivery, never a second later) and POSTs once.
+   */
+  private async post(url: URL, eventId: string, stored: Record<string, unknown>, verificationMerchant: string | null): Promise<PostResult> {
     // events stored before merchant_address existed take it from their verification
-    const merchant = String(stored.merchant_address ?? event.verification?.merchant ?? '').toLowerCase();
+    const merchant = String(stored.merchant_address ?? verificationMerchant ?? '').toLowerCase();
     const payload = { ...stored, merchant_address: merchant };
     const secrets = await this.options.signingSecrets(merchant);
     const spec = secrets.map((secret) => signWebhookPayload(payload, secret));
     const body = JSON.stringify({ ...payload, signature: spec[0] });
     const headers = { ...deliveryHeaders(eventId, body, { spec, secrets }, Math.floor(Date.now() / 1000)), 'user-agent': 'x402-facilitator-webhooks/1' };
-    const url = new URL(event.url);
-    const result: PostResult = isAllowedPort(url, { allowPrivate: this.options.allowPrivate, allowedPorts: this.options.allowedPorts })
-      ? await safeHttpPost(url, body, headers, { timeoutMs: this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS, allowPrivate: this.options.allowPrivate })
-      : { error: `port ${url.port} is not allowed`, errorCode: 'EPORTNOTALLOWED', durationMs: 0 };
+    return safeHttpPost(url, body, headers, {
+      timeoutMs: this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+      allowPrivate: this.options.allowPrivate,
+      resolver: this.options.resolver,
+    });
+  }
+
+  /** Records one attempt and says what follows. */
+  private async record(eventId: string, attemptNumber: number, lastAttempt: boolean, result: PostResult): Promise<AttemptResult> {
+    const { events } = this.options;
     const outcome = deliveryOutcomeOf(result);
     const delivered = outcome === 'delivered';
     if (!delivered && result.error) this.options.onAttemptError?.(eventId, result.error);

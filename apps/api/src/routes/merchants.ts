@@ -1,7 +1,14 @@
 import { Router, type Request } from 'express';
 import { InvalidRequestError } from '@facilitator/core';
-import { MerchantAction, type MerchantService } from '@facilitator/merchants';
-import { validateMerchantActionRequest, validateMerchantMinimumRequest, type MerchantProofBody } from '@facilitator/schemas';
+import {
+  MERCHANT_REQUEST_DOMAIN_PATH,
+  MERCHANT_REQUEST_TYPES,
+  MerchantAction,
+  merchantRequestDomain,
+  type MerchantRequestBinding,
+  type MerchantService,
+} from '@facilitator/merchants';
+import { validateMerchantActionRequest, validateMerchantMinimumRequest, validateMerchantRotateRequest, type MerchantProofBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from '@facilitator/verification';
 import { jsonObjectBody } from '../request-body';
 import { apiRouter } from '../api-router';
@@ -9,6 +16,8 @@ import { apiRouter } from '../api-router';
 export interface MerchantRouteDeps {
   networks: EnabledNetworks;
   merchants: MerchantService;
+  /** what a merchant request is signed for at this deployment */
+  binding: MerchantRequestBinding;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -47,6 +56,16 @@ export function merchantRoutes(deps: MerchantRouteDeps): Router {
     ...(secrets.previous ? { previous_secret: secrets.previous.secret, previous_secret_expires_at: secrets.previous.retiresAt.toISOString() } : {}),
   });
 
+  // what to sign: the deployment's EIP-712 domain (its treasury, its identity chain), public
+  router.get(MERCHANT_REQUEST_DOMAIN_PATH, (_req, res) => {
+    res.json({
+      network: `eip155:${deps.binding.chainId}`,
+      domain: merchantRequestDomain(deps.binding),
+      primary_type: 'MerchantRequest',
+      types: MERCHANT_REQUEST_TYPES,
+    });
+  });
+
   router.post('/v1/merchants/:address/webhook-secret', jsonObjectBody(), async (req, res) => {
     const merchant = merchantOf(req);
     const { proof } = validateMerchantActionRequest(req.body);
@@ -56,9 +75,10 @@ export function merchantRoutes(deps: MerchantRouteDeps): Router {
 
   router.post('/v1/merchants/:address/webhook-secret/rotate', jsonObjectBody(), async (req, res) => {
     const merchant = merchantOf(req);
-    const { proof } = validateMerchantActionRequest(req.body);
-    await authenticate(merchant, MerchantAction.RotateWebhookSecret, {}, proof);
-    res.set('Cache-Control', 'no-store').json(secretAnswer(merchant, await deps.merchants.rotateWebhookSecret(merchant)));
+    const { proof, grace_seconds: graceSeconds } = validateMerchantRotateRequest(req.body);
+    // the grace is signed with the request when given, so a relayed request cannot be made to keep a leaked secret alive
+    await authenticate(merchant, MerchantAction.RotateWebhookSecret, graceSeconds === undefined ? {} : { grace_seconds: graceSeconds }, proof);
+    res.set('Cache-Control', 'no-store').json(secretAnswer(merchant, await deps.merchants.rotateWebhookSecret(merchant, graceSeconds)));
   });
 
   router.post('/v1/merchants/:address/settle-key', jsonObjectBody(), async (req, res) => {

@@ -1,4 +1,4 @@
-import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
+import { MERCHANT_REQUEST_DOMAIN_PATH, MerchantAction, signingTargetOf, signMerchantRequest, type PublishedMerchantRequestDomain } from '@facilitator/merchants';
 import { ApiClient, ApiError } from '../api-client';
 import { resolveNetwork } from '../chain-context';
 import { CliError } from '../errors';
@@ -8,20 +8,26 @@ import type { Output } from '../output';
 
 export interface MerchantFlags {
   api: string;
-  network: string;
+  /** optional: the chain the merchant expects to sign for; the API's published domain decides, and a mismatch is refused */
+  network?: string;
   keystore?: string;
   json?: boolean;
 }
 
 /**
  * Signs one merchant request with the merchant key (EIP-712, naming the action, the merchant, the
- * parameters, a fresh nonce and a 2-minute expiry) and sends it to `/v1/merchants/{address}/{path}`.
+ * parameters, a fresh nonce and a 2-minute expiry) and sends it to `/v1/merchants/{address}/{path}`. The
+ * domain is the one the API publishes (its treasury and identity chain), so the signature is good at
+ * that deployment only.
  */
 async function signedCall(flags: MerchantFlags, action: MerchantAction, path: string, parameters: Record<string, unknown> = {}) {
-  const network = resolveNetwork(flags.network);
   const api = new ApiClient(flags.api);
   const { wallet } = await loadMerchantKey(flags.keystore);
-  const proof = await signMerchantRequest(wallet, { action, merchant: wallet.address, parameters, network: { caip2: network.caip2, chainId: network.chainId } });
+  const { body: published } = await api.get<PublishedMerchantRequestDomain>(MERCHANT_REQUEST_DOMAIN_PATH);
+  if (flags.network !== undefined && resolveNetwork(flags.network).caip2 !== published.network) {
+    throw new CliError(`this facilitator's merchant requests are signed for ${published.network}, not ${resolveNetwork(flags.network).caip2} (drop --network)`);
+  }
+  const proof = await signMerchantRequest(wallet, { action, merchant: wallet.address, parameters, ...signingTargetOf(published) });
   try {
     const { body } = await api.post(`/v1/merchants/${wallet.address}/${path}`, { ...parameters, proof });
     return { merchant: wallet.address.toLowerCase(), body };
@@ -32,9 +38,11 @@ async function signedCall(flags: MerchantFlags, action: MerchantAction, path: st
 }
 
 /** `facilitator merchant webhook-secret [--rotate]`: the merchant's webhook secret (created on first use). */
-export async function webhookSecretCommand(flags: MerchantFlags & { rotate?: boolean }, out: Output): Promise<number> {
+export async function webhookSecretCommand(flags: MerchantFlags & { rotate?: boolean; graceSeconds?: string }, out: Output): Promise<number> {
+  if (flags.graceSeconds !== undefined && !flags.rotate) throw new CliError('--grace-seconds goes with --rotate');
+  const grace = flags.graceSeconds === undefined ? {} : { grace_seconds: Number(parseWholeNumber('--grace-seconds', flags.graceSeconds, 0n, 2_592_000n)) };
   const { merchant, body } = flags.rotate
-    ? await signedCall(flags, MerchantAction.RotateWebhookSecret, 'webhook-secret/rotate')
+    ? await signedCall(flags, MerchantAction.RotateWebhookSecret, 'webhook-secret/rotate', grace)
     : await signedCall(flags, MerchantAction.GetWebhookSecret, 'webhook-secret');
   const answer = {
     merchant,

@@ -12,7 +12,7 @@ import { parseUnits, Wallet } from 'ethers';
 import { readDevnetInfo, signTransferAuthorization, type DevnetInfo } from '@facilitator/devnet';
 import { EnvReader } from '@facilitator/config';
 import { authorizationToJson, networkByChainId } from '@facilitator/core';
-import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
+import { MERCHANT_REQUEST_DOMAIN_PATH, MerchantAction, signingTargetOf, signMerchantRequest, type PublishedMerchantRequestDomain } from '@facilitator/merchants';
 import { verifyWebhookDelivery } from '@facilitator/webhooks';
 import { ApiClient, ApiError, DEFAULT_API_URL } from '../api-client';
 import { connectChain, type ChainConnection } from '../chain-context';
@@ -79,7 +79,7 @@ async function demo(flags: DemoFlags): Promise<void> {
   const listener = new WebhookListener();
   try {
     const { payer, merchant, treasury } = info.accounts;
-    const secret = secretOverride ?? (await merchantWebhookSecret(api, new Wallet(merchant.privateKey), { caip2, chainId: info.chainId }));
+    const secret = secretOverride ?? (await merchantWebhookSecret(api, new Wallet(merchant.privateKey)));
     const webhookUrl = await listener.start('/demo-webhook');
     out.line(`x402 facilitator demo: one payment, end to end, against ${api.baseUrl}`);
     out.line(
@@ -272,8 +272,9 @@ async function main(argv: string[]): Promise<void> {
 void main(process.argv);
 
 /** The merchant's own webhook secret, fetched as `facilitator merchant webhook-secret` does. */
-async function merchantWebhookSecret(api: ApiClient, merchant: Wallet, network: { caip2: string; chainId: number }): Promise<string> {
-  const proof = await signMerchantRequest(merchant, { action: MerchantAction.GetWebhookSecret, merchant: merchant.address, network });
+async function merchantWebhookSecret(api: ApiClient, merchant: Wallet): Promise<string> {
+  const { body: published } = await api.get<PublishedMerchantRequestDomain>(MERCHANT_REQUEST_DOMAIN_PATH);
+  const proof = await signMerchantRequest(merchant, { action: MerchantAction.GetWebhookSecret, merchant: merchant.address, ...signingTargetOf(published) });
   const { body } = await api.post<{ secret: string }>(`/v1/merchants/${merchant.address}/webhook-secret`, { proof });
   return body.secret;
 }

@@ -1,0 +1,59 @@
+import { lookup } from 'node:dns/promises';
+import { HostLookupError, HostResolver } from './host-resolver';
+import { DnsResponder } from './testing/dns-responder';
+
+describe('HostResolver (c-ares, against a DNS server on loopback)', () => {
+  let dns: DnsResponder;
+  beforeAll(async () => {
+    dns = await new DnsResponder((name) => {
+      if (name.startsWith('slow')) return { a: ['93.184.216.34'], delayMs: Infinity };
+      if (name === 'gone.test') return { nxdomain: true };
+      if (name === 'inside.test') return { a: ['10.0.0.7'] };
+      return { a: ['93.184.216.34', '93.184.216.35'] };
+    }).start();
+  });
+  afterAll(() => dns.stop());
+
+  const resolver = (maxInFlight = 4) => new HostResolver({ servers: [dns.address], timeoutMs: 300, tries: 1, maxInFlight });
+
+  it('answers with every address; IP literals and localhost without a query', async () => {
+    const r = resolver();
+    const before = dns.queries;
+    expect(await r.resolve('shop.test')).toEqual(['93.184.216.34', '93.184.216.35']);
+    expect(dns.queries - before).toBe(2); // A and AAAA
+    expect(await r.resolve('inside.test')).toEqual(['10.0.0.7']);
+    expect(await r.resolve('8.8.8.8')).toEqual(['8.8.8.8']);
+    expect(await r.resolve('[::1]')).toEqual(['::1']);
+    expect(await r.resolve('localhost')).toEqual(['127.0.0.1', '::1']);
+    expect(await r.resolve('api.localhost')).toEqual(['127.0.0.1', '::1']);
+    expect(dns.queries - before).toBe(4);
+  });
+
+  it('a name that does not exist is "no such host"; one that never answers times out', async () => {
+    const r = resolver();
+    const gone = await r.resolve('gone.test').catch((e: HostLookupError) => e);
+    expect(gone).toBeInstanceOf(HostLookupError);
+    expect((gone as HostLookupError).noSuchHost).toBe(true);
+    const started = Date.now();
+    const slow = await r.resolve('slow1.test').catch((e: HostLookupError) => e);
+    expect((slow as HostLookupError).code).toBe('ETIMEOUT');
+    expect((slow as HostLookupError).noSuchHost).toBe(false);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('caps the lookups in flight: one more fails at once as busy, and the thread pool stays free', async () => {
+    const r = resolver(3);
+    const hanging = ['slow-a.test', 'slow-b.test', 'slow-c.test'].map((name) => r.resolve(name).catch((e: HostLookupError) => e.code));
+    expect(r.stats.inFlight).toBe(3);
+    const started = Date.now();
+    await expect(r.resolve('slow-d.test')).rejects.toMatchObject({ code: 'ELOOKUPBUSY' });
+    expect(Date.now() - started).toBeLessThan(50);
+    // the event loop and libuv's pool are free meanwhile: a system lookup answers at once
+    const poolStarted = Date.now();
+    await lookup('localhost');
+    expect(Date.now() - poolStarted).toBeLessThan(200);
+    expect(await Promise.all(hanging)).toEqual(['ETIMEOUT', 'ETIMEOUT', 'ETIMEOUT']);
+    expect(r.stats).toEqual({ inFlight: 0, peakInFlight: 3 });
+    expect(await r.resolve('shop.test')).toHaveLength(2);
+  });
+});

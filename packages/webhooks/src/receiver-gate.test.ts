@@ -1,0 +1,121 @@
+import { ReceiverGate, receiverOf, type Admission } from './receiver-gate';
+
+function gate(overrides: Partial<ConstructorParameters<typeof ReceiverGate>[0]> = {}) {
+  const clock = { now: 1_000_000 };
+  const g = new ReceiverGate({
+    maxPerReceiver: 2,
+    breakerFailures: 3,
+    breakerCooldownMs: 30_000,
+    maxCooldownMs: 120_000,
+    probeMs: 5_000,
+    now: () => clock.now,
+    random: () => 0,
+    ...overrides,
+  });
+  return { g, clock };
+}
+
+function admitted(a: Admission) {
+  if (!a.admitted) throw new Error(`held: ${a.reason}`);
+  return a;
+}
+
+describe('receiverOf', () => {
+  it('is the origin host and port, the port explicit or the scheme default', () => {
+    expect(receiverOf(new URL('https://Hooks.Example.com/a'))).toBe('hooks.example.com:443');
+    expect(receiverOf(new URL('https://hooks.example.com:443/b?x=1'))).toBe('hooks.example.com:443');
+    expect(receiverOf(new URL('https://HOOKS.example.com./c'))).toBe('hooks.example.com:443');
+    expect(receiverOf(new URL('http://hooks.example.com/a'))).toBe('hooks.example.com:80');
+    expect(receiverOf(new URL('http://127.0.0.1:8080/a'))).toBe('127.0.0.1:8080');
+    expect(receiverOf(new URL('http://[::1]:8080/a'))).toBe('[::1]:8080');
+  });
+});
+
+describe('ReceiverGate', () => {
+  it('admits at most the cap per receiver; other receivers are not affected', () => {
+    const { g } = gate();
+    const a = admitted(g.enter('a:443'));
+    admitted(g.enter('a:443'));
+    expect(g.enter('a:443')).toMatchObject({ admitted: false, reason: 'receiver_busy' });
+    expect(g.enter('b:443').admitted).toBe(true);
+    a.release('neutral');
+    expect(g.enter('a:443').admitted).toBe(true);
+    expect(g.snapshot('a:443').active).toBe(2);
+  });
+
+  it('opens after the threshold of consecutive failures, holds for the cool-down, then lets one probe through', () => {
+    const { g, clock } = gate();
+    for (let i = 0; i < 3; i++) admitted(g.enter('a:443')).release('failure');
+    expect(g.snapshot('a:443').breaker).toBe('open');
+    const held = g.enter('a:443');
+    expect(held).toEqual({ admitted: false, reason: 'circuit_open', retryAfterMs: 30_000 });
+    clock.now += 30_000;
+    expect(g.snapshot('a:443').breaker).toBe('half-open');
+    const probe = admitted(g.enter('a:443'));
+    // one probe at a time: the others wait about as long as a delivery may take
+    expect(g.enter('a:443')).toEqual({ admitted: false, reason: 'circuit_open', retryAfterMs: 5_000 });
+    probe.release('failure');
+    // a failed probe reopens for twice the cool-down
+    expect(g.enter('a:443')).toEqual({ admitted: false, reason: 'circuit_open', retryAfterMs: 60_000 });
+    clock.now += 60_000;
+    admitted(g.enter('a:443')).release('success');
+    expect(g.snapshot('a:443')).toEqual({ active: 0, consecutiveFailures: 0, breaker: 'closed' });
+    expect(g.enter('a:443').admitted).toBe(true);
+  });
+
+  it('a success resets the count: failures must be consecutive', () => {
+    const { g } = gate();
+    admitted(g.enter('a:443')).release('failure');
+    admitted(g.enter('a:443')).release('failure');
+    admitted(g.enter('a:443')).release('success');
+    admitted(g.enter('a:443')).release('failure');
+    admitted(g.enter('a:443')).release('failure');
+    expect(g.snapshot('a:443').breaker).toBe('closed');
+  });
+
+  it('neutral releases (a delivery that never reached the receiver) do not move the breaker', () => {
+    const { g } = gate();
+    for (let i = 0; i < 10; i++) admitted(g.enter('a:443')).release('neutral');
+    expect(g.snapshot('a:443')).toEqual({ active: 0, consecutiveFailures: 0, breaker: 'closed' });
+  });
+
+  it('the cool-down grows to its maximum and no further', () => {
+    const { g, clock } = gate();
+    for (let i = 0; i < 3; i++) admitted(g.enter('a:443')).release('failure');
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const held = g.enter('a:443');
+      if (held.admitted) throw new Error('expected held');
+      waits.push(held.retryAfterMs);
+      clock.now += held.retryAfterMs;
+      admitted(g.enter('a:443')).release('failure');
+    }
+    expect(waits).toEqual([30_000, 60_000, 120_000, 120_000]);
+  });
+
+  it('an overdue delivery goes through an open breaker, but never past the cap', () => {
+    const { g } = gate();
+    for (let i = 0; i < 3; i++) admitted(g.enter('a:443')).release('failure');
+    expect(g.enter('a:443').admitted).toBe(false);
+    admitted(g.enter('a:443', { overdue: true }));
+    admitted(g.enter('a:443', { overdue: true }));
+    expect(g.enter('a:443', { overdue: true })).toMatchObject({ admitted: false, reason: 'receiver_busy' });
+  });
+
+  it('spreads deliveries held by the breaker by up to a second; a busy receiver leaves the back-off to the caller', () => {
+    const { g } = gate({ random: () => 0.999, maxPerReceiver: 1 });
+    admitted(g.enter('a:443'));
+    expect(g.enter('a:443')).toEqual({ admitted: false, reason: 'receiver_busy', retryAfterMs: 0 });
+    const { g: open } = gate({ random: () => 0.999 });
+    for (let i = 0; i < 3; i++) admitted(open.enter('b:443')).release('failure');
+    expect(open.enter('b:443')).toEqual({ admitted: false, reason: 'circuit_open', retryAfterMs: 30_999 });
+  });
+
+  it('releasing twice counts once', () => {
+    const { g } = gate();
+    const a = admitted(g.enter('a:443'));
+    a.release('failure');
+    a.release('failure');
+    expect(g.snapshot('a:443')).toMatchObject({ active: 0, consecutiveFailures: 1 });
+  });
+});

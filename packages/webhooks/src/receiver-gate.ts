@@ -1,0 +1,141 @@
+/**
+ * Who a delivery goes to, for the per-receiver limits: the URL's origin host and port (the host lowercased,
+ * the port explicit or the scheme's). Two paths on one server are one receiver; http and https on their
+ * default ports are two (they are two listeners).
+ */
+export function receiverOf(url: URL): string {
+  const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
+  // `Shop.example.` and `shop.example` are one host: case and the root label's dot do not make another receiver
+  return `${url.hostname.toLowerCase().replace(/\.$/, '')}:${port}`;
+}
+
+export interface ReceiverGateOptions {
+  /** deliveries in flight to one receiver at a time, in this process (WEBHOOK_RECEIVER_CONCURRENCY) */
+  maxPerReceiver: number;
+  /** consecutive failed attempts that open a receiver's breaker (WEBHOOK_BREAKER_FAILURES) */
+  breakerFailures: number;
+  /** how long an opened breaker holds deliveries before one probe goes through (WEBHOOK_BREAKER_COOLDOWN_MS); doubles per failed probe */
+  breakerCooldownMs: number;
+  /** the longest an open breaker's cool-down grows to */
+  maxCooldownMs: number;
+  /** how long a probe may take (the delivery deadline): others wait that long behind it */
+  probeMs: number;
+  now?: () => number;
+  random?: () => number;
+}
+
+/** What the delivery reports when it releases its place: success and failure move the breaker; neutral does not. */
+export type ReceiverOutcome = 'success' | 'failure' | 'neutral';
+
+export type Admission =
+  | { admitted: true; release(outcome: ReceiverOutcome): void }
+  | { admitted: false; reason: 'receiver_busy' | 'circuit_open'; retryAfterMs: number };
+
+interface ReceiverState {
+  active: number;
+  consecutiveFailures: number;
+  /** 0: closed; otherwise the breaker is open until then, and half-open after */
+  openUntil: number;
+  cooldownMs: number;
+  probing: boolean;
+}
+
+/** Receivers remembered at most (strangers choose the URLs); clean ones are forgotten at once. */
+const MAX_RECEIVERS = 10_000;
+
+/**
+ * Per-receiver admission for webhook deliveries, in one worker process: a cap on deliveries in flight to
+ * one receiver, and a circuit breaker that stops sending to a receiver that keeps failing.
+ *
+ * Closed: deliveries go through up to the cap. After `breakerFailures` failed attempts in a row the breaker
+ * opens: deliveries are held (not sent, no attempt counted) for the cool-down. Then it is half-open: one
+ * delivery goes through as a probe while the others keep waiting; its success closes the breaker, its
+ * failure opens it again for twice the cool-down (up to `maxCooldownMs`). A delivery that has waited
+ * too long (`overdue`) may go through an open breaker, still within the cap: a receiver that stays down
+ * cannot keep an event from ever using its attempts.
+ */
+export class ReceiverGate {
+  private readonly receivers = new Map<string, ReceiverState>();
+  private readonly now: () => number;
+  private readonly random: () => number;
+
+  constructor(private readonly options: ReceiverGateOptions) {
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+  }
+
+  enter(receiver: string, { overdue = false }: { overdue?: boolean } = {}): Admission {
+    const state = this.stateOf(receiver);
+    const now = this.now();
+    let probe = false;
+    if (state.openUntil > 0 && !overdue) {
+      if (now < state.openUntil) return this.held(state.openUntil - now);
+      if (state.probing) return this.held(this.options.probeMs);
+      probe = true;
+    }
+    // the caller backs off per delivery (a slot frees as soon as one delivery ends)
+    if (state.active >= this.options.maxPerReceiver) return { admitted: false, reason: 'receiver_busy', retryAfterMs: 0 };
+    state.active += 1;
+    if (probe) state.probing = true;
+    let released = false;
+    return {
+      admitted: true,
+      release: (outcome) => {
+        if (released) return;
+        released = true;
+        state.active -= 1;
+        if (probe) state.probing = false;
+        this.settle(receiver, state, outcome);
+      },
+    };
+  }
+
+  /** For metrics and tests: deliveries in flight to a receiver and its breaker. */
+  snapshot(receiver: string): { active: number; consecutiveFailures: number; breaker: 'closed' | 'open' | 'half-open' } {
+    const state = this.receivers.get(receiver);
+    if (!state) return { active: 0, consecutiveFailures: 0, breaker: 'closed' };
+    const breaker = state.openUntil === 0 ? 'closed' : this.now() < state.openUntil ? 'open' : 'half-open';
+    return { active: state.active, consecutiveFailures: state.consecutiveFailures, breaker };
+  }
+
+  private settle(receiver: string, state: ReceiverState, outcome: ReceiverOutcome): void {
+    if (outcome === 'success') {
+      state.consecutiveFailures = 0;
+      state.openUntil = 0;
+      state.cooldownMs = this.options.breakerCooldownMs;
+    } else if (outcome === 'failure') {
+      state.consecutiveFailures += 1;
+      // a failed probe (or an overdue delivery) reopens at once; a closed breaker opens at the threshold
+      if (state.openUntil > 0 || state.consecutiveFailures >= this.options.breakerFailures) {
+        state.openUntil = this.now() + state.cooldownMs;
+        state.cooldownMs = Math.min(state.cooldownMs * 2, this.options.maxCooldownMs);
+      }
+    }
+    if (state.active === 0 && state.consecutiveFailures === 0 && state.openUntil === 0) this.receivers.delete(receiver);
+  }
+
+  /** Held by the breaker: come back after `waitMs`, spread by up to a second so held deliveries do not return together. */
+  private held(waitMs: number): Admission {
+    return { admitted: false, reason: 'circuit_open', retryAfterMs: Math.max(0, Math.ceil(waitMs)) + Math.floor(this.random() * 1_000) };
+  }
+
+  private stateOf(receiver: string): ReceiverState {
+    let state = this.receivers.get(receiver);
+    if (!state) {
+      if (this.receivers.size >= MAX_RECEIVERS) this.evictOneIdle();
+      state = { active: 0, consecutiveFailures: 0, openUntil: 0, cooldownMs: this.options.breakerCooldownMs, probing: false };
+      this.receivers.set(receiver, state);
+    }
+    return state;
+  }
+
+  /** The oldest receiver with nothing in flight (its breaker, if open, is forgotten: the cap still holds). */
+  private evictOneIdle(): void {
+    for (const [receiver, state] of this.receivers) {
+      if (state.active === 0) {
+        this.receivers.delete(receiver);
+        return;
+      }
+    }
+  }
+}
