@@ -27,6 +27,8 @@ function fakeRepository() {
     async useNonce() {
       return true;
     },
+    // a signed request marks its merchant seen (retention keeps merchants that act)
+    async markSeen() {},
     async rotateSecret(_m: string, ciphertext: string, graceSeconds: number) {
       const now = clock;
       for (const r of rows) if (r.retiresAt !== null && r.retiresAt.getTime() > now) r.retiresAt = new Date(now);
