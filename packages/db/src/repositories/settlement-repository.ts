@@ -110,21 +110,49 @@ function reservingTransitionStatement(request: TransitionRequest, reservation: F
     spendable.toString(),
   );
   const [lockKey, merchant, chainId, token, fee, spend] = [1, 2, 3, 4, 5, 6].map((i) => `$${at + i}`);
+  const payer = reservation.payer ? payerReservationSql(values, reservation, chainId, token) : undefined;
   const text = `
     WITH reserve AS MATERIALIZED (
       SELECT settlement_fees_in_flight_locked(${lockKey}, ${merchant}, ${chainId}::int, ${token}, $1) AS in_flight
-    ), moved AS (
+    )${payer ? payer.cte : ''}, moved AS (
       UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
              waiting_reason = NULL, waiting_since = NULL, waiting_detail = NULL${sets}
        WHERE id = $1 AND state = $2::"SettlementState"
-         AND (SELECT in_flight FROM reserve) + ${fee}::numeric <= ${spend}::numeric
+         AND (SELECT in_flight FROM reserve) + ${fee}::numeric <= ${spend}::numeric${payer ? payer.condition : ''}
        RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
       SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved
     )
-    SELECT (SELECT in_flight FROM reserve)::text AS reservation_in_flight, moved.* FROM reserve LEFT JOIN moved ON true`;
-  return { name: `settlement_reserving_transition_${mask}`, text, values };
+    SELECT (SELECT in_flight FROM reserve)::text AS reservation_in_flight${payer ? payer.columns : ''}, moved.* FROM reserve LEFT JOIN moved ON true`;
+  return { name: `settlement_reserving_transition_${mask}${payer ? '_payer' : ''}`, text, values };
+}
+
+/**
+ * The payer's part of the reservation: its value in flight read under its own advisory lock, taken after
+ * the merchant's (the LATERAL call depends on `reserve`, so it runs second), and the move allowed only when
+ * this payment fits in the payer's balance on top of it (and, when capped, under its count of items in flight).
+ */
+function payerReservationSql(values: unknown[], reservation: FeeReservationRequest, chainId: string, token: string) {
+  const payer = reservation.payer!;
+  const at = values.length;
+  values.push(
+    `payer:${reservation.chainId}:${reservation.tokenAddress}:${payer.address}`,
+    payer.address,
+    payer.value.toString(),
+    payer.balance.toString(),
+    payer.maxInFlight ?? null,
+  );
+  const [lockKey, address, value, balance, maxItems] = [1, 2, 3, 4, 5].map((i) => `$${at + i}`);
+  return {
+    cte: `, payer_reserve AS MATERIALIZED (
+      SELECT p.in_flight, p.items FROM reserve, LATERAL settlement_payer_in_flight_locked(${lockKey}, ${address}, ${chainId}::int, ${token}, $1) p
+    )`,
+    condition: `
+         AND (SELECT in_flight FROM payer_reserve) + ${value}::numeric <= ${balance}::numeric
+         AND (${maxItems}::int IS NULL OR (SELECT items FROM payer_reserve) < ${maxItems}::int)`,
+    columns: `, (SELECT in_flight FROM payer_reserve)::text AS payer_in_flight, (SELECT items FROM payer_reserve) AS payer_items`,
+  };
 }
 
 /** What the merchant can pay in fees right now, read from the chain just before reserving. */
@@ -135,6 +163,23 @@ export interface FeeReservationRequest {
   fee: bigint;
   allowance: bigint;
   balance: bigint;
+  /** the payer's side: this payment's value must fit in its balance on top of its value in flight */
+  payer?: PayerReservationRequest;
+}
+
+/** What the payer can pay right now, read from the chain just before reserving. */
+export interface PayerReservationRequest {
+  address: string;
+  value: bigint;
+  balance: bigint;
+  /** at most this many of the payer's settlements in the sending states at once (absent: no cap) */
+  maxInFlight?: number;
+}
+
+/** The payer's settlements in the sending states (collect_fee, fee_collected, executing), this one excluded. */
+export interface PayerInFlight {
+  value: bigint;
+  items: number;
 }
 
 
@@ -151,6 +196,24 @@ const FEE_REVERTS_OF_PAYMENT = `
    WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND state = 'failed'
      AND ((error_code = 'fee_collection_failed' AND fee_tx_hash IS NOT NULL)
           OR (settlement_mode = 'atomic' AND error_details ? 'tx_hash'))`;
+
+// A failure on chain that cost us (or the merchant) something and that the payer caused: our transfer was
+// sent and failed, or an atomic item failed in a mined settle transaction, or the transfer failed after the
+// merchant's fee. Not counted: fee reverts (the merchant's doing, paused by FEE_REVERTS_OF_MERCHANT), an
+// authorization that paid the merchant elsewhere (a front-runner must not get an honest payer paused), and
+// a whole settle transaction that reverted (it cannot be pinned on one of its items).
+const COSTLY_FAILURE = `
+  state = 'failed' AND error_code = 'settlement_failed' AND NOT merchant_paid
+  AND (fee_tx_hash IS NOT NULL OR settlement_tx_hash IS NOT NULL OR error_details ? 'tx_hash' OR error_details ? 'wallet_deploy_tx_hash')
+  AND coalesce(error_details->>'reason', '') NOT LIKE 'settle transaction reverted%'`;
+
+const FAILURES_OF_PAYER = `
+  SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
+   WHERE payer = $1 AND chain_id = $2 AND updated_at > $3 AND ${COSTLY_FAILURE}`;
+
+const FAILURES_OF_MERCHANT = `
+  SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
+   WHERE merchant = $1 AND chain_id = $2 AND updated_at > $3 AND ${COSTLY_FAILURE}`;
 
 export interface FeeReverts {
   count: number;
@@ -188,6 +251,12 @@ export class SettlementRepository {
         OR: [{ state: { in: [...NONCE_CONSUMING_STATES] } }, { merchantPaid: true }],
       },
     });
+  }
+
+  /** The settlement that owns this payment key now, if any (the live one: a released one has no key). */
+  async findLiveForPayment(paymentKey: string): Promise<SettlementRow | null> {
+    const rows = await runQuery(this.pool, { name: 'settlement_live_for_payment', text: 'SELECT * FROM settlements WHERE payment_key = $1', values: [paymentKey] });
+    return rows.length > 0 ? settlementFromColumns(rows[0]) : null;
   }
 
   findSettledForVerification(verificationId: string): Promise<SettlementRow | null> {
@@ -247,10 +316,33 @@ export class SettlementRepository {
   async transitionReservingFee(
     request: TransitionRequest,
     reservation: FeeReservationRequest,
-  ): Promise<{ moved: SettlementRow | null; inFlight: bigint }> {
+  ): Promise<{ moved: SettlementRow | null; inFlight: bigint; payer?: PayerInFlight }> {
     const [row] = await runQuery(this.pool, reservingTransitionStatement(request, reservation));
     const inFlight = BigInt(row.reservation_in_flight as string);
-    return { moved: row.id == null ? null : settlementFromColumns(row), inFlight };
+    const payer = reservation.payer ? { value: BigInt(row.payer_in_flight as string), items: row.payer_items as number } : undefined;
+    return { moved: row.id == null ? null : settlementFromColumns(row), inFlight, ...(payer ? { payer } : {}) };
+  }
+
+  /** Costly failures on chain caused by this payer's payments since `since` (see COSTLY_FAILURE). */
+  async failuresOfPayer(payer: string, chainId: number, since: Date): Promise<FeeReverts> {
+    const [row] = await runQuery(this.pool, { name: 'failures_of_payer', text: FAILURES_OF_PAYER, values: [payer, chainId, since] });
+    return { count: row.failures as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
+  }
+
+  /** Costly failures on chain of payments to this merchant since `since`, whoever the payers. */
+  async failuresOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts> {
+    const [row] = await runQuery(this.pool, { name: 'failures_of_merchant', text: FAILURES_OF_MERCHANT, values: [merchant, chainId, since] });
+    return { count: row.failures as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
+  }
+
+  /** Whether this payer has a settled payment to this merchant on this chain. */
+  async hasPaid(payer: string, merchant: string, chainId: number): Promise<boolean> {
+    const rows = await runQuery(this.pool, {
+      name: 'settlement_has_paid',
+      text: `SELECT 1 FROM settlements WHERE merchant = $1 AND payer = $2 AND chain_id = $3 AND state = 'settled' LIMIT 1`,
+      values: [merchant, payer, chainId],
+    });
+    return rows.length > 0;
   }
 
   /** Fee transfers of this merchant that were sent and reverted since `since`. */
