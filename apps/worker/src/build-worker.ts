@@ -86,6 +86,13 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   const outbox = new WebhookOutbox(webhookEvents, queues);
   const funds = relayerFunds(config, providers, metrics);
   const batches = new SettlementBatchRepository(pool);
+  const chainTransactions = new ChainTransactionRepository(pool);
+  const merchants = new MerchantService({
+    repository: new MerchantRepository(pool),
+    secretBox: new SecretBox(config.webhookSecret),
+    graceSeconds: config.webhookSecretGraceSeconds,
+    feeAmount: config.feeAmount,
+  });
   const machine: SettlementMachine = new SettlementMachine({
     settlements,
     networks,
@@ -97,6 +104,19 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     outbox,
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
     relayerFunds: funds,
+    // who pays for failures, the merchant's minimum again before the fee, the payer's value in flight
+    accounting: {
+      pause: {
+        payerAfterFailures: config.abuse.payerPauseAfterFailures,
+        merchantAfterFailures: config.abuse.merchantPauseAfterFailures,
+        windowMs: config.abuse.failurePauseWindowMs,
+      },
+      counts: settlements,
+      minimumFor: async (merchant) => (await merchants.minimumFor(merchant)) ?? config.abuse.minPaymentAmount,
+      contractPayerMaxInFlight: config.abuse.contractPayerMaxInFlight,
+      sequentialContractPayers: config.abuse.sequentialContractPayers,
+      unfinishedTransactionsOf: (chainId, from) => chainTransactions.countUnfinishedFrom(chainId, from),
+    },
     atomic: new ExecutorBatches({
       batches,
       transactions,
@@ -116,12 +136,6 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       waiting.waiting(settlementId, reason);
       metrics.settlementWaits.inc({ reason });
     },
-  });
-  const merchants = new MerchantService({
-    repository: new MerchantRepository(pool),
-    secretBox: new SecretBox(config.webhookSecret),
-    graceSeconds: config.webhookSecretGraceSeconds,
-    feeAmount: config.feeAmount,
   });
   // read once a second per merchant, not once per delivery (a burst of one merchant's events is one read)
   const signingSecrets = new SigningSecretsCache((merchant) => merchants.webhookSecrets(merchant));
@@ -150,7 +164,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       logger,
       sweeper: new Sweeper({ settlements, queues, webhookEvents, outbox, logger, staleAfterMs: config.worker.sweepStaleAfterMs }),
       finality: new FinalityWatcher({
-        transactions: new ChainTransactionRepository(pool),
+        transactions: chainTransactions,
         settlements,
         batches,
         chain: finalityChain(providers),

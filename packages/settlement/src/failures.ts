@@ -164,3 +164,28 @@ export function executedElsewhereNoFee(theirTxHash: string, ourTxHash: string): 
     },
   };
 }
+
+/**
+ * Failure accounting (docs/decisions.md): the payer's payments failed on chain too often lately, or the
+ * merchant's payments from payers that never paid it did; refused before anything is sent.
+ */
+export function failurePaused(pause: { who: 'payer' | 'merchant'; until: Date; failures: number }): Failure {
+  const reason =
+    pause.who === 'payer'
+      ? 'payer paused after repeated failures on chain'
+      : 'merchant paused for new payers after repeated failures on chain';
+  return {
+    code: ErrorCode.SettlementFailed,
+    message: `settlement failed: ${reason}`,
+    details: {
+      reason,
+      paused: pause.who,
+      paused_until: pause.until.toISOString(),
+      failures_before_pause: pause.failures,
+      fee_status: 'not_collected',
+      merchant_charged: false,
+      customer_charged: false,
+      note: `checked before any transfer; ${NOTHING_CHARGED}; settle again after paused_until`,
+    },
+  };
+}

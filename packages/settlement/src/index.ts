@@ -11,3 +11,4 @@ export * from './waiting';
 export * from './finality-watcher';
 export * from './atomic/atomic-settlement';
 export * from './atomic/executor-batches';
+export * from './accounting';

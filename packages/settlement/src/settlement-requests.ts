@@ -1,6 +1,8 @@
-import { FeeCollectionFailedError, IdPrefix, newId } from '@facilitator/core';
+import { FeeCollectionFailedError, IdPrefix, newId, SettlementFailedError } from '@facilitator/core';
 import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
+import { failurePauseOf, type FailurePausePolicy } from './accounting';
+import { failurePaused } from './failures';
 
 /** Mirrors verification's payment identity: "chainId:token:payer:nonce". */
 export function settlementPaymentKey(v: Pick<Verification, 'chainId' | 'tokenAddress' | 'payer' | 'nonce'>): string {
@@ -18,10 +20,13 @@ export class SettlementRequests {
     private readonly feeAmount: bigint,
     /** a payment whose fee transfer reverted waits this long before another try, doubling per revert */
     private readonly feeRevertBackoffMs = 60_000,
+    /** the failure accounting's pause (see accounting.ts); absent: only the fee-revert back-off applies */
+    private readonly failurePause?: FailurePausePolicy,
   ) {}
 
   async start(verification: Verification, surface: string): Promise<{ settlement: Settlement; created: boolean }> {
     await this.refuseDuringFeeRevertBackoff(verification);
+    await this.refuseWhilePaused(verification);
     const result = await this.settlements.createOrGetForPayment({
       id: newId(IdPrefix.Settlement),
       verificationId: verification.id,
@@ -42,6 +47,21 @@ export class SettlementRequests {
       await enqueueSettlement(this.queues, result.settlement.id);
     }
     return result;
+  }
+
+  /**
+   * A payer whose payments keep failing on chain (or a merchant, for payers that never paid it) is refused
+   * here too, before a settlement is even stored; the worker checks again before anything is sent. A
+   * payment that already has a live settlement is not refused: its settle only reads what became of it.
+   */
+  private async refuseWhilePaused(v: Verification): Promise<void> {
+    if (!this.failurePause) return;
+    const pause = await failurePauseOf(this.settlements, this.failurePause, { payer: v.payer!, merchant: v.merchant!, chainId: v.chainId });
+    if (!pause) return;
+    const live = await this.settlements.findLiveForPayment(settlementPaymentKey(v));
+    if (live) return;
+    const failure = failurePaused(pause);
+    throw new SettlementFailedError(failure.message, failure.details);
   }
 
   /**
