@@ -458,6 +458,7 @@ describe('SettlementRepository', () => {
       await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', errorDetails: { reason: 'authorization expired' } });
       await failedWith({ payer, merchant }, { errorCode: 'fee_collection_failed', feeTxHash: randomHex(32) });
       await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', merchantPaid: true, errorDetails: { reason: 'executed elsewhere', tx_hash: randomHex(32) } });
+      await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', errorDetails: { reason: 'executed elsewhere', merchant_paid: true, tx_hash: randomHex(32) } });
       await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', errorDetails: { reason: 'settle transaction reverted: out of gas', tx_hash: randomHex(32) } });
       const old = await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', settlementTxHash: randomHex(32) });
       await setUpdatedAt(old.id, new Date('2020-01-01T00:00:00.000Z'));

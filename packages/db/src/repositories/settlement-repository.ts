@@ -203,7 +203,7 @@ const FEE_REVERTS_OF_PAYMENT = `
 // authorization that paid the merchant elsewhere (a front-runner must not get an honest payer paused), and
 // a whole settle transaction that reverted (it cannot be pinned on one of its items).
 const COSTLY_FAILURE = `
-  state = 'failed' AND error_code = 'settlement_failed' AND NOT merchant_paid
+  state = 'failed' AND error_code = 'settlement_failed' AND NOT merchant_paid AND coalesce(error_details->>'merchant_paid', '') <> 'true'
   AND (fee_tx_hash IS NOT NULL OR settlement_tx_hash IS NOT NULL OR error_details ? 'tx_hash' OR error_details ? 'wallet_deploy_tx_hash')
   AND coalesce(error_details->>'reason', '') NOT LIKE 'settle transaction reverted%'`;
 

@@ -23,8 +23,10 @@ import {
   TREASURY,
 } from '../testing/fakes';
 import { isWait, SettlementWaitingError, SettlementWaitReason, type StepWait } from '../waiting';
+import { executedElsewhereNoFee } from '../failures';
 import { checkAllowance } from './check-allowance';
 import { collectFee } from './collect-fee';
+import { transferNotExecuted } from './transfer-not-executed';
 
 const LAST_FAILURE = new Date('2027-01-01T00:00:00Z');
 const WINDOW_MS = 3_600_000;
@@ -244,5 +246,32 @@ describe('SettlementMachine: a payment the payer\'s balance backs only after its
     expect(store.rows.get('stl_1')).toMatchObject({ errorCode: 'settlement_failed', paymentKey: null });
     expect((store.rows.get('stl_1')!.errorDetails as Record<string, unknown>).reason).toBe('payer balance insufficient');
     expect(transactions.sent).toEqual([]);
+  });
+});
+
+describe('a transaction of our own executor that used the authorization is not a third party\'s', () => {
+  const afterFee = () => settlementFixture({ state: 'fee_collected', feeTxHash: '0xfee' });
+
+  it('sequential: settled, reported as executed by our executor (the transaction called our treasury)', async () => {
+    const h = stepHarness(afterFee());
+    h.chain.authorizationUse = { transactionHash: '0xours', blockNumber: 7, paidToMerchant: AMOUNT, to: TREASURY };
+    expect(await transferNotExecuted(h.ctx, 'FiatTokenV2: authorization is used or canceled')).toMatchObject({
+      to: 'settled',
+      note: { executed_by_our_executor: true, tx_hash: '0xours' },
+    });
+    const third = stepHarness(afterFee());
+    third.chain.authorizationUse = { transactionHash: '0xtheirs', blockNumber: 7, paidToMerchant: AMOUNT, to: '0x9999999999999999999999999999999999999999' };
+    expect((await transferNotExecuted(third.ctx, 'used')).note).toMatchObject({ executed_by_third_party: true });
+  });
+
+  it('atomic: the failure says our executor, not a third party, and that the merchant was paid there', () => {
+    expect(executedElsewhereNoFee('0xother', '0xours', true).details).toMatchObject({
+      executed_by_third_party: false,
+      executed_by_our_executor: true,
+      authorization_used_by: '0xother',
+      merchant_paid: true,
+      merchant_charged: false,
+    });
+    expect(executedElsewhereNoFee('0xother', '0xours').details).toMatchObject({ executed_by_third_party: true });
   });
 });
