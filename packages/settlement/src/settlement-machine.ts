@@ -198,7 +198,9 @@ export class SettlementMachine {
     const payerFits =
       !request.payer ||
       !payer ||
-      (payer.value + request.payer.value <= request.payer.balance && (request.payer.maxInFlight === undefined || payer.items < request.payer.maxInFlight));
+      (payer.value + request.payer.value <= request.payer.balance &&
+        (request.payer.maxInFlight === undefined || payer.items < request.payer.maxInFlight) &&
+        (request.payer.pause === undefined || (payer.failures ?? 0) < request.payer.pause.afterFailures));
     if (merchantFits && payerFits) return null;
     const refusal = result.reserveFee.refused(inFlight, payer);
     if (isWait(refusal)) return this.recordWait(settlement, refusal);

@@ -403,7 +403,7 @@ describe('SettlementRepository', () => {
   });
 
   describe('the payer\'s value in flight (accounting)', () => {
-    const reserve = (s: SettlementRow, payer: { value: bigint; balance: bigint; maxInFlight?: number }) =>
+    const reserve = (s: SettlementRow, payer: { value: bigint; balance: bigint; maxInFlight?: number; pause?: { afterFailures: number; since: Date } }) =>
       repo.transitionReservingFee(
         { id: s.id, from: 'check_allowance', to: 'collect_fee' },
         { merchant: s.merchant, chainId: s.chainId, tokenAddress: s.tokenAddress, fee: 100n, allowance: 10n ** 12n, balance: 10n ** 12n, payer: { address: s.payer, ...payer } },
@@ -429,6 +429,29 @@ describe('SettlementRepository', () => {
       // the cap on items in flight (a contract-wallet payer) refuses even when the value fits
       expect(await reserve(c, { value: 1n, balance: 10_000n, maxInFlight: 1 })).toMatchObject({ moved: null, payer: { value: 600n, items: 1 } });
       expect(await reserve(c, { value: 1n, balance: 10_000n, maxInFlight: 2 })).toMatchObject({ moved: expect.objectContaining({ id: c.id }) });
+    });
+
+    it('refuses once the payer has its costly failures since the time given, counted under its lock', async () => {
+      const payer = randomAddress();
+      const failedItem = await started({ payer });
+      const failedRow = (await repo.transition({
+        id: failedItem.id, from: 'pending', to: 'failed',
+        data: { paymentKey: null, errorCode: 'settlement_failed', errorDetails: { reason: 'FiatTokenV2: invalid signature', tx_hash: randomHex(32) } },
+      }))!;
+      const [s1, s2] = [await started({ payer, amount: '1' }), await started({ payer, amount: '1' })];
+      for (const s of [s1, s2]) await walk(s.id, ['check_allowance']);
+      const since = new Date(Date.now() - 60_000);
+      // one failure, a threshold of two: reserved
+      expect(await reserve(s1, { value: 1n, balance: 10n, pause: { afterFailures: 2, since } })).toMatchObject({
+        moved: expect.objectContaining({ id: s1.id }),
+        payer: { failures: 1, lastFailureAt: failedRow.updatedAt },
+      });
+      // a threshold of one: refused; failures older than `since` do not count
+      expect(await reserve(s2, { value: 1n, balance: 10n, pause: { afterFailures: 1, since } })).toMatchObject({ moved: null, payer: { failures: 1 } });
+      expect(await reserve(s2, { value: 1n, balance: 10n, pause: { afterFailures: 1, since: new Date(Date.now() + 1_000) } })).toMatchObject({
+        moved: expect.objectContaining({ id: s2.id }),
+        payer: { failures: 0, lastFailureAt: null },
+      });
     });
 
     it('lets one balance back only what it covers under concurrency (100 payments, balance for one)', async () => {

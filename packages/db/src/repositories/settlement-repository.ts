@@ -142,16 +142,20 @@ function payerReservationSql(values: unknown[], reservation: FeeReservationReque
     payer.value.toString(),
     payer.balance.toString(),
     payer.maxInFlight ?? null,
+    payer.pause?.since ?? new Date(),
+    payer.pause?.afterFailures ?? null,
   );
-  const [lockKey, address, value, balance, maxItems] = [1, 2, 3, 4, 5].map((i) => `$${at + i}`);
+  const [lockKey, address, value, balance, maxItems, since, pauseAfter] = [1, 2, 3, 4, 5, 6, 7].map((i) => `$${at + i}`);
   return {
     cte: `, payer_reserve AS MATERIALIZED (
-      SELECT p.in_flight, p.items FROM reserve, LATERAL settlement_payer_in_flight_locked(${lockKey}, ${address}, ${chainId}::int, ${token}, $1) p
+      SELECT p.* FROM reserve, LATERAL settlement_payer_in_flight_locked(${lockKey}, ${address}, ${chainId}::int, ${token}, $1, ${since}::timestamptz) p
     )`,
     condition: `
          AND (SELECT in_flight FROM payer_reserve) + ${value}::numeric <= ${balance}::numeric
-         AND (${maxItems}::int IS NULL OR (SELECT items FROM payer_reserve) < ${maxItems}::int)`,
-    columns: `, (SELECT in_flight FROM payer_reserve)::text AS payer_in_flight, (SELECT items FROM payer_reserve) AS payer_items`,
+         AND (${maxItems}::int IS NULL OR (SELECT items FROM payer_reserve) < ${maxItems}::int)
+         AND (${pauseAfter}::int IS NULL OR (SELECT failures FROM payer_reserve) < ${pauseAfter}::int)`,
+    columns: `, (SELECT in_flight FROM payer_reserve)::text AS payer_in_flight, (SELECT items FROM payer_reserve) AS payer_items,
+      (SELECT failures FROM payer_reserve) AS payer_failures, (SELECT last_failure_at FROM payer_reserve) AS payer_last_failure_at`,
   };
 }
 
@@ -174,12 +178,17 @@ export interface PayerReservationRequest {
   balance: bigint;
   /** at most this many of the payer's settlements in the sending states at once (absent: no cap) */
   maxInFlight?: number;
+  /** refused when the payer has this many costly failures since `since` (read under its lock, see the migration) */
+  pause?: { afterFailures: number; since: Date };
 }
 
 /** The payer's settlements in the sending states (collect_fee, fee_collected, executing), this one excluded. */
 export interface PayerInFlight {
   value: bigint;
   items: number;
+  /** its costly failures since the request's `pause.since` (0 without one), and the latest one's time */
+  failures?: number;
+  lastFailureAt?: Date | null;
 }
 
 
@@ -197,23 +206,15 @@ const FEE_REVERTS_OF_PAYMENT = `
      AND ((error_code = 'fee_collection_failed' AND fee_tx_hash IS NOT NULL)
           OR (settlement_mode = 'atomic' AND error_details ? 'tx_hash'))`;
 
-// A failure on chain that cost us (or the merchant) something and that the payer caused: our transfer was
-// sent and failed, or an atomic item failed in a mined settle transaction, or the transfer failed after the
-// merchant's fee. Not counted: fee reverts (the merchant's doing, paused by FEE_REVERTS_OF_MERCHANT), an
-// authorization that paid the merchant elsewhere (a front-runner must not get an honest payer paused), and
-// a whole settle transaction that reverted (it cannot be pinned on one of its items).
-const COSTLY_FAILURE = `
-  state = 'failed' AND error_code = 'settlement_failed' AND NOT merchant_paid AND coalesce(error_details->>'merchant_paid', '') <> 'true'
-  AND (fee_tx_hash IS NOT NULL OR settlement_tx_hash IS NOT NULL OR error_details ? 'tx_hash' OR error_details ? 'wallet_deploy_tx_hash')
-  AND coalesce(error_details->>'reason', '') NOT LIKE 'settle transaction reverted%'`;
-
+// Costly failures (the payer's payments that failed on chain at our or the merchant's expense) are defined
+// once, by the SQL function settlement_costly_failure (migration 20261124150300_accounting_payer_in_flight).
 const FAILURES_OF_PAYER = `
   SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
-   WHERE payer = $1 AND chain_id = $2 AND updated_at > $3 AND ${COSTLY_FAILURE}`;
+   WHERE payer = $1 AND chain_id = $2 AND state = 'failed' AND updated_at > $3 AND settlement_costly_failure(settlements)`;
 
 const FAILURES_OF_MERCHANT = `
   SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
-   WHERE merchant = $1 AND chain_id = $2 AND updated_at > $3 AND ${COSTLY_FAILURE}`;
+   WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND updated_at > $3 AND settlement_costly_failure(settlements)`;
 
 export interface FeeReverts {
   count: number;
@@ -319,11 +320,18 @@ export class SettlementRepository {
   ): Promise<{ moved: SettlementRow | null; inFlight: bigint; payer?: PayerInFlight }> {
     const [row] = await runQuery(this.pool, reservingTransitionStatement(request, reservation));
     const inFlight = BigInt(row.reservation_in_flight as string);
-    const payer = reservation.payer ? { value: BigInt(row.payer_in_flight as string), items: row.payer_items as number } : undefined;
+    const payer = reservation.payer
+      ? {
+          value: BigInt(row.payer_in_flight as string),
+          items: row.payer_items as number,
+          failures: row.payer_failures as number,
+          lastFailureAt: row.payer_last_failure_at == null ? null : new Date(row.payer_last_failure_at as string),
+        }
+      : undefined;
     return { moved: row.id == null ? null : settlementFromColumns(row), inFlight, ...(payer ? { payer } : {}) };
   }
 
-  /** Costly failures on chain caused by this payer's payments since `since` (see COSTLY_FAILURE). */
+  /** Costly failures on chain caused by this payer's payments since `since` (see settlement_costly_failure). */
   async failuresOfPayer(payer: string, chainId: number, since: Date): Promise<FeeReverts> {
     const [row] = await runQuery(this.pool, { name: 'failures_of_payer', text: FAILURES_OF_PAYER, values: [payer, chainId, since] });
     return { count: row.failures as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };

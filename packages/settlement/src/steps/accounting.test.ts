@@ -125,7 +125,12 @@ describe('checkAllowance with the failure accounting', () => {
     const h = stepHarness(checking(), { accounting: true });
     h.chain.balances.set(PAYER, 5n * AMOUNT);
     const moved = result(await checkAllowance(h.ctx));
-    expect(moved.reserveFee?.request.payer).toEqual({ address: PAYER, value: AMOUNT, balance: 5n * AMOUNT });
+    expect(moved.reserveFee?.request.payer).toEqual({
+      address: PAYER,
+      value: AMOUNT,
+      balance: 5n * AMOUNT,
+      pause: { afterFailures: 3, since: expect.any(Date) },
+    });
     expect(moved.note).toMatchObject({ payer_balance: (5n * AMOUNT).toString(), payer_kind: 'eoa' });
 
     const contract = stepHarness(checking(), { accounting: true });
@@ -156,6 +161,16 @@ describe('checkAllowance with the failure accounting', () => {
     const expiring = result(await checkAllowance(late.ctx));
     late.ctx.now = () => NOW + 3600;
     expect(failure(expiring.reserveFee!.refused(0n, { value: AMOUNT, items: 1 })).details.reason).toMatch(/authorization expired/);
+  });
+
+  it('refused because the payer reached its failures meanwhile (counted under its lock): paused, nothing sent', async () => {
+    const h = stepHarness(checking(), { accounting: true });
+    const refused = result(await checkAllowance(h.ctx)).reserveFee!.refused(0n, { value: 0n, items: 0, failures: 3, lastFailureAt: LAST_FAILURE });
+    expect(failure(refused).details).toMatchObject({
+      reason: 'payer paused after repeated failures on chain',
+      paused_until: new Date(LAST_FAILURE.getTime() + WINDOW_MS).toISOString(),
+      failures_before_pause: 3,
+    });
   });
 
   it('still answers a refusal for the merchant\'s fee first', async () => {

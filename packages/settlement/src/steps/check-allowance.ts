@@ -47,7 +47,16 @@ export const checkAllowance: Step = async (ctx) => {
     allowance,
     balance,
     ...(payerBalance !== undefined && accounting
-      ? { payer: { address: payer, value, balance: payerBalance, ...(contractPayer ? { maxInFlight: accounting.contractPayerMaxInFlight } : {}) } }
+      ? {
+          payer: {
+            address: payer,
+            value,
+            balance: payerBalance,
+            ...(contractPayer ? { maxInFlight: accounting.contractPayerMaxInFlight } : {}),
+            // counted again under the payer's lock: an item that failed since the check above is not missed
+            pause: { afterFailures: accounting.pause.payerAfterFailures, since: new Date(Date.now() - accounting.pause.windowMs) },
+          },
+        }
       : {}),
   };
   return {
@@ -129,6 +138,11 @@ function refusal(
  * the balance read next time is what is left, and a payment it no longer covers fails then.
  */
 function payerRefusal(ctx: StepContext, payerBalance: bigint, inFlight: PayerInFlight): StepResult | StepWait {
+  const pause = ctx.accounting?.pause;
+  if (pause && (inFlight.failures ?? 0) >= pause.payerAfterFailures && inFlight.lastFailureAt) {
+    const until = new Date(inFlight.lastFailureAt.getTime() + pause.windowMs);
+    return failed(failurePaused({ who: 'payer', until, failures: inFlight.failures! }), true);
+  }
   const value = BigInt(ctx.settlement.amount);
   if (payerBalance < value) return payerBalanceInsufficient(payerBalance, value, inFlight);
   if (!authorizationStillValid(ctx)) {

@@ -455,7 +455,8 @@ export class FakeSettlementStore implements SettlementMachineStore {
     const spendable = reservation.allowance < reservation.balance ? reservation.allowance : reservation.balance;
     if (this.inFlight + reservation.fee > spendable) return { moved: null, inFlight: this.inFlight, ...payer };
     const p = reservation.payer;
-    if (p && (this.payerInFlight.value + p.value > p.balance || (p.maxInFlight !== undefined && this.payerInFlight.items >= p.maxInFlight))) {
+    const paused = p?.pause !== undefined && (this.payerInFlight.failures ?? 0) >= p.pause.afterFailures;
+    if (p && (paused || this.payerInFlight.value + p.value > p.balance || (p.maxInFlight !== undefined && this.payerInFlight.items >= p.maxInFlight))) {
       return { moved: null, inFlight: this.inFlight, ...payer };
     }
     return { moved: this.apply(request), inFlight: this.inFlight, ...payer };
