@@ -39,7 +39,7 @@ async function verifyAndSettleAll(bodies: Array<Record<string, unknown>>, mercha
 
 it('100 payments backed by one 0.01 USDC balance: one is sent and settles, the rest fail before anything is sent', async () => {
   const report = abuseReport(
-    'e-one-balance',
+    'accounting-1-one-balance',
     '100 payments backed by one 0.01 USDC balance',
     'a payer holding 0.01 USDC signs 100 authorizations of 0.01 USDC with different nonces; each passes verify and the pre-flight alone; all are settled at once',
   );
@@ -86,7 +86,7 @@ it('100 payments backed by one 0.01 USDC balance: one is sent and settles, the r
 
 it('sequential path, a contract-wallet payer whose transfer would fail: refused before its fee, victim merchant fees kept = 0', async () => {
   const report = abuseReport(
-    'f-sequential-contract-payer',
+    'accounting-2-sequential-contract-payer',
     'Contract-wallet payer failing its transfer on the sequential path',
     'a wallet whose ERC-1271 check passes every simulation (gas price 0) and fails on chain pays a victim merchant 5 times, on a network without the atomic path',
   );
@@ -117,7 +117,7 @@ it('sequential path, a contract-wallet payer whose transfer would fail: refused 
 
 it('a merchant minimum raised after verify (settle protection revoked): the stored verification settles nothing', async () => {
   const report = abuseReport(
-    'g-minimum-revoked',
+    'accounting-3-minimum-revoked',
     'Merchant minimum raised after verify',
     'a 1-unit payment verified while the merchant had settle protection and a minimum of 0, settled by a stranger after the merchant turned protection off (its minimum back to the default)',
   );

@@ -23,7 +23,7 @@ afterAll(async () => {
 
 it('a simulation-only wallet: what it cost before the payer was paused', async () => {
   const report = abuseReport(
-    'h-simulation-only-wallet',
+    'accounting-4-simulation-only-wallet',
     'A contract wallet that passes every simulation and fails on chain (atomic path)',
     `a wallet whose ERC-1271 check says yes only at gas price 0 (every eth_call and estimate) sends ${PAYMENTS} payments of 0.01 USDC, settled at once; its balance covers them all`,
   );
