@@ -88,9 +88,9 @@ it('sequential path, a contract-wallet payer whose transfer would fail: refused 
   const report = abuseReport(
     'accounting-2-sequential-contract-payer',
     'Contract-wallet payer failing its transfer on the sequential path',
-    'a wallet whose ERC-1271 check passes every simulation (gas price 0) and fails on chain pays a victim merchant 5 times, on a network without the atomic path',
+    'a contract wallet whose owner can flip its ERC-1271 answer after the pre-flight pays a victim merchant 5 times, on a network without the atomic path',
   );
-  const wallet = await deploy(stack.devnet.provider, stack.devnet.accounts.deployer.privateKey, compileTestContract('SimulationOnlyWallet.sol', 'SimulationOnlyWallet'));
+  const wallet = await deploy(stack.devnet.provider, stack.devnet.accounts.deployer.privateKey, compileTestContract('FlippingWallet.sol', 'FlippingWallet'));
   const address = (await wallet.getAddress()).toLowerCase();
   await stack.devnet.mint(address, 10n * PRICE_UNITS);
   const victim = await newMerchant(stack.devnet, { balance: 10n * FEE, allowance: 10n * FEE });
@@ -101,7 +101,7 @@ it('sequential path, a contract-wallet payer whose transfer would fail: refused 
   const cost = await chainCostOf(stack.devnet, ourKeys(stack), startBlock);
   report.note(`outcomes: ${outcomes(rows)}`);
   const checks = {
-    verified: report.check('payments verified (the wallet passes every simulation)', 5, ids.length),
+    verified: report.check('payments verified (the wallet says yes until its owner flips it)', 5, ids.length),
     refused: report.check(
       'refused before the fee: "a contract-wallet payer is settled only on the atomic path"',
       5,
