@@ -71,6 +71,7 @@ it('100 payments backed by one 0.01 USDC balance: one is sent and settles, the r
     feesSent: report.check('fee transfers sent on chain', 1, fees.length),
     reverted: report.check('transactions of ours reverted on chain', 0, cost.reverted),
     mined: report.check('transactions of ours mined (one fee, one transfer)', 2, cost.transactions),
+    gas: report.assert('gas paid by the treasury and relayers (one fee and one transfer)', '<= 200000', cost.gasUsed.toString(), cost.gasUsed <= 200_000n),
     feesKept: report.check('fees kept for failed items', 0, feesKeptForFailures),
     merchant: report.check('merchant balance change (+0.01 paid, -0.01 fee)', '0', ((await stack.devnet.balanceOf(merchant.address)) - merchantBefore).toString()),
     payer: report.check('payer balance left', '0', (await stack.devnet.balanceOf(payer.address)).toString()),
