@@ -22,7 +22,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 let stack: TestStack;
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  // these Safe payers settle on the sequential path, which refuses contract-wallet payers unless allowed
+  stack = await startTestStack({ env: { SEQUENTIAL_CONTRACT_PAYERS: 'allow' } });
   await placeCanonicalSafe(stack.devnet.provider);
   await stack.startWorker();
 });

@@ -24,7 +24,8 @@ const AUTHORIZATION_TYPES = {
 };
 
 beforeAll(async () => {
-  stack = await startTestStack({ env: { API_KEYS: OPERATOR_KEY, SETTLEMENT_MAX_ATTEMPTS: '3' } });
+  // (d) settles a Safe payer on the sequential path, which refuses contract-wallet payers unless allowed
+  stack = await startTestStack({ env: { API_KEYS: OPERATOR_KEY, SETTLEMENT_MAX_ATTEMPTS: '3', SEQUENTIAL_CONTRACT_PAYERS: 'allow' } });
   await stack.startWorker();
 });
 afterAll(async () => {

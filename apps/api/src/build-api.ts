@@ -84,7 +84,11 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     needingAttention: () => settlements.countNeedingAttention(),
     rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
   });
-  const settlementRequests = new SettlementRequests(settlements, queues, config.feeAmount, config.abuse.feeRevertBackoffMs);
+  const settlementRequests = new SettlementRequests(settlements, queues, config.feeAmount, config.abuse.feeRevertBackoffMs, {
+    payerAfterFailures: config.abuse.payerPauseAfterFailures,
+    merchantAfterFailures: config.abuse.merchantPauseAfterFailures,
+    windowMs: config.abuse.failurePauseWindowMs,
+  });
   const waits = new SettlementWaiter({
     findByIds: (ids) => settlements.findByIds(ids),
     timeoutMs: config.settleWaitTimeoutMs,

@@ -89,6 +89,15 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   const funds = relayerFunds(config, providers, metrics);
   const batches = new SettlementBatchRepository(pool);
   const walletDeployments = new WalletDeploymentRepository(pool);
+  const chainTransactions = new ChainTransactionRepository(pool);
+  const merchantRequestBinding = { chainId: merchantIdentityChainId(config.networks.map((n) => n.chainId)), treasury: config.treasury.address };
+  const merchants = new MerchantService({
+    repository: new MerchantRepository(pool),
+    secretBox: new SecretBox(config.webhookSecret),
+    graceSeconds: config.webhookSecretGraceSeconds,
+    feeAmount: config.feeAmount,
+    binding: merchantRequestBinding,
+  });
   const machine: SettlementMachine = new SettlementMachine({
     settlements,
     networks,
@@ -101,6 +110,19 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
     relayerFunds: funds,
     walletDeployments: new RpcWalletDeploymentGuard(providers, walletDeployments, config.walletDeployLimits),
+    // who pays for failures, the merchant's minimum again before the fee, the payer's value in flight
+    accounting: {
+      pause: {
+        payerAfterFailures: config.abuse.payerPauseAfterFailures,
+        merchantAfterFailures: config.abuse.merchantPauseAfterFailures,
+        windowMs: config.abuse.failurePauseWindowMs,
+      },
+      counts: settlements,
+      minimumFor: async (merchant) => (await merchants.minimumFor(merchant)) ?? config.abuse.minPaymentAmount,
+      contractPayerMaxInFlight: config.abuse.contractPayerMaxInFlight,
+      sequentialContractPayers: config.abuse.sequentialContractPayers,
+      unfinishedTransactionsOf: (chainId, from) => chainTransactions.countUnfinishedFrom(chainId, from),
+    },
     atomic: new ExecutorBatches({
       batches,
       transactions,
@@ -122,14 +144,6 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       waiting.waiting(settlementId, reason);
       metrics.settlementWaits.inc({ reason });
     },
-  });
-  const merchantRequestBinding = { chainId: merchantIdentityChainId(config.networks.map((n) => n.chainId)), treasury: config.treasury.address };
-  const merchants = new MerchantService({
-    repository: new MerchantRepository(pool),
-    secretBox: new SecretBox(config.webhookSecret),
-    graceSeconds: config.webhookSecretGraceSeconds,
-    feeAmount: config.feeAmount,
-    binding: merchantRequestBinding,
   });
   const delivery = new WebhookDelivery({
     events: webhookEvents,
@@ -172,7 +186,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       logger,
       sweeper: new Sweeper({ settlements, queues, webhookEvents, outbox, logger, staleAfterMs: config.worker.sweepStaleAfterMs }),
       finality: new FinalityWatcher({
-        transactions: new ChainTransactionRepository(pool),
+        transactions: chainTransactions,
         settlements,
         batches,
         chain: finalityChain(providers),

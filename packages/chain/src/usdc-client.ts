@@ -39,6 +39,8 @@ export interface AuthorizationUse {
   blockNumber: number;
   /** what the transaction moved from the payer to the merchant, if anything */
   paidToMerchant: bigint;
+  /** the transaction's `to` (lowercase), when its receipt was found: our treasury's address means our own settlement executor */
+  to?: string;
 }
 
 /**
@@ -187,6 +189,7 @@ export class UsdcClient {
       transactionHash: log.transactionHash,
       blockNumber: log.blockNumber,
       paidToMerchant: receipt ? paidBetween(receipt.logs, this.tokenAddress, authorizer, merchant) : 0n,
+      ...(receipt?.to ? { to: receipt.to.toLowerCase() } : {}),
     };
   }
 }

@@ -128,6 +128,25 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, FEE_AMOUNT: '500' }).abuse.minPaymentAmount).toBe(500n);
   });
 
+  it('reads the failure accounting: defaults, and each variable', () => {
+    expect(loadConfig(base).abuse).toMatchObject({
+      payerPauseAfterFailures: 3,
+      merchantPauseAfterFailures: 10,
+      failurePauseWindowMs: 3_600_000,
+      contractPayerMaxInFlight: 1,
+      sequentialContractPayers: 'refuse',
+    });
+    const set = loadConfig({
+      ...base,
+      PAYER_PAUSE_AFTER_FAILURES: '5',
+      MERCHANT_PAUSE_AFTER_FAILURES: '50',
+      FAILURE_PAUSE_WINDOW_MS: '60000',
+      CONTRACT_PAYER_MAX_IN_FLIGHT: '2',
+      SEQUENTIAL_CONTRACT_PAYERS: 'allow',
+    }).abuse;
+    expect(set).toMatchObject({ payerPauseAfterFailures: 5, merchantPauseAfterFailures: 50, failurePauseWindowMs: 60_000, contractPayerMaxInFlight: 2, sequentialContractPayers: 'allow' });
+  });
+
   it.each([
     [{ MIN_PAYMENT_AMOUNT: '-1' }, 'MIN_PAYMENT_AMOUNT must be a whole number'],
     [{ SETTLEMENT_MAX_ATTEMPTS: '0' }, 'SETTLEMENT_MAX_ATTEMPTS must be between 1 and 1000'],
@@ -164,6 +183,8 @@ describe('loadConfig', () => {
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test (got "staging")'],
     [{ QUEUE_PREFIX: 'a b' }, 'QUEUE_PREFIX may only contain'],
     [{ SETTLEMENT_MODE: 'fast' }, 'SETTLEMENT_MODE must be one of atomic, sequential (got "fast")'],
+    [{ SEQUENTIAL_CONTRACT_PAYERS: 'maybe' }, 'SEQUENTIAL_CONTRACT_PAYERS must be one of refuse, allow (got "maybe")'],
+    [{ PAYER_PAUSE_AFTER_FAILURES: '0' }, 'PAYER_PAUSE_AFTER_FAILURES must be between 1 and 1000'],
     [
       { RELAYER_PRIVATE_KEYS: Array.from({ length: 9 }, (_, i) => '0x' + (i + 1).toString(16).padStart(64, '0')).join(',') },
       'RELAYER_PRIVATE_KEYS lists 9 keys; the settlement executor admits 8 (or set SETTLEMENT_MODE=sequential)',

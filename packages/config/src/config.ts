@@ -65,6 +65,22 @@ export interface AbuseConfig {
   merchantPauseWindowMs: number;
   /** concurrent settle waits per API process; beyond it settle answers pending at once */
   maxSettleWaiters: number;
+  /**
+   * Failure accounting (slice "accounting", docs/decisions.md): this many failures on chain caused by one
+   * payer's payments within `failurePauseWindowMs` pause that payer (PAYER_PAUSE_AFTER_FAILURES)
+   */
+  payerPauseAfterFailures: number;
+  /** this many such failures of payments to one merchant pause it for payers that never paid it (MERCHANT_PAUSE_AFTER_FAILURES) */
+  merchantPauseAfterFailures: number;
+  /** FAILURE_PAUSE_WINDOW_MS: the window the failures are counted in, and the pause's length after the last one */
+  failurePauseWindowMs: number;
+  /** CONTRACT_PAYER_MAX_IN_FLIGHT: a contract-wallet payer's settlements sending money at once (more wait their turn) */
+  contractPayerMaxInFlight: number;
+  /**
+   * SEQUENTIAL_CONTRACT_PAYERS: `refuse` (default) fails a contract-wallet payer's settlement that would take the
+   * sequential path, before its fee (its code could fail the transfer after the fee); `allow` settles it anyway
+   */
+  sequentialContractPayers: (typeof SEQUENTIAL_CONTRACT_PAYER_POLICIES)[number];
 }
 
 export interface WalletDeployLimits {
@@ -75,6 +91,8 @@ export interface WalletDeployLimits {
   /** WALLET_DEPLOY_WINDOW_MS */
   windowMs: number;
 }
+
+export const SEQUENTIAL_CONTRACT_PAYER_POLICIES = ['refuse', 'allow'] as const;
 
 export interface RetentionConfig {
   /** rejected verifications older than this are deleted */
@@ -252,6 +270,11 @@ function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
     merchantPauseAfterReverts: reader.integer('MERCHANT_PAUSE_AFTER_REVERTS', 3, 1, 1000),
     merchantPauseWindowMs: reader.integer('MERCHANT_PAUSE_WINDOW_MS', 10 * 60_000, 1_000, DAY_MS),
     maxSettleWaiters: reader.integer('SETTLE_MAX_WAITERS', 2_000, 0, 1_000_000),
+    payerPauseAfterFailures: reader.integer('PAYER_PAUSE_AFTER_FAILURES', 3, 1, 1000),
+    merchantPauseAfterFailures: reader.integer('MERCHANT_PAUSE_AFTER_FAILURES', 10, 1, 100_000),
+    failurePauseWindowMs: reader.integer('FAILURE_PAUSE_WINDOW_MS', 60 * 60_000, 1_000, DAY_MS),
+    contractPayerMaxInFlight: reader.integer('CONTRACT_PAYER_MAX_IN_FLIGHT', 1, 1, 1000),
+    sequentialContractPayers: reader.oneOf('SEQUENTIAL_CONTRACT_PAYERS', SEQUENTIAL_CONTRACT_PAYER_POLICIES, 'refuse'),
   };
 }
 

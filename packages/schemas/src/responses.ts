@@ -135,8 +135,12 @@ export const statusRecordSchema = {
     waiting: {
       type: ['object', 'null'],
       description:
-        'settlements only: set while the settlement waits in its state for the chain instead of failing — reason gas_price_above_cap (the base fee is above MAX_FEE_PER_GAS_GWEI_<chainId>) or no_funded_relayer (every relayer is under RELAYER_MIN_BALANCE_<chainId>) — with since and details; null otherwise',
-      properties: { reason: { enum: ['gas_price_above_cap', 'no_funded_relayer'] }, since: isoTime, details: { type: 'object' } },
+        'settlements only: set while the settlement waits in its state for the chain instead of failing — reason gas_price_above_cap (the base fee is above MAX_FEE_PER_GAS_GWEI_<chainId>), no_funded_relayer (every relayer is under RELAYER_MIN_BALANCE_<chainId>), payer_funds_in_flight (the payer\'s other payments in flight use its balance, or a contract-wallet payer has CONTRACT_PAYER_MAX_IN_FLIGHT in flight) or treasury_busy (a delegated treasury has a transaction unmined: its fees go one at a time) — with since and details; null otherwise',
+      properties: {
+        reason: { enum: ['gas_price_above_cap', 'no_funded_relayer', 'payer_funds_in_flight', 'treasury_busy'] },
+        since: isoTime,
+        details: { type: 'object' },
+      },
     },
   },
 } as const;

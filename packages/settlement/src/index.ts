@@ -12,3 +12,4 @@ export * from './finality-watcher';
 export * from './atomic/atomic-settlement';
 export * from './atomic/executor-batches';
 export * from './wallet-deployment-guard';
+export * from './accounting';

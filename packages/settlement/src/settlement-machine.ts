@@ -1,6 +1,7 @@
 import { RelayerRotation, type TransactionProvider } from '@facilitator/chain';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
+import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { WalletDeploymentGuard } from './wallet-deployment-guard';
 import type { ErrorClass } from './error-classes';
@@ -41,6 +42,8 @@ export interface SettlementMachineOptions {
   atomic?: AtomicSettlement;
   /** checks and limits before an ERC-6492 payer's wallet is deployed; absent: no wallet is deployed */
   walletDeployments?: WalletDeploymentGuard;
+  /** failure accounting, minimum re-check and the payer's value in flight (see accounting.ts) */
+  accounting?: SettlementAccounting;
   now?: () => number;
   onTransition?: (event: SettlementTransitionEvent) => void;
   /** told each time a settlement is found waiting (metrics) */
@@ -183,18 +186,28 @@ export class SettlementMachine {
   async persistChecked(settlement: StepContext['settlement'], from: SettlementState, result: StepResult): Promise<Settlement | null> {
     if (!canTransition(from, result.to)) throw new Error(`illegal settlement transition ${from} -> ${result.to}`);
     if (!result.reserveFee) return this.persist(settlement, from, result);
-    const { moved, inFlight } = await this.options.settlements.transitionReservingFee(
+    const { request } = result.reserveFee;
+    const { moved, inFlight, payer } = await this.options.settlements.transitionReservingFee(
       { id: settlement.id, from, to: result.to, data: result.data, note: result.note },
-      result.reserveFee.request,
+      request,
     );
     if (moved) {
       this.options.onTransition?.({ settlementId: settlement.id, settlement, from, to: result.to, note: result.note });
       return moved;
     }
-    // null with room to spare: another worker moved it meanwhile; otherwise the merchant cannot pay this fee now
-    const spendable = minOf(result.reserveFee.request.allowance, result.reserveFee.request.balance);
-    if (inFlight + result.reserveFee.request.fee <= spendable) return null;
-    return this.persistChecked(settlement, from, result.reserveFee.refused(inFlight));
+    // null with room to spare: another worker moved it meanwhile; otherwise the merchant cannot pay this fee
+    // now, or the payer's balance cannot back this payment on top of its others in flight
+    const merchantFits = inFlight + request.fee <= minOf(request.allowance, request.balance);
+    const payerFits =
+      !request.payer ||
+      !payer ||
+      (payer.value + request.payer.value <= request.payer.balance &&
+        (request.payer.maxInFlight === undefined || payer.items < request.payer.maxInFlight) &&
+        (request.payer.pause === undefined || (payer.failures ?? 0) < request.payer.pause.afterFailures));
+    if (merchantFits && payerFits) return null;
+    const refusal = result.reserveFee.refused(inFlight, payer);
+    if (isWait(refusal)) return this.recordWait(settlement, refusal);
+    return this.persistChecked(settlement, from, refusal);
   }
 
   private async persist(settlement: StepContext['settlement'], from: SettlementState, result: StepResult): Promise<Settlement | null> {
@@ -241,6 +254,7 @@ export class SettlementMachine {
       merchantPause: this.options.merchantPause,
       atomic: this.options.atomic,
       walletDeployments: this.options.walletDeployments,
+      accounting: this.options.accounting,
       feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
     };
   }

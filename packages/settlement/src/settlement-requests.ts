@@ -1,6 +1,8 @@
-import { FeeCollectionFailedError, IdPrefix, newId, PaymentConflictError } from '@facilitator/core';
+import { FeeCollectionFailedError, IdPrefix, newId, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
 import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
+import { failurePauseOf, type FailurePausePolicy } from './accounting';
+import { failurePaused } from './failures';
 
 /** Mirrors verification's payment identity: "chainId:token:payer:nonce". */
 export function settlementPaymentKey(v: Pick<Verification, 'chainId' | 'tokenAddress' | 'payer' | 'nonce'>): string {
@@ -18,6 +20,8 @@ export class SettlementRequests {
     private readonly feeAmount: bigint,
     /** a payment whose fee transfer reverted waits this long before another try, doubling per revert */
     private readonly feeRevertBackoffMs = 60_000,
+    /** the failure accounting's pause (see accounting.ts); absent: only the fee-revert back-off applies */
+    private readonly failurePause?: FailurePausePolicy,
   ) {}
 
   /**
@@ -31,6 +35,7 @@ export class SettlementRequests {
     // every verified row has one (the payment identity migration filled the old ones)
     if (!fingerprint) throw new Error(`verification ${verification.id} has no authorization fingerprint`);
     await this.refuseDuringFeeRevertBackoff(verification);
+    await this.refuseWhilePaused(verification);
     const result = await this.settlements.createOrGetForPayment({
       id: newId(IdPrefix.Settlement),
       verificationId: verification.id,
@@ -60,6 +65,21 @@ export class SettlementRequests {
       await enqueueSettlement(this.queues, result.settlement.id);
     }
     return result;
+  }
+
+  /**
+   * A payer whose payments keep failing on chain (or a merchant, for payers that never paid it) is refused
+   * here too, before a settlement is even stored; the worker checks again before anything is sent. A
+   * payment that already has a live settlement is not refused: its settle only reads what became of it.
+   */
+  private async refuseWhilePaused(v: Verification): Promise<void> {
+    if (!this.failurePause) return;
+    const pause = await failurePauseOf(this.settlements, this.failurePause, { payer: v.payer!, merchant: v.merchant!, chainId: v.chainId });
+    if (!pause) return;
+    const live = await this.settlements.findLiveForPayment(settlementPaymentKey(v));
+    if (live) return;
+    const failure = failurePaused(pause);
+    throw new SettlementFailedError(failure.message, failure.details);
   }
 
   /**

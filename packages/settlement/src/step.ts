@@ -1,8 +1,9 @@
 import type { WalletDeploymentGuard } from './wallet-deployment-guard';
 import type { TransactionProvider, UsdcClient } from '@facilitator/chain';
+import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { StepWait } from './waiting';
-import type { FeeReverts, FeeReservationRequest, Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
+import type { FeeReverts, FeeReservationRequest, PayerInFlight, Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
 
 export type SettlementWithVerification = Settlement & { verification: Verification };
 
@@ -75,6 +76,8 @@ export interface StepContext {
   atomic?: AtomicSettlement;
   /** checks and limits before an ERC-6492 wallet is deployed at our expense; absent: no wallet is deployed */
   walletDeployments?: WalletDeploymentGuard;
+  /** failure accounting, the minimum checked again, the payer's value in flight (absent: none of it, as before) */
+  accounting?: SettlementAccounting;
 }
 
 export interface StepResult {
@@ -84,10 +87,11 @@ export interface StepResult {
   /** kept in the transition's history row */
   note?: Record<string, unknown>;
   /**
-   * Take the transition only if the merchant can pay this fee on top of its fees in flight (see
-   * SettlementRepository.transitionReservingFee); otherwise persist `refused(inFlight)` instead.
+   * Take the transition only if the merchant can pay this fee on top of its fees in flight, and (when the
+   * request names the payer) the payer's balance covers this payment on top of its value in flight (see
+   * SettlementRepository.transitionReservingFee); otherwise persist `refused(...)` instead, or wait.
    */
-  reserveFee?: { request: FeeReservationRequest; refused: (inFlight: bigint) => StepResult };
+  reserveFee?: { request: FeeReservationRequest; refused: (inFlight: bigint, payer?: PayerInFlight) => StepResult | StepWait };
 }
 
 /**

@@ -7,6 +7,13 @@ export const SettlementWaitReason = {
   GasAboveCap: 'gas_price_above_cap',
   /** every relayer's native balance is under RELAYER_MIN_BALANCE_<chainId>: none can pay for a transfer */
   NoFundedRelayer: 'no_funded_relayer',
+  /**
+   * the payer's other settlements in flight already use its balance (or, for a contract-wallet payer, its
+   * turn): this one would fit alone, so it waits for them instead of being sent against money it may not have
+   */
+  PayerFundsInFlight: 'payer_funds_in_flight',
+  /** a delegated (EIP-7702) treasury has a transaction unmined: geth-family pools hold one at a time */
+  TreasuryBusy: 'treasury_busy',
 } as const;
 export type SettlementWaitReason = (typeof SettlementWaitReason)[keyof typeof SettlementWaitReason];
 
@@ -14,6 +21,8 @@ export type SettlementWaitReason = (typeof SettlementWaitReason)[keyof typeof Se
 export const WAIT_RETRY_MS: Record<SettlementWaitReason, number> = {
   gas_price_above_cap: 2_000,
   no_funded_relayer: 5_000,
+  payer_funds_in_flight: 1_000,
+  treasury_busy: 1_000,
 };
 
 /** A step's answer when the chain does not let the settlement go on yet; nothing was sent. */

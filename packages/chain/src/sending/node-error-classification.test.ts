@@ -30,6 +30,8 @@ describe('classifyNodeError', () => {
     // another version is pending
     ['geth via ethers', ethersError('replacement fee too low', 'REPLACEMENT_UNDERPRICED'), 'replacement_underpriced'],
     ['raw geth', unmapped('replacement transaction underpriced'), 'replacement_underpriced'],
+    // geth's txpool (EIP-7702): one pending transaction per delegated account; a wait, not a failure
+    ['geth, delegated account', unmapped('in-flight transaction limit reached for delegated accounts'), 'delegated_in_flight_limit'],
     // fees below what the node takes
     ['geth', unmapped('transaction underpriced: tip needed 1, tip permitted 0'), 'fee_too_low'],
     ['anvil', unmapped('max fee per gas less than block base fee', -32003), 'fee_too_low'],
@@ -67,6 +69,7 @@ describe('classifyNodeError', () => {
     const summary = Object.fromEntries(NODE_ERROR_RULES.map((rule) => [rule.category, `${rule.action}, ${rule.retryable ? 'retryable' : 'final'}`]));
     expect(summary).toEqual({
       already_known: 'treat_as_sent, final',
+      delegated_in_flight_limit: 'keep_waiting, retryable',
       nonce_too_low: 'check_mined, final',
       replacement_underpriced: 'keep_waiting, retryable',
       fee_too_low: 'bump_fee, retryable',
@@ -82,5 +85,14 @@ describe('classifyNodeError', () => {
   it("reports the node's own words rather than ethers' wrapper", () => {
     expect(classifyNodeError(unmapped('transaction already imported')).message).toBe('transaction already imported');
     expect(classifyNodeError(socketError('ECONNREFUSED')).message).toBe('connect ECONNREFUSED 127.0.0.1:8545');
+  });
+});
+
+describe('the in-flight limit of a delegated (EIP-7702) account', () => {
+  it('keeps the stored transaction and waits, retryable, whatever wraps the node message', () => {
+    const message = 'in-flight transaction limit reached for delegated accounts';
+    for (const error of [unmapped(message), new Error(message), { error: { message } }]) {
+      expect(classifyNodeError(error)).toMatchObject({ category: 'delegated_in_flight_limit', action: 'keep_waiting', retryable: true });
+    }
   });
 });

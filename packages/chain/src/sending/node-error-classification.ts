@@ -6,6 +6,7 @@
 
 export type NodeErrorCategory =
   | 'already_known'
+  | 'delegated_in_flight_limit'
   | 'nonce_too_low'
   | 'replacement_underpriced'
   | 'fee_too_low'
@@ -61,6 +62,16 @@ export const NODE_ERROR_RULES: readonly NodeErrorRule[] = [
     retryable: false,
     codes: [],
     patterns: [/already known/i, /known transaction/i, /already imported/i, /alreadyknown/i, /already (exists|in (the )?(mem)?pool)/i],
+  },
+  {
+    // geth-family pools admit one pending transaction from an account with an EIP-7702 delegation (our
+    // treasury on the atomic path): the stored version is kept and handed to the node again once the
+    // pending one is mined (the outcome watcher's keep-alive), a wait, never a failure
+    category: 'delegated_in_flight_limit',
+    action: 'keep_waiting',
+    retryable: true,
+    codes: [],
+    patterns: [/in-flight transaction limit reached for delegated accounts/i, /delegated account.*(in-flight|pending) (transaction )?limit/i],
   },
   {
     category: 'nonce_too_low',

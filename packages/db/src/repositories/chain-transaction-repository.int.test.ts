@@ -60,6 +60,24 @@ function signedVersion(maxFeePerGas: bigint, maxPriorityFeePerGas = 1_000_000n):
 }
 
 describe('ChainTransactionRepository', () => {
+  describe('countUnfinishedFrom', () => {
+    it('counts the key\'s transactions on the chain that may still be mined (a delegated treasury sends one at a time)', async () => {
+      const from = address();
+      expect(await repo.countUnfinishedFrom(CHAIN, from)).toBe(0);
+      const first = await allocate(from);
+      const second = await allocate(from);
+      await allocate(address());
+      expect(await repo.countUnfinishedFrom(CHAIN, from.toUpperCase().replace('0X', '0x'))).toBe(2);
+      expect(await repo.countUnfinishedFrom(84532, from)).toBe(0);
+      const attempt = await repo.storeFirstAttempt(first, async () => signedVersion(10n));
+      await repo.recordMined(first.id, { status: 'confirmed', hash: attempt.hash, blockNumber: 5 });
+      expect(await repo.countUnfinishedFrom(CHAIN, from)).toBe(1);
+      const other = await repo.storeFirstAttempt(second, async () => signedVersion(10n));
+      await repo.recordMined(second.id, { status: 'reverted', hash: other.hash, blockNumber: 6 });
+      expect(await repo.countUnfinishedFrom(CHAIN, from)).toBe(0);
+    });
+  });
+
   describe('allocateAndInsert', () => {
     it('stores the transaction with the chain’s pending nonce for a new key, every column mapped', async () => {
       const settlementId = await newSettlement();

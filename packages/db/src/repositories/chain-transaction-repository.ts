@@ -254,6 +254,19 @@ export class ChainTransactionRepository {
     return rows.map(transactionFromColumns);
   }
 
+  /**
+   * How many transactions of this key may still be mined (none when its last one was): a delegated
+   * (EIP-7702) treasury's fees are sent one at a time, since geth-family pools hold one of its transactions.
+   */
+  async countUnfinishedFrom(chainId: number, from: string): Promise<number> {
+    const rows = await runQuery(this.pool, {
+      name: 'chain_tx_count_unfinished_from',
+      text: `SELECT count(*)::int AS unfinished FROM chain_transactions WHERE chain_id = $1 AND from_address = $2 AND status = ANY($3::"ChainTransactionStatus"[])`,
+      values: [chainId, from.toLowerCase(), UNFINISHED],
+    });
+    return rows[0].unfinished as number;
+  }
+
   private async query(name: StatementName, values: unknown[]): Promise<Array<Record<string, unknown>>> {
     return runQuery(this.pool, { name: `chain_tx_${name}`, text: SQL[name], values });
   }

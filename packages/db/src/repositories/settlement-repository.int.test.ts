@@ -404,6 +404,110 @@ describe('SettlementRepository', () => {
     });
   });
 
+  describe('the payer\'s value in flight (accounting)', () => {
+    const reserve = (s: SettlementRow, payer: { value: bigint; balance: bigint; maxInFlight?: number; pause?: { afterFailures: number; since: Date } }) =>
+      repo.transitionReservingFee(
+        { id: s.id, from: 'check_allowance', to: 'collect_fee' },
+        { merchant: s.merchant, chainId: s.chainId, tokenAddress: s.tokenAddress, fee: 100n, allowance: 10n ** 12n, balance: 10n ** 12n, payer: { address: s.payer, ...payer } },
+      );
+
+    it('reserves a payment only while the payer\'s balance covers it on top of its payments in flight, whatever their merchants', async () => {
+      const payer = randomAddress();
+      const [a, b, c] = await Promise.all([1, 2, 3].map(() => started({ payer, amount: '600' })));
+      const otherPayer = await started({ amount: '600' });
+      for (const s of [a, b, c, otherPayer]) await walk(s.id, ['check_allowance']);
+      await walk(otherPayer.id, ['collect_fee']);
+
+      const first = await reserve(a, { value: 600n, balance: 1_000n });
+      expect(first).toMatchObject({ moved: expect.objectContaining({ id: a.id, state: 'collect_fee' }), payer: { value: 0n, items: 0 } });
+      // 600 in flight (another merchant's) + 600 > 1000: refused, nothing moved
+      expect(await reserve(b, { value: 600n, balance: 1_000n })).toMatchObject({ moved: null, payer: { value: 600n, items: 1 } });
+      expect((await repo.findById(b.id))!.state).toBe('check_allowance');
+      // still in flight in fee_collected and executing; released once it ends
+      await walk(a.id, ['fee_collected', 'executing']);
+      expect(await reserve(b, { value: 600n, balance: 1_000n })).toMatchObject({ moved: null, payer: { value: 600n, items: 1 } });
+      await walk(a.id, ['settled']);
+      expect(await reserve(b, { value: 600n, balance: 1_000n })).toMatchObject({ moved: expect.objectContaining({ id: b.id }), payer: { value: 0n, items: 0 } });
+      // the cap on items in flight (a contract-wallet payer) refuses even when the value fits
+      expect(await reserve(c, { value: 1n, balance: 10_000n, maxInFlight: 1 })).toMatchObject({ moved: null, payer: { value: 600n, items: 1 } });
+      expect(await reserve(c, { value: 1n, balance: 10_000n, maxInFlight: 2 })).toMatchObject({ moved: expect.objectContaining({ id: c.id }) });
+    });
+
+    it('refuses once the payer has its costly failures since the time given, counted under its lock', async () => {
+      const payer = randomAddress();
+      const failedItem = await started({ payer });
+      const failedRow = (await repo.transition({
+        id: failedItem.id, from: 'pending', to: 'failed',
+        data: { paymentKey: null, errorCode: 'settlement_failed', errorDetails: { reason: 'FiatTokenV2: invalid signature', tx_hash: randomHex(32) } },
+      }))!;
+      const [s1, s2] = [await started({ payer, amount: '1' }), await started({ payer, amount: '1' })];
+      for (const s of [s1, s2]) await walk(s.id, ['check_allowance']);
+      const since = new Date(Date.now() - 60_000);
+      // one failure, a threshold of two: reserved
+      expect(await reserve(s1, { value: 1n, balance: 10n, pause: { afterFailures: 2, since } })).toMatchObject({
+        moved: expect.objectContaining({ id: s1.id }),
+        payer: { failures: 1, lastFailureAt: failedRow.updatedAt },
+      });
+      // a threshold of one: refused; failures older than `since` do not count
+      expect(await reserve(s2, { value: 1n, balance: 10n, pause: { afterFailures: 1, since } })).toMatchObject({ moved: null, payer: { failures: 1 } });
+      expect(await reserve(s2, { value: 1n, balance: 10n, pause: { afterFailures: 1, since: new Date(Date.now() + 1_000) } })).toMatchObject({
+        moved: expect.objectContaining({ id: s2.id }),
+        payer: { failures: 0, lastFailureAt: null },
+      });
+    });
+
+    it('lets one balance back only what it covers under concurrency (100 payments, balance for one)', async () => {
+      const payer = randomAddress();
+      const rows = await Promise.all(Array.from({ length: 100 }, () => started({ payer, amount: '10000' })));
+      for (const s of rows) await walk(s.id, ['check_allowance']);
+      const results = await Promise.all(rows.map((s) => reserve(s, { value: 10_000n, balance: 10_000n })));
+      expect(results.filter((r) => r.moved !== null)).toHaveLength(1);
+    });
+  });
+
+  describe('failures on chain (accounting)', () => {
+    async function failedWith(overrides: Partial<NewSettlementRow>, data: Parameters<SettlementRepository['transition']>[0]['data']): Promise<SettlementRow> {
+      const s = await started(overrides);
+      return (await repo.transition({ id: s.id, from: 'pending', to: 'failed', data: { paymentKey: null, ...data } }))!;
+    }
+
+    it('counts per payer and per merchant the failures that cost gas or a kept fee, not the free ones nor fee reverts', async () => {
+      const payer = randomAddress();
+      const merchant = randomAddress();
+      const since = new Date(Date.now() - 60_000);
+      // counted: a sequential transfer that reverted on chain, one refused after the fee, an atomic item in a mined transaction
+      await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', feeTxHash: randomHex(32), settlementTxHash: randomHex(32) });
+      await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', feeTxHash: randomHex(32) });
+      const last = await failedWith({ payer }, { errorCode: 'settlement_failed', errorDetails: { reason: 'FiatTokenV2: invalid signature', tx_hash: randomHex(32) } });
+      // not counted: nothing sent; a fee revert (the merchant's doing); paid elsewhere; a whole settle transaction reverted; old
+      await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', errorDetails: { reason: 'authorization expired' } });
+      await failedWith({ payer, merchant }, { errorCode: 'fee_collection_failed', feeTxHash: randomHex(32) });
+      await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', merchantPaid: true, errorDetails: { reason: 'executed elsewhere', tx_hash: randomHex(32) } });
+      await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', errorDetails: { reason: 'executed elsewhere', merchant_paid: true, tx_hash: randomHex(32) } });
+      await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', errorDetails: { reason: 'settle transaction reverted: out of gas', tx_hash: randomHex(32) } });
+      const old = await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', settlementTxHash: randomHex(32) });
+      await setUpdatedAt(old.id, new Date('2020-01-01T00:00:00.000Z'));
+
+      expect(await repo.failuresOfPayer(payer, CHAIN, since)).toEqual({ count: 3, lastAt: last.updatedAt });
+      expect((await repo.failuresOfMerchant(merchant, CHAIN, since)).count).toBe(2);
+      expect((await repo.failuresOfPayer(payer, 84532, since)).count).toBe(0);
+      expect(await repo.failuresOfPayer(randomAddress(), CHAIN, since)).toEqual({ count: 0, lastAt: null });
+    });
+
+    it('knows whether a payer has paid a merchant before, and finds the live settlement of a payment', async () => {
+      const payer = randomAddress();
+      const merchant = randomAddress();
+      const s = await started({ payer, merchant });
+      expect(await repo.hasPaid(payer, merchant, CHAIN)).toBe(false);
+      expect((await repo.findLiveForPayment(s.paymentKey!))?.id).toBe(s.id);
+      await walk(s.id, ['check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
+      expect(await repo.hasPaid(payer, merchant, CHAIN)).toBe(true);
+      expect(await repo.hasPaid(payer, merchant, 84532)).toBe(false);
+      expect(await repo.hasPaid(payer, randomAddress(), CHAIN)).toBe(false);
+      expect(await repo.findLiveForPayment('no-such-key')).toBeNull();
+    });
+  });
+
   describe('fee reverts', () => {
     async function failedFee(overrides: Partial<NewSettlementRow>, errorCode: string, feeTxHash: string | null): Promise<SettlementRow> {
       const s = await started(overrides);

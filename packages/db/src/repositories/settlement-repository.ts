@@ -114,21 +114,53 @@ function reservingTransitionStatement(request: TransitionRequest, reservation: F
     spendable.toString(),
   );
   const [lockKey, merchant, chainId, token, fee, spend] = [1, 2, 3, 4, 5, 6].map((i) => `$${at + i}`);
+  const payer = reservation.payer ? payerReservationSql(values, reservation, chainId, token) : undefined;
   const text = `
     WITH reserve AS MATERIALIZED (
       SELECT settlement_fees_in_flight_locked(${lockKey}, ${merchant}, ${chainId}::int, ${token}, $1) AS in_flight
-    ), moved AS (
+    )${payer ? payer.cte : ''}, moved AS (
       UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
              waiting_reason = NULL, waiting_since = NULL, waiting_detail = NULL${sets}
        WHERE id = $1 AND state = $2::"SettlementState"
-         AND (SELECT in_flight FROM reserve) + ${fee}::numeric <= ${spend}::numeric
+         AND (SELECT in_flight FROM reserve) + ${fee}::numeric <= ${spend}::numeric${payer ? payer.condition : ''}
        RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
       SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved
     )
-    SELECT (SELECT in_flight FROM reserve)::text AS reservation_in_flight, moved.* FROM reserve LEFT JOIN moved ON true`;
-  return { name: `settlement_reserving_transition_${mask}`, text, values };
+    SELECT (SELECT in_flight FROM reserve)::text AS reservation_in_flight${payer ? payer.columns : ''}, moved.* FROM reserve LEFT JOIN moved ON true`;
+  return { name: `settlement_reserving_transition_${mask}${payer ? '_payer' : ''}`, text, values };
+}
+
+/**
+ * The payer's part of the reservation: its value in flight read under its own advisory lock, taken after
+ * the merchant's (the LATERAL call depends on `reserve`, so it runs second), and the move allowed only when
+ * this payment fits in the payer's balance on top of it (and, when capped, under its count of items in flight).
+ */
+function payerReservationSql(values: unknown[], reservation: FeeReservationRequest, chainId: string, token: string) {
+  const payer = reservation.payer!;
+  const at = values.length;
+  values.push(
+    `payer:${reservation.chainId}:${reservation.tokenAddress}:${payer.address}`,
+    payer.address,
+    payer.value.toString(),
+    payer.balance.toString(),
+    payer.maxInFlight ?? null,
+    payer.pause?.since ?? new Date(),
+    payer.pause?.afterFailures ?? null,
+  );
+  const [lockKey, address, value, balance, maxItems, since, pauseAfter] = [1, 2, 3, 4, 5, 6, 7].map((i) => `$${at + i}`);
+  return {
+    cte: `, payer_reserve AS MATERIALIZED (
+      SELECT p.* FROM reserve, LATERAL settlement_payer_in_flight_locked(${lockKey}, ${address}, ${chainId}::int, ${token}, $1, ${since}::timestamptz) p
+    )`,
+    condition: `
+         AND (SELECT in_flight FROM payer_reserve) + ${value}::numeric <= ${balance}::numeric
+         AND (${maxItems}::int IS NULL OR (SELECT items FROM payer_reserve) < ${maxItems}::int)
+         AND (${pauseAfter}::int IS NULL OR (SELECT failures FROM payer_reserve) < ${pauseAfter}::int)`,
+    columns: `, (SELECT in_flight FROM payer_reserve)::text AS payer_in_flight, (SELECT items FROM payer_reserve) AS payer_items,
+      (SELECT failures FROM payer_reserve) AS payer_failures, (SELECT last_failure_at FROM payer_reserve) AS payer_last_failure_at`,
+  };
 }
 
 /** What the merchant can pay in fees right now, read from the chain just before reserving. */
@@ -139,6 +171,28 @@ export interface FeeReservationRequest {
   fee: bigint;
   allowance: bigint;
   balance: bigint;
+  /** the payer's side: this payment's value must fit in its balance on top of its value in flight */
+  payer?: PayerReservationRequest;
+}
+
+/** What the payer can pay right now, read from the chain just before reserving. */
+export interface PayerReservationRequest {
+  address: string;
+  value: bigint;
+  balance: bigint;
+  /** at most this many of the payer's settlements in the sending states at once (absent: no cap) */
+  maxInFlight?: number;
+  /** refused when the payer has this many costly failures since `since` (read under its lock, see the migration) */
+  pause?: { afterFailures: number; since: Date };
+}
+
+/** The payer's settlements in the sending states (collect_fee, fee_collected, executing), this one excluded. */
+export interface PayerInFlight {
+  value: bigint;
+  items: number;
+  /** its costly failures since the request's `pause.since` (0 without one), and the latest one's time */
+  failures?: number;
+  lastFailureAt?: Date | null;
 }
 
 
@@ -180,6 +234,16 @@ const DELETE_FAILED = `
   )
   DELETE FROM settlements s USING doomed d WHERE s.id = d.id`;
 
+// Costly failures (the payer's payments that failed on chain at our or the merchant's expense) are defined
+// once, by the SQL function settlement_costly_failure (migration 20261124150300_accounting_payer_in_flight).
+const FAILURES_OF_PAYER = `
+  SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
+   WHERE payer = $1 AND chain_id = $2 AND state = 'failed' AND updated_at > $3 AND settlement_costly_failure(settlements)`;
+
+const FAILURES_OF_MERCHANT = `
+  SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
+   WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND updated_at > $3 AND settlement_costly_failure(settlements)`;
+
 export interface FeeReverts {
   count: number;
   lastAt: Date | null;
@@ -216,6 +280,12 @@ export class SettlementRepository {
         OR: [{ state: { in: [...NONCE_CONSUMING_STATES] } }, { merchantPaid: true }],
       },
     });
+  }
+
+  /** The settlement that owns this payment key now, if any (the live one: a released one has no key). */
+  async findLiveForPayment(paymentKey: string): Promise<SettlementRow | null> {
+    const rows = await runQuery(this.pool, { name: 'settlement_live_for_payment', text: 'SELECT * FROM settlements WHERE payment_key = $1', values: [paymentKey] });
+    return rows.length > 0 ? settlementFromColumns(rows[0]) : null;
   }
 
   findSettledForVerification(verificationId: string): Promise<SettlementRow | null> {
@@ -275,10 +345,40 @@ export class SettlementRepository {
   async transitionReservingFee(
     request: TransitionRequest,
     reservation: FeeReservationRequest,
-  ): Promise<{ moved: SettlementRow | null; inFlight: bigint }> {
+  ): Promise<{ moved: SettlementRow | null; inFlight: bigint; payer?: PayerInFlight }> {
     const [row] = await runQuery(this.pool, reservingTransitionStatement(request, reservation));
     const inFlight = BigInt(row.reservation_in_flight as string);
-    return { moved: row.id == null ? null : settlementFromColumns(row), inFlight };
+    const payer = reservation.payer
+      ? {
+          value: BigInt(row.payer_in_flight as string),
+          items: row.payer_items as number,
+          failures: row.payer_failures as number,
+          lastFailureAt: row.payer_last_failure_at == null ? null : new Date(row.payer_last_failure_at as string),
+        }
+      : undefined;
+    return { moved: row.id == null ? null : settlementFromColumns(row), inFlight, ...(payer ? { payer } : {}) };
+  }
+
+  /** Costly failures on chain caused by this payer's payments since `since` (see settlement_costly_failure). */
+  async failuresOfPayer(payer: string, chainId: number, since: Date): Promise<FeeReverts> {
+    const [row] = await runQuery(this.pool, { name: 'failures_of_payer', text: FAILURES_OF_PAYER, values: [payer, chainId, since] });
+    return { count: row.failures as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
+  }
+
+  /** Costly failures on chain of payments to this merchant since `since`, whoever the payers. */
+  async failuresOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts> {
+    const [row] = await runQuery(this.pool, { name: 'failures_of_merchant', text: FAILURES_OF_MERCHANT, values: [merchant, chainId, since] });
+    return { count: row.failures as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
+  }
+
+  /** Whether this payer has a settled payment to this merchant on this chain. */
+  async hasPaid(payer: string, merchant: string, chainId: number): Promise<boolean> {
+    const rows = await runQuery(this.pool, {
+      name: 'settlement_has_paid',
+      text: `SELECT 1 FROM settlements WHERE merchant = $1 AND payer = $2 AND chain_id = $3 AND state = 'settled' LIMIT 1`,
+      values: [merchant, payer, chainId],
+    });
+    return rows.length > 0;
   }
 
   /** Fee transfers of this merchant that were sent and reverted since `since`. */

@@ -117,9 +117,9 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     return { ...result, note: { ...result.note, ...batchNote } };
   }
   // someone else executed the authorization first (it was in a public mempool, or the payer sent it)
-  const { use, paidElsewhere } = await authorizationUseOf(ctx, outcome.hash);
+  const { use, paidElsewhere, byOurExecutor } = await authorizationUseOf(ctx, outcome.hash);
   if (use && paidElsewhere) {
-    const result = failed(executedElsewhereNoFee(use.transactionHash, outcome.hash), false);
+    const result = failed(executedElsewhereNoFee(use.transactionHash, outcome.hash, byOurExecutor), false);
     return { ...result, note: { ...result.note, ...batchNote } };
   }
   const result = failed(transferFailedFeeReturned(item.reason, outcome.hash), true);

@@ -1,26 +1,75 @@
+import type { PayerInFlight } from '@facilitator/db';
+import { failurePauseOf } from '../accounting';
 import { approvalCommands } from '../approval-command';
-import { failed, feeCollectionFailed, insufficientAllowance, merchantPaused } from '../failures';
+import { authorizationOf } from '../authorization';
+import { failed, failurePaused, feeCollectionFailed, insufficientAllowance, merchantPaused, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
+import { authorizationStillValid, SettlementWaitReason, type StepWait } from '../waiting';
 
 /**
  * `check_allowance`: the merchant's allowance and balance must cover this fee on top of every fee already
  * in flight for it (reserved in Postgres by the transition to collect_fee, across worker processes), so
- * no fee transaction is ever sent that the merchant cannot pay. A merchant whose fee transfers keep
- * reverting is paused for a while instead.
+ * no fee transaction is ever sent that the merchant cannot pay. Likewise the payer's balance must cover
+ * this payment on top of its other payments in flight, so one balance cannot back many concurrent payments
+ * that then fail on chain at our expense. A merchant whose fee transfers keep reverting is paused for a
+ * while; a payer whose payments keep failing on chain too (see accounting.ts). The merchant's current
+ * minimum is checked again: it may have been raised since the payment was verified.
  */
 export const checkAllowance: Step = async (ctx) => {
   const paused = await pausedUntil(ctx);
   if (paused) return failed(merchantPaused(paused, ctx.merchantPause.afterReverts), true);
-  const { merchant } = ctx.settlement;
+  const refusedByAccounting = await accountingRefusal(ctx);
+  if (refusedByAccounting) return refusedByAccounting;
+  const { merchant, payer } = ctx.settlement;
   const { usdc } = ctx.network;
-  const [allowance, balance] = await Promise.all([usdc.allowance(merchant, ctx.treasury), usdc.balanceOf(merchant)]);
-  const request = { merchant, chainId: ctx.network.chainId, tokenAddress: usdc.tokenAddress, fee: ctx.feeAmount, allowance, balance };
+  const accounting = ctx.accounting;
+  const [allowance, balance, payerBalance, contractPayer] = await Promise.all([
+    usdc.allowance(merchant, ctx.treasury),
+    usdc.balanceOf(merchant),
+    accounting ? usdc.balanceOf(payer) : undefined,
+    accounting ? usdc.hasCode(payer) : false,
+  ]);
+  const path = pathOf(ctx);
+  if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse') {
+    // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the fee
+    return failed(
+      settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'contract', path: 'sequential' }),
+      true,
+    );
+  }
+  const value = BigInt(ctx.settlement.amount);
+  if (payerBalance !== undefined && payerBalance < value) return payerBalanceInsufficient(payerBalance, value);
+  const request = {
+    merchant,
+    chainId: ctx.network.chainId,
+    tokenAddress: usdc.tokenAddress,
+    fee: ctx.feeAmount,
+    allowance,
+    balance,
+    ...(payerBalance !== undefined && accounting
+      ? {
+          payer: {
+            address: payer,
+            value,
+            balance: payerBalance,
+            ...(contractPayer ? { maxInFlight: accounting.contractPayerMaxInFlight } : {}),
+            // counted again under the payer's lock: an item that failed since the check above is not missed
+            pause: { afterFailures: accounting.pause.payerAfterFailures, since: new Date(Date.now() - accounting.pause.windowMs) },
+          },
+        }
+      : {}),
+  };
   return {
     to: 'collect_fee',
     // the path is fixed here, before any money moves: a worker restarted with another mode finishes it the same way
-    data: { settlementMode: pathOf(ctx) },
-    note: { allowance: allowance.toString(), balance: balance.toString(), path: pathOf(ctx) },
-    reserveFee: { request, refused: (inFlight) => refusal(ctx, allowance, balance, inFlight) },
+    data: { settlementMode: path },
+    note: {
+      allowance: allowance.toString(),
+      balance: balance.toString(),
+      path,
+      ...(payerBalance !== undefined ? { payer_balance: payerBalance.toString(), payer_kind: contractPayer ? 'contract' : 'eoa' } : {}),
+    },
+    reserveFee: { request, refused: (inFlight, payerInFlight) => refusal(ctx, { allowance, balance, payerBalance }, inFlight, payerInFlight) },
   };
 };
 
@@ -32,7 +81,40 @@ function pathOf(ctx: StepContext): 'atomic' | 'sequential' {
   return ctx.network.settlementMode === 'atomic' && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
 }
 
-function refusal(ctx: StepContext, allowance: bigint, balance: bigint, inFlight: bigint): StepResult {
+/** The failure accounting's pause of the payer (or of the merchant for this payer), then the minimum. */
+async function accountingRefusal(ctx: StepContext): Promise<StepResult | undefined> {
+  const accounting = ctx.accounting;
+  if (!accounting) return undefined;
+  const { payer, merchant } = ctx.settlement;
+  const pause = await failurePauseOf(accounting.counts, accounting.pause, { payer, merchant, chainId: ctx.network.chainId });
+  if (pause) return failed(failurePaused(pause), true);
+  const minimum = await accounting.minimumFor(merchant);
+  const value = BigInt(ctx.settlement.amount);
+  if (value < minimum) {
+    // the same reason verify gives: the merchant raised its minimum (or lost settle protection) after verify
+    return failed(settlementDoomed('amount below minimum', { authorization_value: value.toString(), minimum_amount: minimum.toString() }), true);
+  }
+  return undefined;
+}
+
+function payerBalanceInsufficient(payerBalance: bigint, value: bigint, inFlight?: PayerInFlight): StepResult {
+  return failed(
+    settlementDoomed('payer balance insufficient', {
+      payer_balance: payerBalance.toString(),
+      amount: value.toString(),
+      ...(inFlight ? { payer_value_in_flight: inFlight.value.toString() } : {}),
+    }),
+    true,
+  );
+}
+
+function refusal(
+  ctx: StepContext,
+  read: { allowance: bigint; balance: bigint; payerBalance?: bigint },
+  inFlight: bigint,
+  payerInFlight?: PayerInFlight,
+): StepResult | StepWait {
+  const { allowance, balance } = read;
   const { merchant } = ctx.settlement;
   if (allowance - inFlight < ctx.feeAmount) {
     const commands = approvalCommands(ctx.network.chainId, ctx.network.usdc.tokenAddress, ctx.treasury, ctx.feeAmount);
@@ -42,8 +124,36 @@ function refusal(ctx: StepContext, allowance: bigint, balance: bigint, inFlight:
       true,
     );
   }
-  const spare = balance > inFlight ? balance - inFlight : 0n;
-  return failed(feeCollectionFailed('merchant token balance is below the fee', spare, ctx.feeAmount, inFlight), true);
+  if (balance - inFlight < ctx.feeAmount) {
+    const spare = balance > inFlight ? balance - inFlight : 0n;
+    return failed(feeCollectionFailed('merchant token balance is below the fee', spare, ctx.feeAmount, inFlight), true);
+  }
+  // the merchant fits: the payer's other payments in flight are what stands in the way
+  return payerRefusal(ctx, read.payerBalance ?? 0n, payerInFlight ?? { value: 0n, items: 0 });
+}
+
+/**
+ * The payment fits the payer's balance alone but not on top of its other payments in flight (or a
+ * contract-wallet payer has its allowed items in flight): it waits for them, nothing sent. When they settle,
+ * the balance read next time is what is left, and a payment it no longer covers fails then.
+ */
+function payerRefusal(ctx: StepContext, payerBalance: bigint, inFlight: PayerInFlight): StepResult | StepWait {
+  const pause = ctx.accounting?.pause;
+  if (pause && (inFlight.failures ?? 0) >= pause.payerAfterFailures && inFlight.lastFailureAt) {
+    const until = new Date(inFlight.lastFailureAt.getTime() + pause.windowMs);
+    return failed(failurePaused({ who: 'payer', until, failures: inFlight.failures! }), true);
+  }
+  const value = BigInt(ctx.settlement.amount);
+  if (payerBalance < value) return payerBalanceInsufficient(payerBalance, value, inFlight);
+  if (!authorizationStillValid(ctx)) {
+    return failed(settlementDoomed('authorization expired while the payer\'s other payments were in flight', { validBefore: authorizationOf(ctx.settlement).validBefore.toString() }), true);
+  }
+  return {
+    wait: {
+      reason: SettlementWaitReason.PayerFundsInFlight,
+      detail: { payer_balance: payerBalance.toString(), payer_value_in_flight: inFlight.value.toString(), payer_items_in_flight: inFlight.items, amount: value.toString() },
+    },
+  };
 }
 
 /** When the merchant's fee transfers reverted too often lately: until when its settlements pause. */

@@ -3,7 +3,7 @@ import { approvalCommands } from '../approval-command';
 import { authorizationOf } from '../authorization';
 import { failed, feeCollectionFailed, insufficientAllowance, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
-import { authorizationStillValid, waitForGas, waitForRelayers, type StepWait } from '../waiting';
+import { authorizationStillValid, SettlementWaitReason, waitForGas, waitForRelayers, type StepWait } from '../waiting';
 
 /**
  * `collect_fee`: `transferFrom(merchant, treasury, fee)` sent by the treasury. The transaction provider
@@ -41,6 +41,8 @@ export async function beforeFee(ctx: StepContext): Promise<StepResult | StepWait
 async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait> {
   const balance = await beforeFee(ctx);
   if (typeof balance !== 'bigint') return balance;
+  const held = await beforeSequentialFee(ctx);
+  if (held) return held;
   const { merchant } = ctx.settlement;
   const { usdc } = ctx.network;
   try {
@@ -60,6 +62,27 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
     if (err instanceof GasCapExceededError) return failed(feeCollectionFailed(err.message, balance, ctx.feeAmount), true);
     throw err;
   }
+}
+
+/**
+ * The sequential path only (the fee is its own transaction, sent by the treasury):
+ * - no fee ahead of a contract-wallet payer's transfer (its code may fail the transfer after the fee is
+ *   taken): such a payment reaches here only when the network left the atomic path after check_allowance;
+ * - a delegated (EIP-7702) treasury sends one transaction at a time: geth-family pools admit one pending
+ *   transaction of a delegated account, so a second would only be refused (docs/decisions.md).
+ */
+async function beforeSequentialFee(ctx: StepContext): Promise<StepResult | StepWait | undefined> {
+  const accounting = ctx.accounting;
+  if (!accounting) return undefined;
+  const { usdc } = ctx.network;
+  const [contractPayer, delegatedTreasury] = await Promise.all([usdc.hasCode(ctx.settlement.payer), usdc.hasCode(ctx.treasury)]);
+  if (contractPayer && accounting.sequentialContractPayers === 'refuse') {
+    return failed(settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'contract', path: 'sequential' }), true);
+  }
+  if (!delegatedTreasury) return undefined;
+  const unfinished = await accounting.unfinishedTransactionsOf(ctx.network.chainId, ctx.treasury);
+  if (unfinished === 0) return undefined;
+  return { wait: { reason: SettlementWaitReason.TreasuryBusy, detail: { treasury: ctx.treasury, unfinished_transactions: unfinished } } };
 }
 
 /**

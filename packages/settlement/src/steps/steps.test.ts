@@ -29,7 +29,7 @@ import {
   TREASURY,
   type StepHarness,
 } from '../testing/fakes';
-import { isWait, SettlementWaitReason } from '../waiting';
+import { isWait, SettlementWaitReason, type StepWait } from '../waiting';
 import { checkAllowance as checkAllowanceStep } from './check-allowance';
 import { collectFee as collectFeeStep } from './collect-fee';
 import { confirmTransfer as confirmTransferStep } from './confirm-transfer';
@@ -70,6 +70,12 @@ const TRANSFER_TX_HASH = FakeTransactions.hashOf('stl_1', 'transfer');
 /** The settlement as it is once the fee was collected. */
 const afterFee = (state: 'fee_collected' | 'executing' = 'fee_collected') =>
   settlementFixture({ state, feeTxHash: FEE_TX_HASH, feeCollectedAt: new Date(NOW * 1000) });
+
+/** A reservation refusal that ends the settlement (the merchant's fee refusals never wait). */
+function refusal(result: StepResult | StepWait): StepResult {
+  if (isWait(result)) throw new Error(`unexpected wait: ${result.wait.reason}`);
+  return result;
+}
 
 /** A final failure's error details. */
 function details(result: StepResult): Record<string, unknown> {
@@ -335,7 +341,7 @@ describe('checkAllowance (check_allowance)', () => {
   it('when refused for the allowance: insufficient_allowance with what is left after the fees in flight', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 25_000n;
-    const refused = (await checkAllowance(h.ctx)).reserveFee!.refused(20_000n);
+    const refused = refusal((await checkAllowance(h.ctx)).reserveFee!.refused(20_000n));
     const d = details(refused);
     expect(refused.data).toMatchObject({ errorCode: 'insufficient_allowance', paymentKey: null });
     expect(d).toMatchObject({ required: '10000', available: '5000', fees_in_flight: '20000', merchant: MERCHANT, treasury: TREASURY });
@@ -346,7 +352,7 @@ describe('checkAllowance (check_allowance)', () => {
   it('when the allowance alone is below the fee: insufficient_allowance with the allowance as available', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = FEE - 1n;
-    const d = details((await checkAllowance(h.ctx)).reserveFee!.refused(0n));
+    const d = details(refusal((await checkAllowance(h.ctx)).reserveFee!.refused(0n)));
     expect(d).toMatchObject({ required: '10000', available: '9999' });
     expect(d).not.toHaveProperty('fees_in_flight');
   });
@@ -354,14 +360,14 @@ describe('checkAllowance (check_allowance)', () => {
   it('reports no allowance available when the fees in flight exceed it', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 15_000n;
-    expect(details((await checkAllowance(h.ctx)).reserveFee!.refused(30_000n)).available).toBe('0');
+    expect(details(refusal((await checkAllowance(h.ctx)).reserveFee!.refused(30_000n))).available).toBe('0');
   });
 
   it('when refused for the balance: fee_collection_failed with the balance left after the fees in flight', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 1_000_000n;
     h.chain.balance = 15_000n;
-    const refused = (await checkAllowance(h.ctx)).reserveFee!.refused(10_000n);
+    const refused = refusal((await checkAllowance(h.ctx)).reserveFee!.refused(10_000n));
     expect(refused.data).toMatchObject({ errorCode: 'fee_collection_failed', paymentKey: null });
     expect(details(refused)).toMatchObject({ reason: 'merchant token balance is below the fee', merchant_balance: '5000', required_fee: '10000', fees_in_flight: '10000' });
   });

@@ -17,6 +17,7 @@ import { AbiCoder, Interface } from 'ethers';
 import type {
   FeeReservationRequest,
   FeeReverts,
+  PayerInFlight,
   Settlement,
   SettlementRow,
   SettlementState,
@@ -27,6 +28,7 @@ import type {
   WalletDeploymentReservation,
   WebhookEventRow,
 } from '@facilitator/db';
+import type { SettlementAccounting } from '../accounting';
 import type { SettlementMachineStore } from '../settlement-machine';
 import type { DeploymentSimulation, WalletDeploymentGuard } from '../wallet-deployment-guard';
 import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext } from '../step';
@@ -78,6 +80,8 @@ export class FakeChain implements SettlementChain {
   readonly tokenAddress = TOKEN;
   allowanceOf = 1_000n * FEE;
   balance = 1_000n * FEE;
+  /** balances of particular accounts (lowercase); `balance` for the others */
+  readonly balances = new Map<string, bigint>();
   authorizationUsed = false;
   readonly withCode = new Set<string>();
   /** estimate results by target address (the token unless given); 60,000 gas when not set */
@@ -94,7 +98,7 @@ export class FakeChain implements SettlementChain {
 
   async balanceOf(account: string): Promise<bigint> {
     this.log.push(`chain.balanceOf(${account})`);
-    return this.balance;
+    return this.balances.get(account.toLowerCase()) ?? this.balance;
   }
 
   async isAuthorizationUsed(authorizer: string, nonce: string): Promise<boolean> {
@@ -329,6 +333,48 @@ export class FakeWalletDeployments implements WalletDeploymentGuard {
   }
 }
 
+/** What the failure accounting reads, set by the test; every read logged as `db.<method>` or `merchants.minimumFor`. */
+export class FakeAccounting {
+  payerFailures: FeeReverts = { count: 0, lastAt: null };
+  merchantFailures: FeeReverts = { count: 0, lastAt: null };
+  paidBefore = false;
+  minimum = 0n;
+  unfinishedTreasuryTransactions = 0;
+
+  constructor(readonly log: string[] = []) {}
+
+  context(overrides: Partial<SettlementAccounting> = {}): SettlementAccounting {
+    return {
+      pause: { payerAfterFailures: 3, merchantAfterFailures: 10, windowMs: 3_600_000 },
+      counts: {
+        failuresOfPayer: async (payer, chainId) => {
+          this.log.push(`db.failuresOfPayer(${payer},${chainId})`);
+          return this.payerFailures;
+        },
+        failuresOfMerchant: async (merchant, chainId) => {
+          this.log.push(`db.failuresOfMerchant(${merchant},${chainId})`);
+          return this.merchantFailures;
+        },
+        hasPaid: async (payer, merchant) => {
+          this.log.push(`db.hasPaid(${payer},${merchant})`);
+          return this.paidBefore;
+        },
+      },
+      minimumFor: async (merchant) => {
+        this.log.push(`merchants.minimumFor(${merchant})`);
+        return this.minimum;
+      },
+      contractPayerMaxInFlight: 1,
+      sequentialContractPayers: 'refuse',
+      unfinishedTransactionsOf: async (chainId, from) => {
+        this.log.push(`db.unfinishedTransactionsOf(${chainId},${from})`);
+        return this.unfinishedTreasuryTransactions;
+      },
+      ...overrides,
+    };
+  }
+}
+
 export interface StepHarness {
   ctx: StepContext;
   chain: FakeChain;
@@ -337,14 +383,17 @@ export interface StepHarness {
   /** the `since` of every feeRevertsOfMerchant call */
   feeRevertQueries: Date[];
   walletDeployments: FakeWalletDeployments;
+  /** set only with `options.accounting` */
+  accounting?: FakeAccounting;
 }
 
 /** A step context over fakes; `feeReverts` is what feeRevertsOfMerchant reports. */
 export function stepHarness(
   settlement: SettlementWithVerification = settlementFixture(),
-  options: { feeReverts?: FeeReverts; overrides?: Partial<StepContext> } = {},
+  options: { feeReverts?: FeeReverts; overrides?: Partial<StepContext>; accounting?: boolean | Partial<SettlementAccounting> } = {},
 ): StepHarness {
   const log: string[] = [];
+  const accounting = options.accounting ? new FakeAccounting(log) : undefined;
   const chain = new FakeChain(log);
   const transactions = new FakeTransactions(log);
   const relayers = [RELAYER_A, RELAYER_B];
@@ -369,9 +418,10 @@ export function stepHarness(
       return options.feeReverts ?? { count: 0, lastAt: null };
     },
     walletDeployments,
+    ...(accounting ? { accounting: accounting.context(options.accounting === true ? {} : (options.accounting as Partial<SettlementAccounting>)) } : {}),
     ...options.overrides,
   };
-  return { ctx, chain, transactions, log, feeRevertQueries, walletDeployments };
+  return { ctx, chain, transactions, log, feeRevertQueries, walletDeployments, ...(accounting ? { accounting } : {}) };
 }
 
 /**
@@ -386,6 +436,8 @@ export class FakeSettlementStore implements SettlementMachineStore {
   readonly attention = new Map<string, string>();
   /** fees of the merchant's other settlements in collect_fee */
   inFlight = 0n;
+  /** the payer's other settlements in the sending states */
+  payerInFlight: PayerInFlight = { value: 0n, items: 0 };
   feeReverts: FeeReverts = { count: 0, lastAt: null };
   /** run before the next transition's compare-and-set, e.g. another worker moving the row first */
   beforeNextTransition: (() => void) | undefined;
@@ -439,12 +491,18 @@ export class FakeSettlementStore implements SettlementMachineStore {
   async transitionReservingFee(
     request: TransitionRequest,
     reservation: FeeReservationRequest,
-  ): Promise<{ moved: SettlementRow | null; inFlight: bigint }> {
+  ): Promise<{ moved: SettlementRow | null; inFlight: bigint; payer?: PayerInFlight }> {
     this.log.push(`db.transitionReservingFee(${request.from}->${request.to})`);
     this.reservations.push(reservation);
+    const payer = reservation.payer ? { payer: { ...this.payerInFlight } } : {};
     const spendable = reservation.allowance < reservation.balance ? reservation.allowance : reservation.balance;
-    if (this.inFlight + reservation.fee > spendable) return { moved: null, inFlight: this.inFlight };
-    return { moved: this.apply(request), inFlight: this.inFlight };
+    if (this.inFlight + reservation.fee > spendable) return { moved: null, inFlight: this.inFlight, ...payer };
+    const p = reservation.payer;
+    const paused = p?.pause !== undefined && (this.payerInFlight.failures ?? 0) >= p.pause.afterFailures;
+    if (p && (paused || this.payerInFlight.value + p.value > p.balance || (p.maxInFlight !== undefined && this.payerInFlight.items >= p.maxInFlight))) {
+      return { moved: null, inFlight: this.inFlight, ...payer };
+    }
+    return { moved: this.apply(request), inFlight: this.inFlight, ...payer };
   }
 
   async feeRevertsOfMerchant(merchant: string, chainId: number): Promise<FeeReverts> {
