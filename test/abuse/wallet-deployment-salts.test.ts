@@ -21,7 +21,8 @@ const safeInterface = new Interface(artifact('Safe.sol/Safe.json').abi as never)
 const factoryInterface = new Interface(artifact('proxies/SafeProxyFactory.sol/SafeProxyFactory.json').abi as never);
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  // the atomic path, as deployed: a contract-wallet payer is settled only there (SEQUENTIAL_CONTRACT_PAYERS=refuse)
+  stack = await startTestStack({ executor: true });
   await placeCanonicalSafe(stack.devnet.provider);
   await stack.startWorker({ WALLET_DEPLOYS_PER_MERCHANT: String(LIMIT) });
 });

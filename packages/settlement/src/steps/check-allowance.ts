@@ -81,6 +81,24 @@ function pathOf(ctx: StepContext): 'atomic' | 'sequential' {
   return ctx.network.settlementMode === 'atomic' && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
 }
 
+/**
+ * What check_allowance would refuse for a contract-wallet payer before any money moves, asked before an
+ * ERC-6492 payer's wallet is deployed at our expense too (the deployment comes before check_allowance):
+ * the merchant's fee-revert pause, the failure accounting's pauses, the minimum, and the sequential path
+ * (no fee ahead of a transfer the payer's code decides). A deployment for a payment that would then be
+ * refused is free work for a stranger.
+ */
+export async function refusalBeforeWalletDeployment(ctx: StepContext): Promise<StepResult | undefined> {
+  const paused = await pausedUntil(ctx);
+  if (paused) return failed(merchantPaused(paused, ctx.merchantPause.afterReverts), true);
+  const refusedByAccounting = await accountingRefusal(ctx);
+  if (refusedByAccounting) return refusedByAccounting;
+  if (pathOf(ctx) === 'sequential' && ctx.accounting?.sequentialContractPayers === 'refuse') {
+    return failed(settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'erc6492', path: 'sequential' }), true);
+  }
+  return undefined;
+}
+
 /** The failure accounting's pause of the payer (or of the merchant for this payer), then the minimum. */
 async function accountingRefusal(ctx: StepContext): Promise<StepResult | undefined> {
   const accounting = ctx.accounting;

@@ -48,6 +48,24 @@ describe('an ERC-6492 wallet is deployed at our expense only when', () => {
     expect(refusal(await preflight(foreign.ctx)).implementation).toBe(FOREIGN_SINGLETON);
   });
 
+  it('the payment would not be refused after it: not on the sequential path (contract payers refused there), nor for a paused payer', async () => {
+    const signature = ERC6492_SIGNATURE;
+    const sequential = stepHarness(settlementFixture({}, { signature }), { accounting: true });
+    expect(refusal(await preflight(sequential.ctx))).toMatchObject({ reason: 'a contract-wallet payer is settled only on the atomic path' });
+    expect(sequential.walletDeployments.reserved).toEqual([]);
+    expect(sequential.log.some((l) => l.includes('simulateDeployment'))).toBe(false);
+
+    const atomic = stepHarness(settlementFixture({}, { signature }), { accounting: true });
+    atomic.ctx.network = { ...atomic.ctx.network, settlementMode: 'atomic' };
+    expect(await preflight(atomic.ctx)).toMatchObject({ to: 'deploying_wallet' });
+
+    const paused = stepHarness(settlementFixture({}, { signature }), { accounting: true });
+    paused.ctx.network = { ...paused.ctx.network, settlementMode: 'atomic' };
+    paused.accounting!.payerFailures = { count: 3, lastAt: new Date() };
+    expect(await preflight(paused.ctx)).toMatchObject({ to: 'failed', data: { errorDetails: { paused: 'payer', merchant_charged: false } } });
+    expect(paused.walletDeployments.reserved).toEqual([]);
+  });
+
   it('the factory call is one we can read', async () => {
     const d = refusal(await preflight(erc6492('0xdeadbeef').ctx));
     expect(String(d.reason)).toMatch(/is not one we know/);

@@ -6,6 +6,7 @@ import type { Step, StepContext, StepResult } from '../step';
 import { fundedRelayer, isWait, waitForGas, type StepWait } from '../waiting';
 import type { WalletDeploymentGuard } from '../wallet-deployment-guard';
 import { preflight } from './preflight';
+import { refusalBeforeWalletDeployment } from './check-allowance';
 
 /**
  * Before any fee, for an ERC-6492 payer whose wallet does not exist yet. Our relayers pay for the
@@ -39,6 +40,8 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
     failed(settlementDoomed(reason, { factory: wrapped.factory, payer_kind: 'erc6492', ...extra }), true);
   const { usdc } = ctx.network;
   if (!ctx.network.walletFactories.includes(wrapped.factory)) return refuse('the ERC-6492 factory is not on the allowlist');
+  const admission = await refusalBeforeWalletDeployment(ctx);
+  if (admission) return admission;
   const guard = ctx.walletDeployments;
   if (!guard) return refuse('this worker has no wallet-deployment checks, so it deploys no wallets');
   const implementation = await deployedImplementation(ctx, guard, wrapped);
