@@ -1,7 +1,7 @@
 import { Signature, Wallet, hexlify, randomBytes, toBeHex, zeroPadValue } from 'ethers';
 import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS } from './token-abi';
 import { authorizationStateData, decodeUint } from './token-calldata';
-import { paidBetween, splitSignature, UsdcClient } from './usdc-client';
+import { paidBetween, paidByAuthorization, splitSignature, UsdcClient } from './usdc-client';
 
 // the encoders never touch the provider
 const usdc = new UsdcClient(undefined as never, '0x036CbD53842c5426634e7929541eC2318f3dCF7e');
@@ -92,5 +92,29 @@ describe('hand-encoded token calldata', () => {
     ];
     expect(paidBetween(logs, usdc.tokenAddress, payer.toLowerCase(), merchant)).toBe(1_000n);
     expect(paidBetween(logs, usdc.tokenAddress, merchant, payer)).toBe(0n);
+  });
+
+  it("paidByAuthorization: only the Transfer right after the authorization's AuthorizationUsed counts, never the transaction's sum", () => {
+    const [payer, merchant, attacker] = [address(), address(), address()];
+    const token = usdc.tokenAddress;
+    const event = (name: string, args: unknown[]) => ({ address: token, ...fiatTokenInterface.encodeEventLog(name, args) });
+    const [n1, n2] = ['0x' + '01'.repeat(32), '0x' + '02'.repeat(32)];
+    // one multicall: n1 and n2 used to pay the attacker, then one plain transfer of 100 to the merchant
+    const multicall = [
+      event('AuthorizationUsed', [payer, n1]),
+      event('Transfer', [payer, attacker, 100n]),
+      event('AuthorizationUsed', [payer, n2]),
+      event('Transfer', [payer, attacker, 100n]),
+      event('Transfer', [payer, merchant, 100n]),
+    ];
+    expect(paidBetween(multicall, token, payer, merchant)).toBe(100n); // what the old rule counted for each
+    expect(paidByAuthorization(multicall, token, payer, n1, merchant)).toBe(0n);
+    expect(paidByAuthorization(multicall, token, payer, n2, merchant)).toBe(0n);
+    // the authorization that paid the merchant itself
+    const own = [event('Transfer', [merchant, token, 10n]), event('AuthorizationUsed', [payer, n1]), event('Transfer', [payer, merchant, 100n])];
+    expect(paidByAuthorization(own, token, payer, n1, merchant)).toBe(100n);
+    expect(paidByAuthorization(own, token, payer, n2, merchant)).toBe(0n);
+    // another token's events are not USDC's
+    expect(paidByAuthorization(own, address(), payer, n1, merchant)).toBe(0n);
   });
 });

@@ -1,4 +1,4 @@
-import { toQuantity, type JsonRpcProvider } from 'ethers';
+import { id, toQuantity, type JsonRpcProvider } from 'ethers';
 import { FailoverJsonRpcProvider, untrustedCall, UntrustedCallTimeoutError, type RpcCaller } from './rpc';
 import { JsonRpcError } from './json-rpc-batch-client';
 import { SharedReadings } from '@facilitator/core';
@@ -9,6 +9,9 @@ import type { TransferAuthorization } from '@facilitator/core';
 import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from './token-abi';
 import { addressWord, authorizationStateData, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
 import { revertReasonOf } from './sending/revert-reason';
+
+/** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce), lowercase */
+const AUTHORIZATION_USED_TOPIC = id('AuthorizationUsed(address,bytes32)');
 
 /** How a simulation is run: as the real transaction would be sent (see UsdcClient.estimate). */
 export interface SimulationOptions {
@@ -188,7 +191,7 @@ export class UsdcClient {
     return {
       transactionHash: log.transactionHash,
       blockNumber: log.blockNumber,
-      paidToMerchant: receipt ? paidBetween(receipt.logs, this.tokenAddress, authorizer, merchant) : 0n,
+      paidToMerchant: receipt ? paidByAuthorization(receipt.logs, this.tokenAddress, authorizer, nonce, merchant) : 0n,
       ...(receipt?.to ? { to: receipt.to.toLowerCase() } : {}),
     };
   }
@@ -214,6 +217,37 @@ function simulationFailureOf(error: unknown, gasLimit: bigint | undefined): Simu
 function nodeMessageOf(error: unknown): string {
   const e = error as { info?: { error?: { message?: unknown } }; error?: { message?: unknown }; shortMessage?: unknown; message?: unknown };
   return [e.info?.error?.message, e.error?.message, e.shortMessage, e.message].filter((m) => typeof m === 'string').join(' ');
+}
+
+/**
+ * What this very authorization paid `merchant` in a transaction: the Transfer USDC emits right after its
+ * AuthorizationUsed(authorizer, nonce) (`_markAuthorizationAsUsed`, then `_transfer`: back to back in every
+ * `transferWithAuthorization`/`receiveWithAuthorization`), when it is from the authorizer to the merchant;
+ * else 0. Never a sum of the transaction's transfers: a transaction that used the nonce to pay someone else
+ * and paid the merchant by another transfer (or another authorization) did not pay this payment.
+ */
+export function paidByAuthorization(
+  logs: ReadonlyArray<{ address: string; topics: readonly string[]; data: string }>,
+  token: string,
+  authorizer: string,
+  nonce: string,
+  merchant: string,
+): bigint {
+  const isToken = (log: { address: string }) => log.address.toLowerCase() === token.toLowerCase();
+  const authorizerTopic = '0x' + addressWord(authorizer);
+  const at = logs.findIndex(
+    (log) =>
+      isToken(log) &&
+      log.topics.length === 3 &&
+      log.topics[0].toLowerCase() === AUTHORIZATION_USED_TOPIC &&
+      log.topics[1].toLowerCase() === authorizerTopic &&
+      log.topics[2].toLowerCase() === nonce.toLowerCase(),
+  );
+  const next = at >= 0 ? logs[at + 1] : undefined;
+  if (!next || !isToken(next) || next.topics.length !== 3) return 0n;
+  const [topic, sender, recipient] = next.topics.map((t) => t.toLowerCase());
+  if (topic !== TRANSFER_TOPIC || sender !== authorizerTopic || recipient !== '0x' + addressWord(merchant)) return 0n;
+  return decodeUint(next.data);
 }
 
 /** Sum of token Transfer events from `from` to `to` among a transaction's logs. */

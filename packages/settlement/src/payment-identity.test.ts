@@ -2,7 +2,7 @@
 // to a request for the same authorization (its fingerprint); another one is refused before anything else.
 import { PaymentConflictError } from '@facilitator/core';
 import type { NewSettlementRow, Settlement, SettlementRepository } from '@facilitator/db';
-import { SettlementRequests } from './settlement-requests';
+import { fingerprintOf, SettlementRequests } from './settlement-requests';
 import { PAYMENT_FINGERPRINT, settlementFixture, verificationFixture } from './testing/fakes';
 
 type Store = Pick<SettlementRepository, 'createOrGetForPayment' | 'feeRevertsOfPayment'>;
@@ -61,8 +61,16 @@ describe('SettlementRequests.start: payment identity', () => {
     },
   );
 
-  it('refuses to start a settlement for a verification without a fingerprint (never reported as another)', async () => {
-    const { requests } = requestsOver(storeWith().store);
-    await expect(requests.start(verificationFixture({ authorizationFingerprint: null }), 'v1')).rejects.toThrow('no authorization fingerprint');
+  it('a verification or settlement stored by an older process (no fingerprint, during a rolling deploy) is judged by its columns', async () => {
+    // the verification's fingerprint is computed from its authorization's columns
+    const { store, inserted } = storeWith();
+    await requestsOver(store).requests.start(verificationFixture({ authorizationFingerprint: null }), 'v1');
+    expect(inserted[0].authorizationFingerprint).toBe(fingerprintOf(verificationFixture({ authorizationFingerprint: null })));
+    expect(inserted[0].authorizationFingerprint).toMatch(/^[0-9a-f]{64}$/);
+    // a settlement without one is this payment when it pays the same merchant the same amount
+    const old = settlementFixture({ authorizationFingerprint: null });
+    await expect(requestsOver(storeWith(old).store).requests.start(verificationFixture(), 'v1')).resolves.toMatchObject({ created: false });
+    const otherMerchant = settlementFixture({ authorizationFingerprint: null, merchant: '0x' + '77'.repeat(20) });
+    await expect(requestsOver(storeWith(otherMerchant).store).requests.start(verificationFixture(), 'v1')).rejects.toBeInstanceOf(PaymentConflictError);
   });
 });

@@ -1,4 +1,4 @@
-import { FeeCollectionFailedError, IdPrefix, newId, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
+import { authorizationFingerprint, FeeCollectionFailedError, IdPrefix, newId, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
 import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { failurePauseOf, type FailurePausePolicy } from './accounting';
@@ -7,6 +7,36 @@ import { failurePaused } from './failures';
 /** Mirrors verification's payment identity: "chainId:token:payer:nonce". */
 export function settlementPaymentKey(v: Pick<Verification, 'chainId' | 'tokenAddress' | 'payer' | 'nonce'>): string {
   return `${v.chainId}:${v.tokenAddress}:${v.payer}:${v.nonce}`.toLowerCase();
+}
+
+/**
+ * The fingerprint of a verified verification's authorization: stored with it, or (a row written by a
+ * process older than the payment identity migration, during a rolling deploy) computed from its columns —
+ * a verified row's merchant is its authorization's recipient.
+ */
+export function fingerprintOf(v: Verification): string {
+  if (v.authorizationFingerprint) return v.authorizationFingerprint;
+  if (!v.tokenAddress || !v.payer || !v.merchant || v.amount === null || v.validAfter === null || v.validBefore === null || !v.nonce) {
+    throw new Error(`verification ${v.id} lacks the fields of its authorization`);
+  }
+  return authorizationFingerprint(v.chainId, v.tokenAddress, {
+    from: v.payer,
+    to: v.merchant,
+    value: BigInt(v.amount),
+    validAfter: BigInt(v.validAfter),
+    validBefore: BigInt(v.validBefore),
+    nonce: v.nonce,
+  });
+}
+
+/**
+ * Whether the live settlement of the payment's (payer, nonce) executes this very authorization. A row
+ * without a fingerprint (made by an older process during a rolling deploy) is judged by what it pays:
+ * the same merchant and amount (its validity is not on the row).
+ */
+function isSettlementOf(s: Settlement, v: Verification, fingerprint: string): boolean {
+  if (s.authorizationFingerprint) return s.authorizationFingerprint === fingerprint;
+  return s.merchant === v.merchant && s.amount === v.amount;
 }
 
 /**
@@ -31,9 +61,7 @@ export class SettlementRequests {
    * cannot start while it lives (PaymentConflictError, 409).
    */
   async start(verification: Verification, surface: string): Promise<{ settlement: Settlement; created: boolean }> {
-    const fingerprint = verification.authorizationFingerprint;
-    // every verified row has one (the payment identity migration filled the old ones)
-    if (!fingerprint) throw new Error(`verification ${verification.id} has no authorization fingerprint`);
+    const fingerprint = fingerprintOf(verification);
     await this.refuseDuringFeeRevertBackoff(verification);
     await this.refuseWhilePaused(verification);
     const result = await this.settlements.createOrGetForPayment({
@@ -51,7 +79,7 @@ export class SettlementRequests {
       feeAmount: this.feeAmount.toString(),
       metadata: (verification.metadata as object | null) ?? undefined,
     });
-    if (result.settlement.authorizationFingerprint !== fingerprint) {
+    if (!isSettlementOf(result.settlement, verification, fingerprint)) {
       throw new PaymentConflictError('the payer signed another authorization with this nonce, which is being settled or was settled; only one of them can ever be paid', {
         payer: verification.payer,
         nonce: verification.nonce,

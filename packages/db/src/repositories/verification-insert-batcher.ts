@@ -33,13 +33,18 @@ const INSERT_BATCH = `
     WHERE s.chain_id = inserted.chain_id AND s.token_address = inserted.token_address
       AND s.payer = inserted.payer AND s.nonce = inserted.nonce
       AND (s.payment_key IS NOT NULL OR s.merchant_paid)
-      AND s.authorization_fingerprint IS DISTINCT FROM inserted.authorization_fingerprint
+      AND CASE WHEN s.authorization_fingerprint IS NULL
+               -- a row of an older process (rolling deploy): judged by what it pays, its validity not being on it
+               THEN (s.merchant, s.amount) IS DISTINCT FROM (inserted.merchant, inserted.amount)
+               ELSE s.authorization_fingerprint <> inserted.authorization_fingerprint END
     UNION ALL
     SELECT v.id FROM verifications v
     WHERE v.chain_id = inserted.chain_id AND v.token_address = inserted.token_address
       AND v.payer = inserted.payer AND v.nonce = inserted.nonce AND v.status = 'verified'
       AND v.valid_before::numeric > extract(epoch FROM now())
-      AND v.authorization_fingerprint IS DISTINCT FROM inserted.authorization_fingerprint
+      AND CASE WHEN v.authorization_fingerprint IS NULL
+               THEN (v.merchant, v.amount, v.valid_after, v.valid_before) IS DISTINCT FROM (inserted.merchant, inserted.amount, inserted.valid_after, inserted.valid_before)
+               ELSE v.authorization_fingerprint <> inserted.authorization_fingerprint END
     LIMIT 1
   ) AS held_by
   FROM inserted`;

@@ -275,6 +275,24 @@ describe('VerificationRepository', () => {
     });
   });
 
+  describe('createCheckingNonce: rows of an older process without a fingerprint (rolling deploy)', () => {
+    it('a settlement without one holds the nonce only for another merchant or amount', async () => {
+      const first = verifiedRow({ authorizationFingerprint: null });
+      await repo.create(first);
+      const holder = await settlementOf(first, 'collect_fee');
+      expect((await repo.createCheckingNonce(verifiedRow({ nonce: first.nonce }))).heldBy).toBeNull();
+      const elsewhere = verifiedRow({ nonce: first.nonce, merchant: '0x5555555555555555555555555555555555555555', authorizationFingerprint: 'other' });
+      expect((await repo.createCheckingNonce(elsewhere)).heldBy).toBe(holder);
+    });
+
+    it('a verified verification without one holds the nonce only for another authorization (merchant, amount, validity)', async () => {
+      const first = verifiedRow({ authorizationFingerprint: null, validBefore: '99999999999' });
+      await repo.create(first);
+      expect((await repo.createCheckingNonce(verifiedRow({ nonce: first.nonce, validBefore: '99999999999' }))).heldBy).toBeNull();
+      expect((await repo.createCheckingNonce(verifiedRow({ nonce: first.nonce, validBefore: '99999999998', authorizationFingerprint: 'x' }))).heldBy).toBe(first.id);
+    });
+  });
+
   describe('reject', () => {
     it('says so when the verification does not exist', async () => {
       await expect(repo.reject('ver_' + '0'.repeat(32), 'no', {})).rejects.toThrow('no verification ver_00000000000000000000000000000000 to reject');
