@@ -98,6 +98,17 @@ function setup(event: WebhookEventWithMerchant | null, options: Partial<WebhookD
   return { delivery, attempts, secretsAskedFor, attemptErrors };
 }
 
+/** A URL on a loopback port nothing listens on: every connection is refused at once. */
+async function refusingUrl(): Promise<string> {
+  const server = http.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return `http://127.0.0.1:${port}/hook`;
+}
+
 async function receiverAt(status: number | null) {
   const r = await receiver(status);
   closeReceiver = r.close;
@@ -221,28 +232,35 @@ describe('WebhookDelivery with a receiver gate', () => {
     expect(secretsAskedFor).toHaveLength(2);
   });
 
-  it('after the breaker opens, deliveries are held for the cool-down without connecting', async () => {
-    const r = await receiverAt(503);
-    const { delivery, attempts } = setup(eventRow({ url: r.url, updatedAt: new Date() }), { gate: gate(), maxHoldMs: 3_600_000 });
-    await delivery.attempt('evt_1', false);
+  it('after the breaker opens (a receiver that cannot be reached), deliveries are held for the cool-down without connecting', async () => {
+    const url = await refusingUrl();
+    const { delivery, attempts } = setup(eventRow({ url, updatedAt: new Date() }), { gate: gate(), maxHoldMs: 3_600_000 });
+    expect(await delivery.attempt('evt_1', false)).toEqual({ outcome: 'retry', error: 'refused' });
     await delivery.attempt('evt_1', false);
     const held = await delivery.attempt('evt_1', false);
     expect(held).toEqual({ outcome: 'held', reason: 'circuit_open', retryAfterMs: expect.any(Number) });
     expect((held as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(59_000);
-    expect(r.received).toHaveLength(2);
     expect(attempts).toHaveLength(2);
   });
 
+  it('HTTP errors never open the breaker: a stranger answering 404 (or a 500) from a host shared by many merchants cannot hold their deliveries', async () => {
+    const r = await receiverAt(404);
+    const { delivery, attempts } = setup(eventRow({ url: r.url, updatedAt: new Date() }), { gate: gate(), maxHoldMs: 3_600_000 });
+    for (let i = 0; i < 5; i++) expect(await delivery.attempt('evt_1', false)).toEqual({ outcome: 'retry', error: 'http_404' });
+    expect(r.received).toHaveLength(5);
+    expect(attempts).toHaveLength(5);
+  });
+
   it('a delivery held past maxHoldMs since its event last moved goes through the open breaker (a real attempt)', async () => {
-    const r = await receiverAt(503);
+    const url = await refusingUrl();
     const g = gate();
-    const fresh = setup(eventRow({ url: r.url, updatedAt: new Date() }), { gate: g, maxHoldMs: 60_000 });
+    const fresh = setup(eventRow({ url, updatedAt: new Date() }), { gate: g, maxHoldMs: 60_000 });
     await fresh.delivery.attempt('evt_1', false);
     await fresh.delivery.attempt('evt_1', false);
     expect((await fresh.delivery.attempt('evt_1', false)).outcome).toBe('held');
-    const overdue = setup(eventRow({ url: r.url, updatedAt: new Date(Date.now() - 61_000) }), { gate: g, maxHoldMs: 60_000 });
-    expect(await overdue.delivery.attempt('evt_1', false)).toEqual({ outcome: 'retry', error: 'http_503' });
-    expect(r.received).toHaveLength(3);
+    const overdue = setup(eventRow({ url, updatedAt: new Date(Date.now() - 61_000) }), { gate: g, maxHoldMs: 60_000 });
+    expect(await overdue.delivery.attempt('evt_1', false)).toEqual({ outcome: 'retry', error: 'refused' });
+    expect(overdue.attempts).toHaveLength(1);
   });
 
   it('other receivers are not affected by one that is failing', async () => {

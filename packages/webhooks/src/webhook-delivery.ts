@@ -92,7 +92,10 @@ export class WebhookDelivery {
       admission.release('neutral');
       return { outcome: 'held', reason: 'lookup_busy', retryAfterMs: 1_000 };
     }
-    admission.release(deliveryOutcomeOf(result) === 'delivered' ? 'success' : 'failure');
+    // the breaker guards the slots against receivers that hang or cannot be reached: any HTTP answer (a 404
+    // or a 500 too) came back and freed its slot, so it says the host is up. Counting HTTP errors would let a
+    // stranger open the breaker of a host shared by many merchants with a few events to a path that is not there.
+    admission.release(result.statusCode !== undefined ? 'success' : 'failure');
     return this.record(eventId, attemptNumber, lastAttempt, result);
   }
 
