@@ -61,6 +61,14 @@ describe('SettlementRequests.start: payment identity', () => {
     },
   );
 
+  it('a verification retention deleted between its lookup and the insert is a 404 (verify again), not a 500', async () => {
+    const store: Store = {
+      createOrGetForPayment: async () => Promise.reject(Object.assign(new Error('violates foreign key constraint'), { code: '23503' })),
+      feeRevertsOfPayment: async () => ({ count: 0, lastAt: null }),
+    };
+    await expect(requestsOver(store).requests.start(verificationFixture(), 'v1')).rejects.toMatchObject({ status: 404, code: 'not_found' });
+  });
+
   it('a verification or settlement stored by an older process (no fingerprint, during a rolling deploy) is judged by its columns', async () => {
     // the verification's fingerprint is computed from its authorization's columns
     const { store, inserted } = storeWith();

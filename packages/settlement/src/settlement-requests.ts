@@ -1,4 +1,4 @@
-import { authorizationFingerprint, FeeCollectionFailedError, IdPrefix, newId, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
+import { authorizationFingerprint, FeeCollectionFailedError, IdPrefix, newId, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
 import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { failurePauseOf, type FailurePausePolicy } from './accounting';
@@ -78,6 +78,11 @@ export class SettlementRequests {
       authorizationFingerprint: fingerprint,
       feeAmount: this.feeAmount.toString(),
       metadata: (verification.metadata as object | null) ?? undefined,
+    }).catch((err: unknown) => {
+      // a foreign key violation: retention deleted the verification between its lookup and this insert (it
+      // keeps an unsettled one at most RETENTION_UNSETTLED_VERIFICATIONS_DAYS): verify again, as for any unknown one
+      if ((err as { code?: unknown }).code === '23503') throw new NotFoundError('the verification of this payment is no longer kept; call POST /v1/verify again');
+      throw err;
     });
     if (!isSettlementOf(result.settlement, verification, fingerprint)) {
       throw new PaymentConflictError('the payer signed another authorization with this nonce, which is being settled or was settled; only one of them can ever be paid', {

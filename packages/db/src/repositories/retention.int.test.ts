@@ -78,7 +78,7 @@ async function eventOf(verificationId: string, settlementId: string | null = nul
 }
 
 /** A settlement of the verification in `state`, last changed `ageDays` ago, with its first history row. */
-async function settlementOf(verificationId: string, state: SettlementState, ageDays: number, extra: { feeCollected?: boolean; merchantPaid?: boolean; attention?: boolean; merchant?: string } = {}): Promise<string> {
+async function settlementOf(verificationId: string, state: SettlementState, ageDays: number, extra: { feeCollected?: boolean; merchantPaid?: boolean; attention?: boolean; merchant?: string; paidElsewhere?: boolean } = {}): Promise<string> {
   const v = (await verifications.findById(verificationId))!;
   const id = newId(IdPrefix.Settlement);
   await db.prisma.settlement.create({
@@ -98,6 +98,8 @@ async function settlementOf(verificationId: string, state: SettlementState, ageD
       merchantPaid: extra.merchantPaid ?? false,
       attentionReason: extra.attention ? 'money state unknown' : null,
       attentionAt: extra.attention ? daysAgo(ageDays) : null,
+      // someone else's transaction used the authorization: the merchant was paid, with no fee
+      ...(extra.paidElsewhere ? { errorCode: 'settlement_failed', errorDetails: { executed_by_third_party: true, authorization_used_by: '0x' + 'ab'.repeat(32) } } : {}),
       transitions: { create: [{ fromState: null, toState: 'pending' }, { fromState: 'pending', toState: state }] },
     },
   });
@@ -203,17 +205,18 @@ describe('failed settlements', () => {
     const feeKept = await make('failed', 400, { feeCollected: true });
     const paid = await make('failed', 400, { merchantPaid: true });
     const parked = await make('failed', 400, { attention: true });
+    const paidElsewhere = await make('failed', 400, { paidElsewhere: true });
 
     const found = await walkAll((after) => settlements.failedPage(daysAgo(90), after, 1000));
     expect(found).toContain(doomed.s);
-    for (const kept of [recent, settled, feeKept, paid, parked]) expect(found).not.toContain(kept.s);
+    for (const kept of [recent, settled, feeKept, paid, parked, paidElsewhere]) expect(found).not.toContain(kept.s);
 
     // the job's order: events, batch items, then the settlement (one left keeps it)
     expect(await settlements.deleteFailed([doomed.s])).toBe(0);
     expect(await events.deleteOfSettlements([doomed.s])).toBe(1);
     expect(await settlements.deleteFailed([doomed.s])).toBe(0);
     expect(await batches.deleteItemsOfFailed([doomed.s, settled.s])).toBe(1);
-    expect(await settlements.deleteFailed([doomed.s, settled.s, feeKept.s, paid.s, parked.s])).toBe(1);
+    expect(await settlements.deleteFailed([doomed.s, settled.s, feeKept.s, paid.s, parked.s, paidElsewhere.s])).toBe(1);
 
     expect(await settlements.findById(doomed.s)).toBeNull();
     expect(await exists('settlement_transitions', 'settlement_id', doomed.s)).toBe(false);
@@ -221,7 +224,7 @@ describe('failed settlements', () => {
     expect(await exists('webhook_attempts', 'event_id', doomedEvent)).toBe(false);
     expect(await exists('settlement_batch_items', 'settlement_id', doomed.s)).toBe(false);
     expect(await exists('settlement_batches', 'id', batch!.id)).toBe(true); // the gas ledger stays
-    for (const kept of [recent, settled, feeKept, paid, parked]) {
+    for (const kept of [recent, settled, feeKept, paid, parked, paidElsewhere]) {
       expect(await settlements.findById(kept.s)).not.toBeNull();
       expect(await exists('settlement_transitions', 'settlement_id', kept.s)).toBe(true);
     }

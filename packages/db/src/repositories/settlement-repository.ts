@@ -218,6 +218,7 @@ const FAILED_PAGE = `
   SELECT id, updated_at FROM settlements
    WHERE state = 'failed' AND fee_collected_at IS NULL AND merchant_paid = false AND updated_at < $1
      AND updated_at >= $2 AND (updated_at > $2 OR id > $3) AND attention_at IS NULL
+     AND NOT (coalesce(error_details, '{}'::jsonb) ? 'authorization_used_by')
    ORDER BY updated_at, id LIMIT $4`;
 
 // Their history with them; checked again as it deletes. Their webhook events and batch items go first
@@ -227,6 +228,8 @@ const DELETE_FAILED = `
     SELECT s.id FROM settlements s
      WHERE s.id = ANY($1::text[]) AND s.state = 'failed' AND s.fee_collected_at IS NULL AND s.merchant_paid = false
        AND s.attention_at IS NULL
+       -- the payment was made by someone else's transaction: the merchant was paid, the record stays
+       AND NOT (coalesce(s.error_details, '{}'::jsonb) ? 'authorization_used_by')
        AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.settlement_id = s.id)
        AND NOT EXISTS (SELECT 1 FROM settlement_batch_items i WHERE i.settlement_id = s.id)
   ), history AS (
