@@ -1,4 +1,4 @@
-// Attack (i): "paid elsewhere" counted for the wrong payment. Two 100 USDC payments to a victim are being
+// Attack (identity 4): "paid elsewhere" counted for the wrong payment. Two 100 USDC payments to a victim are being
 // settled; after their fees are sent, one attacker transaction uses both nonces to pay the attacker's shop
 // 0.01 USDC each, and pays the victim 100 USDC once with a third authorization. Our transfers then find
 // their nonces used. Only what each authorization itself paid the merchant may count: neither did, so
@@ -44,9 +44,9 @@ async function finalStatus(settlementId: string) {
 
 const asCall = (p: PaymentBodies) => ({ ...p.authorization, signature: p.signature });
 
-it('(i) a transaction that used the nonces to pay someone else and paid the merchant once: no payment is reported settled', async () => {
+it('(identity 4) a transaction that used the nonces to pay someone else and paid the merchant once: no payment is reported settled', async () => {
   const report = abuseReport(
-    'i-paid-elsewhere',
+    'identity-4-paid-elsewhere',
     'Reported paid by another transfer of the same transaction',
     "two 100 USDC payments to a victim are settling; after their fees, one transaction uses both nonces to pay the attacker 0.01 USDC each and pays the victim 100 USDC once with another authorization",
   );

@@ -1,4 +1,4 @@
-// Attacks (f), (g), (h): being reported paid to another merchant with a cheap payment that shares the
+// Attacks (identity 1-3): being reported paid to another merchant with a cheap payment that shares the
 // dear one's (payer, nonce); reaching settle with another spelling of its path to skip settle protection;
 // settling a verification stored while the merchant's minimum was lower. Real USDC on anvil, the compiled
 // worker, the API in process.
@@ -74,9 +74,9 @@ async function raceVerified(cheapVerificationId: string, dear: PaymentBodies, vi
   return id;
 }
 
-it('(f) two authorizations with one nonce: the victim merchant is never told "settled" with the cheap payment\'s outcome', async () => {
+it('(identity 1) two authorizations with one nonce: the victim merchant is never told "settled" with the cheap payment\'s outcome', async () => {
   const report = abuseReport(
-    'f-same-nonce',
+    'identity-1-same-nonce',
     'Reported paid to another merchant (same payer and nonce)',
     'a payer signs 0.01 USDC to its own shop and 100 USDC to a victim with the same nonce, settles the cheap one and pays the victim with the dear one, through /v1 (Form A, Form B) and /x402',
   );
@@ -154,9 +154,9 @@ it('(f) two authorizations with one nonce: the victim merchant is never told "se
   expect((await stack.devnet.balanceOf(victim.address)) - victimBefore).toBe(0n);
 }, 120_000);
 
-it('(g) another spelling of a settle path (case, trailing or doubled slashes) reaches no handler: settle protection cannot be skipped', async () => {
+it('(identity 2) another spelling of a settle path (case, trailing or doubled slashes) reaches no handler: settle protection cannot be skipped', async () => {
   const report = abuseReport(
-    'g-path-spelling',
+    'identity-2-path-spelling',
     'Settle protection skipped with another spelling of the path',
     'zero-value payments to a merchant with settle protection on and its own minimum at 0, settled without its key at /X402/settle, /x402/Settle, /x402/settle/, /V1/settle, /v1/settle/, //x402/settle, /x402//settle',
   );
@@ -193,9 +193,9 @@ it('(g) another spelling of a settle path (case, trailing or doubled slashes) re
   expect(allowanceAfter).toBe(allowanceBefore);
 }, 60_000);
 
-it("(h) a verification stored while the merchant's minimum was 0 cannot be settled once its protection (and minimum) is revoked", async () => {
+it("(identity 3) a verification stored while the merchant's minimum was 0 cannot be settled once its protection (and minimum) is revoked", async () => {
   const report = abuseReport(
-    'h-minimum-revoked',
+    'identity-3-minimum-revoked',
     'Settling under a minimum that no longer holds',
     'zero-value payments verified while a merchant had settle protection and its minimum at 0, settled after it revoked protection, through /v1 (Form A, Form B) and /x402',
   );
