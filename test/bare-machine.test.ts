@@ -6,7 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertServicesUnreachable, BARE_NAMESPACE_PREAMBLE, canMakeBareNamespace, skipNote } from './support/bare-namespace';
+import { assertServicesUnreachable, BARE_NAMESPACE_PREAMBLE } from './support/bare-namespace';
+import { bareNamespaceMissing, describeNeeding } from './support/system-tools';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -29,7 +30,7 @@ wait $DEV
 echo $? > "$OUT/dev-exit"
 `;
 
-(canMakeBareNamespace ? describe : describe.skip)('npm run dev on a bare machine', () => {
+describeNeeding(bareNamespaceMissing(), 'npm run dev on a bare machine', () => {
   const out = mkdtempSync(path.join(tmpdir(), 'bare-machine-'));
   // the embedded Postgres runs as the postgres user when we are root: it must reach its data directory
   chmodSync(out, 0o755);
@@ -67,4 +68,3 @@ echo $? > "$OUT/dev-exit"
   }, 300_000);
 });
 
-skipNote('test/bare-machine');

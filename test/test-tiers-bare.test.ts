@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertServicesUnreachable, BARE_NAMESPACE_PREAMBLE, canMakeBareNamespace, skipNote } from './support/bare-namespace';
+import { assertServicesUnreachable, BARE_NAMESPACE_PREAMBLE } from './support/bare-namespace';
+import { bareNamespaceMissing, describeNeeding } from './support/system-tools';
 
 const ROOT = path.resolve(__dirname, '..');
 const SAMPLE = ['packages/db/src/repositories/merchant-repository.int.test.ts', 'packages/queue/src/queue-store.int.test.ts', 'test/settle.e2e.test.ts', 'test/security.e2e.test.ts'];
@@ -19,7 +20,7 @@ ${assertServicesUnreachable([5432, 6379])}
 exec node_modules/.bin/jest --ci ${SAMPLE.join(' ')}
 `;
 
-(canMakeBareNamespace ? describe : describe.skip)('npm test with no Postgres and no Redis reachable', () => {
+describeNeeding(bareNamespaceMissing(), 'npm test with no Postgres and no Redis reachable', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bare-tests-'));
   // the embedded Postgres runs as the postgres user when we are root: it must reach its data directory
   chmodSync(dataDir, 0o755);
@@ -45,4 +46,3 @@ exec node_modules/.bin/jest --ci ${SAMPLE.join(' ')}
   }, 420_000);
 });
 
-skipNote('test/test-tiers-bare');

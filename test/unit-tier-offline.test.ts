@@ -3,7 +3,8 @@
 // another namespace, the Postgres socket directory is hidden behind an empty tmpfs).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { assertServicesUnreachable, BARE_NAMESPACE_PREAMBLE, canMakeBareNamespace, skipNote } from './support/bare-namespace';
+import { assertServicesUnreachable, BARE_NAMESPACE_PREAMBLE } from './support/bare-namespace';
+import { bareNamespaceMissing, describeNeeding } from './support/system-tools';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -16,7 +17,7 @@ if [ -S /var/run/postgresql/.s.PGSQL.5432 ]; then echo "postgres socket visible"
 exec node_modules/.bin/jest -c jest.unit.config.ts --ci
 `;
 
-(canMakeBareNamespace ? describe : describe.skip)('npm run test:unit with no services reachable', () => {
+describeNeeding(bareNamespaceMissing(), 'npm run test:unit with no services reachable', () => {
   it('passes in a network namespace that has only loopback', () => {
     const started = Date.now();
     const run = spawnSync('unshare', ['-n', '-m', 'bash', '-c', SCRIPT], { cwd: ROOT, encoding: 'utf8', timeout: 180_000, env: { ...process.env, CI: 'true' } });
@@ -29,4 +30,3 @@ exec node_modules/.bin/jest -c jest.unit.config.ts --ci
   }, 200_000);
 });
 
-skipNote('test/unit-tier-offline');

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/test-stack';
+import { describeNeeding, chromiumMissing } from '../support/system-tools';
 import { externalRequests, launchChromium, openPage, screenshotFolder } from './browser';
 
 let stack: TestStack;
@@ -12,20 +13,22 @@ let baseUrl: string;
 let browser: Browser;
 const folder = screenshotFolder('docs-page');
 
-beforeAll(async () => {
-  [stack, browser] = await Promise.all([startTestStack(), launchChromium()]);
-  server = stack.api.app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await browser?.close();
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
-  await stack?.stop();
-});
+describeNeeding(chromiumMissing(), '/docs in Chromium', () => {
+  beforeAll(async () => {
+    // one after the other: a browser that fails to start must not leave a stack (anvil) without its stop
+    stack = await startTestStack();
+    browser = await launchChromium();
+    server = stack.api.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+    await stack?.stop();
+  });
 
-describe('/docs in Chromium', () => {
   it.each(['/docs', '/docs/'])('%s renders the reference with every operation, from our own assets', async (path) => {
     const watched = await openPage(browser, folder);
     await watched.page.goto(`${baseUrl}${path}`);

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { describeNeeding, chromiumMissing } from '../support/system-tools';
 import { externalRequests, launchChromium, openPage, screenshotFolder } from './browser';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -15,27 +16,6 @@ let baseUrl: string;
 let browser: Browser;
 let receiver: WebhookReceiver;
 const folder = screenshotFolder('queue-dashboard');
-
-beforeAll(async () => {
-  [stack, browser, receiver] = await Promise.all([
-    startTestStack({
-      env: { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, WEBHOOK_RETRY_DELAYS_MS: '10,10,10,10,10' },
-    }),
-    launchChromium(),
-    new WebhookReceiver().start(),
-  ]);
-  server = stack.api.app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  await stack.startWorker();
-});
-afterAll(async () => {
-  await browser?.close();
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
-  await receiver?.stop();
-  await stack?.stop();
-});
 
 async function settleWithWebhooks(webhookUrl: string): Promise<string> {
   const p = await stack.payment();
@@ -63,7 +43,27 @@ async function waitUntil(what: string, condition: () => Promise<boolean>, timeou
   }
 }
 
-describe('/admin/queues in Chromium', () => {
+describeNeeding(chromiumMissing(), '/admin/queues in Chromium', () => {
+  beforeAll(async () => {
+    // one after the other: a browser that fails to start must not leave a stack (anvil) without its stop
+    stack = await startTestStack({
+      env: { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, WEBHOOK_RETRY_DELAYS_MS: '10,10,10,10,10' },
+    });
+    receiver = await new WebhookReceiver().start();
+    browser = await launchChromium();
+    server = stack.api.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await stack.startWorker();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+    await receiver?.stop();
+    await stack?.stop();
+  });
+
   it('is refused without credentials and with wrong ones', async () => {
     const anonymous = await openPage(browser, folder);
     // a headless browser has no one to ask for a password: the 401 challenge ends the navigation

@@ -1,9 +1,6 @@
 // A network namespace with only loopback, for tests that prove something runs without the machine's
 // services: the Postgres and Redis ports are in another namespace, and the Postgres socket directory is
-// hidden behind an empty tmpfs. Making one needs root (as in CI) and `unshare`.
-import { spawnSync } from 'node:child_process';
-
-export const canMakeBareNamespace = process.getuid?.() === 0 && spawnSync('unshare', ['-n', 'true']).status === 0;
+// hidden behind an empty tmpfs. Making one needs root (as in CI) and `unshare` (bareNamespaceMissing, system-tools.ts).
 
 /** The bash lines that make the namespace usable and hide the socket; run them first inside `unshare -n -m`. */
 export const BARE_NAMESPACE_PREAMBLE = `
@@ -16,6 +13,3 @@ export function assertServicesUnreachable(ports: readonly number[], failWith = '
   return ports.map((port) => `if (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null; then echo "port ${port} is reachable: not a bare machine"; ${failWith}; fi`).join('\n');
 }
 
-export function skipNote(test: string): void {
-  if (!canMakeBareNamespace) process.stdout.write(`skipped ${test}: needs root and unshare -n to make a namespace without services\n`);
-}

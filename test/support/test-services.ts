@@ -6,9 +6,9 @@
 // The decisions travel to the test workers as environment variables, which the global setup sets
 // before jest starts them. Imports only node built-ins and the dev stack's service helpers: jest loads
 // the global setup without its module mapping.
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { embeddedPostgresAdminUrl, isListening, startEmbeddedPostgres, type EmbeddedPostgresServer } from '../../apps/devstack/src/local-services';
+import { describeNeeding, redisServerMissing } from './system-tools';
 
 const MACHINE_POSTGRES = { host: '127.0.0.1', port: 5432 };
 const MACHINE_REDIS = { host: '127.0.0.1', port: 6379 };
@@ -49,10 +49,12 @@ export function describeWithRedis(name: string, body: () => void): void {
   describeUnless(redisMissingReason(), name, body);
 }
 
-/** `describe` for tests that run Redis servers of their own (a cluster, a restart); skipped with a one-line reason without `redis-server`. */
+/**
+ * `describe` for tests that run Redis servers of their own (a cluster, a restart): without `redis-server`,
+ * skipped with a one-line reason, or failed under CI=true / TEST_REQUIRE_ALL=1 (describeNeeding).
+ */
 export function describeWithRedisServer(name: string, body: () => void): void {
-  const missing = spawnSync('redis-server', ['--version']).error ? 'redis-server is not installed' : undefined;
-  describeUnless(missing, name, body);
+  describeNeeding(redisServerMissing(), name, body);
 }
 
 function describeUnless(missing: string | undefined, name: string, body: () => void): void {
