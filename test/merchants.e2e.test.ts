@@ -17,6 +17,7 @@ import { DEVNET_TREASURY, merchantCall, merchantProof } from './support/merchant
 import { createSafe, deploySafeContracts, safeEthSignSignature } from './support/safe';
 import { startTestStack, type TestStack } from './support/test-stack';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { x402V2Request } from './support/x402-request';
 
 const FEE = 10_000n;
 let stack: TestStack;
@@ -155,8 +156,7 @@ describe('settle protection', () => {
   it('on: /x402/settle without the key is 401 in the x402 shape, and nothing is enqueued', async () => {
     const p = await stack.payment({ to: m.address });
     const token = getAddress(stack.devnet.token);
-    const requirements = { scheme: 'exact', network: 'eip155:84532', amount: '10000', asset: token, payTo: getAddress(m.address), maxTimeoutSeconds: 60, extra: { name: 'USDC', version: '2' } };
-    const body = { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { authorization: p.authorization, signature: p.signature } }, paymentRequirements: requirements };
+    const body = x402V2Request(p.authorization, p.signature, { payTo: getAddress(m.address), amount: '10000', asset: token });
     const res = await stack.http.post('/x402/settle').send(body);
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ success: false, errorReason: 'unauthorized', network: 'eip155:84532' });

@@ -18,6 +18,7 @@ import {
   type CounterfactualSafe,
 } from './support/canonical-safe';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { x402V2Request } from './support/x402-request';
 
 let stack: TestStack;
 
@@ -109,20 +110,9 @@ it('a counterfactual Safe pays through /x402', async () => {
   const { owner, safe } = await fundedCounterfactualSafe();
   const authorization = authorizationFrom(safe.address);
   const signature = counterfactualSafeSignature(safe, await signAsSafe(owner, safe.address, authorization));
-  const requirements = {
-    scheme: 'exact',
-    network: 'eip155:84532',
-    amount: PRICE_UNITS.toString(),
-    asset: stack.devnet.token,
-    payTo: stack.devnet.accounts.merchant.address,
-    maxTimeoutSeconds: 300,
-    extra: { name: 'USDC', version: '2' },
-  };
-  const body = {
-    x402Version: 2,
-    paymentPayload: { x402Version: 2, resource: { url: 'http://merchant.test/weather' }, accepted: requirements, payload: { authorization: authorizationToJson(authorization), signature } },
-    paymentRequirements: requirements,
-  };
+  const body = x402V2Request(authorization, signature, {
+    payTo: stack.devnet.accounts.merchant.address, amount: PRICE_UNITS, asset: stack.devnet.token, maxTimeoutSeconds: 300, resource: 'http://merchant.test/weather',
+  });
   const verified = await stack.http.post('/x402/verify').send(body);
   expect(verified.body).toMatchObject({ isValid: true });
   expect(await code(safe.address)).toBe('0x');

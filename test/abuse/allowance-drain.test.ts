@@ -5,6 +5,7 @@ import { newMerchant, transfersOnChain } from '../support/chain-actions';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { x402V2Request } from '../support/x402-request';
 
 const FEE = 10_000n;
 let stack: TestStack;
@@ -46,15 +47,7 @@ it('(a) 100 zero-value payments from a throwaway key leave the merchant untouche
       const settle = await stack.http.post('/v1/settle').send(p.formA({ price: undefined, amount: '0' }));
       count(`v1 settle ${settle.status} ${settle.body.error?.code ?? ''}`);
     } else {
-      const requirements = {
-        scheme: 'exact', network: 'eip155:84532', amount: '0', asset: stack.devnet.token, payTo: merchant,
-        maxTimeoutSeconds: 60, extra: { name: 'USDC', version: '2' },
-      };
-      const settle = await stack.http.post('/x402/settle').send({
-        x402Version: 2,
-        paymentPayload: { x402Version: 2, accepted: requirements, payload: { authorization: p.authorization, signature: p.signature } },
-        paymentRequirements: requirements,
-      });
+      const settle = await stack.http.post('/x402/settle').send(x402V2Request(p.authorization, p.signature, { payTo: merchant, amount: '0', asset: stack.devnet.token }));
       count(`x402 settle ${settle.status} success=${settle.body.success} ${settle.body.errorReason ?? ''}`);
     }
   }

@@ -11,6 +11,7 @@ import { authorizationToJson } from '@facilitator/core';
 import { compileTestContract, deploy } from '../support/solidity';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
+import { x402V2Request } from '../support/x402-request';
 
 const HONEST = 6;
 const HOSTILE = 3;
@@ -48,21 +49,9 @@ function contractPayment(from: string, signature: string) {
 }
 
 function x402Body(from: string, signature: string) {
-  const body = contractPayment(from, signature);
-  const requirements = {
-    scheme: 'exact',
-    network: 'eip155:84532',
-    amount: PRICE_UNITS.toString(),
-    asset: stack.devnet.token,
-    payTo: stack.devnet.accounts.merchant.address,
-    maxTimeoutSeconds: 300,
-    extra: { name: 'USDC', version: '2' },
-  };
-  return {
-    x402Version: 2,
-    paymentPayload: { x402Version: 2, resource: { url: 'http://merchant.test/a' }, accepted: requirements, payload: body.metadata.paymentPayload.payload },
-    paymentRequirements: requirements,
-  };
+  const { authorization } = contractPayment(from, signature).metadata.paymentPayload.payload;
+  const terms = { payTo: stack.devnet.accounts.merchant.address, amount: PRICE_UNITS, asset: stack.devnet.token, maxTimeoutSeconds: 300, resource: 'http://merchant.test/a' };
+  return x402V2Request(authorization, signature, terms);
 }
 
 async function statesOf(verificationIds: string[]) {

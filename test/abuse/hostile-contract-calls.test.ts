@@ -14,6 +14,7 @@ import { startJsonRpcProxy, type JsonRpcProxy, type JsonRpcRequest } from '../su
 import { compileTestContract, deploy } from '../support/solidity';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
+import { x402V2Request } from '../support/x402-request';
 
 const RPC_TIMEOUT_MS = 1_000;
 const SLOW_ANSWER_MS = 4_000;
@@ -83,20 +84,8 @@ function v1Body(authorization: TransferAuthorization, signature: string) {
 }
 
 function x402Body(authorization: TransferAuthorization, signature: string) {
-  const requirements = {
-    scheme: 'exact',
-    network: 'eip155:84532',
-    amount: PRICE_UNITS.toString(),
-    asset: stack.devnet.token,
-    payTo: stack.devnet.accounts.merchant.address,
-    maxTimeoutSeconds: 300,
-    extra: { name: 'USDC', version: '2' },
-  };
-  return {
-    x402Version: 2,
-    paymentPayload: { x402Version: 2, resource: { url: 'http://merchant.test/r' }, accepted: requirements, payload: { authorization: authorizationToJson(authorization), signature } },
-    paymentRequirements: requirements,
-  };
+  const terms = { payTo: stack.devnet.accounts.merchant.address, amount: PRICE_UNITS, asset: stack.devnet.token, maxTimeoutSeconds: 300, resource: 'http://merchant.test/r' };
+  return x402V2Request(authorization, signature, terms);
 }
 
 /** An ERC-6492 payer whose (allowlisted) factory deploys a wallet that answers more than the check can copy. */

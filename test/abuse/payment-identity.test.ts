@@ -11,6 +11,7 @@ import { newMerchant, transfersOnChain } from '../support/chain-actions';
 import { merchantCall } from '../support/merchant-client';
 import { startTestStack, type PaymentBodies, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
+import { x402V2Request } from '../support/x402-request';
 
 let stack: TestStack;
 
@@ -24,17 +25,7 @@ afterAll(async () => {
 
 const USDC = (units: number) => BigInt(Math.round(units * 1_000_000));
 
-function x402Body(p: PaymentBodies, payTo: string, amount: bigint) {
-  const requirements = {
-    scheme: 'exact', network: 'eip155:84532', amount: amount.toString(), asset: stack.devnet.token, payTo,
-    maxTimeoutSeconds: 60, extra: { name: 'USDC', version: '2' },
-  };
-  return {
-    x402Version: 2,
-    paymentPayload: { x402Version: 2, accepted: requirements, payload: { authorization: p.authorization, signature: p.signature } },
-    paymentRequirements: requirements,
-  };
-}
+const x402Body = (p: PaymentBodies, payTo: string, amount: bigint) => x402V2Request(p.authorization, p.signature, { payTo, amount, asset: stack.devnet.token });
 
 async function waitForEnd(settlementId: string) {
   for (let i = 0; i < 400; i++) {

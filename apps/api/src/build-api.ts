@@ -23,7 +23,7 @@ import {
   x402OpenApiPaths,
   x402OpenApiSchemas,
 } from '@facilitator/schemas';
-import { merchantIdentityChainId, MerchantService, SecretBox } from '@facilitator/merchants';
+import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
@@ -95,7 +95,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     maxWaiters: config.abuse.maxSettleWaiters,
   });
   // merchant requests are good at this deployment only: its treasury, and one chain for contract merchants
-  const merchantRequestBinding = { chainId: merchantIdentityChainId(config.networks.map((n) => n.chainId)), treasury: config.treasuryAddress };
+  const merchantRequestBinding = deploymentBinding(config.networks.map((n) => n.chainId), config.treasuryAddress);
   const merchants = new MerchantService({
     repository: new MerchantRepository(pool),
     secretBox: new SecretBox(config.webhookSecret),

@@ -16,7 +16,7 @@ import {
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
-import { merchantIdentityChainId, MerchantService, SecretBox } from '@facilitator/merchants';
+import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
 import { ExecutorBatches, FinalityWatcher, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
@@ -90,13 +90,12 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   const batches = new SettlementBatchRepository(pool);
   const walletDeployments = new WalletDeploymentRepository(pool);
   const chainTransactions = new ChainTransactionRepository(pool);
-  const merchantRequestBinding = { chainId: merchantIdentityChainId(config.networks.map((n) => n.chainId)), treasury: config.treasury.address };
   const merchants = new MerchantService({
     repository: new MerchantRepository(pool),
     secretBox: new SecretBox(config.webhookSecret),
     graceSeconds: config.webhookSecretGraceSeconds,
     feeAmount: config.feeAmount,
-    binding: merchantRequestBinding,
+    binding: deploymentBinding(config.networks.map((n) => n.chainId), config.treasury.address),
   });
   const machine: SettlementMachine = new SettlementMachine({
     settlements,

@@ -51,6 +51,11 @@ export function merchantIdentityChainId(enabledChainIds: readonly number[]): num
   return enabledChainIds.includes(8453) ? 8453 : Math.min(...enabledChainIds);
 }
 
+/** A deployment's binding, from its enabled networks and its treasury: the API and the worker derive it alike. */
+export function deploymentBinding(enabledChainIds: readonly number[], treasury: string): MerchantRequestBinding {
+  return { chainId: merchantIdentityChainId(enabledChainIds), treasury };
+}
+
 export interface MerchantRequestFields {
   action: MerchantAction;
   /** the payTo address whose control is proven */
