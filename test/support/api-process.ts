@@ -1,10 +1,11 @@
 // Runs the compiled API app as its own process, as production does, so a test can watch it: whether it is
 // still alive, and how much memory (RSS) it holds.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from './ports';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { assertBuildIsCurrent } from './compiled-apps';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const API_MAIN = path.join(ROOT, 'apps/api/dist/main.js');
@@ -86,7 +87,7 @@ async function inspectorCall(wsUrl: string, commands: Array<{ method: string; pa
  * GET /healthz answers. Set API_PROCESSES=1 in `env` so the pid is the process that serves requests.
  */
 export async function startApiProcess(env: Record<string, string>, options: ApiProcessOptions = {}): Promise<ApiProcess> {
-  if (!existsSync(API_MAIN)) throw new Error(`${API_MAIN} is missing: run "npm run build" first (npm test does)`);
+  assertBuildIsCurrent(API_MAIN);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const nodeArgs = [...(options.nodeArgs ?? []), ...(options.inspect ? ['--inspect=127.0.0.1:0'] : [])];

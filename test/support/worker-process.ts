@@ -1,7 +1,7 @@
 // Runs the compiled worker app as its own process, as production does, so tests can SIGKILL it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { assertBuildIsCurrent } from './compiled-apps';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const WORKER_MAIN = path.join(ROOT, 'apps/worker/dist/main.js');
@@ -22,7 +22,7 @@ export const FAST_RECOVERY_ENV = {
 };
 
 export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
-  if (!existsSync(WORKER_MAIN)) throw new Error(`${WORKER_MAIN} is missing: run "npm run build" first (npm test does)`);
+  assertBuildIsCurrent(WORKER_MAIN);
   const child = spawn(process.execPath, [WORKER_MAIN], {
     // info level: the start-up line is how we know it is ready
     env: { PATH: process.env.PATH ?? '', ...FAST_RECOVERY_ENV, ...env, LOG_LEVEL: 'info' },
