@@ -100,6 +100,12 @@ export class SettlementRequests {
     return result;
   }
 
+  /** The live settlement of exactly this verification's authorization, when one owns its payment now. */
+  async liveSettlementOf(v: Verification): Promise<Settlement | null> {
+    const live = await this.settlements.findLiveForPayment(settlementPaymentKey(v));
+    return live && isSettlementOf(live, v, fingerprintOf(v)) ? live : null;
+  }
+
   /**
    * A payer whose payments keep failing on chain (or a merchant, for payers that never paid it) is refused
    * here too, before a settlement is even stored; the worker checks again before anything is sent. A

@@ -20,6 +20,8 @@ export interface WalletDeploymentGuard {
   /** eth_call of a view */
   call(chainId: number, to: string, data: string): Promise<string>;
   reserve(request: WalletDeploymentRequest): Promise<WalletDeploymentReservation>;
+  /** gives back a settlement's reservation when its deployment was never sent: only deployments count */
+  release(settlementId: string): Promise<void>;
 }
 
 /** The one thing the guard needs of a network's provider (ethers' JsonRpcProvider has it). */
@@ -48,7 +50,7 @@ function revertDataOf(error: unknown): { data: string | undefined } | undefined 
 export class RpcWalletDeploymentGuard implements WalletDeploymentGuard {
   constructor(
     private readonly providers: ReadonlyMap<number, JsonRpcSender>,
-    private readonly deployments: Pick<WalletDeploymentRepository, 'reserve'>,
+    private readonly deployments: Pick<WalletDeploymentRepository, 'reserve' | 'release'>,
     private readonly limits: WalletDeploymentLimits,
   ) {}
 
@@ -73,6 +75,10 @@ export class RpcWalletDeploymentGuard implements WalletDeploymentGuard {
 
   reserve(request: WalletDeploymentRequest): Promise<WalletDeploymentReservation> {
     return this.deployments.reserve(request, this.limits);
+  }
+
+  release(settlementId: string): Promise<void> {
+    return this.deployments.release(settlementId);
   }
 
   private provider(chainId: number): JsonRpcSender {

@@ -1,6 +1,6 @@
 // The settle intake's steps in order, on stubs: nothing is looked up, verified, stored or enqueued for a
 // request that an earlier step refuses.
-import { NotFoundError } from '@facilitator/core';
+import { authorizationFingerprint, NotFoundError } from '@facilitator/core';
 import type { Settlement, Verification } from '@facilitator/db';
 import type { Payment, X402Payment } from '@facilitator/verification';
 import type { SettleCommand } from './settle-command';
@@ -22,10 +22,16 @@ function payment(amount: bigint): Payment {
   };
 }
 
-const verified = (amount: bigint) =>
-  ({ id: 'ver_1', status: 'verified', merchant: MERCHANT, amount: amount.toString(), expectedAmount: amount.toString(), signature: '0x' + '5a'.repeat(65) }) as Verification;
+const verified = (amount: bigint) => {
+  const a = payment(amount).authorization;
+  return {
+    id: 'ver_1', status: 'verified', chainId: 84532, tokenAddress: '0x' + 'cc'.repeat(20), payer: PAYER, merchant: MERCHANT, nonce: a.nonce,
+    amount: amount.toString(), expectedAmount: amount.toString(), validAfter: '0', validBefore: a.validBefore.toString(),
+    signature: '0x' + '5a'.repeat(65), authorizationFingerprint: authorizationFingerprint(84532, '0x' + 'cc'.repeat(20), a),
+  } as Verification;
+};
 
-function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: bigint; stored?: Verification | null; byId?: Verification | null } = {}) {
+function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: bigint; stored?: Verification | null; byId?: Verification | null; live?: boolean } = {}) {
   const calls: string[] = [];
   const deps: SettleIntakeDeps = {
     verifications: {
@@ -40,7 +46,10 @@ function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: b
       settleAccess: async () => (calls.push('settleAccess'), options.access ?? 'open'),
       minimumFor: async () => (calls.push('minimumFor'), options.ownMinimum),
     },
-    requests: { start: async () => (calls.push('start'), { settlement: { id: 'stl_1' } as Settlement, created: true }) },
+    requests: {
+      start: async () => (calls.push('start'), { settlement: { id: 'stl_1' } as Settlement, created: true }),
+      liveSettlementOf: async () => (calls.push('liveSettlementOf'), options.live ? ({ id: 'stl_live' } as Settlement) : null),
+    },
     minPaymentAmount: 10_000n,
   };
   return { intake: new SettleIntake(deps), calls };
@@ -63,24 +72,30 @@ describe('SettleIntake', () => {
     expect(calls).toEqual(['findById']);
   });
 
+  it("a repeat of a payment whose settlement already started is answered with it, even below the minimum now (its buyer paid)", async () => {
+    const { intake, calls } = setup({ stored: verified(0n), live: true });
+    await expect(intake.admit(formA(0n), undefined)).resolves.toMatchObject({ settlement: { id: 'stl_1' } });
+    expect(calls).toEqual(['settleAccess', 'findLatestVerified', 'minimumFor', 'liveSettlementOf', 'start']);
+  });
+
   it('Form B: protection and the minimum apply to the verified merchant', async () => {
     const { intake, calls } = setup({ access: 'denied', byId: verified(10_000n) });
     await expect(intake.admit({ kind: 'form-b', verificationId: 'ver_1', destinationAddress: MERCHANT }, undefined)).rejects.toBeInstanceOf(SettleKeyRequired);
     expect(calls).toEqual(['findById', 'settleAccess']);
   });
 
-  it('the minimum in force now: below it is refused before verification, whatever was verified earlier', async () => {
+  it('the minimum in force now: below it no settlement starts, whatever was verified earlier', async () => {
     const { intake, calls } = setup({ stored: verified(0n) });
     const refusal = await intake.admit(formA(0n), undefined).catch((err: unknown) => err);
     expect(refusal).toBeInstanceOf(SettleRefused);
     expect((refusal as SettleRefused).failure).toMatchObject({ reason: 'amount_below_minimum', message: 'amount below minimum' });
-    expect(calls).toEqual(['settleAccess', 'minimumFor']);
+    expect(calls).toEqual(['settleAccess', 'findLatestVerified', 'minimumFor', 'liveSettlementOf']);
   });
 
   it("a merchant's own minimum replaces the default", async () => {
     const { intake, calls } = setup({ access: 'granted', ownMinimum: 0n, stored: verified(0n) });
     await expect(intake.admit(formA(0n), 'key')).resolves.toMatchObject({ settlement: { id: 'stl_1' } });
-    expect(calls).toEqual(['settleAccess', 'minimumFor', 'findLatestVerified', 'start']);
+    expect(calls).toEqual(['settleAccess', 'findLatestVerified', 'minimumFor', 'start']);
   });
 
   it('Form A without a verification of this authorization: 404, nothing started', async () => {
@@ -92,11 +107,18 @@ describe('SettleIntake', () => {
   it('x402 without a verification: checks the requirements and verifies here, then starts', async () => {
     const { intake, calls } = setup({ stored: null });
     await intake.admit(x402(10_000n), undefined);
-    expect(calls).toEqual(['settleAccess', 'minimumFor', 'checkRequirements', 'findLatestVerified', 'verify', 'start']);
+    expect(calls).toEqual(['settleAccess', 'checkRequirements', 'findLatestVerified', 'verify', 'minimumFor', 'start']);
   });
 
-  it('a stored verification of another signature or requirements is not this payment', async () => {
-    const { intake } = setup({ stored: { ...verified(10_000n), signature: '0x' + '5b'.repeat(65) } });
-    await expect(intake.admit(formA(10_000n), undefined)).rejects.toBeInstanceOf(NotFoundError);
+  it('another signature over the same authorization is the same payment; other requirements or another authorization are not', async () => {
+    const otherSignature = setup({ stored: { ...verified(10_000n), signature: '0x' + '5b'.repeat(65) } });
+    await expect(otherSignature.intake.admit(formA(10_000n), undefined)).resolves.toMatchObject({ settlement: { id: 'stl_1' } });
+    const otherRequirements = setup({ stored: { ...verified(10_000n), expectedAmount: '20000' } });
+    await expect(otherRequirements.intake.admit(formA(10_000n), undefined)).rejects.toBeInstanceOf(NotFoundError);
+    // a row of an older process (no fingerprint stored) is judged by its columns
+    const older = setup({ stored: { ...verified(10_000n), authorizationFingerprint: null } });
+    await expect(older.intake.admit(formA(10_000n), undefined)).resolves.toMatchObject({ settlement: { id: 'stl_1' } });
+    const olderOther = setup({ stored: { ...verified(10_000n), authorizationFingerprint: null, validBefore: '1' } });
+    await expect(olderOther.intake.admit(formA(10_000n), undefined)).rejects.toBeInstanceOf(NotFoundError);
   });
 });

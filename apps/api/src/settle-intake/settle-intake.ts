@@ -1,7 +1,7 @@
 import { authorizationFingerprint, InvalidRequestError, NotFoundError, UnauthorizedError, VerificationFailedError } from '@facilitator/core';
 import type { Settlement, Verification, VerificationRepository } from '@facilitator/db';
 import type { MerchantService } from '@facilitator/merchants';
-import type { SettlementRequests } from '@facilitator/settlement';
+import { fingerprintOf, type SettlementRequests } from '@facilitator/settlement';
 import { amountBelowMinimum, type Payment, type X402VerificationFailure, type X402Verifier } from '@facilitator/verification';
 import type { SettleCommand } from './settle-command';
 
@@ -29,7 +29,7 @@ export interface SettleIntakeDeps {
   /** the x402 surface's requirements checks and inline verification */
   verifier: Pick<X402Verifier, 'checkRequirements' | 'verify'>;
   merchants: Pick<MerchantService, 'settleAccess' | 'minimumFor'>;
-  requests: Pick<SettlementRequests, 'start'>;
+  requests: Pick<SettlementRequests, 'start' | 'liveSettlementOf'>;
   /** MIN_PAYMENT_AMOUNT (0n: no minimum), which a merchant's own minimum replaces */
   minPaymentAmount: bigint;
 }
@@ -53,9 +53,10 @@ interface Target {
  * 1. the merchant paid: Form A's and x402's `payTo`, Form B's verified merchant (a Form B id we do not
  *    know is a 404: there is no merchant to act for, so nothing goes on — the intake fails closed);
  * 2. settle protection: a merchant that turned it on needs its settle key;
- * 3. the minimum in force NOW (the merchant's own, else MIN_PAYMENT_AMOUNT): a verification stored while
- *    the merchant allowed less does not outlive its minimum;
- * 4. the verification of exactly this authorization (x402: verified here when it was not before);
+ * 3. the verification of exactly this authorization (x402: verified here when it was not before);
+ * 4. the minimum in force NOW (the merchant's own, else MIN_PAYMENT_AMOUNT) for a settlement to start: a
+ *    verification stored while the merchant allowed less does not outlive its minimum, while a repeat of
+ *    a payment whose settlement is already under way or done is answered with it (its buyer paid);
  * 5. the settlement of exactly this authorization (SettlementRequests.start refuses another one that
  *    shares its payer and nonce with a 409).
  */
@@ -65,9 +66,9 @@ export class SettleIntake {
   async admit(command: SettleCommand, settleKey: string | undefined): Promise<Admitted> {
     const target = await this.targetOf(command);
     if ((await this.deps.merchants.settleAccess(target.merchant, settleKey)) === 'denied') throw new SettleKeyRequired(target.merchant);
-    await this.refuseBelowMinimum(target);
-    // Form B's target is its verification; a payment's is looked up (or made) only once access and minimum passed
+    // Form B's target is its verification; a payment's is looked up (or made) only once access passed
     const verification = command.kind === 'form-b' ? target.verification! : await this.verificationOf(command);
+    await this.refuseBelowMinimum(target, verification);
     const surface = command.kind === 'x402' ? 'x402' : 'v1';
     const { settlement } = await this.deps.requests.start(verification, surface);
     return { verification, settlement };
@@ -93,10 +94,14 @@ export class SettleIntake {
     return { merchant: verification.merchant, amount: BigInt(verification.amount), verification };
   }
 
-  private async refuseBelowMinimum(target: Target): Promise<void> {
+  private async refuseBelowMinimum(target: Target, verification: Verification): Promise<void> {
     const minimum = (await this.deps.merchants.minimumFor(target.merchant)) ?? this.deps.minPaymentAmount;
     const failure = amountBelowMinimum(target.amount, minimum);
-    if (failure) throw new SettleRefused(failure, target.verification?.id);
+    if (!failure) return;
+    // a repeat (the x402 middleware's retry of a pending settle, a client asking again) reads what became of
+    // a settlement that already started: refusing it would refuse a buyer whose payment goes through
+    if (await this.deps.requests.liveSettlementOf(verification)) return;
+    throw new SettleRefused(failure, target.verification?.id);
   }
 
   private async verificationOf(command: Exclude<SettleCommand, { kind: 'form-b' }>): Promise<Verification> {
@@ -113,21 +118,28 @@ export class SettleIntake {
     return outcome.record;
   }
 
-  /** The successful verification of exactly this payment: same authorization, signature and requirements. */
+  /**
+   * The successful verification of exactly this payment: the same authorization (its fingerprint) and
+   * requirements. Another signature over the same authorization (a malleable ECDSA `s`, a wallet whose
+   * ERC-1271 signatures differ each time) is the same payment: it moves the same money to the same merchant,
+   * and the settlement uses the signature that was verified.
+   */
   private async findVerificationOf(payment: Payment): Promise<Verification | null> {
     const { network, authorization: a, expected } = payment;
+    const fingerprint = authorizationFingerprint(network.chainId, network.tokenAddress, a);
     const found = await this.deps.verifications.findLatestVerified({
       chainId: network.chainId,
       tokenAddress: network.tokenAddress,
       payer: a.from,
       nonce: a.nonce,
-      authorizationFingerprint: authorizationFingerprint(network.chainId, network.tokenAddress, a),
+      authorizationFingerprint: fingerprint,
     });
     const matches =
       found !== null &&
+      // a row of an older process has no fingerprint stored: its columns decide
+      fingerprintOf(found) === fingerprint &&
       found.merchant === expected.payTo &&
-      found.expectedAmount === expected.amount.toString() &&
-      found.signature === payment.signature;
+      found.expectedAmount === expected.amount.toString();
     return matches ? found : null;
   }
 }

@@ -339,5 +339,17 @@ describe('VerificationRepository', () => {
       expect(await repo.findLatestVerified({ ...payment, nonce: randomNonce() })).toBeNull();
       expect((await repo.findLatestVerified({ ...payment, authorizationFingerprint: `other:${nonce}` }))?.amount).toBe('3');
     });
+
+    it("returns a row of an older process (no fingerprint) only after the rows with this one, for the caller to judge", async () => {
+      const nonce = randomNonce();
+      const payment = { chainId: 8453, tokenAddress: USDC, payer: PAYER, nonce, authorizationFingerprint: `fp:${nonce}` };
+      const older = await repo.create(verifiedRow({ nonce, amount: '5', authorizationFingerprint: null }));
+      expect(await repo.findLatestVerified(payment)).toStrictEqual(older);
+      await sleep(5);
+      const exact = await repo.create(verifiedRow({ nonce, amount: '5' }));
+      await sleep(5);
+      await repo.create(verifiedRow({ nonce, amount: '6', authorizationFingerprint: null }));
+      expect(await repo.findLatestVerified(payment)).toStrictEqual(exact);
+    });
   });
 });

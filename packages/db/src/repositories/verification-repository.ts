@@ -45,12 +45,13 @@ const DELETE_UNREFERENCED = `
 const FIND_BY_ID = `SELECT * FROM verifications WHERE id = $1`;
 
 // the index on (chain_id, token_address, payer, nonce) finds the few rows of one payment; only those of
-// this very authorization (its fingerprint) count
+// this very authorization (its fingerprint) count, and a row an older process stored without one (a rolling
+// deploy) comes after them, for the caller to judge by its columns
 const FIND_LATEST_VERIFIED = `
   SELECT * FROM verifications
    WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND status = 'verified'
-     AND authorization_fingerprint = $5
-   ORDER BY created_at DESC LIMIT 1`;
+     AND (authorization_fingerprint = $5 OR authorization_fingerprint IS NULL)
+   ORDER BY authorization_fingerprint IS NULL, created_at DESC LIMIT 1`;
 
 /** Where a retention walk stopped: the last row it read (in its own order). */
 export interface RetentionCursor {

@@ -65,6 +65,16 @@ describe('WalletDeploymentRepository', () => {
     expect(rows.map((r: { settlement_id: string }) => r.settlement_id)).toEqual([fresh.settlementId]);
   });
 
+  it('a released reservation (its deployment refused before anything was sent) no longer counts', async () => {
+    const merchant = address();
+    const [first, second] = [request({ merchant }), request({ merchant })];
+    await repo.reserve(first, limits);
+    await repo.reserve(second, limits);
+    expect(await repo.reserve(request({ merchant }), limits)).toMatchObject({ reserved: false, limit: 'merchant' });
+    await repo.release(first.settlementId);
+    expect(await repo.reserve(request({ merchant }), limits)).toEqual({ reserved: true });
+  });
+
   it('never reserves more than the limit when asked at once', async () => {
     const merchant = address();
     const results = await Promise.all(Array.from({ length: 10 }, () => repo.reserve(request({ merchant }), limits)));

@@ -80,6 +80,14 @@ export class WalletDeploymentRepository {
   }
 
   /**
+   * Gives back a settlement's reservation (its deployment was refused before anything was sent): the limits
+   * count deployments our relayers paid for, so a stranger cannot use them up with refused ones.
+   */
+  async release(settlementId: string): Promise<void> {
+    await runQuery(this.pool, { name: 'walletDeployments.release', text: 'DELETE FROM wallet_deployments WHERE settlement_id = $1', values: [settlementId] });
+  }
+
+  /**
    * Deletes up to `limit` reservations made before `before`: a reservation only counts within its window
    * (WALLET_DEPLOY_WINDOW_MS), so older ones are kept for nothing. Returns how many went.
    */

@@ -110,5 +110,7 @@ describe('an ERC-6492 wallet is deployed at our expense only when', () => {
     h.chain.balance = 0n;
     refusal(await deployWallet(h.ctx));
     expect(h.transactions.sent).toEqual([]);
+    // its reservation goes back: the limits count deployments paid for, not refused ones a stranger can make
+    expect(h.walletDeployments.released).toEqual(['stl_1']);
   });
 });

@@ -144,7 +144,7 @@ async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Prom
   // checked again right before paying: the wallet's balance or the merchant's allowance may have left meanwhile
   if (!(await ctx.transactions.hasAny(ctx.settlement.id, 'wallet_deploy'))) {
     const refused = await deploymentRefusal(ctx, wrapped);
-    if (refused) return refused;
+    if (refused) return nothingSent(ctx, refused);
   }
   const gas = await waitForGas(ctx);
   if (gas) return gas;
@@ -164,8 +164,14 @@ async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Prom
   } catch (err) {
     // the wallet appeared meanwhile (deployed by someone else): the factory call now reverts, and that is fine
     if (err instanceof TransactionWouldRevertError && (await ctx.network.usdc.hasCode(ctx.settlement.payer))) return preflight(ctx);
-    if (err instanceof TransactionWouldRevertError) return failed(settlementDoomed(err.reason, { simulation: 'wallet deployment' }), true);
-    if (err instanceof GasCapExceededError) return failed(settlementDoomed(err.message, { payer_kind: 'erc6492' }), true);
+    if (err instanceof TransactionWouldRevertError) return nothingSent(ctx, failed(settlementDoomed(err.reason, { simulation: 'wallet deployment' }), true));
+    if (err instanceof GasCapExceededError) return nothingSent(ctx, failed(settlementDoomed(err.message, { payer_kind: 'erc6492' }), true));
     throw err;
   }
+}
+
+/** The deployment was refused before anything was sent: its reservation goes back (only deployments count). */
+async function nothingSent(ctx: StepContext, result: StepResult): Promise<StepResult> {
+  await ctx.walletDeployments?.release(ctx.settlement.id);
+  return result;
 }

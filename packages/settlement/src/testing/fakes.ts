@@ -313,6 +313,7 @@ export class FakeWalletDeployments implements WalletDeploymentGuard {
   implementation = SINGLETON;
   reservation: WalletDeploymentReservation = { reserved: true };
   readonly reserved: WalletDeploymentRequest[] = [];
+  readonly released: string[] = [];
 
   constructor(private readonly log: string[] = []) {}
 
@@ -324,6 +325,11 @@ export class FakeWalletDeployments implements WalletDeploymentGuard {
   async call(): Promise<string> {
     this.log.push('guard.call');
     return AbiCoder.defaultAbiCoder().encode(['address'], [this.implementation]);
+  }
+
+  async release(settlementId: string): Promise<void> {
+    this.log.push('guard.release');
+    this.released.push(settlementId);
   }
 
   async reserve(request: WalletDeploymentRequest): Promise<WalletDeploymentReservation> {
