@@ -32,11 +32,25 @@ BEGIN
                AND s.state IN ('collect_fee', 'fee_collected', 'executing') AND s.id <> p_exclude) f,
            (SELECT count(*)::int AS failures, max(s.updated_at) AS last_failure_at FROM settlements s
              WHERE s.payer = p_payer AND s.chain_id = p_chain_id AND s.state = 'failed'
+               AND (s.fee_tx_hash IS NOT NULL OR s.settlement_tx_hash IS NOT NULL
+                    OR s.error_details ? 'tx_hash' OR s.error_details ? 'wallet_deploy_tx_hash')
                AND s.updated_at > p_failures_since AND settlement_costly_failure(s)) c;
 END $$;
 
--- Failures on chain counted per payer and per merchant within a window: only failed rows are read.
-CREATE INDEX "settlements_failed_by_payer" ON "settlements" ("payer", "chain_id", "updated_at") WHERE "state" = 'failed';
-CREATE INDEX "settlements_failed_by_merchant" ON "settlements" ("merchant", "chain_id", "updated_at") WHERE "state" = 'failed';
+-- Reads on the settle path that strangers could otherwise make long (found by review). The payer's value
+-- in flight is read under the merchant's fee lock at every reservation: only its settlements in the sending
+-- states, never every settlement the payer ever had (a payer can make failed ones for free, one settle
+-- request each).
+CREATE INDEX "settlements_in_flight_by_payer" ON "settlements" ("payer", "chain_id", "token_address")
+  WHERE "state" IN ('collect_fee', 'fee_collected', 'executing');
+-- Failures on chain counted per payer and per merchant within a window. A failure that cost something
+-- always carries one of our transactions (the predicate is written out in the counts too, so the planner
+-- uses these); failures before anything was sent, free to make, are not read at all.
+CREATE INDEX "settlements_sent_failures_by_payer" ON "settlements" ("payer", "chain_id", "updated_at")
+  WHERE "state" = 'failed' AND ("fee_tx_hash" IS NOT NULL OR "settlement_tx_hash" IS NOT NULL
+    OR "error_details" ? 'tx_hash' OR "error_details" ? 'wallet_deploy_tx_hash');
+CREATE INDEX "settlements_sent_failures_by_merchant" ON "settlements" ("merchant", "chain_id", "updated_at")
+  WHERE "state" = 'failed' AND ("fee_tx_hash" IS NOT NULL OR "settlement_tx_hash" IS NOT NULL
+    OR "error_details" ? 'tx_hash' OR "error_details" ? 'wallet_deploy_tx_hash');
 -- whether a payer has paid a merchant before (a paused merchant still takes payments from its known payers)
 CREATE INDEX "settlements_settled_pairs" ON "settlements" ("merchant", "payer", "chain_id") WHERE "state" = 'settled';

@@ -240,7 +240,7 @@ const DELETE_FAILED = `
 // Costly failures (the payer's payments that failed on chain at our or the merchant's expense) are defined
 // once, by the SQL function settlement_costly_failure (migration 20261124150300_accounting_payer_in_flight).
 // A costly failure always carries one of our transactions: written out, the condition lets the planner read
-// only those (the partial indexes of migration 20261124160000), not the failures a stranger makes for free.
+// only those (the partial indexes of migration 20261124150300), not the failures a stranger makes for free.
 const SENT = `(fee_tx_hash IS NOT NULL OR settlement_tx_hash IS NOT NULL OR error_details ? 'tx_hash' OR error_details ? 'wallet_deploy_tx_hash')`;
 
 const FAILURES_OF_PAYER = `
