@@ -5,7 +5,7 @@
 // the wallet-deployment gas cap applies.
 import { randomBytes } from 'node:crypto';
 import { hexlify, Wallet } from 'ethers';
-import { authorizationToJson, type TransferAuthorization } from '@facilitator/core';
+import type { TransferAuthorization } from '@facilitator/core';
 import { startTestStack, PRICE_UNITS, type TestStack } from './support/test-stack';
 import {
   authorizationDigest,
@@ -19,6 +19,7 @@ import {
 } from './support/canonical-safe';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { x402V2Request } from './support/x402-request';
+import { authorizationFrom, formBVerifyRequest } from './support/contract-payer-requests';
 
 let stack: TestStack;
 
@@ -40,31 +41,8 @@ async function fundedCounterfactualSafe(): Promise<{ owner: Wallet; safe: Counte
   return { owner: new Wallet(owner.privateKey), safe };
 }
 
-function authorizationFrom(payer: string): TransferAuthorization {
-  return {
-    from: payer,
-    to: stack.devnet.accounts.merchant.address,
-    value: PRICE_UNITS,
-    validAfter: 0n,
-    validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
-    nonce: hexlify(randomBytes(32)),
-  };
-}
-
 async function signAsSafe(owner: Wallet, safe: string, authorization: TransferAuthorization): Promise<string> {
   return safeOwnerSignature(owner, stack.devnet.chainId, safe, authorizationDigest(stack.devnet.eip712Domain, authorization));
-}
-
-function v1Body(authorization: TransferAuthorization, signature: string) {
-  const payload = { authorization: authorizationToJson(authorization), signature };
-  return {
-    transaction_hash: authorization.nonce,
-    chain: 'layer2-sepolia',
-    seller_address: stack.devnet.accounts.merchant.address,
-    expected_amount: PRICE_UNITS.toString(),
-    expected_token: stack.devnet.token,
-    metadata: { paymentPayload: { x402Version: 1, scheme: 'exact', network: 'layer2-sepolia', payload } },
-  };
 }
 
 async function settleV1(verificationId: string): Promise<{ status: string; state: string; id: string }> {
@@ -90,10 +68,10 @@ it('places Safe 1.4.1 at its canonical addresses', async () => {
 
 it('a counterfactual Safe pays through /v1: verified without deploying, deployed by settlement before the fee, paid once', async () => {
   const { owner, safe } = await fundedCounterfactualSafe();
-  const authorization = authorizationFrom(safe.address);
+  const authorization = authorizationFrom(stack.devnet, safe.address);
   const signature = counterfactualSafeSignature(safe, await signAsSafe(owner, safe.address, authorization));
 
-  const verified = await stack.http.post('/v1/verify').send(v1Body(authorization, signature));
+  const verified = await stack.http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, authorization, signature));
   expect(verified.body.status).toBe('verified');
   expect(await code(safe.address)).toBe('0x');
 
@@ -108,7 +86,7 @@ it('a counterfactual Safe pays through /v1: verified without deploying, deployed
 
 it('a counterfactual Safe pays through /x402', async () => {
   const { owner, safe } = await fundedCounterfactualSafe();
-  const authorization = authorizationFrom(safe.address);
+  const authorization = authorizationFrom(stack.devnet, safe.address);
   const signature = counterfactualSafeSignature(safe, await signAsSafe(owner, safe.address, authorization));
   const body = x402V2Request(authorization, signature, {
     payTo: stack.devnet.accounts.merchant.address, amount: PRICE_UNITS, asset: stack.devnet.token, maxTimeoutSeconds: 300, resource: 'http://merchant.test/weather',
@@ -125,8 +103,8 @@ it('a counterfactual Safe pays through /x402', async () => {
 it('a deployed Safe pays by ERC-1271', async () => {
   const { owner, safe } = await fundedCounterfactualSafe();
   await deployCounterfactualSafe(new Wallet(stack.devnet.accounts.merchant.privateKey, stack.devnet.provider), safe);
-  const authorization = authorizationFrom(safe.address);
-  const verified = await stack.http.post('/v1/verify').send(v1Body(authorization, await signAsSafe(owner, safe.address, authorization)));
+  const authorization = authorizationFrom(stack.devnet, safe.address);
+  const verified = await stack.http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, authorization, await signAsSafe(owner, safe.address, authorization)));
   expect(verified.body.status).toBe('verified');
   const settled = await settleV1(verified.body.verification_id);
   expect(settled.status).toBe('settled');
@@ -137,11 +115,11 @@ it('a deployed Safe pays by ERC-1271', async () => {
 it('refuses a 6492 signature the deployed wallet would reject: nothing deployed, nothing moved', async () => {
   const { safe } = await fundedCounterfactualSafe();
   const stranger = Wallet.createRandom();
-  const authorization = authorizationFrom(safe.address);
+  const authorization = authorizationFrom(stack.devnet, safe.address);
   const signature = counterfactualSafeSignature(safe, await signAsSafe(new Wallet(stranger.privateKey), safe.address, authorization));
   const merchantBefore = await stack.devnet.balanceOf(stack.devnet.accounts.merchant.address);
 
-  const verified = await stack.http.post('/v1/verify').send(v1Body(authorization, signature));
+  const verified = await stack.http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, authorization, signature));
   expect(verified.status).toBe(400);
   expect(verified.body.error).toMatchObject({ code: 'verification_failed', details: { reason: 'the payer wallet (ERC-6492, once deployed) rejected the signature' } });
   expect(await code(safe.address)).toBe('0x');
@@ -151,11 +129,11 @@ it('refuses a 6492 signature the deployed wallet would reject: nothing deployed,
 
 it('refuses a 6492 signature whose factory is not on the allowlist', async () => {
   const { owner, safe } = await fundedCounterfactualSafe();
-  const authorization = authorizationFrom(safe.address);
+  const authorization = authorizationFrom(stack.devnet, safe.address);
   const inner = await signAsSafe(owner, safe.address, authorization);
   const { wrapErc6492Signature } = await import('@facilitator/chain');
   const signature = wrapErc6492Signature('0x000000000000000000000000000000000000dead', safe.factoryCalldata, inner);
-  const verified = await stack.http.post('/v1/verify').send(v1Body(authorization, signature));
+  const verified = await stack.http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, authorization, signature));
   expect(verified.status).toBe(400);
   expect(verified.body.error.details.reason).toContain("factory 0x000000000000000000000000000000000000dead is not on this network's allowlist");
 });
@@ -164,9 +142,9 @@ it('applies the wallet-deployment gas cap before anything is sent or charged', a
   await stack.killWorkers();
   await stack.startWorker({ GAS_CAP_WALLET_DEPLOY_84532: '100000' });
   const { owner, safe } = await fundedCounterfactualSafe();
-  const authorization = authorizationFrom(safe.address);
+  const authorization = authorizationFrom(stack.devnet, safe.address);
   const signature = counterfactualSafeSignature(safe, await signAsSafe(owner, safe.address, authorization));
-  const verified = await stack.http.post('/v1/verify').send(v1Body(authorization, signature));
+  const verified = await stack.http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, authorization, signature));
   expect(verified.body.status).toBe('verified');
   const merchantBefore = await stack.devnet.balanceOf(stack.devnet.accounts.merchant.address);
   const settled = await settleV1(verified.body.verification_id);

@@ -7,7 +7,7 @@ import { getCreate2Address, hexlify, Interface, keccak256 } from 'ethers';
 import supertest from 'supertest';
 import { wrapErc6492Signature } from '@facilitator/chain';
 import { loadApiConfig } from '@facilitator/config';
-import { authorizationToJson, type TransferAuthorization } from '@facilitator/core';
+import type { TransferAuthorization } from '@facilitator/core';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
 import { startJsonRpcProxy, type JsonRpcProxy, type JsonRpcRequest } from '../support/json-rpc-proxy';
@@ -15,6 +15,7 @@ import { compileTestContract, deploy } from '../support/solidity';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
 import { x402V2Request } from '../support/x402-request';
+import { authorizationFrom, formBVerifyRequest } from '../support/contract-payer-requests';
 
 const RPC_TIMEOUT_MS = 1_000;
 const SLOW_ANSWER_MS = 4_000;
@@ -61,28 +62,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-function authorizationFrom(payer: string): TransferAuthorization {
-  return {
-    from: payer,
-    to: stack.devnet.accounts.merchant.address,
-    value: PRICE_UNITS,
-    validAfter: 0n,
-    validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
-    nonce: hexlify(randomBytes(32)),
-  };
-}
-
-function v1Body(authorization: TransferAuthorization, signature: string) {
-  return {
-    transaction_hash: authorization.nonce,
-    chain: 'layer2-sepolia',
-    seller_address: stack.devnet.accounts.merchant.address,
-    expected_amount: PRICE_UNITS.toString(),
-    expected_token: stack.devnet.token,
-    metadata: { paymentPayload: { x402Version: 1, scheme: 'exact', network: 'layer2-sepolia', payload: { authorization: authorizationToJson(authorization), signature } } },
-  };
-}
-
 function x402Body(authorization: TransferAuthorization, signature: string) {
   const terms = { payTo: stack.devnet.accounts.merchant.address, amount: PRICE_UNITS, asset: stack.devnet.token, maxTimeoutSeconds: 300, resource: 'http://merchant.test/r' };
   return x402V2Request(authorization, signature, terms);
@@ -93,7 +72,7 @@ function returnBombPayment(): { authorization: TransferAuthorization; signature:
   const salt = hexlify(randomBytes(32));
   const wallet = getCreate2Address(bombFactory, salt, keccak256(bombWalletCode)).toLowerCase();
   const deployCall = new Interface(['function deploy(bytes32 salt) returns (address)']).encodeFunctionData('deploy', [salt]);
-  return { authorization: authorizationFrom(wallet), signature: wrapErc6492Signature(bombFactory, deployCall, '0x' + 'ab'.repeat(65)) };
+  return { authorization: authorizationFrom(stack.devnet, wallet), signature: wrapErc6492Signature(bombFactory, deployCall, '0x' + 'ab'.repeat(65)) };
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -118,12 +97,12 @@ it('a wallet whose isValidSignature burns gas, and one whose answer is held back
     'two contract-wallet payers verify at the same instant as 20 honest ones: one whose isValidSignature loops (~1e9 gas), one whose eth_call answer the RPC endpoints hold back 4 s (RPC_TIMEOUT_MS 1 s); two endpoints',
   );
   const honest = await Promise.all(Array.from({ length: HONEST }, () => stack.payment()));
-  const burnerPayment = authorizationFrom(burner);
-  const slowPayment = authorizationFrom(slowWallet);
+  const burnerPayment = authorizationFrom(stack.devnet, burner);
+  const slowPayment = authorizationFrom(stack.devnet, slowWallet);
   const requestsBefore = proxies.map((p) => p.requests.length);
   const [burning, slow, ...others] = await Promise.all([
-    timed(() => http.post('/v1/verify').send(v1Body(burnerPayment, '0x' + 'ab'.repeat(65)))),
-    timed(() => http.post('/v1/verify').send(v1Body(slowPayment, '0x' + 'cd'.repeat(65)))),
+    timed(() => http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, burnerPayment, '0x' + 'ab'.repeat(65)))),
+    timed(() => http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, slowPayment, '0x' + 'cd'.repeat(65)))),
     ...honest.map((p) => timed(() => http.post('/v1/verify').send(p.formB()))),
   ]);
   const health = await endpointHealth();
@@ -169,7 +148,7 @@ it('an ERC-6492 check that reverts is an invalid signature (400 on /v1, isValid 
   );
   const v1 = returnBombPayment();
   const x402 = returnBombPayment();
-  const [onV1, onX402] = await Promise.all([http.post('/v1/verify').send(v1Body(v1.authorization, v1.signature)), http.post('/x402/verify').send(x402Body(x402.authorization, x402.signature))]);
+  const [onV1, onX402] = await Promise.all([http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, v1.authorization, v1.signature)), http.post('/x402/verify').send(x402Body(x402.authorization, x402.signature))]);
   const health = await endpointHealth();
   const rows = [
     report.check('/v1/verify', '400 verification_failed', `${onV1.status} ${onV1.body.error?.code}`),

@@ -4,11 +4,12 @@
 // is refused there, before any fee or gas.
 import { randomBytes } from 'node:crypto';
 import { hexlify } from 'ethers';
-import { authorizationToJson, type TransferAuthorization } from '@facilitator/core';
+import type { TransferAuthorization } from '@facilitator/core';
 import { compileTestContract, deploy } from '../support/solidity';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { formBVerifyRequest } from '../support/contract-payer-requests';
 
 let stack: TestStack;
 
@@ -19,17 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-function v1Body(authorization: TransferAuthorization, signature: string) {
-  return {
-    transaction_hash: authorization.nonce,
-    chain: 'layer2-sepolia',
-    seller_address: stack.devnet.accounts.merchant.address,
-    expected_amount: PRICE_UNITS.toString(),
-    expected_token: stack.devnet.token,
-    metadata: { paymentPayload: { x402Version: 1, scheme: 'exact', network: 'layer2-sepolia', payload: { authorization: authorizationToJson(authorization), signature } } },
-  };
-}
 
 /** What the treasury and the relayers hold in ETH, and how many transactions they have mined. */
 async function senders(): Promise<{ wei: bigint; sent: number }> {
@@ -61,7 +51,7 @@ it('a wallet that accepts only at tx.gasprice 0 is refused at pre-flight: no fee
   };
   const merchantBefore = await stack.devnet.balanceOf(accounts.merchant.address);
   const before = await senders();
-  const verify = await stack.http.post('/v1/verify').send(v1Body(authorization, '0x' + 'ab'.repeat(65)));
+  const verify = await stack.http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, authorization, '0x' + 'ab'.repeat(65)));
   // verification is an eth_call too: the wallet says yes there, which is why the pre-flight must not be one
   expect(verify.status).toBe(200);
   const created = await stack.http.post('/v1/settle').send({ verification_id: verify.body.verification_id, destination_address: accounts.merchant.address });
