@@ -95,17 +95,19 @@ function listeningPort(child: ChildProcess, output: OutputTail, timeoutMs: numbe
       cleanup();
       resolve(Number(match[1]));
     };
+    // 'close', not 'exit': it comes once anvil's output has been read to its end, so the error carries its
+    // last words ('exit' can come first, and under load a failure was reported without them)
     const onExit = (code: number | null, signal: string | null) => fail(`exited (code ${code}, signal ${signal})`);
     const onError = (error: Error) => fail(error.message);
     const timer = setTimeout(() => fail(`no "Listening on" line within ${timeoutMs} ms`), timeoutMs);
     const cleanup = () => {
       clearTimeout(timer);
       child.stdout!.off('data', onOutput);
-      child.off('exit', onExit);
+      child.off('close', onExit);
       child.off('error', onError);
     };
     child.stdout!.on('data', onOutput);
-    child.once('exit', onExit);
+    child.once('close', onExit);
     child.once('error', onError);
   });
 }
