@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { ApiConfig } from '@facilitator/config';
 import { FailoverJsonRpcProvider, RpcChainReader, RpcEndpointPool } from '@facilitator/chain';
 import {
+  ChainTransactionRepository,
   IdempotencyRepository,
   MerchantRepository,
   SettlementRepository,
@@ -24,7 +25,7 @@ import {
   x402OpenApiSchemas,
 } from '@facilitator/schemas';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
-import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
+import { OperatorActions, SettlementRequests, UnsentSettlementStop } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
@@ -42,6 +43,7 @@ import { webhookRoutes } from './routes/webhooks';
 import { verifyRoutes } from './routes/verify';
 import { x402Routes } from './routes/x402';
 import { SettlementWaiter } from './settlement-waiter';
+import { settlementProgressReader } from './settlement-progress';
 import { SettleIntake } from './settle-intake/settle-intake';
 import { verificationEvents } from './verification-events';
 
@@ -90,7 +92,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     windowMs: config.abuse.failurePauseWindowMs,
   });
   const waits = new SettlementWaiter({
-    findByIds: (ids) => settlements.findByIds(ids),
+    readProgress: settlementProgressReader({ settlements, transactions: new ChainTransactionRepository(pool) }),
     timeoutMs: config.settleWaitTimeoutMs,
     maxWaiters: config.abuse.maxSettleWaiters,
   });
@@ -194,7 +196,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         networks,
         verifier: x402Verifier,
         intake: settleIntake,
-        waits,
+        outcome: { waits, stop: new UnsentSettlementStop(settlements, outbox), sendDeadlineMs: config.settleSendDeadlineMs },
         signers: [...config.relayerAddresses, config.treasuryAddress],
         logger,
       }),

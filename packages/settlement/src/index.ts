@@ -13,3 +13,6 @@ export * from './atomic/atomic-settlement';
 export * from './atomic/executor-batches';
 export * from './wallet-deployment-guard';
 export * from './accounting';
+export * from './settlement-ended';
+export * from './final-transition';
+export * from './unsent-settlement-stop';

@@ -1,8 +1,8 @@
 import { ErrorCode, InvalidRequestError, NotFoundError } from '@facilitator/core';
 import type { Settlement, SettlementRepository } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
-import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
-import { finalSettlementEvent } from './settlement-events';
+import type { WebhookOutbox } from '@facilitator/webhooks';
+import { transitionWithFinalEvent } from './final-transition';
 import { canTransition } from './states';
 
 export interface ResolveRequest {
@@ -45,8 +45,6 @@ export class OperatorActions {
       });
     }
     const full = (await this.settlements.findWithVerification(id))!;
-    const webhookUrl = full.verification.webhookUrl;
-    let eventId: string | undefined;
     const data =
       request.outcome === 'settled'
         ? { settledAt: new Date(), merchantPaid: true, ...(request.txHash ? { settlementTxHash: request.txHash } : {}) }
@@ -55,23 +53,14 @@ export class OperatorActions {
             errorMessage: `settlement failed: resolved by an operator: ${request.note}`,
             errorDetails: { reason: 'resolved by an operator', note: request.note, fee_tx_hash: settlement.feeTxHash },
           };
-    const moved = await this.settlements.transition({
-      id,
-      from: settlement.state,
-      to: request.outcome,
-      data,
-      note: { resolved_by: 'operator', note: request.note },
-      event: webhookUrl
-        ? (row) => {
-            const event = webhookEventRow(finalSettlementEvent(row, webhookUrl));
-            eventId = event.id;
-            return event;
-          }
-        : undefined,
-    });
+    const moved = await transitionWithFinalEvent(
+      this.settlements,
+      this.outbox,
+      { id, from: settlement.state, to: request.outcome, data, note: { resolved_by: 'operator', note: request.note } },
+      full.verification.webhookUrl,
+    );
     if (!moved) throw new InvalidRequestError('the settlement moved meanwhile; read it again', { errors: [] });
     await this.settlements.clearAttention(id);
-    if (eventId) await this.outbox.enqueue(eventId).catch(() => undefined);
     return (await this.settlements.findById(id))!;
   }
 

@@ -1,12 +1,13 @@
 import { RelayerRotation, type TransactionProvider } from '@facilitator/chain';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
-import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
+import type { WebhookOutbox } from '@facilitator/webhooks';
 import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { WalletDeploymentGuard } from './wallet-deployment-guard';
 import type { ErrorClass } from './error-classes';
 import { failed, settlementDoomed, settlementFailedAfterFee } from './failures';
-import { finalSettlementEvent } from './settlement-events';
+import { transitionWithFinalEvent } from './final-transition';
+import { SettlementEndedError } from './settlement-ended';
 import { canTransition, isFinal } from './states';
 import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepContext, StepResult } from './step';
 import { STEPS } from './steps';
@@ -15,7 +16,7 @@ import { isWait, SettlementWaitingError, WAIT_RETRY_MS, type SettlementWaitReaso
 /** What the machine reads and writes of the settlements table (a SettlementRepository). */
 export type SettlementMachineStore = Pick<
   SettlementRepository,
-  'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'markWaiting' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant'
+  'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'markWaiting' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant' | 'claimSend'
 >;
 
 /** A relayer's native balance and the minimum under which it is skipped (RELAYER_MIN_BALANCE_<chainId>). */
@@ -104,7 +105,15 @@ export class SettlementMachine {
     for (;;) {
       if (isFinal(settlement.state)) return settlement.state;
       const state = settlement.state as keyof typeof STEPS;
-      const result = await STEPS[state](this.context(settlement));
+      const result = await STEPS[state](this.context(settlement)).catch((error: unknown) => {
+        // a settle request stopped it before anything was sent: read it again, final
+        if (error instanceof SettlementEndedError) return undefined;
+        throw error;
+      });
+      if (!result) {
+        settlement = await this.load(settlementId);
+        continue;
+      }
       if (isWait(result)) return this.recordWait(settlement, result);
       const moved = await this.persistChecked(settlement, state, result);
       // null: another worker advanced it meanwhile, so what we hold is stale
@@ -211,28 +220,13 @@ export class SettlementMachine {
   }
 
   private async persist(settlement: StepContext['settlement'], from: SettlementState, result: StepResult): Promise<Settlement | null> {
-    const webhookUrl = settlement.verification.webhookUrl;
-    let eventId: string | undefined;
-    const moved = await this.options.settlements.transition({
-      id: settlement.id,
-      from,
-      to: result.to,
-      data: result.data,
-      note: result.note,
-      // only a final state with a webhook URL writes more than the one transition statement
-      event:
-        isFinal(result.to) && webhookUrl
-          ? (row) => {
-              const event = webhookEventRow(finalSettlementEvent(row, webhookUrl));
-              eventId = event.id;
-              return event;
-            }
-          : undefined,
-    });
-    if (!moved) return null;
-    this.options.onTransition?.({ settlementId: settlement.id, settlement, from, to: result.to, note: result.note });
-    // after commit; a failure here leaves a pending event row that the webhook sweeper enqueues
-    if (eventId) await this.options.outbox.enqueue(eventId).catch(() => undefined);
+    const moved = await transitionWithFinalEvent(
+      this.options.settlements,
+      this.options.outbox,
+      { id: settlement.id, from, to: result.to, data: result.data, note: result.note },
+      settlement.verification.webhookUrl,
+    );
+    if (moved) this.options.onTransition?.({ settlementId: settlement.id, settlement, from, to: result.to, note: result.note });
     return moved;
   }
 
@@ -255,6 +249,7 @@ export class SettlementMachine {
       atomic: this.options.atomic,
       walletDeployments: this.options.walletDeployments,
       accounting: this.options.accounting,
+      claimSend: () => this.options.settlements.claimSend(settlement.id),
       feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
     };
   }

@@ -70,6 +70,11 @@ export interface StepContext {
   /** Unix seconds */
   now(): number;
   merchantPause: MerchantPausePolicy;
+  /**
+   * Commits to sending the settlement's fee (the sequential path; a batch claims its items itself): false
+   * when a settle request stopped the settlement first (it is final; nothing may be sent)
+   */
+  claimSend(): Promise<boolean>;
   /** fee transfers of the merchant that were sent and reverted since `since` */
   feeRevertsOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts>;
   /** the atomic path's batches; absent in a worker that only settles sequentially */

@@ -42,6 +42,7 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     finality: null,
     reorgCount: 0,
     settlementMode: null,
+    sendClaimedAt: null,
     metadata: { order: 'A-17' },
     createdAt: CREATED,
     updatedAt: UPDATED,

@@ -35,6 +35,7 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     finality: null,
     reorgCount: 0,
     settlementMode: null,
+    sendClaimedAt: null,
     metadata: null,
     createdAt: at,
     updatedAt: at,

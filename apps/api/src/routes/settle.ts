@@ -32,7 +32,7 @@ export function settleRoutes(deps: SettleRouteDeps) {
       res.json(formBSettlementCreated(settlement));
       return;
     }
-    const outcome = await deps.waits.waitForFinal(settlement);
+    const { settlement: outcome } = await deps.waits.waitForFinal(settlement);
     if (outcome.state === 'settled') res.json(formASettlementResult(outcome));
     else if (outcome.state === 'failed') throw settlementError(outcome);
     else res.status(202).json(formASettlementPending(outcome));

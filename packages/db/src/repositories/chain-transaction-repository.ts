@@ -125,6 +125,20 @@ const SQL = {
   // its nonce was taken by another transaction while it was out of the chain: it will never be mined
   markLost: `UPDATE chain_transactions SET status = 'replaced', final_at = now(), updated_at = now() WHERE id = $1`,
   // never over a mined outcome another process recorded meanwhile
+  // the transaction that pays each of these settlements' merchants: its own transfer (sequential path) or
+  // its batch's settle transaction (atomic path); the hash mined, else the newest signed version
+  paymentTransactionHashes: `
+    SELECT s.id AS settlement_id, tx.hash
+      FROM unnest($1::text[]) AS s(id)
+      LEFT JOIN settlement_batch_items i ON i.settlement_id = s.id
+      CROSS JOIN LATERAL (
+        SELECT coalesce(t.mined_hash,
+                 (SELECT a.hash FROM chain_transaction_attempts a WHERE a.transaction_id = t.id ORDER BY a.created_at DESC LIMIT 1)) AS hash
+          FROM chain_transactions t
+         WHERE (t.settlement_id = s.id AND t.purpose = 'transfer') OR (t.settlement_id = i.batch_id AND t.purpose = 'settle')
+         ORDER BY t.created_at DESC LIMIT 1
+      ) tx
+     WHERE tx.hash IS NOT NULL`,
   markReplaced: `
     UPDATE chain_transactions SET status = 'replaced', updated_at = now()
      WHERE id = $1 AND status IN ('allocated', 'signed', 'broadcast')`,
@@ -265,6 +279,13 @@ export class ChainTransactionRepository {
       values: [chainId, from.toLowerCase(), UNFINISHED],
     });
     return rows[0].unfinished as number;
+  }
+
+  /** The hash of the transaction that pays each of these settlements' merchants, for those that have one signed. */
+  async paymentTransactionHashes(settlementIds: readonly string[]): Promise<Map<string, string>> {
+    if (settlementIds.length === 0) return new Map();
+    const rows = await this.query('paymentTransactionHashes', [settlementIds]);
+    return new Map(rows.map((r) => [r.settlement_id as string, r.hash as string]));
   }
 
   private async query(name: StatementName, values: unknown[]): Promise<Array<Record<string, unknown>>> {

@@ -29,3 +29,23 @@ export async function runCount(db: Pool | PoolClient, config: QueryConfig & { na
     throw tagAsDatabaseError(err);
   }
 }
+
+/** Runs `work` in one database transaction on one pooled connection: committed when it returns, rolled back when it throws. */
+export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect().catch((err: unknown) => {
+    throw tagAsDatabaseError(err);
+  });
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    // a connection that cannot even roll back is not given back to the pool
+    await client.query('ROLLBACK').catch(() => (broken = true));
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}

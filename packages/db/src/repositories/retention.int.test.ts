@@ -195,9 +195,12 @@ describe('failed settlements', () => {
     const expiredValidity = BigInt(nowSeconds() - 100 * DAY / 1000);
     const make = (state: SettlementState, ageDays: number, extra = {}) =>
       verification({ ageDays: ageDays + 1, validBefore: expiredValidity }).then((v) => settlementOf(v, state, ageDays, extra).then((s) => ({ v, s })));
-    const doomed = await make('failed', 91);
-    const doomedEvent = await eventOf(doomed.v, doomed.s);
+    // placed in a batch while live (a batch claims only live settlements), then failed
+    const doomed = await make('collect_fee', 91);
     const batch = await batches.create({ chainId: 8453, relayer: address(), to: address(), data: '0x', gasCap: 1n, settlementIds: [doomed.s] });
+    if ('stored' in batch) throw new Error('the batch was not stored');
+    await db.pool.query(`UPDATE settlements SET state = 'failed' WHERE id = $1`, [doomed.s]);
+    const doomedEvent = await eventOf(doomed.v, doomed.s);
     // kept: failed lately, settled, failed after its fee was collected, failed with the merchant paid, waiting for an operator
     const recent = await make('failed', 89);
     const settled = await make('settled', 400);
@@ -223,7 +226,7 @@ describe('failed settlements', () => {
     expect(await exists('webhook_events', 'id', doomedEvent)).toBe(false);
     expect(await exists('webhook_attempts', 'event_id', doomedEvent)).toBe(false);
     expect(await exists('settlement_batch_items', 'settlement_id', doomed.s)).toBe(false);
-    expect(await exists('settlement_batches', 'id', batch!.id)).toBe(true); // the gas ledger stays
+    expect(await exists('settlement_batches', 'id', batch.id)).toBe(true); // the gas ledger stays
     for (const kept of [recent, settled, feeKept, paid, parked, paidElsewhere]) {
       expect(await settlements.findById(kept.s)).not.toBeNull();
       expect(await exists('settlement_transitions', 'settlement_id', kept.s)).toBe(true);

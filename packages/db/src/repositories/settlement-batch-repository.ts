@@ -1,6 +1,7 @@
 import { IdPrefix, newId } from '@facilitator/core';
 import type { Pool } from '../pg-pool';
-import { runCount, runQuery, type Row } from './pg-query';
+import { inTransaction, runCount, runQuery, type Row } from './pg-query';
+import { SettlementRepository } from './settlement-repository';
 
 export interface NewSettlementBatch {
   chainId: number;
@@ -22,6 +23,23 @@ export interface StoredSettlementBatch {
   data: string;
   gasCap: bigint;
   itemCount: number;
+}
+
+/**
+ * Why a batch was not stored (nothing of it was): `ended` names the settlements already final (a settle
+ * request stopped them before anything was sent); empty when one of them is in a batch already (another
+ * run placed it: `alreadyBatched` says which).
+ */
+export interface BatchNotStored {
+  stored: false;
+  ended: string[];
+}
+
+/** Rolls the batch's transaction back when some of its settlements could not be claimed. */
+class ItemsEnded extends Error {
+  constructor(readonly settlementIds: string[]) {
+    super(`settlements already final: ${settlementIds.join(', ')}`);
+  }
 }
 
 const SQL = {
@@ -54,19 +72,27 @@ export class SettlementBatchRepository {
   constructor(private readonly pool: Pool) {}
 
   /**
-   * Stores a batch with its items. Null when one of the settlements is in a batch already (another run
-   * placed it): nothing is stored, and `alreadyBatched` says which.
+   * Stores a batch with its items, each item's settlement claimed for sending. Not stored when one of the
+   * settlements is final already, or in a batch already (another run placed it): see BatchNotStored.
    */
-  async create(batch: NewSettlementBatch): Promise<StoredSettlementBatch | null> {
+  async create(batch: NewSettlementBatch): Promise<StoredSettlementBatch | BatchNotStored> {
     const id = newId(IdPrefix.SettlementBatch);
     try {
-      await runQuery(this.pool, {
-        name: 'settlementBatches.create',
-        text: SQL.create,
-        values: [id, batch.chainId, batch.relayer, batch.to, batch.data, batch.gasCap.toString(), batch.settlementIds],
+      await inTransaction(this.pool, async (client) => {
+        // each item's settlement is claimed for sending in the same transaction, so none that a settle
+        // request stopped meanwhile is ever sent, and none stored here can be stopped any more
+        const claimed = new Set(await SettlementRepository.claimSendWith(client, batch.settlementIds));
+        const ended = batch.settlementIds.filter((settlementId) => !claimed.has(settlementId));
+        if (ended.length > 0) throw new ItemsEnded(ended);
+        await runQuery(client, {
+          name: 'settlementBatches.create',
+          text: SQL.create,
+          values: [id, batch.chainId, batch.relayer, batch.to, batch.data, batch.gasCap.toString(), batch.settlementIds],
+        });
       });
     } catch (error) {
-      if ((error as { code?: string; constraint?: string }).constraint === 'settlement_batch_items_pkey') return null;
+      if (error instanceof ItemsEnded) return { stored: false, ended: error.settlementIds };
+      if ((error as { constraint?: string }).constraint === 'settlement_batch_items_pkey') return { stored: false, ended: [] };
       throw error;
     }
     return { id, chainId: batch.chainId, relayer: batch.relayer, to: batch.to, data: batch.data, gasCap: batch.gasCap, itemCount: batch.settlementIds.length };

@@ -200,6 +200,43 @@ describe('SettlementRepository', () => {
     });
   });
 
+  describe('the claim to send and the stop of an unsent settlement', () => {
+    const stop = (s: SettlementRow) => repo.transition({ id: s.id, from: s.state, to: 'failed', onlyUnclaimed: true, data: { errorCode: 'settlement_failed' } });
+
+    it('claims a live settlement once (the first time is kept), and never a final one', async () => {
+      const s = await walk((await started()).id, ['check_allowance', 'collect_fee']);
+      expect(await repo.claimSend(s.id)).toBe(true);
+      const claimedAt = (await repo.findById(s.id))!.sendClaimedAt;
+      expect(claimedAt).toBeInstanceOf(Date);
+      expect(await repo.claimSend(s.id)).toBe(true);
+      expect((await repo.findById(s.id))!.sendClaimedAt).toEqual(claimedAt);
+      const done = await walk((await started()).id, ['failed']);
+      expect(await repo.claimSend(done.id)).toBe(false);
+      expect((await repo.findById(done.id))!.sendClaimedAt).toBeNull();
+    });
+
+    it('a stop (onlyUnclaimed) does not move a claimed settlement; a stopped one cannot be claimed', async () => {
+      const claimed = await walk((await started()).id, ['check_allowance', 'collect_fee']);
+      await repo.claimSend(claimed.id);
+      expect(await stop(claimed)).toBeNull();
+      expect((await repo.findById(claimed.id))!.state).toBe('collect_fee');
+      const stopped = await walk((await started()).id, ['check_allowance', 'collect_fee']);
+      expect((await stop(stopped))!.state).toBe('failed');
+      expect(await repo.claimSend(stopped.id)).toBe(false);
+    });
+
+    it('of a claim and a stop racing on the same settlement, exactly one wins, every time', async () => {
+      for (let i = 0; i < 40; i++) {
+        const s = await walk((await started()).id, ['check_allowance', 'collect_fee']);
+        const [claimed, stopped] = await Promise.all([repo.claimSend(s.id), stop(s)]);
+        expect(claimed !== (stopped !== null)).toBe(true);
+        const after = (await repo.findById(s.id))!;
+        expect(after.state).toBe(claimed ? 'collect_fee' : 'failed');
+        expect(after.sendClaimedAt !== null).toBe(claimed);
+      }
+    });
+  });
+
   describe('transition', () => {
     it('moves only from the expected state, writing the fields given and a history row', async () => {
       const s = await started();

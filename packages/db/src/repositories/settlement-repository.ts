@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import type { PrismaClient, Settlement, SettlementState, Verification } from '../generated/prisma/client';
-import { dateColumn, runCount, runQuery, tagAsDatabaseError } from './pg-query';
+import { dateColumn, inTransaction, runCount, runQuery } from './pg-query';
 import type { RetentionCursor, RetentionPage } from './verification-repository';
 import { WebhookEventRepository, type WebhookEventRow } from './webhook-event-repository';
 import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_COLUMNS, type SettlementUpdate } from './settlement-row';
@@ -18,6 +18,8 @@ export interface TransitionRequest {
   note?: Record<string, unknown>;
   /** an event to store in the same database transaction, made from the settlement as the transition left it */
   event?: (moved: SettlementRow) => WebhookEventRow | undefined;
+  /** only while the worker has not claimed the settlement for sending (a settle request stopping it) */
+  onlyUnclaimed?: boolean;
 }
 
 
@@ -55,6 +57,13 @@ const CREATE_OR_GET = `
   UNION ALL
   SELECT *, false AS created FROM settlements WHERE payment_key = $3 AND NOT EXISTS (SELECT 1 FROM created)`;
 
+// ordered locks, so two claims of overlapping sets cannot deadlock
+const CLAIM_SEND = `
+  UPDATE settlements s SET send_claimed_at = coalesce(s.send_claimed_at, now())
+    FROM (SELECT id FROM settlements WHERE id = ANY($1::text[]) AND state NOT IN ('settled', 'failed') ORDER BY id FOR UPDATE) locked
+   WHERE s.id = locked.id AND s.state NOT IN ('settled', 'failed')
+  RETURNING s.id`;
+
 const FIND_WITH_VERIFICATION = `
   SELECT s.*, to_jsonb(v) AS verification FROM settlements s JOIN verifications v ON v.id = s.verification_id WHERE s.id = $1`;
 
@@ -70,13 +79,13 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
     WITH moved AS (
       UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
              waiting_reason = NULL, waiting_since = NULL, waiting_detail = NULL${sets}
-       WHERE id = $1 AND state = $2::"SettlementState" RETURNING *
+       WHERE id = $1 AND state = $2::"SettlementState"${request.onlyUnclaimed ? ' AND send_claimed_at IS NULL' : ''} RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
       SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved
     )
     SELECT * FROM moved`;
-  return { name: `settlement_transition_${mask}`, text, values };
+  return { name: `settlement_transition_${mask}${request.onlyUnclaimed ? '_unclaimed' : ''}`, text, values };
 }
 
 /** $1..$4 are id, from, to and note; then one parameter per field written. */
@@ -268,6 +277,21 @@ export class SettlementRepository {
 
   findById(id: string): Promise<SettlementRow | null> {
     return this.prisma.settlement.findUnique({ where: { id } });
+  }
+
+  /**
+   * The worker commits to sending something of this settlement (its fee, or its item of a batch): false
+   * when it is final already, i.e. a settle request stopped it before anything was sent. Row-locked like
+   * the stop (transition with onlyUnclaimed), so exactly one of the two wins.
+   */
+  async claimSend(id: string): Promise<boolean> {
+    return (await SettlementRepository.claimSendWith(this.pool, [id])).length === 1;
+  }
+
+  /** claimSend for several settlements inside a caller's transaction (a batch and its items): the ids claimed. */
+  static async claimSendWith(client: Pool | PoolClient, ids: readonly string[]): Promise<string[]> {
+    const rows = await runQuery(client, { name: 'settlements_claim_send', text: CLAIM_SEND, values: [ids] });
+    return rows.map((r) => r.id as string);
   }
 
   /** The rows of these settlements, in one query (the API's shared settle waiter reads all it waits for). */
@@ -496,24 +520,10 @@ export class SettlementRepository {
     return this.prisma.settlement.findMany({ where: { attentionAt: { not: null } }, orderBy: { attentionAt: 'asc' }, take: limit });
   }
 
-  private async inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect().catch((err: unknown) => {
-      throw tagAsDatabaseError(err);
-    });
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      // a connection that cannot even roll back is not given back to the pool
-      await client.query('ROLLBACK').catch(() => (broken = true));
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+  private inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, work);
   }
+
 
   /** Retention: a page of failed settlements that moved no money, failed before `before` (see FAILED_PAGE). */
   async failedPage(before: Date, after: RetentionCursor, limit: number): Promise<RetentionPage> {

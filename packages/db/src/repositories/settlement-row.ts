@@ -64,6 +64,7 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     finality: (r.finality as string | null) ?? null,
     reorgCount: (r.reorg_count as number | undefined) ?? 0,
     settlementMode: (r.settlement_mode as string | null | undefined) ?? null,
+    sendClaimedAt: optionalDateColumn(r.send_claimed_at),
     metadata: r.metadata as Settlement['metadata'],
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),

@@ -3,6 +3,7 @@ import type { SubmittedTransaction, TransactionOutcome, TransactionRequest } fro
 import { executorInterface, type ExecutorItem } from '@facilitator/settlement-contract';
 import { itemCalldataGas } from '@facilitator/settlement-contract';
 import { BATCH_OVERHEAD_GAS, ExecutorBatches, gasCapOf, itemEnvelope, ItemRefusedError, NoFundedRelayerError, type ExecutorBatchesOptions } from './executor-batches';
+import { SettlementEndedError } from '../settlement-ended';
 
 const TREASURY = '0x' + '11'.repeat(20);
 const RELAYER = '0x' + '22'.repeat(20);
@@ -18,11 +19,15 @@ function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
   const placed = new Map<string, StoredSettlementBatch>();
   const submitted: TransactionRequest[] = [];
   const log: string[] = [];
+  // settlements a settle request stopped: the repository refuses to claim them for a batch
+  const endedSettlements = new Set<string>();
   let nextId = 0;
   const options: ExecutorBatchesOptions = {
     batches: {
       async create(batch: NewSettlementBatch) {
-        if (batch.settlementIds.some((id) => placed.has(id))) return null;
+        if (batch.settlementIds.some((id) => placed.has(id))) return { stored: false as const, ended: [] };
+        const ended = batch.settlementIds.filter((id) => endedSettlements.has(id));
+        if (ended.length > 0) return { stored: false as const, ended };
         const row = { id: `bat_${++nextId}`, chainId: batch.chainId, relayer: batch.relayer, to: batch.to, data: batch.data, gasCap: batch.gasCap, itemCount: batch.settlementIds.length };
         stored.push(row);
         for (const id of batch.settlementIds) placed.set(id, row);
@@ -55,7 +60,7 @@ function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
     ...overrides,
   };
   // the batcher holds `options` itself: a test changes a dependency's behaviour through it
-  return { batcher: new ExecutorBatches(options), options, stored, placed, submitted, log };
+  return { batcher: new ExecutorBatches(options), options, stored, placed, submitted, log, endedSettlements };
 }
 
 describe('ExecutorBatches', () => {
@@ -70,6 +75,21 @@ describe('ExecutorBatches', () => {
     expect(itemEnvelope(item(1))).toBeGreaterThan((250_000n * 64n) / 63n);
     const [items] = executorInterface.decodeFunctionData('settle', h.submitted[0].data);
     expect(items.map((i: { nonce: string }) => i.nonce)).toEqual([item(1).nonce, item(2).nonce, item(3).nonce]);
+  });
+
+  it('leaves out an item whose settlement a settle request stopped meanwhile: it learns so, the others are batched and sent without it', async () => {
+    const h = harness();
+    h.endedSettlements.add('stl_2');
+    const placed = [1, 2, 3].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) }).then(
+      (batch) => batch.id,
+      (error: unknown) => error,
+    ));
+    const [one, two, three] = await Promise.all(placed);
+    expect(two).toBeInstanceOf(SettlementEndedError);
+    expect([one, three]).toEqual(['bat_1', 'bat_1']);
+    expect(h.log).toEqual(['store bat_1 [stl_1,stl_3]', 'send bat_1']);
+    const [items] = executorInterface.decodeFunctionData('settle', h.submitted[0].data);
+    expect(items.map((i: { nonce: string }) => i.nonce)).toEqual([item(1).nonce, item(3).nonce]);
   });
 
   it('gathers the items that arrive while a batch is being sent into the next one', async () => {

@@ -1,5 +1,6 @@
 import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/chain';
-import type { SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
+import type { BatchNotStored, SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
+import { SettlementEndedError } from '../settlement-ended';
 import { itemCalldataGas, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicItemRequest, AtomicSettlement } from './atomic-settlement';
 
@@ -196,10 +197,8 @@ export class ExecutorBatches implements AtomicSettlement {
           gasCap: gasCapOf(items),
           settlementIds: group.map((e) => e.request.settlementId),
         });
-        // null: a concurrent run placed one of them meanwhile; the second attempt sees which (once: then it is a bug)
-        if (!batch) {
-          if (attempt >= 2) throw new Error(`could not store a batch of ${group.length} settlements on chain ${chainId}`);
-          await this.formOne(chainId, group, attempt + 1);
+        if ('stored' in batch) {
+          await this.notStored(chainId, group, batch, attempt);
           continue;
         }
         // sent before the items hear of it: meanwhile the next items gather. A failure here is not theirs to
@@ -211,6 +210,23 @@ export class ExecutorBatches implements AtomicSettlement {
       // an entry already answered (resolved, or refused) ignores this
       for (const entry of entries) entry.reject(error);
     }
+  }
+
+  /**
+   * A batch that was not stored (nothing of it was): its settlements that ended meanwhile (a settle request
+   * stopped them before anything was sent) learn it and the others are formed again; or a concurrent run
+   * placed one of them, and the second attempt sees which (once: then it is a bug).
+   */
+  private async notStored(chainId: number, group: Waiting[], batch: BatchNotStored, attempt: number): Promise<void> {
+    if (batch.ended.length > 0) {
+      const ended = new Set(batch.ended);
+      for (const entry of group.filter((e) => ended.has(e.request.settlementId))) entry.reject(new SettlementEndedError(entry.request.settlementId));
+      const rest = group.filter((e) => !ended.has(e.request.settlementId));
+      if (rest.length > 0) await this.formOne(chainId, rest, attempt);
+      return;
+    }
+    if (attempt >= 2) throw new Error(`could not store a batch of ${group.length} settlements on chain ${chainId}`);
+    await this.formOne(chainId, group, attempt + 1);
   }
 
   /**

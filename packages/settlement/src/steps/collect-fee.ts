@@ -1,5 +1,6 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
 import { approvalCommands } from '../approval-command';
+import { SettlementEndedError } from '../settlement-ended';
 import { authorizationOf } from '../authorization';
 import { failed, feeCollectionFailed, insufficientAllowance, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
@@ -43,6 +44,7 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
   if (typeof balance !== 'bigint') return balance;
   const held = await beforeSequentialFee(ctx);
   if (held) return held;
+  if (!(await ctx.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
   const { merchant } = ctx.settlement;
   const { usdc } = ctx.network;
   try {

@@ -284,6 +284,7 @@ export function settlementFixture(
     finality: null,
     reorgCount: 0,
     settlementMode: null,
+    sendClaimedAt: null,
     metadata: null,
     createdAt: at,
     updatedAt: at,
@@ -418,6 +419,10 @@ export function stepHarness(
     expiryMarginSeconds: 30,
     now: () => NOW,
     merchantPause: { afterReverts: 3, windowMs: 600_000 },
+    claimSend: async () => {
+      log.push('db.claimSend');
+      return true;
+    },
     feeRevertsOfMerchant: async (merchant, chainId, since) => {
       log.push(`db.feeRevertsOfMerchant(${merchant},${chainId})`);
       feeRevertQueries.push(since);
@@ -494,6 +499,14 @@ export class FakeSettlementStore implements SettlementMachineStore {
     return moved;
   }
 
+  async claimSend(id: string): Promise<boolean> {
+    this.log.push('db.claimSend');
+    const row = this.rows.get(id);
+    if (!row || row.state === 'settled' || row.state === 'failed') return false;
+    this.rows.set(id, { ...row, sendClaimedAt: row.sendClaimedAt ?? new Date() });
+    return true;
+  }
+
   async transitionReservingFee(
     request: TransitionRequest,
     reservation: FeeReservationRequest,
@@ -522,6 +535,7 @@ export class FakeSettlementStore implements SettlementMachineStore {
     hook?.();
     const row = this.rows.get(request.id);
     if (!row || row.state !== request.from) return null;
+    if (request.onlyUnclaimed && row.sendClaimedAt) return null;
     const { errorDetails, ...fields } = request.data ?? {};
     const next: SettlementWithVerification = {
       ...row,

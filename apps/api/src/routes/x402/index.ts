@@ -25,7 +25,7 @@ import { apiRouter } from '../../api-router';
 import { bearerKey } from '../../bearer-key';
 import { parseX402SettleCommand } from '../../settle-intake/settle-command';
 import { SettleKeyRequired, SettleRefused, type SettleIntake } from '../../settle-intake/settle-intake';
-import type { SettlementWaiter } from '../../settlement-waiter';
+import { x402SettleOutcome, type X402SettleOutcomeDeps } from '../../x402-settle-outcome';
 
 /** Merchants set their x402 middleware's facilitator URL to `https://<host>/x402`. */
 export const X402_PREFIX = '/x402';
@@ -35,8 +35,8 @@ export interface X402RouteDeps {
   verifier: X402Verifier;
   /** the one settle intake, shared with /v1/settle */
   intake: SettleIntake;
-  /** the process's shared settle waiter (bounded, one poller) */
-  waits: SettlementWaiter;
+  /** how a settle request waits: final, or pending with its transaction's hash, or stopped before anything is sent */
+  outcome: X402SettleOutcomeDeps;
   /** the addresses that send our transactions (relayers and the treasury), published by /supported */
   signers: readonly string[];
   logger: Logger;
@@ -99,13 +99,14 @@ export function x402Routes(deps: X402RouteDeps) {
   return router;
 }
 
-/** Admits the payment through the settle intake, then waits for the worker's outcome like Form A of /v1/settle. */
+/** Admits the payment through the settle intake, then answers its outcome (x402-settle-outcome.ts). */
 async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise<void> {
+  const arrivedAt = Date.now();
   const command = parseX402SettleCommand(req.body, deps.networks);
   const x = command.x402;
   const { verification, settlement } = await deps.intake.admit(command, bearerKey(req));
   res.setHeader(VERIFICATION_ID_HEADER, verification.id);
-  const outcome = await deps.waits.waitForFinal(settlement);
+  const { settlement: outcome, transactionHash } = await x402SettleOutcome(deps.outcome, settlement, arrivedAt);
   res.setHeader(SETTLEMENT_ID_HEADER, outcome.id);
   if (outcome.state === 'settled') {
     res.json(x402SettleSucceeded(outcome, x.payer, x.network, x.x402Version));
@@ -113,15 +114,16 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
     const { errorReason, errorMessage } = x402SettleFailureOf(outcome);
     res.json(x402SettleFailed(errorReason, errorMessage, x.payer, x.network));
   } else {
-    // still running in the worker: the reference facilitator's non-terminal code, which the x402
-    // middleware retries once with the same payload; our idempotency makes that retry wait again
+    // its transaction is signed and on its way: the reference facilitator's non-terminal code, with the hash,
+    // which the x402 middleware retries once with the same payload; our idempotency answers that retry
+    // with the same settlement (never a second transaction)
     res.json(
       x402SettleFailed(
         X402Reason.SettlementPending,
         `settlement ${outcome.id} is still in progress (state ${outcome.state}); settle the same payment again for its outcome`,
         x.payer,
         x.network,
-        outcome.settlementTxHash ?? '',
+        transactionHash ?? '',
       ),
     );
   }

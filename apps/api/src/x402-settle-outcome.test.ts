@@ -1,0 +1,79 @@
+import type { Settlement } from '@facilitator/db';
+import { SettlementWaiter, type SettlementProgress } from './settlement-waiter';
+import { x402SettleOutcome } from './x402-settle-outcome';
+
+const row = (id: string, state: Settlement['state']) => ({ id, state }) as Settlement;
+
+/** One settlement in memory as the worker moves it, a real waiter over it, and a stop that the worker's claim can beat. */
+function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?: number }) {
+  let state: Settlement['state'] = 'collect_fee';
+  let hash: string | null = null;
+  let claimed = false;
+  const stops: string[] = [];
+  const waits = new SettlementWaiter({
+    readProgress: async (ids): Promise<SettlementProgress[]> => ids.map((id) => ({ settlement: row(id, state), transactionHash: hash })),
+    timeoutMs: options.waitMs,
+    maxWaiters: 10,
+    pollIntervalMs: 5,
+  });
+  const stop = {
+    async stop(id: string) {
+      stops.push(id);
+      if (claimed) return null;
+      state = 'failed';
+      return row(id, 'failed');
+    },
+  };
+  const deps = { waits, stop, sendDeadlineMs: options.deadlineMs, claimedGraceMs: options.claimedGraceMs };
+  return {
+    stops,
+    answer: () => x402SettleOutcome(deps, row('stl_1', 'collect_fee'), Date.now()),
+    sign: (h: string) => (hash = h),
+    claim: () => (claimed = true),
+    settle: () => (state = 'settled'),
+    close: () => waits.close(),
+  };
+}
+
+describe('x402SettleOutcome: a pending answer always names its transaction', () => {
+  it('answers the outcome when it comes within the wait', async () => {
+    const h = harness({ waitMs: 2_000, deadlineMs: 2_000 });
+    setTimeout(() => h.settle(), 30);
+    expect((await h.answer()).settlement.state).toBe('settled');
+    expect(h.stops).toEqual([]);
+    h.close();
+  });
+
+  it('answers pending with the hash when the wait ends with the transaction signed, and stops nothing', async () => {
+    const h = harness({ waitMs: 50, deadlineMs: 5_000 });
+    h.sign('0xfeed');
+    expect(await h.answer()).toEqual({ settlement: row('stl_1', 'collect_fee'), transactionHash: '0xfeed' });
+    expect(h.stops).toEqual([]);
+    h.close();
+  });
+
+  it('keeps the request past the wait until the transaction is signed, within the deadline', async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 5_000 });
+    setTimeout(() => h.sign('0xbeef'), 150);
+    expect((await h.answer()).transactionHash).toBe('0xbeef');
+    expect(h.stops).toEqual([]);
+    h.close();
+  });
+
+  it('stops a settlement that signed nothing by the deadline, and answers it failed', async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 100 });
+    const answer = await h.answer();
+    expect(answer).toEqual({ settlement: row('stl_1', 'failed'), transactionHash: null });
+    expect(h.stops).toEqual(['stl_1']);
+    h.close();
+  });
+
+  it('when the worker claimed it first, waits for the hash it is signing instead of stopping it', async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 60, claimedGraceMs: 5_000 });
+    h.claim();
+    setTimeout(() => h.sign('0xcafe'), 200);
+    expect(await h.answer()).toEqual({ settlement: row('stl_1', 'collect_fee'), transactionHash: '0xcafe' });
+    expect(h.stops).toEqual(['stl_1']);
+    h.close();
+  });
+});
