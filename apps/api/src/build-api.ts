@@ -196,7 +196,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         networks,
         verifier: x402Verifier,
         intake: settleIntake,
-        outcome: { waits, stop: new UnsentSettlementStop(settlements, outbox), sendDeadlineMs: config.settleSendDeadlineMs },
+        outcome: { waits, stop: new UnsentSettlementStop(settlements, outbox), maxHoldMs: config.settleMaxHoldMs },
         signers: [...config.relayerAddresses, config.treasuryAddress],
         logger,
       }),

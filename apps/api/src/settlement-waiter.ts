@@ -52,6 +52,11 @@ export class SettlementWaiter {
 
   constructor(private readonly options: SettlementWaiterOptions) {}
 
+  /** SETTLE_WAIT_TIMEOUT_MS: how long a settle request waits for the outcome before it is answered pending */
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
   /** Clients waiting right now in this process. */
   get waiters(): number {
     return this.waiting;

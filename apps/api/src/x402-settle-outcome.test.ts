@@ -24,10 +24,10 @@ function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?:
       return row(id, 'failed');
     },
   };
-  const deps = { waits, stop, sendDeadlineMs: options.deadlineMs, claimedGraceMs: options.claimedGraceMs };
+  const deps = { waits, stop, maxHoldMs: options.deadlineMs, claimedGraceMs: options.claimedGraceMs };
   return {
     stops,
-    answer: () => x402SettleOutcome(deps, row('stl_1', 'collect_fee'), Date.now()),
+    answer: (created = true) => x402SettleOutcome(deps, { settlement: row('stl_1', 'collect_fee'), created }, Date.now()),
     sign: (h: string) => (hash = h),
     claim: () => (claimed = true),
     settle: () => (state = 'settled'),
@@ -58,6 +58,20 @@ describe('x402SettleOutcome: a pending answer always names its transaction', () 
     expect((await h.answer()).transactionHash).toBe('0xbeef');
     expect(h.stops).toEqual([]);
     h.close();
+  });
+
+  it('holds a repeat of a payment whose transaction is signed (the middleware\'s retry) until it is mined, past the usual wait', async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 5_000 });
+    h.sign('0xfeed');
+    setTimeout(() => h.settle(), 200);
+    expect((await h.answer(false)).settlement.state).toBe('settled');
+    // a first request of the same is answered pending at the end of its wait, with the hash
+    const other = harness({ waitMs: 20, deadlineMs: 5_000 });
+    other.sign('0xfeed');
+    setTimeout(() => other.settle(), 200);
+    expect(await other.answer(true)).toEqual({ settlement: row('stl_1', 'collect_fee'), transactionHash: '0xfeed' });
+    h.close();
+    other.close();
   });
 
   it('stops a settlement that signed nothing by the deadline, and answers it failed', async () => {

@@ -3,10 +3,13 @@ import type { UnsentSettlementStop } from '@facilitator/settlement';
 import { isFinalOrSent, isFinalProgress, type SettlementProgress, type SettlementWaiter } from './settlement-waiter';
 
 export interface X402SettleOutcomeDeps {
-  waits: Pick<SettlementWaiter, 'waitForFinal' | 'waitUntil' | 'readNow'>;
+  waits: Pick<SettlementWaiter, 'waitForFinal' | 'waitUntil' | 'readNow' | 'timeoutMs'>;
   stop: Pick<UnsentSettlementStop, 'stop'>;
-  /** SETTLE_SEND_DEADLINE_MS: from the request's arrival, how long a settlement may take to sign its transaction */
-  sendDeadlineMs: number;
+  /**
+   * SETTLE_MAX_HOLD_MS: from the request's arrival, the longest it is held for a settlement to sign its
+   * transaction (a first request), or for the transaction to be mined (a repeat of one already signed)
+   */
+  maxHoldMs: number;
   /** once the worker has claimed it for sending, how much longer to wait for its hash (default 10 s) */
   claimedGraceMs?: number;
 }
@@ -21,11 +24,24 @@ const STOP_REASON = 'nothing was sent before the settle request had to be answer
  * deadline is stopped before anything is sent (UnsentSettlementStop) and answered as failed, so no
  * payment the resource server was told had failed moves money afterwards.
  */
-export async function x402SettleOutcome(deps: X402SettleOutcomeDeps, settlement: Settlement, arrivedAt: number): Promise<SettlementProgress> {
-  let progress = await deps.waits.waitForFinal(settlement);
+export async function x402SettleOutcome(
+  deps: X402SettleOutcomeDeps,
+  admitted: { settlement: Settlement; created: boolean },
+  arrivedAt: number,
+): Promise<SettlementProgress> {
+  const { settlement } = admitted;
+  const holdLeft = () => arrivedAt + deps.maxHoldMs - Date.now();
+  // a repeat of a payment whose transaction is signed already (the middleware's retry of a pending answer)
+  // reconciles with it: held until it is mined, as the reference facilitator waits for its receipt
+  const known = admitted.created ? undefined : await deps.waits.readNow(settlement.id);
+  if (known?.transactionHash && !isFinalProgress(known)) {
+    const mined = await deps.waits.waitUntil(known, isFinalProgress, Math.max(holdLeft(), deps.waits.timeoutMs));
+    return mined;
+  }
+  let progress = known && isFinalProgress(known) ? known : await deps.waits.waitForFinal(settlement);
   if (isFinalOrSent(progress)) return progress;
-  // not final yet: keep the request until its transaction exists, within the deadline
-  progress = await deps.waits.waitUntil(progress, isFinalOrSent, arrivedAt + deps.sendDeadlineMs - Date.now());
+  // not final yet: keep the request until its transaction exists, within the hold
+  progress = await deps.waits.waitUntil(progress, isFinalOrSent, holdLeft());
   if (isFinalOrSent(progress)) return progress;
   // the last look before stopping it (the poller's reading may be a tick old, or there was no room to wait)
   progress = (await deps.waits.readNow(settlement.id)) ?? progress;
@@ -34,5 +50,5 @@ export async function x402SettleOutcome(deps: X402SettleOutcomeDeps, settlement:
   if (stopped) return { settlement: stopped, transactionHash: null };
   // the worker claimed it first: its transaction is being signed right now, so its hash is moments away
   progress = await deps.waits.waitUntil(progress, isFinalOrSent, deps.claimedGraceMs ?? 10_000);
-  return isFinalProgress(progress) || progress.transactionHash ? progress : ((await deps.waits.readNow(settlement.id)) ?? progress);
+  return isFinalOrSent(progress) ? progress : ((await deps.waits.readNow(settlement.id)) ?? progress);
 }

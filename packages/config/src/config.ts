@@ -155,10 +155,11 @@ export interface Config {
   /** How long POST /v1/settle waits for an outcome before answering 202 pending. */
   settleWaitTimeoutMs: number;
   /**
-   * /x402/settle: from a request's arrival, how long its settlement may take to sign the transaction that
-   * settles it; one that has sent nothing by then is stopped and answered as failed (never pending without a hash).
+   * /x402/settle: from a request's arrival, the longest it is held for its settlement to sign the transaction
+   * that settles it (one that has sent nothing by then is stopped and answered as failed: never pending
+   * without a hash), or, for a repeat of a payment whose transaction is signed, for that transaction to be mined.
    */
-  settleSendDeadlineMs: number;
+  settleMaxHoldMs: number;
   /** How long an Idempotency-Key is remembered. */
   idempotencyTtlSeconds: number;
   /** Development and tests only: let webhooks reach private addresses. */
@@ -441,12 +442,12 @@ export type ApiConfig = Omit<Config, 'treasury' | 'relayers' | 'worker' | 'webho
 /** What only the worker process reads: the keys, none of the HTTP settings. */
 export type WorkerProcessConfig = Omit<
   Config,
-  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleSendDeadlineMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin'
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin'
 >;
 type SharedConfig = Omit<ApiConfig, keyof ApiSection>;
 type ApiSection = Pick<
   Config,
-  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleSendDeadlineMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
 >;
 type WorkerSection = Omit<WorkerProcessConfig, keyof SharedConfig>;
 
@@ -521,7 +522,7 @@ function readApiSection(reader: EnvReader): ApiSection {
     maxBodyBytes: reader.integer('MAX_BODY_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     settleWaitTimeoutMs: reader.milliseconds('SETTLE_WAIT_TIMEOUT_MS', 30_000),
     // below @x402/core's facilitator client timeout (90 s by default), with room for the claimed grace
-    settleSendDeadlineMs: reader.integer('SETTLE_SEND_DEADLINE_MS', 30_000, 0, 75_000),
+    settleMaxHoldMs: reader.integer('SETTLE_MAX_HOLD_MS', 30_000, 0, 75_000),
     idempotencyTtlSeconds: reader.integer('IDEMPOTENCY_TTL_SECONDS', 24 * 60 * 60, 60, 30 * 24 * 60 * 60),
     admin: readAdmin(reader),
     rateLimit: readRateLimit(reader),

@@ -2,6 +2,7 @@ import type { SettlementState } from '@facilitator/db';
 import { SettlementMachine, UnknownSettlementError, type RelayerFunds, type SettlementTransitionEvent } from './settlement-machine';
 import { SettlementWaitingError, SettlementWaitReason } from './waiting';
 import { TRANSITIONS, canTransition } from './states';
+import { UnsentSettlementStop } from './unsent-settlement-stop';
 import type { SettlementWithVerification } from './step';
 import {
   CHAIN_ID,
@@ -85,6 +86,23 @@ describe('SettlementMachine.advance', () => {
     ]);
     expect(h.events.map((e) => `${e.from}->${e.to}`)).toEqual(h.path());
     expect(h.events[0].settlement.state).toBe('pending');
+  });
+
+  it('sends nothing of a settlement that a settle request stopped just before the fee was claimed, and ends with its final state', async () => {
+    const h = harness();
+    const stop = new UnsentSettlementStop(h.store, h.outbox);
+    const claim = h.store.claimSend.bind(h.store);
+    h.store.claimSend = async (id) => {
+      // the settle request's deadline passed while the worker was checking the chain
+      expect((await stop.stop(id, 'nothing was sent in time'))?.state).toBe('failed');
+      return claim(id);
+    };
+    await expect(h.machine.advance('stl_1')).resolves.toBe('failed');
+    expect(h.log.filter((call) => call.startsWith('tx.submit'))).toEqual([]);
+    expect(h.path()).toEqual(['pending->check_allowance', 'check_allowance->collect_fee', 'collect_fee->failed']);
+    expect(h.row()).toMatchObject({ state: 'failed', paymentKey: null, errorDetails: { stopped_by: 'settle_request', fee_status: 'not_collected', merchant_charged: false } });
+    // the merchant hears of it like of any failure
+    expect(h.outbox.enqueued).toHaveLength(1);
   });
 
   it('persists each transition before the next step acts, and enqueues the final webhook event after it', async () => {

@@ -37,6 +37,8 @@ export interface SettleIntakeDeps {
 export interface Admitted {
   verification: Verification;
   settlement: Settlement;
+  /** false: the payment's settlement existed already (a repeat, such as the x402 middleware's retry) */
+  created: boolean;
 }
 
 /** Who is paid and how much, known before anything is looked up or stored for the payment. */
@@ -70,8 +72,8 @@ export class SettleIntake {
     const verification = command.kind === 'form-b' ? target.verification! : await this.verificationOf(command);
     await this.refuseBelowMinimum(target, verification);
     const surface = command.kind === 'x402' ? 'x402' : 'v1';
-    const { settlement } = await this.deps.requests.start(verification, surface);
-    return { verification, settlement };
+    const { settlement, created } = await this.deps.requests.start(verification, surface);
+    return { verification, settlement, created };
   }
 
   private async targetOf(command: SettleCommand): Promise<Target> {

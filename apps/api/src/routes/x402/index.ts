@@ -104,9 +104,9 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
   const arrivedAt = Date.now();
   const command = parseX402SettleCommand(req.body, deps.networks);
   const x = command.x402;
-  const { verification, settlement } = await deps.intake.admit(command, bearerKey(req));
-  res.setHeader(VERIFICATION_ID_HEADER, verification.id);
-  const { settlement: outcome, transactionHash } = await x402SettleOutcome(deps.outcome, settlement, arrivedAt);
+  const admitted = await deps.intake.admit(command, bearerKey(req));
+  res.setHeader(VERIFICATION_ID_HEADER, admitted.verification.id);
+  const { settlement: outcome, transactionHash } = await x402SettleOutcome(deps.outcome, admitted, arrivedAt);
   res.setHeader(SETTLEMENT_ID_HEADER, outcome.id);
   if (outcome.state === 'settled') {
     res.json(x402SettleSucceeded(outcome, x.payer, x.network, x.x402Version));
