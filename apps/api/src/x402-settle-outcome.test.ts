@@ -27,7 +27,7 @@ function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?:
   const deps = { waits, stop, maxHoldMs: options.deadlineMs, claimedGraceMs: options.claimedGraceMs };
   return {
     stops,
-    answer: (created = true) => x402SettleOutcome(deps, { settlement: row('stl_1', 'collect_fee'), created }, Date.now()),
+    answer: (created = true, retriesPending = true) => x402SettleOutcome(deps, { settlement: row('stl_1', 'collect_fee'), created }, Date.now(), retriesPending),
     sign: (h: string) => (hash = h),
     claim: () => (claimed = true),
     settle: () => (state = 'settled'),
@@ -72,6 +72,14 @@ describe('x402SettleOutcome: a pending answer always names its transaction', () 
     expect(await other.answer(true)).toEqual({ settlement: row('stl_1', 'collect_fee'), transactionHash: '0xfeed' });
     h.close();
     other.close();
+  });
+
+  it('holds an x402 v1 request (its middleware does not retry a pending answer) for the outcome, not only the hash', async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 5_000 });
+    h.sign('0xfeed');
+    setTimeout(() => h.settle(), 200);
+    expect((await h.answer(true, false)).settlement.state).toBe('settled');
+    h.close();
   });
 
   it('stops a settlement that signed nothing by the deadline, and answers it failed', async () => {

@@ -28,8 +28,11 @@ export async function x402SettleOutcome(
   deps: X402SettleOutcomeDeps,
   admitted: { settlement: Settlement; created: boolean },
   arrivedAt: number,
+  /** x402 v2's middleware retries a pending answer; v1's (x402-express 1.x) does not, so v1 is held for the outcome */
+  clientRetriesPending = true,
 ): Promise<SettlementProgress> {
   const { settlement } = admitted;
+  const enough = clientRetriesPending ? isFinalOrSent : isFinalProgress;
   const holdLeft = () => arrivedAt + deps.maxHoldMs - Date.now();
   // a repeat of a payment whose transaction is signed already (the middleware's retry of a pending answer)
   // reconciles with it: held until it is mined, as the reference facilitator waits for its receipt
@@ -39,9 +42,9 @@ export async function x402SettleOutcome(
     return mined;
   }
   let progress = known && isFinalProgress(known) ? known : await deps.waits.waitForFinal(settlement);
-  if (isFinalOrSent(progress)) return progress;
-  // not final yet: keep the request until its transaction exists, within the hold
-  progress = await deps.waits.waitUntil(progress, isFinalOrSent, holdLeft());
+  if (enough(progress)) return progress;
+  // not final yet: keep the request until its transaction exists (v1: until the outcome), within the hold
+  progress = await deps.waits.waitUntil(progress, enough, holdLeft());
   if (isFinalOrSent(progress)) return progress;
   // the last look before stopping it (the poller's reading may be a tick old, or there was no room to wait)
   progress = (await deps.waits.readNow(settlement.id)) ?? progress;

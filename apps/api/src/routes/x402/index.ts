@@ -106,7 +106,7 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
   const x = command.x402;
   const admitted = await deps.intake.admit(command, bearerKey(req));
   res.setHeader(VERIFICATION_ID_HEADER, admitted.verification.id);
-  const { settlement: outcome, transactionHash } = await x402SettleOutcome(deps.outcome, admitted, arrivedAt);
+  const { settlement: outcome, transactionHash } = await x402SettleOutcome(deps.outcome, admitted, arrivedAt, x.x402Version === 2);
   res.setHeader(SETTLEMENT_ID_HEADER, outcome.id);
   if (outcome.state === 'settled') {
     res.json(x402SettleSucceeded(outcome, x.payer, x.network, x.x402Version));
