@@ -68,7 +68,7 @@ describe('GET /x402/supported', () => {
       expect.objectContaining({ x402Version: 2, scheme: 'exact', network: 'eip155:84532' }),
       expect.objectContaining({ x402Version: 1, scheme: 'exact', network: 'base-sepolia' }),
     ]);
-    expect(supported.extensions).toEqual([]);
+    expect(supported.extensions).toEqual(['payment-identifier']);
     const { relayers, treasury } = stack.devnet.accounts;
     expect(supported.signers).toEqual({ 'eip155:*': [...relayers.map((r) => getAddress(r.address)), getAddress(treasury.address)] });
   });

@@ -20,7 +20,8 @@ export interface AppOptions {
 }
 
 /** The endpoints merchants call per payment; status and operations routes are not limited. */
-export const RATE_LIMITED_PATHS = ['/v1/verify', '/v1/settle', '/x402/verify', '/x402/settle'];
+// the public settlement lookup too: anyone may ask it, so it is bounded like verify and settle
+export const RATE_LIMITED_PATHS = ['/v1/verify', '/v1/settle', '/x402/verify', '/x402/settle', '/v1/settlements/lookup'];
 
 /** The HTTP shell: request ids, logging, JSON parsing, routes, and the single error mapping. */
 export function createApp(options: AppOptions): Express {

@@ -5,6 +5,7 @@ import {
   ChainTransactionRepository,
   IdempotencyRepository,
   MerchantRepository,
+  PaymentIdentifierRepository,
   SettlementRepository,
   VerificationRepository,
   WebhookEventRepository,
@@ -17,6 +18,8 @@ import { openQueueStore, queueStoreTargetOf } from '@facilitator/queue';
 import { InvalidRequestError } from '@facilitator/core';
 import {
   buildOpenApiDocument,
+  lookupOpenApiPaths,
+  lookupOpenApiSchemas,
   merchantOpenApiPaths,
   merchantOpenApiSchemas,
   operatorOpenApiPaths,
@@ -26,7 +29,7 @@ import {
 } from '@facilitator/schemas';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests, UnsentSettlementStop } from '@facilitator/settlement';
-import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
+import { EnabledNetworks, PaymentIdentifiers, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
 import { adminQueueRoutes } from './routes/admin-queues';
@@ -38,6 +41,7 @@ import { queueRoutes } from './routes/queues';
 import { rateLimitPerClient } from './middleware/rate-limit';
 import { merchantRoutes } from './routes/merchants';
 import { settleRoutes } from './routes/settle';
+import { settlementLookupRoutes } from './routes/settlement-lookup';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
 import { verifyRoutes } from './routes/verify';
@@ -81,6 +85,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const webhookEvents = new WebhookEventRepository(prisma, pool);
   const outbox = new WebhookOutbox(webhookEvents, queues);
   const networks = new EnabledNetworks(config.networks);
+  // x402 payment-identifier: an id binds to its payment (verify and the settle intake both bind)
+  const paymentIdRepository = new PaymentIdentifierRepository(pool);
+  const paymentIds = new PaymentIdentifiers(paymentIdRepository);
   const metrics = createMetrics('api', {
     queues: [queues.settlement, queues.webhook],
     needingAttention: () => settlements.countNeedingAttention(),
@@ -116,6 +123,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     minPaymentAmount: config.abuse.minPaymentAmount,
     // a merchant with settle protection on may lower its own minimum (down to 0)
     merchantMinimum: (merchant) => merchants.minimumFor(merchant),
+    paymentIds,
     onVerified: async (outcome) => {
       metrics.verifications.inc({ result: outcome.record.status, reason: outcome.failure?.reason ?? 'none' });
     },
@@ -134,6 +142,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     merchants,
     requests: settlementRequests,
     minPaymentAmount: config.abuse.minPaymentAmount,
+    paymentIds,
   });
 
   const webhookPolicy = { requireHttps: config.nodeEnv === 'production', allowPrivate: config.webhookAllowPrivate, allowedPorts: config.webhookAllowedPorts };
@@ -180,6 +189,8 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         afterVerify: publishVerificationEvents,
       }),
       settleRoutes({ networks, intake: settleIntake, waits }),
+      // before the status routes, whose /v1/settlements/:id would take "lookup"
+      settlementLookupRoutes({ networks, settlements, paymentIds: paymentIdRepository }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
       webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
       merchantRoutes({ networks, merchants, binding: merchantRequestBinding }),
@@ -188,8 +199,8 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       adminQueueRoutes(queues, config.admin),
       docsRoutes(
         buildOpenApiDocument({
-          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths },
-          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas },
+          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths, ...lookupOpenApiPaths },
+          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas, ...lookupOpenApiSchemas },
         }),
       ),
       x402Routes({

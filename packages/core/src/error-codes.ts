@@ -12,6 +12,7 @@ export const ErrorCode = {
   UnsupportedNetwork: 'unsupported_network',
   Unauthorized: 'unauthorized',
   PaymentConflict: 'payment_conflict',
+  PaymentIdentifierConflict: 'payment_identifier_conflict',
   IdempotencyKeyInFlight: 'idempotency_key_in_flight',
   IdempotencyKeyReused: 'idempotency_key_reused',
   PayloadTooLarge: 'payload_too_large',

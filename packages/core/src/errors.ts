@@ -93,6 +93,22 @@ export class PaymentConflictError extends FacilitatorError {
   }
 }
 
+/**
+ * The x402 `payment-identifier` a payment came with is already bound to another payment to the same
+ * merchant (docs/decisions.md, "Payment identifiers"): the extension's "same id, different payload" 409.
+ * The other payment is not described: it may be another payer's.
+ */
+export class PaymentIdentifierConflictError extends FacilitatorError {
+  constructor(paymentId: string) {
+    super(
+      ErrorCode.PaymentIdentifierConflict,
+      409,
+      `payment identifier ${JSON.stringify(paymentId)} is already bound to another payment to this merchant; use a new identifier for a new payment, or send the same payment again`,
+      { payment_id: paymentId },
+    );
+  }
+}
+
 export class IdempotencyKeyInFlightError extends FacilitatorError {
   constructor() {
     super(ErrorCode.IdempotencyKeyInFlight, 409, 'a request with this Idempotency-Key is still being processed');

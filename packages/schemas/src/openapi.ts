@@ -66,7 +66,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
           responses: {
             '200': json({ oneOf: [ref('VerificationResultFormA'), ref('VerificationResultFormB')] }, 'verified'),
             '400': error('invalid_request, unsupported_network or verification_failed'),
-            '409': error('idempotency_key_in_flight'),
+            '409': error('idempotency_key_in_flight, or payment_identifier_conflict: the payment-identifier in `payment.extensions` is bound to another payment to this merchant'),
             '413': error('payload_too_large'),
             '422': error('idempotency_key_reused'),
             '503': error('service_unavailable: a dependency (chain RPC, database) did not answer'),
@@ -84,7 +84,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
             '400': error('insufficient_allowance, fee_collection_failed, settlement_failed, invalid_request, or verification_failed (amount below the minimum in force now)'),
             '401': error('unauthorized: the merchant turned settle protection on, and no valid settle key was sent (Authorization: Bearer)'),
             '404': error('not_found: no verification for this payment'),
-            '409': error('payment_conflict: the payer signed another authorization with the same nonce, which is being settled or was settled; only one of them can ever be paid'),
+            '409': error('payment_conflict: the payer signed another authorization with the same nonce, which is being settled or was settled; only one of them can ever be paid; or payment_identifier_conflict: the payment-identifier in `payment.extensions` is bound to another payment to this merchant'),
             '503': error('service_unavailable'),
           },
         },

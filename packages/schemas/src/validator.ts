@@ -26,6 +26,9 @@ function describe(error: ErrorObject): RequestProblem {
       return { path, message: `must be ${JSON.stringify((error.params as { allowedValue: unknown }).allowedValue)}` };
     case 'pattern':
       return { path, message: `${error.message ?? 'has the wrong format'}${error.parentSchema?.description ? ` (${error.parentSchema.description})` : ''}` };
+    case 'oneOf':
+      // "must match exactly one schema in oneOf" says nothing to a client: the schema's description says which
+      return { path, message: (error.parentSchema?.description as string | undefined) ?? error.message ?? 'is invalid' };
     default:
       return { path, message: error.message ?? 'is invalid' };
   }
@@ -36,8 +39,8 @@ const MAX_PROBLEMS = 20;
 
 export function problemsOf(validate: ValidateFunction): RequestProblem[] {
   const problems = (validate.errors ?? [])
-    // anyOf repeats its branches' errors; the summary line says it better
-    .filter((e) => !(e.keyword === 'required' && e.schemaPath.includes('/anyOf/')))
+    // anyOf and oneOf repeat their branches' errors; the summary line says it better
+    .filter((e) => !(e.keyword === 'required' && (e.schemaPath.includes('/anyOf/') || e.schemaPath.includes('/oneOf/'))))
     .map(describe);
   const unique = [...new Map(problems.map((p) => [`${p.path}|${p.message}`, p])).values()];
   return unique.slice(0, MAX_PROBLEMS);

@@ -1,3 +1,4 @@
+import { paymentExtensionsSchema } from './payment-identifier';
 import { address, exactEvmPayload, shortString } from './primitives';
 
 /** Spec "Requirements". `price` or an atomic amount (`amount` as x402 v2, `maxAmountRequired` as v1). */
@@ -31,6 +32,8 @@ export const paymentSchema = {
     scheme: { const: 'exact' },
     network: shortString,
     payload: exactEvmPayload,
+    /** x402 extensions, as in an x402 v2 payment payload: `payment-identifier` is read */
+    extensions: paymentExtensionsSchema,
   },
   additionalProperties: true,
 } as const;

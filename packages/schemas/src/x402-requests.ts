@@ -1,4 +1,5 @@
 import { compileValidator } from './validator';
+import { paymentExtensionsSchema } from './payment-identifier';
 import { address, exactEvmPayload, shortString, uintString } from './primitives';
 import type { ExactEvmPayloadBody } from './request-types';
 
@@ -70,6 +71,7 @@ export const x402RequestV2Schema = {
         x402Version: { const: 2 },
         accepted: x402RequirementsV2Schema,
         payload: exactEvmPayload,
+        extensions: paymentExtensionsSchema,
       },
       additionalProperties: true,
     },
@@ -131,7 +133,7 @@ export interface X402RequirementsV1Body {
 
 export interface X402RequestV2 {
   x402Version?: 2;
-  paymentPayload: { x402Version: 2; accepted: X402RequirementsV2Body; payload: ExactEvmPayloadBody; [extra: string]: unknown };
+  paymentPayload: { x402Version: 2; accepted: X402RequirementsV2Body; payload: ExactEvmPayloadBody; extensions?: Record<string, unknown>; [extra: string]: unknown };
   paymentRequirements: X402RequirementsV2Body;
   [extra: string]: unknown;
 }

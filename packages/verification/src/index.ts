@@ -9,3 +9,4 @@ export * from './x402-reasons';
 export * from './x402';
 export * from './x402-verifier';
 export * from './verification-record';
+export * from './payment-identifiers';

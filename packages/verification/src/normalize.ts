@@ -1,5 +1,5 @@
 import { AmountFormatError, InvalidRequestError, parseAtomicAmount, parsePrice, TOKEN_DECIMALS } from '@facilitator/core';
-import type { AuthorizationBody, ExactEvmPayloadBody, FormARequest, FormBVerifyRequest, RequirementsBody } from '@facilitator/schemas';
+import { paymentIdOf, type AuthorizationBody, type ExactEvmPayloadBody, type FormARequest, type FormBVerifyRequest, type RequirementsBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';
 import type { Payment } from './payment';
 
@@ -71,6 +71,7 @@ export function paymentFromFormA(body: FormARequest, networks: EnabledNetworks, 
       amount: expectedAmountOf(requirements),
       token: expectedTokenOf(requirements),
     },
+    paymentId: paymentIdOf(payment.extensions),
     request: body,
   };
 }

@@ -24,6 +24,8 @@ export interface Payment {
   };
   metadata?: Record<string, unknown>;
   webhookUrl?: string;
+  /** the x402 `payment-identifier` the client gave this payment (x402 v2 and Form A `extensions`) */
+  paymentId?: string;
   /** what was received, stored with the verification so it can be settled later */
   request: unknown;
 }

@@ -4,6 +4,7 @@ import type { ChainReader } from './chain-reader';
 import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkTime, checkToken, OfflineCheckContext } from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
+import type { PaymentIdentifiers } from './payment-identifiers';
 import { verificationRecordOf } from './verification-record';
 
 export interface VerificationOutcome {
@@ -31,6 +32,8 @@ export interface VerificationServiceOptions {
   /** Unix seconds; injectable for tests. */
   now?: () => number;
   onVerified?: VerificationListener;
+  /** binds a valid payment's x402 payment identifier; a conflict is thrown (409), after the row is stored */
+  paymentIds?: Pick<PaymentIdentifiers, 'bind'>;
 }
 
 /** Runs the spec's checks 2–7 in order on a well-formed payment (check 1), and stores the result. */
@@ -43,6 +46,8 @@ export class VerificationService {
 
   async verify(payment: Payment): Promise<VerificationOutcome> {
     const outcome = await this.checkAndStore(payment);
+    // only a valid payment claims its id: an invalid one (a typo, a stranger's junk) cannot squat it
+    if (!outcome.failure) await this.options.paymentIds?.bind(payment);
     await this.options.onVerified?.(outcome, payment);
     return outcome;
   }

@@ -34,6 +34,8 @@ export const X402Reason = {
   // ours: the flat fee the merchant pays per settlement
   InsufficientFeeAllowance: 'insufficient_fee_allowance',
   FeeCollectionFailed: 'fee_collection_failed',
+  // ours: the payment-identifier extension's "same id, different payment" (its 409), as an x402 answer
+  PaymentIdentifierConflict: 'payment_identifier_conflict',
 } as const;
 
 export type X402Reason = (typeof X402Reason)[keyof typeof X402Reason];

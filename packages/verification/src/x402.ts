@@ -2,6 +2,7 @@ import type { NetworkConfig } from '@facilitator/config';
 import { InvalidRequestError, UnsupportedNetworkError } from '@facilitator/core';
 import {
   findJsonProblem,
+  paymentIdOf,
   validateX402RequestV1,
   validateX402RequestV2,
   type X402Eip712Extra,
@@ -172,6 +173,7 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
         amount: uint(requirements.amount, '/paymentRequirements/amount'),
         token: requirements.asset.toLowerCase(),
       },
+      paymentId: paymentIdOf(paymentPayload.extensions),
       request: { x402Version: 2, paymentPayload, paymentRequirements: requirements },
     },
   };

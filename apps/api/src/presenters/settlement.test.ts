@@ -1,5 +1,6 @@
 import type { Settlement } from '@facilitator/db';
 import { formASettlementPending, formASettlementResult, formBSettlementCreated, settlementStatusRecord } from './settlement';
+import { publicSettlementRecord } from './public-settlement';
 
 const CREATED = new Date('2024-05-01T10:00:00.000Z');
 const UPDATED = new Date('2024-05-01T10:00:09.000Z');
@@ -198,5 +199,45 @@ describe('settlement presenters', () => {
       settlementRow({ state: 'failed', feeTxHash: null, feeCollectedAt: null, settlementTxHash: null, settledAt: null, errorCode: 'insufficient_allowance', errorMessage: 'insufficient allowance' }),
     );
     expect(failedBeforeFee.details.fee_collection_status).toBe('not_collected');
+  });
+});
+
+describe('public settlement record (the lookup)', () => {
+  it('a settled one: status, hashes, parties, amount, nonce and the reorg outcome, nothing of ours', () => {
+    expect(publicSettlementRecord(settlementRow({ finality: 'final' }))).toStrictEqual({
+      type: 'settlement',
+      status: 'settled',
+      network: 'eip155:84532',
+      transaction_hash: SETTLE_TX,
+      settled_at: SETTLED_AT.toISOString(),
+      details: {
+        destination_address: MERCHANT,
+        payer_address: PAYER,
+        nonce: '0x' + '0c'.repeat(32),
+        amount: '1000000',
+        settled_amount: '1000000',
+        fee_collection_status: 'collected',
+        fee_tx_hash: FEE_TX,
+      },
+      finality: { status: 'final', reorgs: 0 },
+    });
+  });
+
+  it('a failed one says its code only: no message, details, ids or metadata', () => {
+    const failed = settlementRow({
+      state: 'failed', feeTxHash: '0x' + 'fe'.repeat(32), feeCollectedAt: null, settlementTxHash: null, settledAt: null, merchantPaid: false,
+      errorCode: 'insufficient_allowance', errorMessage: 'allowance 0 below the fee 10000', errorDetails: { available: '0', approval_command: 'cast send …' },
+    });
+    const record = publicSettlementRecord(failed);
+    expect(record).toMatchObject({ status: 'failed', transaction_hash: null, error: { code: 'insufficient_allowance' }, finality: { status: 'watching', reorgs: 0 } });
+    // a fee transaction that was sent but not mined is not named
+    expect(record.details).toMatchObject({ fee_collection_status: 'not_collected', fee_tx_hash: null, settled_amount: '0' });
+    const text = JSON.stringify(record);
+    for (const secret of ['stl_01', 'ver_01', 'A-17', 'allowance 0', 'approval_command', 'payment_key', 'collect_fee']) expect(text).not.toContain(secret);
+  });
+
+  it('a pending one: pending, no hashes, no finality', () => {
+    expect(publicSettlementRecord(pendingRow())).toMatchObject({ status: 'pending', transaction_hash: null, finality: null, details: { fee_tx_hash: null, fee_collection_status: 'pending' } });
+    expect(publicSettlementRecord(pendingRow())).not.toHaveProperty('error');
   });
 });

@@ -3,7 +3,7 @@ import { isFinal, statusOf } from '@facilitator/settlement';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
-function feeCollectionStatus(s: Settlement): 'collected' | 'failed' | 'pending' | 'not_collected' {
+export function feeCollectionStatus(s: Settlement): 'collected' | 'failed' | 'pending' | 'not_collected' {
   if (s.feeCollectedAt) return 'collected';
   if (s.state === 'failed') return s.errorCode === 'fee_collection_failed' ? 'failed' : 'not_collected';
   return 'pending';

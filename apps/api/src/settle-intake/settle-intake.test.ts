@@ -1,8 +1,8 @@
 // The settle intake's steps in order, on stubs: nothing is looked up, verified, stored or enqueued for a
 // request that an earlier step refuses.
-import { authorizationFingerprint, NotFoundError } from '@facilitator/core';
+import { authorizationFingerprint, NotFoundError, PaymentIdentifierConflictError } from '@facilitator/core';
 import type { Settlement, Verification } from '@facilitator/db';
-import type { Payment, X402Payment } from '@facilitator/verification';
+import { PaymentIdentifiers, type Payment, type X402Payment } from '@facilitator/verification';
 import type { SettleCommand } from './settle-command';
 import { SettleIntake, SettleKeyRequired, SettleRefused, type SettleIntakeDeps } from './settle-intake';
 
@@ -31,7 +31,7 @@ const verified = (amount: bigint) => {
   } as Verification;
 };
 
-function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: bigint; stored?: Verification | null; byId?: Verification | null; live?: boolean } = {}) {
+function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: bigint; stored?: Verification | null; byId?: Verification | null; live?: boolean; boundTo?: string } = {}) {
   const calls: string[] = [];
   const deps: SettleIntakeDeps = {
     verifications: {
@@ -51,6 +51,8 @@ function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: b
       liveSettlementOf: async () => (calls.push('liveSettlementOf'), options.live ? ({ id: 'stl_live' } as Settlement) : null),
     },
     minPaymentAmount: 10_000n,
+    // the id is bound to `boundTo` when given, else to the payment it came with
+    paymentIds: new PaymentIdentifiers({ bind: async (b) => (calls.push('bindPaymentId'), options.boundTo ?? b.authorizationFingerprint) }),
   };
   return { intake: new SettleIntake(deps), calls };
 }
@@ -120,5 +122,21 @@ describe('SettleIntake', () => {
     await expect(older.intake.admit(formA(10_000n), undefined)).resolves.toMatchObject({ settlement: { id: 'stl_1' } });
     const olderOther = setup({ stored: { ...verified(10_000n), authorizationFingerprint: null, validBefore: '1' } });
     await expect(olderOther.intake.admit(formA(10_000n), undefined)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("binds the payment's identifier once its verification is found, before the minimum and the start; another payment's id stops it", async () => {
+    const withId = (): SettleCommand => ({ kind: 'form-a', payment: { ...payment(10_000n), paymentId: 'pay_0123456789abcdef' } });
+    const bound = setup({ stored: verified(10_000n) });
+    await expect(bound.intake.admit(withId(), undefined)).resolves.toMatchObject({ settlement: { id: 'stl_1' } });
+    expect(bound.calls).toEqual(['settleAccess', 'findLatestVerified', 'bindPaymentId', 'minimumFor', 'start']);
+
+    const taken = setup({ stored: verified(10_000n), boundTo: 'ff'.repeat(32) });
+    await expect(taken.intake.admit(withId(), undefined)).rejects.toBeInstanceOf(PaymentIdentifierConflictError);
+    expect(taken.calls).toEqual(['settleAccess', 'findLatestVerified', 'bindPaymentId']);
+
+    // a payment without an identifier binds nothing
+    const none = setup({ stored: verified(10_000n) });
+    await none.intake.admit(formA(10_000n), undefined);
+    expect(none.calls).not.toContain('bindPaymentId');
   });
 });

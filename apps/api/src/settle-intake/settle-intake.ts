@@ -2,7 +2,7 @@ import { authorizationFingerprint, InvalidRequestError, NotFoundError, Unauthori
 import type { Settlement, Verification, VerificationRepository } from '@facilitator/db';
 import type { MerchantService } from '@facilitator/merchants';
 import { fingerprintOf, type SettlementRequests } from '@facilitator/settlement';
-import { amountBelowMinimum, type Payment, type X402VerificationFailure, type X402Verifier } from '@facilitator/verification';
+import { amountBelowMinimum, type Payment, type PaymentIdentifiers, type X402VerificationFailure, type X402Verifier } from '@facilitator/verification';
 import type { SettleCommand } from './settle-command';
 
 /** The settle request may not go on because of the payment itself: answered as a verification failure. */
@@ -32,6 +32,8 @@ export interface SettleIntakeDeps {
   requests: Pick<SettlementRequests, 'start' | 'liveSettlementOf'>;
   /** MIN_PAYMENT_AMOUNT (0n: no minimum), which a merchant's own minimum replaces */
   minPaymentAmount: bigint;
+  /** binds the payment's x402 payment identifier, refusing one bound to another payment (409) */
+  paymentIds?: Pick<PaymentIdentifiers, 'bind'>;
 }
 
 export interface Admitted {
@@ -55,7 +57,9 @@ interface Target {
  * 1. the merchant paid: Form A's and x402's `payTo`, Form B's verified merchant (a Form B id we do not
  *    know is a 404: there is no merchant to act for, so nothing goes on — the intake fails closed);
  * 2. settle protection: a merchant that turned it on needs its settle key;
- * 3. the verification of exactly this authorization (x402: verified here when it was not before);
+ * 3. the verification of exactly this authorization (x402: verified here when it was not before), and
+ *    its x402 payment identifier, if it has one, bound to it (the same id with another payment is a 409;
+ *    the same id with the same payment goes on, to the one settlement of this payment);
  * 4. the minimum in force NOW (the merchant's own, else MIN_PAYMENT_AMOUNT) for a settlement to start: a
  *    verification stored while the merchant allowed less does not outlive its minimum, while a repeat of
  *    a payment whose settlement is already under way or done is answered with it (its buyer paid);
@@ -70,6 +74,8 @@ export class SettleIntake {
     if ((await this.deps.merchants.settleAccess(target.merchant, settleKey)) === 'denied') throw new SettleKeyRequired(target.merchant);
     // Form B's target is its verification; a payment's is looked up (or made) only once access passed
     const verification = command.kind === 'form-b' ? target.verification! : await this.verificationOf(command);
+    // Form B names a verification, not a payment, and carries no extensions
+    if (command.kind !== 'form-b') await this.deps.paymentIds?.bind(command.payment);
     await this.refuseBelowMinimum(target, verification);
     const surface = command.kind === 'x402' ? 'x402' : 'v1';
     const { settlement, created } = await this.deps.requests.start(verification, surface);

@@ -8,6 +8,9 @@ import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_CO
 export type { SettlementUpdate } from './settlement-row';
 
 export type SettlementRow = Settlement;
+
+/** The most settlements one public lookup answers (a payment has one live settlement; retries after failures add a few). */
+export const LOOKUP_LIMIT = 20;
 export type SettlementWithVerificationRow = Settlement & { verification: Verification };
 
 export interface TransitionRequest {
@@ -317,6 +320,31 @@ export class SettlementRepository {
   async findLiveForPayment(paymentKey: string): Promise<SettlementRow | null> {
     const rows = await runQuery(this.pool, { name: 'settlement_live_for_payment', text: 'SELECT * FROM settlements WHERE payment_key = $1', values: [paymentKey] });
     return rows.length > 0 ? settlementFromColumns(rows[0]) : null;
+  }
+
+  /**
+   * Public lookup: the settlements whose payer transfer is this transaction (several when the atomic path
+   * batched them into one), by the partial (chain_id, settlement_tx_hash) index.
+   */
+  async findByTransaction(chainId: number, txHash: string): Promise<SettlementRow[]> {
+    const rows = await runQuery(this.pool, {
+      name: 'settlements_by_transaction',
+      text: `SELECT * FROM settlements WHERE chain_id = $1 AND settlement_tx_hash = $2 AND settlement_tx_hash IS NOT NULL
+              ORDER BY created_at, id LIMIT ${LOOKUP_LIMIT}`,
+      values: [chainId, txHash],
+    });
+    return rows.map(settlementFromColumns);
+  }
+
+  /** Public lookup: the settlements of one authorization's (payer, nonce), newest first, by their payment index. */
+  async findByPayerNonce(chainId: number, tokenAddress: string, payer: string, nonce: string): Promise<SettlementRow[]> {
+    const rows = await runQuery(this.pool, {
+      name: 'settlements_by_payer_nonce',
+      text: `SELECT * FROM settlements WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4
+              ORDER BY created_at DESC, id DESC LIMIT ${LOOKUP_LIMIT}`,
+      values: [chainId, tokenAddress, payer, nonce],
+    });
+    return rows.map(settlementFromColumns);
   }
 
   findSettledForVerification(verificationId: string): Promise<SettlementRow | null> {

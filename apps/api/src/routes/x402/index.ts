@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { FacilitatorError, PaymentConflictError } from '@facilitator/core';
+import { FacilitatorError, PaymentConflictError, PaymentIdentifierConflictError } from '@facilitator/core';
+import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
   EnabledNetworks,
@@ -70,6 +71,11 @@ export function x402Routes(deps: X402RouteDeps) {
       else res.json(x402VerifyValid(x.payer));
     } catch (err) {
       const echo = x402RequestEcho(req.body);
+      if (err instanceof PaymentIdentifierConflictError) {
+        // an outcome about the payment, as every other: 200 with isValid false, which the middleware reports
+        res.json(x402VerifyInvalid(X402Reason.PaymentIdentifierConflict, err.message, echo.payer));
+        return;
+      }
       const { status, reason, message } = problemOf(err, X402Reason.UnexpectedVerifyError, deps.logger);
       res.status(status).json(x402VerifyInvalid(reason, message, echo.payer));
     }
@@ -87,6 +93,8 @@ export function x402Routes(deps: X402RouteDeps) {
       } else if (err instanceof PaymentConflictError) {
         // the closest standard reason: this authorization's nonce is taken by another one of the payer's
         failed(200, X402Reason.NonceAlreadyUsed, err.message);
+      } else if (err instanceof PaymentIdentifierConflictError) {
+        failed(200, X402Reason.PaymentIdentifierConflict, err.message);
       } else if (err instanceof SettleKeyRequired) {
         failed(401, 'unauthorized', err.message);
       } else {
@@ -145,5 +153,6 @@ function supportedOf(networks: EnabledNetworks, signers: readonly string[]): X40
     if (v1Name) kinds.push({ x402Version: 1, scheme: 'exact', network: v1Name });
   }
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
-  return { kinds, extensions: [], signers: { 'eip155:*': unique } };
+  // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers")
+  return { kinds, extensions: [PAYMENT_IDENTIFIER], signers: { 'eip155:*': unique } };
 }
