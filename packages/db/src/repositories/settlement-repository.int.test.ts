@@ -134,6 +134,7 @@ describe('SettlementRepository', () => {
         finality: null,
         reorgCount: 0,
         settlementMode: null,
+        sendClaimedAt: null,
         metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() },
         createdAt: expect.any(Date),
         updatedAt: expect.any(Date),
