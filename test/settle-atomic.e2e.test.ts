@@ -151,6 +151,15 @@ describe('a batch with mixed outcomes (mining held back, then the chain changes 
       for (const k of ['feeFails', 'noFunds', 'expired'] as const) {
         expect(await devnet.usdc.authorizationState(payments[k].authorization.from, payments[k].authorization.nonce)).toBe(false);
       }
+
+      // the public lookup by the batch's transaction answers every payment it settled, and only those
+      const [good] = await stack.db.prisma.settlement.findMany({ where: { nonce: payments.good.authorization.nonce.toLowerCase() } });
+      const settledByIt = await stack.db.prisma.settlement.findMany({ where: { chainId: 84532, settlementTxHash: good.settlementTxHash } });
+      const byTransaction = await stack.http.get('/v1/settlements/lookup').query({ network: 'eip155:84532', transaction: good.settlementTxHash! });
+      expect(byTransaction.status).toBe(200);
+      const listed = (byTransaction.body.settlements as Array<{ status: string; transaction_hash: string; details: { nonce: string } }>).map((r) => [r.details.nonce, r.status, r.transaction_hash]);
+      expect(listed.sort()).toEqual(settledByIt.map((r) => [r.nonce, 'settled', good.settlementTxHash]).sort());
+      expect(listed.length).toBe(settledByIt.length);
     } finally {
       await provider.send('evm_setAutomine', [true]);
     }
