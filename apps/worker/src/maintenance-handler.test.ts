@@ -30,7 +30,7 @@ function walk(name: string, total: number, calls: string[]) {
 }
 
 /** Retention's stores in memory: what was asked of each, in order. */
-function retentionDeps(rows: { failed?: number; unsettled?: number; rejected?: number; merchants?: number; secrets?: number; nonces?: number; keys?: number; deployments?: number } = {}) {
+function retentionDeps(rows: { failed?: number; unsettled?: number; rejected?: number; merchants?: number; secrets?: number; nonces?: number; keys?: number; deployments?: number; paymentIds?: number } = {}) {
   const calls: string[] = [];
   const batches = (name: string, total: number) => {
     let left = total;
@@ -72,6 +72,7 @@ function retentionDeps(rows: { failed?: number; unsettled?: number; rejected?: n
     },
     idempotencyKeys: { deleteExpired: batches('keys', rows.keys ?? 0) },
     walletDeployments: { deleteOlderThan: batches('wallet deployments', rows.deployments ?? 0) },
+    paymentIdentifiers: { deleteUnsettled: batches('payment identifiers', rows.paymentIds ?? 0) },
     walletDeployWindowMs: HOUR,
     retention: RETENTION,
     logger: quiet,
@@ -84,7 +85,7 @@ const ago = (ms: number) => new Date(NOW - ms).toISOString();
 
 describe('runRetention', () => {
   it('deletes, in batches of 1,000 and dependants first, every kind of row strangers can make us store', async () => {
-    const { deps, calls } = retentionDeps({ failed: 1_200, unsettled: 1_000, rejected: 2_500, merchants: 1_001, secrets: 3, nonces: 1_000, keys: 7, deployments: 2 });
+    const { deps, calls } = retentionDeps({ failed: 1_200, unsettled: 1_000, rejected: 2_500, merchants: 1_001, secrets: 3, nonces: 1_000, keys: 7, deployments: 2, paymentIds: 4 });
     expect(await runRetention(deps)).toEqual({
       failedSettlements: 1_200,
       unsettledVerifications: 999 + 0, // a full page (one kept), then an empty one
@@ -94,6 +95,7 @@ describe('runRetention', () => {
       merchantRequestNonces: 1_000,
       idempotencyKeys: 7,
       walletDeployments: 2,
+      paymentIdentifiers: 4,
     });
     const validBefore = Math.floor((NOW - 24 * HOUR) / 1000);
     expect(calls).toEqual([
@@ -132,13 +134,14 @@ describe('runRetention', () => {
       `nonces before ${ago(0)} (0)`,
       `keys before ${ago(DAY)} (7)`,
       `wallet deployments before ${ago(HOUR)} (2)`,
+      `payment identifiers before ${ago(30 * DAY)} (4)`,
     ]);
   });
 
   it('has nothing to delete on an empty database: one read of each', async () => {
     const { deps, calls } = retentionDeps();
     expect(Object.values(await runRetention(deps)).every((n) => n === 0)).toBe(true);
-    expect(calls).toHaveLength(11);
+    expect(calls).toHaveLength(12);
   });
 });
 

@@ -8,6 +8,7 @@ import {
   type SettlementBatchRepository,
   type SettlementRepository,
   type VerificationRepository,
+  type PaymentIdentifierRepository,
   type WalletDeploymentRepository,
   type WebhookEventRepository,
 } from '@facilitator/db';
@@ -28,6 +29,7 @@ export interface RetentionDeps {
   merchants: Pick<MerchantRepository, 'deleteUnusedPage' | 'deleteRetiredSecrets' | 'deleteExpiredNonces'>;
   idempotencyKeys: Pick<IdempotencyRepository, 'deleteExpired'>;
   walletDeployments: Pick<WalletDeploymentRepository, 'deleteOlderThan'>;
+  paymentIdentifiers: Pick<PaymentIdentifierRepository, 'deleteUnsettled'>;
   /** WALLET_DEPLOY_WINDOW_MS: a deployment reservation counts this long, and is deleted after it */
   walletDeployWindowMs: number;
   retention: RetentionConfig;
@@ -45,6 +47,7 @@ export interface RetentionResult {
   merchantRequestNonces: number;
   idempotencyKeys: number;
   walletDeployments: number;
+  paymentIdentifiers: number;
 }
 
 /** Walks pages from the start to the end, deleting each page's rows (their dependants first) before the next. */
@@ -71,7 +74,8 @@ async function repeat(remove: (limit: number) => Promise<number>): Promise<numbe
  * failed settlements that moved no money (with their events and batch items), then verifications no
  * settlement refers to that can never settle or are past the cap, rejected verifications (both with their
  * events), unused merchants with their secrets, rotated secrets that stopped signing, expired request
- * nonces and idempotency keys, ERC-6492 deployment reservations past their window. Settled settlements, failed ones that moved money, and their verifications
+ * nonces and idempotency keys, ERC-6492 deployment reservations past their window, payment identifiers of
+ * payments that never got a settlement. Settled settlements, failed ones that moved money, and their verifications
  * are kept for good.
  */
 export async function runRetention(deps: RetentionDeps): Promise<RetentionResult> {
@@ -105,8 +109,20 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionResult
   const merchantRequestNonces = await repeat((limit) => deps.merchants.deleteExpiredNonces(new Date(now), limit));
   const idempotencyKeys = await repeat((limit) => deps.idempotencyKeys.deleteExpired(ago(r.expiredIdempotencyKeysMs), limit));
   const walletDeployments = await repeat((limit) => deps.walletDeployments.deleteOlderThan(ago(deps.walletDeployWindowMs), limit));
+  // as long as the verification that could have started a settlement of the payment
+  const paymentIdentifiers = await repeat((limit) => deps.paymentIdentifiers.deleteUnsettled(ago(r.unsettledVerificationsMs), limit));
 
-  const result = { failedSettlements, unsettledVerifications, rejectedVerifications, unusedMerchants, retiredWebhookSecrets, merchantRequestNonces, idempotencyKeys, walletDeployments };
+  const result = {
+    failedSettlements,
+    unsettledVerifications,
+    rejectedVerifications,
+    unusedMerchants,
+    retiredWebhookSecrets,
+    merchantRequestNonces,
+    idempotencyKeys,
+    walletDeployments,
+    paymentIdentifiers,
+  };
   if (Object.values(result).some((n) => n > 0)) deps.logger.info('retention run', { ...result });
   return result;
 }

@@ -31,6 +31,17 @@ const SQL = {
      WHERE p.chain_id = $1 AND p.payment_id = $2
      ORDER BY s.created_at DESC, s.id DESC
      LIMIT ${LOOKUP_LIMIT}`,
+  // oldest first through the created_at index; a binding of a payment with any settlement (settled, or failed
+  // and kept) stays as long as that settlement does: the lookup by payment id finds it
+  deleteUnsettled: `
+    WITH doomed AS (
+      SELECT p.chain_id, p.payment_id, p.merchant FROM payment_identifiers p
+       WHERE p.created_at < $1
+         AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.chain_id = p.chain_id AND s.token_address = p.token_address
+                                                      AND s.payer = p.payer AND s.nonce = p.nonce)
+       ORDER BY p.created_at LIMIT $2)
+    DELETE FROM payment_identifiers p USING doomed d
+     WHERE p.chain_id = d.chain_id AND p.payment_id = d.payment_id AND p.merchant = d.merchant RETURNING 1`,
 };
 
 /**
@@ -56,6 +67,11 @@ export class PaymentIdentifierRepository {
     if (inserted.length > 0) return inserted[0].authorization_fingerprint as string;
     const [bound] = await runQuery(this.pool, { name: 'payment_identifier_bound', text: SQL.bound, values: key });
     return bound.authorization_fingerprint as string;
+  }
+
+  /** Retention: deletes up to `limit` bindings made before `before` whose payment has no settlement; how many went. */
+  async deleteUnsettled(before: Date, limit: number): Promise<number> {
+    return (await runQuery(this.pool, { name: 'payment_identifier_delete_unsettled', text: SQL.deleteUnsettled, values: [before, limit] })).length;
   }
 
   /** The settlements of the payment(s) this id names on this network (one per merchant that bound it), newest first. */

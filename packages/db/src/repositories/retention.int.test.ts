@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../../../test/support/
 import type { SettlementState } from '../generated/prisma/client';
 import { IdempotencyRepository } from './idempotency-repository';
 import { MerchantRepository } from './merchant-repository';
+import { PaymentIdentifierRepository } from './payment-identifier-repository';
 import { SettlementBatchRepository } from './settlement-batch-repository';
 import { SettlementRepository } from './settlement-repository';
 import { RETENTION_START, VerificationRepository, type RetentionCursor, type RetentionPage } from './verification-repository';
@@ -347,5 +348,36 @@ describe('idempotency keys', () => {
     expect((await db.prisma.idempotencyKey.findMany({ where: { scope }, orderBy: { key: 'asc' } })).map((k) => k.key)).toEqual(['live', 'old-2']);
     expect(await keys.deleteExpired(new Date('2002-01-01T00:00:00Z'), 2)).toBe(1);
     expect(await keys.deleteExpired(new Date('2002-01-01T00:00:00Z'), 2)).toBe(0);
+  });
+});
+
+describe('payment identifiers', () => {
+  it('deletes the old bindings of payments that never got a settlement, in batches; keeps a settled payment\'s and the recent', async () => {
+    const ids = new PaymentIdentifierRepository(db.pool);
+    const bindingOf = async (settlementId: string | null, ageDays: number) => {
+      const s = settlementId ? (await settlements.findById(settlementId))! : null;
+      const paymentId = `pay_${randomBytes(12).toString('hex')}`;
+      await ids.bind({
+        chainId: s?.chainId ?? 8453,
+        paymentId,
+        merchant: s?.merchant ?? address(),
+        authorizationFingerprint: s?.authorizationFingerprint ?? hex(32),
+        tokenAddress: s?.tokenAddress ?? USDC,
+        payer: s?.payer ?? address(),
+        nonce: s?.nonce ?? hex(32),
+      });
+      await db.pool.query('UPDATE payment_identifiers SET created_at = $2 WHERE payment_id = $1', [paymentId, daysAgo(ageDays)]);
+      return paymentId;
+    };
+    const v = await verification({ ageDays: 40, validBefore: BigInt(Math.floor(Date.now() / 1000) - 86_400) });
+    const settled = await bindingOf(await settlementOf(v, 'settled', 40), 40);
+    const unsettled = [await bindingOf(null, 40), await bindingOf(null, 41), await bindingOf(null, 42)];
+    const recent = await bindingOf(null, 1);
+    const cutoff = daysAgo(30);
+    expect(await ids.deleteUnsettled(cutoff, 2)).toBe(2);
+    expect(await ids.deleteUnsettled(cutoff, 2)).toBe(1);
+    expect(await ids.deleteUnsettled(cutoff, 2)).toBe(0);
+    const left = (await db.pool.query('SELECT payment_id FROM payment_identifiers WHERE payment_id = ANY($1)', [[settled, recent, ...unsettled]])).rows.map((r) => r.payment_id);
+    expect(left.sort()).toEqual([settled, recent].sort());
   });
 });
