@@ -18,6 +18,7 @@ import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startApiProcess, type ApiProcess } from './support/api-process';
 import { balances, difference, transfersOnChain } from './support/chain-actions';
+import { valueOf } from './support/prometheus-text';
 import { startHttpBalancer, type BalancedExchange, type HttpBalancerOptions } from './support/http-balancer';
 import { startTestStack, withStackQueues, type TestStack } from './support/test-stack';
 
@@ -203,6 +204,8 @@ it('a settlement with nothing sent by the hold is stopped and answered failed, a
   expect(paid.status).not.toBe(200);
   const [stopped] = (await stack.db.pool.query(`SELECT id, state, error_details, payment_key FROM settlements WHERE nonce = $1`, [paid.nonce.toLowerCase()])).rows;
   expect(stopped).toMatchObject({ state: 'failed', payment_key: null, error_details: expect.objectContaining({ stopped_by: 'settle_request', merchant_charged: false }) });
+  // operators see it: a stop means the worker is slow or down
+  expect(valueOf(await (await fetch(`${slow.url}/metrics`)).text(), 'x402_settlements_stopped_total')).toBe(1);
 
   // a worker now runs the settlement's job: it finds it final and sends nothing
   const fromBlock = (await stack.devnet.provider.getBlockNumber()) + 1;

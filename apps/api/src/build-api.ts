@@ -207,7 +207,15 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         networks,
         verifier: x402Verifier,
         intake: settleIntake,
-        outcome: { waits, stop: new UnsentSettlementStop(settlements, outbox), maxHoldMs: config.settleMaxHoldMs },
+        outcome: {
+          waits,
+          stop: new UnsentSettlementStop(settlements, outbox),
+          maxHoldMs: config.settleMaxHoldMs,
+          onStopped: (s) => {
+            metrics.settlementsStopped.inc();
+            logger.warn('settlement stopped before anything was sent: the settle request could not be held longer', { settlementId: s.id });
+          },
+        },
         signers: [...config.relayerAddresses, config.treasuryAddress],
         logger,
       }),

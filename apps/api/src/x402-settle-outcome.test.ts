@@ -21,7 +21,7 @@ function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?:
       stops.push(id);
       if (claimed) return null;
       state = 'failed';
-      return row(id, 'failed');
+      return { settlement: row(id, 'failed'), stoppedNow: true };
     },
   };
   const deps = { waits, stop, maxHoldMs: options.deadlineMs, claimedGraceMs: options.claimedGraceMs };

@@ -12,6 +12,8 @@ export interface X402SettleOutcomeDeps {
   maxHoldMs: number;
   /** once the worker has claimed it for sending, how much longer to wait for its hash (default 10 s) */
   claimedGraceMs?: number;
+  /** told of each settlement this request stopped (the metric x402_settlements_stopped_total) */
+  onStopped?(settlement: Settlement): void;
 }
 
 const STOP_REASON = 'nothing was sent before the settle request had to be answered; the settlement was stopped';
@@ -50,7 +52,8 @@ export async function x402SettleOutcome(
   progress = (await deps.waits.readNow(settlement.id)) ?? progress;
   if (isFinalOrSent(progress)) return progress;
   const stopped = await deps.stop.stop(settlement.id, STOP_REASON);
-  if (stopped) return { settlement: stopped, transactionHash: null };
+  if (stopped?.stoppedNow) deps.onStopped?.(stopped.settlement);
+  if (stopped) return { settlement: stopped.settlement, transactionHash: null };
   // the worker claimed it first: its transaction is being signed right now, so its hash is moments away
   progress = await deps.waits.waitUntil(progress, isFinalOrSent, deps.claimedGraceMs ?? 10_000);
   return isFinalOrSent(progress) ? progress : ((await deps.waits.readNow(settlement.id)) ?? progress);

@@ -59,6 +59,11 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
       labelNames: ['state', 'error_code'] as const,
       registers: [registry],
     }),
+    settlementsStopped: new Counter({
+      name: 'x402_settlements_stopped_total',
+      help: 'Settlements stopped before anything was sent, because an /x402/settle request could not be held longer (SETTLE_MAX_HOLD_MS): a slow or stopped worker',
+      registers: [registry],
+    }),
     settlementDuration: new Histogram({
       name: 'x402_settlement_duration_seconds',
       help: 'Time from the settle request to settled',

@@ -94,7 +94,7 @@ describe('SettlementMachine.advance', () => {
     const claim = h.store.claimSend.bind(h.store);
     h.store.claimSend = async (id) => {
       // the settle request's deadline passed while the worker was checking the chain
-      expect((await stop.stop(id, 'nothing was sent in time'))?.state).toBe('failed');
+      expect((await stop.stop(id, 'nothing was sent in time'))?.settlement.state).toBe('failed');
       return claim(id);
     };
     await expect(h.machine.advance('stl_1')).resolves.toBe('failed');

@@ -13,9 +13,10 @@ function harness(state: SettlementState, claimed = false) {
 describe('UnsentSettlementStop', () => {
   it.each(STOPPABLE_STATES)('stops an unclaimed settlement in %s: failed, nobody charged, its payment released, the merchant told', async (state) => {
     const h = harness(state);
-    const stopped = await h.stop.stop('stl_1', 'too slow');
+    const { settlement: stopped, stoppedNow } = (await h.stop.stop('stl_1', 'too slow'))!;
+    expect(stoppedNow).toBe(true);
     expect(stopped).toMatchObject({ state: 'failed', paymentKey: null, errorCode: 'settlement_failed' });
-    expect(stopped!.errorDetails).toMatchObject({ reason: 'too slow', stopped_by: 'settle_request', stopped_in: state, merchant_charged: false, customer_charged: false });
+    expect(stopped.errorDetails).toMatchObject({ reason: 'too slow', stopped_by: 'settle_request', stopped_in: state, merchant_charged: false, customer_charged: false });
     expect(h.outbox.enqueued).toHaveLength(1);
   });
 
@@ -30,7 +31,7 @@ describe('UnsentSettlementStop', () => {
 
   it('answers a settlement that is final already as it is, writing nothing', async () => {
     const h = harness('settled');
-    expect((await h.stop.stop('stl_1', 'too slow'))!.state).toBe('settled');
+    expect(await h.stop.stop('stl_1', 'too slow')).toMatchObject({ settlement: { state: 'settled' }, stoppedNow: false });
     expect(h.store.transitions).toEqual([]);
   });
 
@@ -40,7 +41,7 @@ describe('UnsentSettlementStop', () => {
       const row = h.store.rows.get('stl_1')!;
       h.store.rows.set('stl_1', { ...row, state: 'check_allowance' });
     };
-    expect((await h.stop.stop('stl_1', 'too slow'))!.state).toBe('failed');
+    expect(await h.stop.stop('stl_1', 'too slow')).toMatchObject({ settlement: { state: 'failed' }, stoppedNow: true });
     expect(h.store.transitions.map((t) => `${t.from}->${t.to}`)).toEqual(['check_allowance->failed']);
   });
 });

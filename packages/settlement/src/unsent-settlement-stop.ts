@@ -20,15 +20,15 @@ export class UnsentSettlementStop {
   ) {}
 
   /**
-   * The settlement, final: stopped now, or found final already. Null when it cannot be stopped: the worker
-   * claimed it for sending (its transaction exists or is about to), or it is past the states that send nothing.
+   * The settlement, final: stopped now (`stoppedNow`), or found final already. Null when it cannot be stopped:
+   * the worker claimed it for sending (its transaction exists or is about to), or it is past the states that send nothing.
    */
-  async stop(settlementId: string, reason: string): Promise<Settlement | null> {
+  async stop(settlementId: string, reason: string): Promise<{ settlement: Settlement; stoppedNow: boolean } | null> {
     // the worker may move it between our read and our write (pending -> check_allowance -> collect_fee): read again
     for (let tries = 0; tries < STOPPABLE_STATES.length + 1; tries++) {
       const settlement = await this.settlements.findWithVerification(settlementId);
       if (!settlement) return null;
-      if (isFinal(settlement.state)) return settlement;
+      if (isFinal(settlement.state)) return { settlement, stoppedNow: false };
       if (settlement.sendClaimedAt || !STOPPABLE_STATES.includes(settlement.state)) return null;
       const ending = failed(settlementDoomed(reason, { stopped_by: 'settle_request', stopped_in: settlement.state }), true);
       const moved = await transitionWithFinalEvent(
@@ -37,7 +37,7 @@ export class UnsentSettlementStop {
         { id: settlementId, from: settlement.state, to: 'failed', data: ending.data, note: { ...ending.note, stopped_by: 'settle_request' }, onlyUnclaimed: true },
         settlement.verification.webhookUrl,
       );
-      if (moved) return moved;
+      if (moved) return { settlement: moved, stoppedNow: true };
     }
     return null;
   }
