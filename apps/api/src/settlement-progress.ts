@@ -1,8 +1,8 @@
 import type { ChainTransactionRepository, SettlementRepository, SettlementState } from '@facilitator/db';
 import type { SettlementProgress } from './settlement-waiter';
 
-// before collect_fee nothing of a settlement can have been sent, and a final one carries its own hash
-const MAY_HAVE_SENT: ReadonlySet<SettlementState> = new Set(['collect_fee', 'fee_collected', 'executing']);
+// in pending and check_allowance nothing of a settlement can have been sent, and a final one carries its own hash
+const MAY_HAVE_SENT: ReadonlySet<SettlementState> = new Set(['deploying_wallet', 'collect_fee', 'fee_collected', 'executing']);
 
 export interface SettlementProgressSources {
   settlements: Pick<SettlementRepository, 'findByIds'>;
@@ -10,8 +10,8 @@ export interface SettlementProgressSources {
 }
 
 /**
- * Reads settlements with the hash of the transaction that pays their merchants: one query for the rows,
- * and one more only for those that may have sent something (in collect_fee or later, not final).
+ * Reads settlements with the hash of their newest transaction on its way (the one that pays their merchants
+ * once there is one): one query for the rows, and one more only for those that may have sent something.
  */
 export function settlementProgressReader(sources: SettlementProgressSources): (ids: string[]) => Promise<SettlementProgress[]> {
   return async (ids) => {

@@ -24,7 +24,7 @@ function table() {
 describe('SettlementWaiter', () => {
   it('serves any number of waiting clients with one query per tick, and answers each when its settlement is final', async () => {
     const db = table();
-    const waiter = new SettlementWaiter({ readProgress: db.readProgress, timeoutMs: 5_000, maxWaiters: 10_000, pollIntervalMs: 20 });
+    const waiter = new SettlementWaiter({ readProgress: db.readProgress, timeoutMs: 5_000, maxWaiters: 10_000, maxWaitersPerSettlement: 10, pollIntervalMs: 20 });
     for (let i = 0; i < 100; i++) db.states.set(`stl_${i}`, 'collect_fee');
     // ten clients on each of 100 settlements
     const waits = Array.from({ length: 1000 }, (_, i) => waiter.waitForFinal(row(`stl_${i % 100}`, 'pending')));
@@ -51,6 +51,21 @@ describe('SettlementWaiter', () => {
     expect(Date.now() - started).toBeLessThan(100);
     await Promise.all([a, b]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    waiter.close();
+  });
+
+  it('refuses (429) one more request than maxWaitersPerSettlement for the same settlement; other settlements still wait', async () => {
+    const db = table();
+    db.states.set('stl_s', 'collect_fee');
+    db.states.set('stl_t', 'collect_fee');
+    const waiter = new SettlementWaiter({ readProgress: db.readProgress, timeoutMs: 5_000, maxWaiters: 100, maxWaitersPerSettlement: 2, pollIntervalMs: 10 });
+    const two = [waiter.waitForFinal(row('stl_s', 'collect_fee')), waiter.waitForFinal(row('stl_s', 'collect_fee'))];
+    await expect(waiter.waitForFinal(row('stl_s', 'collect_fee'))).rejects.toMatchObject({ code: 'rate_limited', status: 429 });
+    const other = waiter.waitForFinal(row('stl_t', 'collect_fee'));
+    expect(waiter.waiters).toBe(3);
+    db.states.set('stl_s', 'settled');
+    db.states.set('stl_t', 'settled');
+    expect((await Promise.all([...two, other])).map((p) => p.settlement.state)).toEqual(['settled', 'settled', 'settled']);
     waiter.close();
   });
 

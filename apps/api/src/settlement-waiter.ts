@@ -1,10 +1,14 @@
 import type { Settlement } from '@facilitator/db';
+import { RateLimitedError } from '@facilitator/core';
 import { isFinal } from '@facilitator/settlement';
 
-/** A settlement as a waiting request sees it: its row, and the hash of the transaction that pays its merchant once one is signed. */
+/** A settlement as a waiting request sees it: its row, and the hash of its newest transaction on its way. */
 export interface SettlementProgress {
   settlement: Settlement;
-  /** the transfer's (sequential path) or its batch's settle transaction's (atomic path); null before one exists */
+  /**
+   * its transfer's (sequential path) or its batch's settle transaction's (atomic path); before that, the
+   * transaction it sent first (the sequential fee, a wallet deployment); null while nothing is signed
+   */
   transactionHash: string | null;
 }
 
@@ -15,6 +19,11 @@ export interface SettlementWaiterOptions {
   timeoutMs: number;
   /** waits at once in this process; beyond it a request is answered with what it has at once (SETTLE_MAX_WAITERS) */
   maxWaiters: number;
+  /**
+   * requests waiting at once for one settlement in this process (default 64; the x402 middleware's flow needs
+   * two); one more is refused with 429, so repeats of a few stuck payments cannot take the room of everyone else's
+   */
+  maxWaitersPerSettlement?: number;
   /**
    * how often the one poller of this process reads every waited-for settlement (one round for all of
    * them, and only while some request waits); default 20 ms: on the atomic path a paid request waits for
@@ -71,6 +80,7 @@ export class SettlementWaiter {
   async waitUntil(initial: SettlementProgress, until: (p: SettlementProgress) => boolean, timeoutMs: number): Promise<SettlementProgress> {
     if (until(initial) || this.waiting >= this.options.maxWaiters || timeoutMs <= 0) return initial;
     const id = initial.settlement.id;
+    if ((this.watched.get(id)?.listeners.size ?? 0) >= (this.options.maxWaitersPerSettlement ?? 64)) throw new RateLimitedError(1);
     this.waiting++;
     let entry = this.watched.get(id);
     if (!entry) {

@@ -3,7 +3,7 @@ import type { UnsentSettlementStop } from '@facilitator/settlement';
 import { isFinalOrSent, isFinalProgress, type SettlementProgress, type SettlementWaiter } from './settlement-waiter';
 
 export interface X402SettleOutcomeDeps {
-  waits: Pick<SettlementWaiter, 'waitForFinal' | 'waitUntil' | 'readNow' | 'timeoutMs'>;
+  waits: Pick<SettlementWaiter, 'waitUntil' | 'readNow' | 'timeoutMs'>;
   stop: Pick<UnsentSettlementStop, 'stop'>;
   /**
    * SETTLE_MAX_HOLD_MS: from the request's arrival, the longest it is held for a settlement to sign its
@@ -15,6 +15,9 @@ export interface X402SettleOutcomeDeps {
   /** told of each settlement this request stopped (the metric x402_settlements_stopped_total) */
   onStopped?(settlement: Settlement): void;
 }
+
+/** After a stop lost to the worker's claim: the signing it claimed for takes milliseconds. */
+const CLAIMED_GRACE_MS = 10_000;
 
 const STOP_REASON = 'nothing was sent before the settle request had to be answered; the settlement was stopped';
 
@@ -35,15 +38,15 @@ export async function x402SettleOutcome(
 ): Promise<SettlementProgress> {
   const { settlement } = admitted;
   const enough = clientRetriesPending ? isFinalOrSent : isFinalProgress;
+  // every wait ends within the hold (+ the claimed grace): the client gives up at its own timeout, after which
+  // a pending answer would refuse a buyer whose payment still goes through
   const holdLeft = () => arrivedAt + deps.maxHoldMs - Date.now();
   // a repeat of a payment whose transaction is signed already (the middleware's retry of a pending answer)
   // reconciles with it: held until it is mined, as the reference facilitator waits for its receipt
   const known = admitted.created ? undefined : await deps.waits.readNow(settlement.id);
-  if (known?.transactionHash && !isFinalProgress(known)) {
-    const mined = await deps.waits.waitUntil(known, isFinalProgress, Math.max(holdLeft(), deps.waits.timeoutMs));
-    return mined;
-  }
-  let progress = known && isFinalProgress(known) ? known : await deps.waits.waitForFinal(settlement);
+  if (known?.transactionHash && !isFinalProgress(known)) return deps.waits.waitUntil(known, isFinalProgress, holdLeft());
+  let progress = known ?? { settlement, transactionHash: null };
+  progress = await deps.waits.waitUntil(progress, isFinalProgress, Math.min(deps.waits.timeoutMs, holdLeft()));
   if (enough(progress)) return progress;
   // not final yet: keep the request until its transaction exists (v1: until the outcome), within the hold
   progress = await deps.waits.waitUntil(progress, enough, holdLeft());
@@ -55,6 +58,8 @@ export async function x402SettleOutcome(
   if (stopped?.stoppedNow) deps.onStopped?.(stopped.settlement);
   if (stopped) return { settlement: stopped.settlement, transactionHash: null };
   // the worker claimed it first: its transaction is being signed right now, so its hash is moments away
-  progress = await deps.waits.waitUntil(progress, isFinalOrSent, deps.claimedGraceMs ?? 10_000);
+  progress = await deps.waits.waitUntil(progress, isFinalOrSent, holdLeft() + (deps.claimedGraceMs ?? CLAIMED_GRACE_MS));
+  // still nothing signed (its worker crashed between the claim and the send, or its batch cannot be sent):
+  // the one answer left is pending without a hash (docs/decisions.md); the lookup follows it
   return isFinalOrSent(progress) ? progress : ((await deps.waits.readNow(settlement.id)) ?? progress);
 }

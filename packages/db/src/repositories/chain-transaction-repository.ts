@@ -124,21 +124,26 @@ const SQL = {
     UPDATE chain_transactions SET block_number = $2, status = $3, revert_reason = $4, block_hash = $5, updated_at = now() WHERE id = $1`,
   // its nonce was taken by another transaction while it was out of the chain: it will never be mined
   markLost: `UPDATE chain_transactions SET status = 'replaced', final_at = now(), updated_at = now() WHERE id = $1`,
-  // never over a mined outcome another process recorded meanwhile
-  // the transaction that pays each of these settlements' merchants: its own transfer (sequential path) or
-  // its batch's settle transaction (atomic path); the hash mined, else the newest signed version
+  // The newest transaction of each of these settlements that is or will be on chain (not replaced): the one
+  // that pays its merchant — its own transfer (sequential path) or its batch's settle transaction (atomic
+  // path) — else the one it sent before that (the sequential fee, an ERC-6492 wallet deployment). Its hash:
+  // the mined one, else its newest version broadcast, else its newest signed.
   paymentTransactionHashes: `
     SELECT s.id AS settlement_id, tx.hash
       FROM unnest($1::text[]) AS s(id)
       LEFT JOIN settlement_batch_items i ON i.settlement_id = s.id
       CROSS JOIN LATERAL (
         SELECT coalesce(t.mined_hash,
-                 (SELECT a.hash FROM chain_transaction_attempts a WHERE a.transaction_id = t.id ORDER BY a.created_at DESC LIMIT 1)) AS hash
+                 (SELECT a.hash FROM chain_transaction_attempts a WHERE a.transaction_id = t.id
+                   ORDER BY a.broadcast_at IS NULL, a.created_at DESC LIMIT 1)) AS hash
           FROM chain_transactions t
-         WHERE (t.settlement_id = s.id AND t.purpose = 'transfer') OR (t.settlement_id = i.batch_id AND t.purpose = 'settle')
-         ORDER BY t.created_at DESC LIMIT 1
+         WHERE t.status <> 'replaced'
+           AND ((t.settlement_id = s.id AND t.purpose IN ('transfer', 'fee', 'wallet_deploy'))
+                OR (t.settlement_id = i.batch_id AND t.purpose = 'settle'))
+         ORDER BY t.purpose IN ('transfer', 'settle') DESC, t.purpose = 'fee' DESC, t.created_at DESC LIMIT 1
       ) tx
      WHERE tx.hash IS NOT NULL`,
+  // never over a mined outcome another process recorded meanwhile
   markReplaced: `
     UPDATE chain_transactions SET status = 'replaced', updated_at = now()
      WHERE id = $1 AND status IN ('allocated', 'signed', 'broadcast')`,

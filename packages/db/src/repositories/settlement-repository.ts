@@ -60,6 +60,13 @@ const CREATE_OR_GET = `
   UNION ALL
   SELECT *, false AS created FROM settlements WHERE payment_key = $3 AND NOT EXISTS (SELECT 1 FROM created)`;
 
+// Nothing of it was claimed for sending, and (rows of a worker older than the claim, during a rolling deploy)
+// nothing of it stored to be sent: no transaction of its own, no batch item.
+const UNCLAIMED = `
+         AND send_claimed_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM chain_transactions t WHERE t.settlement_id = $1)
+         AND NOT EXISTS (SELECT 1 FROM settlement_batch_items i WHERE i.settlement_id = $1)`;
+
 // ordered locks, so two claims of overlapping sets cannot deadlock
 const CLAIM_SEND = `
   UPDATE settlements s SET send_claimed_at = coalesce(s.send_claimed_at, now())
@@ -82,7 +89,7 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
     WITH moved AS (
       UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
              waiting_reason = NULL, waiting_since = NULL, waiting_detail = NULL${sets}
-       WHERE id = $1 AND state = $2::"SettlementState"${request.onlyUnclaimed ? ' AND send_claimed_at IS NULL' : ''} RETURNING *
+       WHERE id = $1 AND state = $2::"SettlementState"${request.onlyUnclaimed ? UNCLAIMED : ''} RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
       SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved
