@@ -22,6 +22,8 @@ import {
   settlementFixture,
   TOKEN,
   TREASURY,
+  ERC6492_SIGNATURE,
+  FakeWalletDeployments,
 } from './testing/fakes';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import { executorInterface } from '@facilitator/settlement-contract';
@@ -33,7 +35,7 @@ const STATES = Object.keys(TRANSITIONS) as SettlementState[];
 
 function harness(
   settlements: SettlementWithVerification[] = [settlementFixture({}, { webhookUrl: WEBHOOK_URL })],
-  options: { relayerFunds?: RelayerFunds; atomic?: AtomicSettlement; settlementMode?: 'atomic' | 'sequential' } = {},
+  options: { relayerFunds?: RelayerFunds; atomic?: AtomicSettlement; settlementMode?: 'atomic' | 'sequential'; walletDeployments?: FakeWalletDeployments } = {},
 ) {
   const log: string[] = [];
   const store = new FakeSettlementStore(log);
@@ -58,6 +60,7 @@ function harness(
     onWaiting: (settlementId, reason) => waits.push(`${settlementId}:${reason}`),
     relayerFunds: options.relayerFunds,
     atomic: options.atomic,
+    walletDeployments: options.walletDeployments,
   });
   const path = () => store.transitions.map((t) => `${t.from}->${t.to}`);
   const row = (id = 'stl_1') => store.rows.get(id)!;
@@ -103,6 +106,19 @@ describe('SettlementMachine.advance', () => {
     expect(h.row()).toMatchObject({ state: 'failed', paymentKey: null, errorDetails: { stopped_by: 'settle_request', fee_status: 'not_collected', merchant_charged: false } });
     // the merchant hears of it like of any failure
     expect(h.outbox.enqueued).toHaveLength(1);
+  });
+
+  it('gives back the wallet deployment it reserved when a settle request stopped the settlement before it moved to deploying_wallet', async () => {
+    const walletDeployments = new FakeWalletDeployments();
+    const h = harness([settlementFixture({}, { webhookUrl: WEBHOOK_URL, signature: ERC6492_SIGNATURE })], { walletDeployments });
+    // a settle request's stop lands between the reservation and the transition that would use it
+    h.store.beforeNextTransition = () => {
+      const row = h.store.rows.get('stl_1')!;
+      h.store.rows.set('stl_1', { ...row, state: 'failed' });
+    };
+    await expect(h.machine.advance('stl_1')).resolves.toBe('failed');
+    expect(walletDeployments.reserved).toHaveLength(1);
+    expect(walletDeployments.released).toEqual(['stl_1']);
   });
 
   it('persists each transition before the next step acts, and enqueues the final webhook event after it', async () => {

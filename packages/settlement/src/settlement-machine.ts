@@ -118,6 +118,8 @@ export class SettlementMachine {
       const moved = await this.persistChecked(settlement, state, result);
       // null: another worker advanced it meanwhile, so what we hold is stale
       settlement = moved ? { ...moved, verification: settlement.verification } : await this.load(settlementId);
+      // the step reserved a wallet deployment, and a settle request stopped the settlement before it could use it
+      if (!moved && result.to === 'deploying_wallet' && isFinal(settlement.state)) await this.options.walletDeployments?.release(settlementId);
     }
   }
 
