@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import type { SettlementState } from '../generated/prisma/client';
+import { SettlementBatchRepository } from './settlement-batch-repository';
 import { SettlementRepository, type FeeReservationRequest, type NewSettlementRow, type SettlementRow } from './settlement-repository';
 import { VerificationRepository } from './verification-repository';
 import { WebhookEventRepository } from './webhook-event-repository';
@@ -202,6 +203,14 @@ describe('SettlementRepository', () => {
   });
 
   describe('the claim to send and the stop of an unsent settlement', () => {
+    /** Until a session of this database waits for a row lock (the statement under test is blocked). */
+    const untilWaitingOnLock = async () => {
+      for (;;) {
+        const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        if (rows[0].n > 0) return;
+        await sleep(10);
+      }
+    };
     const stop = (s: SettlementRow) => repo.transition({ id: s.id, from: s.state, to: 'failed', onlyUnclaimed: true, data: { errorCode: 'settlement_failed' } });
 
     it('claims a live settlement once (the first time is kept), and never a final one', async () => {
@@ -226,10 +235,58 @@ describe('SettlementRepository', () => {
       expect(await repo.claimSend(stopped.id)).toBe(false);
     });
 
+    it('a stop that waits on an uncommitted claim finds it claimed once it commits, and a claim that waits on an uncommitted stop finds it final', async () => {
+      const live = () => started().then((s) => walk(s.id, ['check_allowance', 'collect_fee']));
+      const claimedFirst = await live();
+      const worker = await db.pool.connect();
+      try {
+        await worker.query('BEGIN');
+        expect(await SettlementRepository.claimSendWith(worker, [claimedFirst.id])).toEqual([claimedFirst.id]);
+        const stopping = stop(claimedFirst);
+        // the stop waits for the worker's row lock (seen by Postgres), so it decides on the committed claim
+        await untilWaitingOnLock();
+        await worker.query('COMMIT');
+        expect(await stopping).toBeNull();
+      } finally {
+        worker.release();
+      }
+
+      const stoppedFirst = await live();
+      const request = await db.pool.connect();
+      try {
+        await request.query('BEGIN');
+        await request.query(`UPDATE settlements SET state = 'failed' WHERE id = $1 AND send_claimed_at IS NULL`, [stoppedFirst.id]);
+        const claiming = repo.claimSend(stoppedFirst.id);
+        await untilWaitingOnLock();
+        await request.query('COMMIT');
+        expect(await claiming).toBe(false);
+      } finally {
+        request.release();
+      }
+    });
+
+    it('a batch is stored only when every one of its settlements can be claimed; the stopped ones are named and nothing is kept', async () => {
+      const batches = new SettlementBatchRepository(db.pool);
+      const [a, b, c] = await Promise.all([0, 1, 2].map(() => started().then((s) => walk(s.id, ['check_allowance', 'collect_fee']))));
+      expect((await stop(b))!.state).toBe('failed');
+      const refused = await batches.create({ chainId: CHAIN, relayer: randomAddress(), to: randomAddress(), data: '0x', gasCap: 1n, settlementIds: [a.id, b.id, c.id] });
+      expect(refused).toEqual({ stored: false, ended: [b.id] });
+      // rolled back whole: no item stored, and the live ones are not left claimed
+      expect(await batches.alreadyBatched([a.id, b.id, c.id])).toEqual(new Set());
+      expect((await repo.findByIds([a.id, c.id])).map((s) => s.sendClaimedAt)).toEqual([null, null]);
+      const stored = await batches.create({ chainId: CHAIN, relayer: randomAddress(), to: randomAddress(), data: '0x', gasCap: 1n, settlementIds: [a.id, c.id] });
+      expect(stored).toMatchObject({ itemCount: 2 });
+      expect((await repo.findByIds([a.id, c.id])).every((s) => s.sendClaimedAt !== null)).toBe(true);
+      // and a stop no longer applies to them
+      expect(await stop((await repo.findById(a.id))!)).toBeNull();
+    });
+
     it('of a claim and a stop racing on the same settlement, exactly one wins, every time', async () => {
       for (let i = 0; i < 40; i++) {
         const s = await walk((await started()).id, ['check_allowance', 'collect_fee']);
-        const [claimed, stopped] = await Promise.all([repo.claimSend(s.id), stop(s)]);
+        // sent in both orders, so each side is sometimes the one that waits for the other's lock
+        const [claimed, stopped] =
+          i % 2 === 0 ? await Promise.all([repo.claimSend(s.id), stop(s)]) : await Promise.all([stop(s), repo.claimSend(s.id)]).then(([b, a]) => [a, b] as const);
         expect(claimed !== (stopped !== null)).toBe(true);
         const after = (await repo.findById(s.id))!;
         expect(after.state).toBe(claimed ? 'collect_fee' : 'failed');
