@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
-import { getAddress } from 'ethers';
+import { getAddress, parseUnits } from 'ethers';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
@@ -194,32 +194,43 @@ it('an API restart between the pending answer and the retry: the new process rec
 }, 180_000);
 
 it('a settlement with nothing sent by the hold is stopped and answered failed, and never moves money afterwards', async () => {
-  // no worker: nothing of the settlement can be sent
+  // the worker takes the settlement to collect_fee and waits there: the network's base fee is above its cap
   await stack.killWorkers();
+  const worker = await stack.startWorker({ MAX_FEE_PER_GAS_GWEI_84532: '2' });
+  await until(async () => worker.lines.some((l) => l.includes('settlements are atomic')));
+  await stack.devnet.provider.send('anvil_setNextBlockBaseFeePerGas', [`0x${parseUnits('3', 'gwei').toString(16)}`]);
+  await stack.devnet.provider.send('evm_mine', []);
   const slow = await api({ SETTLE_WAIT_TIMEOUT_MS: '200', SETTLE_MAX_HOLD_MS: '1500' });
+  const fromBlock = (await stack.devnet.provider.getBlockNumber()) + 1;
   const paid = await paidRequest({ route: () => slow.url });
   expect(paid.settles).toHaveLength(1);
   expect(paid.settles[0].body).toMatchObject({ success: false, transaction: '' });
   expect((paid.settles[0].body as { errorReason: string }).errorReason).not.toBe('settlement_pending');
   expect(paid.status).not.toBe(200);
-  const [stopped] = (await stack.db.pool.query(`SELECT id, state, error_details, payment_key FROM settlements WHERE nonce = $1`, [paid.nonce.toLowerCase()])).rows;
-  expect(stopped).toMatchObject({ state: 'failed', payment_key: null, error_details: expect.objectContaining({ stopped_by: 'settle_request', merchant_charged: false }) });
-  // operators see it: a stop means the worker is slow or down
+  const [stopped] = (await stack.db.pool.query(`SELECT id, state, error_details, payment_key, send_claimed_at FROM settlements WHERE nonce = $1`, [paid.nonce.toLowerCase()])).rows;
+  expect(stopped).toMatchObject({
+    state: 'failed',
+    payment_key: null,
+    send_claimed_at: null,
+    error_details: expect.objectContaining({ stopped_by: 'settle_request', stopped_in: 'collect_fee', merchant_charged: false }),
+  });
+  // operators see it: a stop means the worker is slow or held
   expect(valueOf(await (await fetch(`${slow.url}/metrics`)).text(), 'x402_settlements_stopped_total')).toBe(1);
 
-  // a worker now runs the settlement's job: it finds it final and sends nothing
-  const fromBlock = (await stack.devnet.provider.getBlockNumber()) + 1;
-  const before = await balances(stack.devnet);
-  await stack.startWorker();
-  await until(async () => Boolean((await withStackQueues(stack.config, (q) => q.settlement.getJob(stopped.id)))?.finishedOn));
-  // two more blocks: anything the worker might have sent would be mined by now
+  // the base fee comes down, the worker's waiting job runs again: it finds the settlement final and sends nothing
+  await until(async () => Boolean((await withStackQueues(stack.config, (q) => q.settlement.getJob(stopped.id)))?.finishedOn), 60_000);
   const block = await stack.devnet.provider.getBlockNumber();
   await until(async () => (await stack.devnet.provider.getBlockNumber()) >= block + 2);
   const { merchant, payer, treasury } = stack.devnet.accounts;
-  expect(difference(await balances(stack.devnet), before)).toEqual({ payer: 0n, merchant: 0n, treasury: 0n });
   expect(await transfersOnChain(stack.devnet, fromBlock, merchant.address, treasury.address)).toBe(0);
   expect(await transfersOnChain(stack.devnet, fromBlock, payer.address, merchant.address)).toBe(0);
   expect(await stack.devnet.usdc.authorizationState(payer.address, paid.nonce)).toBe(false);
   expect((await stack.db.pool.query(`SELECT state FROM settlements WHERE id = $1`, [stopped.id])).rows[0].state).toBe('failed');
-  expect((await stack.db.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE settlement_id = $1`, [stopped.id])).rows[0].n).toBe(0);
+  // nothing stored to send: no transaction of its own, no batch item
+  const stored = await stack.db.pool.query(
+    `SELECT (SELECT count(*) FROM chain_transactions WHERE settlement_id = $1)::int AS own, (SELECT count(*) FROM settlement_batch_items WHERE settlement_id = $1)::int AS items`,
+    [stopped.id],
+  );
+  expect(stored.rows[0]).toEqual({ own: 0, items: 0 });
+  expect(paid.moved).toEqual({ payer: 0n, merchant: 0n, treasury: 0n });
 }, 120_000);
