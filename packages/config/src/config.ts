@@ -154,6 +154,8 @@ export interface Config {
   authorizationExpiryMarginSeconds: number;
   /** How long POST /v1/settle waits for an outcome before answering 202 pending. */
   settleWaitTimeoutMs: number;
+  /** How long one computation of the public status page (/status.json) is served to every visitor. */
+  statusMaxAgeMs: number;
   /** How long an Idempotency-Key is remembered. */
   idempotencyTtlSeconds: number;
   /** Development and tests only: let webhooks reach private addresses. */
@@ -436,12 +438,12 @@ export type ApiConfig = Omit<Config, 'treasury' | 'relayers' | 'worker' | 'webho
 /** What only the worker process reads: the keys, none of the HTTP settings. */
 export type WorkerProcessConfig = Omit<
   Config,
-  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin'
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'statusMaxAgeMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin'
 >;
 type SharedConfig = Omit<ApiConfig, keyof ApiSection>;
 type ApiSection = Pick<
   Config,
-  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'statusMaxAgeMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
 >;
 type WorkerSection = Omit<WorkerProcessConfig, keyof SharedConfig>;
 
@@ -515,6 +517,7 @@ function readApiSection(reader: EnvReader): ApiSection {
     apiKeys: reader.list('API_KEYS'),
     maxBodyBytes: reader.integer('MAX_BODY_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     settleWaitTimeoutMs: reader.milliseconds('SETTLE_WAIT_TIMEOUT_MS', 30_000),
+    statusMaxAgeMs: reader.integer('STATUS_MAX_AGE_MS', 5_000, 100, 3_600_000),
     idempotencyTtlSeconds: reader.integer('IDEMPOTENCY_TTL_SECONDS', 24 * 60 * 60, 60, 30 * 24 * 60 * 60),
     admin: readAdmin(reader),
     rateLimit: readRateLimit(reader),

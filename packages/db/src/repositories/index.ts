@@ -7,3 +7,4 @@ export * from './webhook-event-repository';
 export * from './chain-transaction-repository';
 export * from './settlement-batch-repository';
 export * from './wallet-deployment-repository';
+export * from './status-windows';
