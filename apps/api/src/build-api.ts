@@ -20,9 +20,12 @@ import {
   merchantOpenApiSchemas,
   operatorOpenApiPaths,
   operatorOpenApiSchemas,
+  serviceStatusOpenApiPaths,
+  serviceStatusOpenApiSchemas,
   x402OpenApiPaths,
   x402OpenApiSchemas,
 } from '@facilitator/schemas';
+import { ServiceStatusReader } from '@facilitator/service-status';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
@@ -36,6 +39,7 @@ import { metricsRoutes } from './routes/metrics';
 import { queueRoutes } from './routes/queues';
 import { rateLimitPerClient } from './middleware/rate-limit';
 import { merchantRoutes } from './routes/merchants';
+import { serviceStatusRoutes } from './routes/service-status';
 import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
@@ -154,6 +158,17 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     }
   };
 
+  // the public status page: one computation per STATUS_MAX_AGE_MS serves every visitor of this process
+  const serviceStatus = new ServiceStatusReader({
+    networks: config.networks,
+    verifications,
+    settlements,
+    rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
+    baseFeePerGas: async (chainId) => (await endpoints.find((e) => e.chainId === chainId)?.provider.getBlock('latest'))?.baseFeePerGas ?? null,
+    feeAmount: config.feeAmount,
+    maxAgeMs: config.statusMaxAgeMs,
+  });
+
   const readinessChecks: ReadinessCheck[] = [
     { name: 'postgres', check: async () => void (await prisma.$queryRaw`SELECT 1`) },
     queueStore.readiness,
@@ -183,11 +198,12 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       merchantRoutes({ networks, merchants, binding: merchantRequestBinding }),
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
+      serviceStatusRoutes(serviceStatus, config.statusMaxAgeMs),
       adminQueueRoutes(queues, config.admin),
       docsRoutes(
         buildOpenApiDocument({
-          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths },
-          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas },
+          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths, ...serviceStatusOpenApiPaths },
+          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas, ...serviceStatusOpenApiSchemas },
         }),
       ),
       x402Routes({

@@ -24,3 +24,4 @@ export * from './x402-openapi';
 export * from './merchant-requests';
 export * from './merchant-openapi';
 export * from './operator-openapi';
+export * from './service-status';
