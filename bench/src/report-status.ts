@@ -25,6 +25,7 @@ export function statusSection(r: StatusResults): string[] {
     '',
     `- Target ≥ ${n(r.targets.perSecond)} requests/s with no error, while settlements run: JSON ${verdict(r.targets.jsonMet)}, page ${verdict(r.targets.pageMet)}.`,
     `- The figures moved under the load: the JSON read after the run showed ${r.settledShownAtEnd} settlements settled in its 5-minute window.`,
+    '- CPU per request is all the CPU of the API processes (or Postgres) over the run divided by the status requests answered: the settlements running meanwhile are in it (they are most of the Postgres share; the status figures cost each API process three aggregate queries per STATUS_MAX_AGE_MS).',
     `- CPU in cores, JSON run: ${Object.entries(r.json.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}; page run: ${Object.entries(r.page.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}. The load generator (bench) shares the two cores.`,
     ...interference(busiest),
     '',
