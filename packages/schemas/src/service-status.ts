@@ -102,11 +102,15 @@ const networkStatus = {
 export const serviceStatusSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['computed_at', 'max_age_seconds', 'windows', 'networks'],
+  required: ['computed_at', 'max_age_seconds', 'windows', 'window_max_age_seconds', 'networks'],
   properties: {
     computed_at: { type: 'string', format: 'date-time', description: 'when these figures were computed (one computation serves every visitor)' },
     max_age_seconds: { type: 'number', description: 'how long a computation is served before the next' },
     windows: { type: 'array', items: { type: 'string', enum: ['5m', '1h', '24h'] } },
+    window_max_age_seconds: {
+      ...byWindow({ type: 'number' } as const),
+      description: 'how old each window\'s figures may be: the hour and the day are recomputed less often (their queries read up to a day of rows)',
+    },
     networks: { type: 'array', items: networkStatus },
   },
 } as const;

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { IdPrefix, newId, type RpcEndpointSnapshot } from '@facilitator/core';
 import { SettlementRepository, VerificationRepository, type Pool } from '@facilitator/db';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { ServiceStatusReader, type ServiceStatusSources } from './service-status';
+import { LONG_WINDOWS_MAX_AGE_MS, ServiceStatusReader, type ServiceStatusSources } from './service-status';
 
 const BASE = 8453;
 const SEPOLIA = 84532;
@@ -138,19 +138,28 @@ it('computes per network and window: verify and settle p50/p95, success rate, wa
   expect(sepolia.fee).toMatchObject({ base_fee_per_gas_wei: null, gas_above_cap: null });
 });
 
-it('runs its statements once for any number of concurrent visitors, and again only once maxAgeMs passed', async () => {
+it('runs its statements once for any number of concurrent visitors, the hour and day windows less often', async () => {
   const { pool, statements } = counted(db.pool);
   let now = Date.now();
   const status = reader(pool, { now: () => now });
   const answers = await Promise.all(Array.from({ length: 200 }, () => status.current()));
-  expect(statements()).toBe(3);
+  // the 5-minute window's two aggregates, the waiting count, and the long windows' two aggregates
+  expect(statements()).toBe(5);
   expect(new Set(answers).size).toBe(1);
+  expect(answers[0].window_max_age_seconds).toEqual({ '5m': 5, '1h': 60, '24h': 60 });
   now += 4_000;
   await status.current();
-  expect(statements()).toBe(3);
-  now += 1_000;
+  expect(statements()).toBe(5);
+  // past twice maxAgeMs (visitors wait for the fresh figures): the short window and the waiting count again,
+  // the long windows still cached
+  now += 6_000;
   await Promise.all(Array.from({ length: 50 }, () => status.current()));
-  expect(statements()).toBe(6);
+  expect(statements()).toBe(8);
+  // past LONG_WINDOWS_MAX_AGE_MS: the long windows too
+  now += LONG_WINDOWS_MAX_AGE_MS;
+  await status.current();
+  await status.current();
+  expect(statements()).toBe(13);
 });
 
 it('a base fee read that fails is shown as unknown, not as a failed page', async () => {

@@ -105,7 +105,10 @@ function render(status) {
   var at = document.getElementById('computed-at');
   at.textContent = new Date(status.computed_at).toLocaleString();
   at.setAttribute('data-value', status.computed_at);
-  document.getElementById('max-age').textContent = String(status.max_age_seconds);
+  var ages = status.window_max_age_seconds;
+  document.getElementById('refresh-note').textContent = ages['5m'] === ages['24h']
+    ? 'refreshed every ' + ages['5m'] + ' s'
+    : 'the 5 minutes refreshed every ' + ages['5m'] + ' s, the hour and the day every ' + ages['24h'] + ' s';
   document.getElementById('problem').hidden = true;
 }
 

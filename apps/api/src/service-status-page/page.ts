@@ -17,7 +17,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <body>
 <header>
   <h1>Service status</h1>
-  <div class="meta">Figures computed <strong id="computed-at" data-value="">…</strong> from the service's own records; refreshed every <span id="max-age">5</span> s. Latency p50 and p95 over the last 5 minutes, hour and day.</div>
+  <div class="meta">Figures computed <strong id="computed-at" data-value="">…</strong> from the service's own records. Latency p50 and p95 over the last 5 minutes, hour and day; <span id="refresh-note">refreshed automatically</span>.</div>
 </header>
 <div id="problem" role="alert" hidden></div>
 <main id="networks" aria-live="polite"></main>
