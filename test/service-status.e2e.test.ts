@@ -1,9 +1,13 @@
 // GET /status.json on a real stack: public even with API_KEYS set, never rate-limited, valid against the
 // schema the OpenAPI document publishes, aggregates only (no address, no id), and one computation shared by
-// concurrent visitors (the same computed_at for all of them).
+// concurrent visitors (the same computed_at for all of them); a database it cannot reach is a 503, not a 500.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
+import supertest from 'supertest';
+import { loadConfig } from '@facilitator/config';
+import { createSilentLogger } from '@facilitator/logging';
 import { serviceStatusSchema, type ServiceStatus } from '@facilitator/schemas';
+import { buildApi } from '../apps/api/src/build-api';
 import { startTestStack, type TestStack } from './support/test-stack';
 import { statusUntil } from './support/status-scenario';
 
@@ -56,4 +60,15 @@ it('serves the page with a policy that lets it load nothing from elsewhere', asy
   expect(page.headers['content-type']).toMatch(/^text\/html/);
   expect(page.headers['content-security-policy']).toMatch(/default-src 'none'.*connect-src 'self'/);
   expect(page.text).not.toMatch(/(src|href)="(https?:)?\/\//);
+});
+
+it('answers 503 in the error envelope, not a stack trace, when the database cannot be reached', async () => {
+  const down = buildApi(loadConfig({ ...stack.env, DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/none' }), createSilentLogger());
+  try {
+    const res = await supertest(down.app).get('/status.json');
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: { code: 'service_unavailable', message: expect.any(String), details: { dependency: 'database' } } });
+  } finally {
+    await down.close();
+  }
 });
