@@ -17,6 +17,7 @@ const PARTS: Array<{ script: string; result: string; key: keyof AllResults; opti
   { script: 'mixed-bench.js', result: 'mixed', key: 'mixed' },
   { script: 'paid-request-bench.js', result: 'paid-request', key: 'paid' },
   { script: 'settle-gas-bench.js', result: 'settle-gas', key: 'settleGas' },
+  { script: 'status-bench.js', result: 'status-page', key: 'status' },
 ];
 
 /** Runs one part; a SIGINT/SIGTERM to us is passed on so the part can stop what it started. */

@@ -24,9 +24,12 @@ import {
   merchantOpenApiSchemas,
   operatorOpenApiPaths,
   operatorOpenApiSchemas,
+  serviceStatusOpenApiPaths,
+  serviceStatusOpenApiSchemas,
   x402OpenApiPaths,
   x402OpenApiSchemas,
 } from '@facilitator/schemas';
+import { ServiceStatusReader } from '@facilitator/service-status';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests, UnsentSettlementStop } from '@facilitator/settlement';
 import { EnabledNetworks, PaymentIdentifiers, VerificationService, X402Verifier } from '@facilitator/verification';
@@ -40,6 +43,7 @@ import { metricsRoutes } from './routes/metrics';
 import { queueRoutes } from './routes/queues';
 import { rateLimitPerClient } from './middleware/rate-limit';
 import { merchantRoutes } from './routes/merchants';
+import { serviceStatusRoutes } from './routes/service-status';
 import { settleRoutes } from './routes/settle';
 import { settlementLookupRoutes } from './routes/settlement-lookup';
 import { statusRoutes } from './routes/status';
@@ -165,6 +169,17 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     }
   };
 
+  // the public status page: one computation per STATUS_MAX_AGE_MS serves every visitor of this process
+  const serviceStatus = new ServiceStatusReader({
+    networks: config.networks,
+    verifications,
+    settlements,
+    rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
+    baseFeePerGas: async (chainId) => (await endpoints.find((e) => e.chainId === chainId)?.provider.getBlock('latest'))?.baseFeePerGas ?? null,
+    feeAmount: config.feeAmount,
+    maxAgeMs: config.statusMaxAgeMs,
+  });
+
   const readinessChecks: ReadinessCheck[] = [
     { name: 'postgres', check: async () => void (await prisma.$queryRaw`SELECT 1`) },
     queueStore.readiness,
@@ -196,11 +211,12 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       merchantRoutes({ networks, merchants, binding: merchantRequestBinding }),
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
+      serviceStatusRoutes(serviceStatus, config.statusMaxAgeMs),
       adminQueueRoutes(queues, config.admin),
       docsRoutes(
         buildOpenApiDocument({
-          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths, ...lookupOpenApiPaths },
-          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas, ...lookupOpenApiSchemas },
+          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths, ...lookupOpenApiPaths, ...serviceStatusOpenApiPaths },
+          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas, ...lookupOpenApiSchemas, ...serviceStatusOpenApiSchemas },
         }),
       ),
       x402Routes({

@@ -160,6 +160,8 @@ export interface Config {
    * without a hash), or, for a repeat of a payment whose transaction is signed, for that transaction to be mined.
    */
   settleMaxHoldMs: number;
+  /** How long one computation of the public status page (/status.json) is served to every visitor. */
+  statusMaxAgeMs: number;
   /** How long an Idempotency-Key is remembered. */
   idempotencyTtlSeconds: number;
   /** Development and tests only: let webhooks reach private addresses. */
@@ -442,12 +444,12 @@ export type ApiConfig = Omit<Config, 'treasury' | 'relayers' | 'worker' | 'webho
 /** What only the worker process reads: the keys, none of the HTTP settings. */
 export type WorkerProcessConfig = Omit<
   Config,
-  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin'
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'statusMaxAgeMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin'
 >;
 type SharedConfig = Omit<ApiConfig, keyof ApiSection>;
 type ApiSection = Pick<
   Config,
-  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'statusMaxAgeMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
 >;
 type WorkerSection = Omit<WorkerProcessConfig, keyof SharedConfig>;
 
@@ -523,6 +525,7 @@ function readApiSection(reader: EnvReader): ApiSection {
     settleWaitTimeoutMs: reader.milliseconds('SETTLE_WAIT_TIMEOUT_MS', 30_000),
     // below @x402/core's facilitator client timeout (90 s by default), with room for the claimed grace
     settleMaxHoldMs: reader.integer('SETTLE_MAX_HOLD_MS', 30_000, 0, 75_000),
+    statusMaxAgeMs: reader.integer('STATUS_MAX_AGE_MS', 5_000, 100, 3_600_000),
     idempotencyTtlSeconds: reader.integer('IDEMPOTENCY_TTL_SECONDS', 24 * 60 * 60, 60, 30 * 24 * 60 * 60),
     admin: readAdmin(reader),
     rateLimit: readRateLimit(reader),

@@ -28,3 +28,4 @@ export * from './merchant-requests';
 export * from './merchant-openapi';
 export * from './operator-openapi';
 export * from './lookup-openapi';
+export * from './service-status';

@@ -48,3 +48,11 @@ export function verificationRecordOf(payment: Payment, failure?: { message: stri
     failureDetails: (failure?.details as object | undefined) ?? null,
   };
 }
+
+/** Stamps a row with the milliseconds its verify took so far (the status page's verify latency). */
+export type Timed = (row: NewVerificationRow) => NewVerificationRow;
+
+/** Times rows from `startedAt` (performance.now()): the checks and chain reads, not the insert that follows. */
+export function timedFrom(startedAt: number): Timed {
+  return (row) => ({ ...row, verifyMs: Math.round(performance.now() - startedAt) });
+}

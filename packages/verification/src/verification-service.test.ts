@@ -112,6 +112,7 @@ class FakeVerifications implements VerificationStore {
       webhookUrl: row.webhookUrl ?? null,
       failureMessage: row.failureMessage ?? null,
       failureDetails: (row.failureDetails ?? null) as VerificationRow['failureDetails'],
+      verifyMs: row.verifyMs ?? null,
       createdAt: at,
       updatedAt: at,
     };
@@ -195,6 +196,19 @@ describe('VerificationService', () => {
     // the nonce and whether the payer has code (USDC asks a payer with code by ERC-1271), asked together
     expect(chain.asked).toEqual(['domainSeparator 84532', `isAuthorizationUsed 84532 ${PAYER} ${NONCE}`, `isValidContractSignature ${PAYER}`]);
     expect(verifications.calls).toEqual(['createCheckingNonce']);
+  });
+
+  it('stores how long the verify took, its chain reads included (the status page\'s verify latency)', async () => {
+    const { chain, verifications, service } = setup();
+    const read = chain.isAuthorizationUsed.bind(chain);
+    chain.isAuthorizationUsed = async (...args: Parameters<typeof read>) => {
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      return read(...args);
+    };
+    const outcome = await service.verify(await paymentOf());
+    const stored = verifications.rows.get(outcome.record.id)!;
+    expect(stored.verifyMs).toBeGreaterThanOrEqual(39);
+    expect(stored.verifyMs).toBeLessThan(5_000);
   });
 
   it('tells the listener about each stored verification', async () => {

@@ -5,7 +5,7 @@ import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSi
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
 import type { PaymentIdentifiers } from './payment-identifiers';
-import { verificationRecordOf } from './verification-record';
+import { timedFrom, verificationRecordOf, type Timed } from './verification-record';
 
 export interface VerificationOutcome {
   record: VerificationRow;
@@ -45,7 +45,7 @@ export class VerificationService {
   }
 
   async verify(payment: Payment): Promise<VerificationOutcome> {
-    const outcome = await this.checkAndStore(payment);
+    const outcome = await this.checkAndStore(payment, timedFrom(performance.now()));
     // only a valid payment claims its id: an invalid one (a typo, a stranger's junk) cannot squat it
     if (!outcome.failure) await this.options.paymentIds?.bind(payment);
     await this.options.onVerified?.(outcome, payment);
@@ -59,7 +59,7 @@ export class VerificationService {
    * stranger's junk costs one read, not two). Then the row is stored and a settlement of ours that used the
    * nonce looked for in one database round trip; only the rare used-nonce case costs a second one.
    */
-  private async checkAndStore(payment: Payment): Promise<VerificationOutcome> {
+  private async checkAndStore(payment: Payment, timed: Timed): Promise<VerificationOutcome> {
     const { verifications, chain } = this.options;
     const { network, authorization: a } = payment;
     const ctx = await this.contextOf(payment);
@@ -69,7 +69,7 @@ export class VerificationService {
     nonceUse?.catch(() => undefined); // awaited below, once check 2 passed
     // the spec's order: a bad signature is reported before anything else
     const failure = (await this.ask(payment, () => checkPayerSignature(chain, ctx, signed))) ?? offline;
-    if (failure) return { record: await verifications.create(verificationRecordOf(payment, failure)), failure };
+    if (failure) return { record: await verifications.create(timed(verificationRecordOf(payment, failure))), failure };
 
     const identity = { chainId: network.chainId, tokenAddress: network.tokenAddress, payer: a.from, nonce: a.nonce };
     // a contract wallet's payment (its key did not sign) asks only now that its wallet accepted it
@@ -77,9 +77,9 @@ export class VerificationService {
     if (usedOnChain) {
       const ours = await this.options.settlements.findNonceUse(identity.chainId, identity.tokenAddress, identity.payer, identity.nonce);
       const nonceFailure = nonceUsed(a.nonce, ours?.id ?? null);
-      return { record: await verifications.create(verificationRecordOf(payment, nonceFailure)), failure: nonceFailure };
+      return { record: await verifications.create(timed(verificationRecordOf(payment, nonceFailure))), failure: nonceFailure };
     }
-    const stored = await verifications.createCheckingNonce(verificationRecordOf(payment, undefined));
+    const stored = await verifications.createCheckingNonce(timed(verificationRecordOf(payment, undefined)));
     if (stored.usedBy === null && stored.heldBy === null) return { record: stored.record };
     const nonceFailure = stored.usedBy !== null ? nonceUsed(a.nonce, stored.usedBy) : nonceHeld(a.nonce);
     return { record: await verifications.reject(stored.record.id, nonceFailure.message, nonceFailure.details), failure: nonceFailure };

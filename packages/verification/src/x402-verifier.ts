@@ -4,7 +4,7 @@ import type { ChainReader } from './chain-reader';
 import { checkToken } from './checks';
 import type { VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
-import { verificationRecordOf } from './verification-record';
+import { timedFrom, verificationRecordOf } from './verification-record';
 import type { VerificationService } from './verification-service';
 import type { ClaimedDomain, X402Payment } from './x402';
 import type { DomainFailure, X402VerificationFailure } from './x402-reasons';
@@ -36,9 +36,10 @@ export class X402Verifier {
   constructor(private readonly options: X402VerifierOptions) {}
 
   async verify(x: X402Payment): Promise<X402VerificationOutcome> {
+    const timed = timedFrom(performance.now());
     const failure = await this.checkRequirements(x);
     if (!failure) return this.options.service.verify(x.payment);
-    const record = await this.options.verifications.create(verificationRecordOf(x.payment, failure));
+    const record = await this.options.verifications.create(timed(verificationRecordOf(x.payment, failure)));
     this.options.onRejected?.(failure);
     return { record, failure };
   }

@@ -27,6 +27,7 @@ function verificationRow(fields: Partial<VerificationRow> = {}): VerificationRow
     webhookUrl: null,
     failureMessage: null,
     failureDetails: null,
+    verifyMs: 12,
     createdAt: CREATED,
     updatedAt: UPDATED,
     ...fields,

@@ -8,3 +8,4 @@ export * from './chain-transaction-repository';
 export * from './settlement-batch-repository';
 export * from './wallet-deployment-repository';
 export * from './payment-identifier-repository';
+export * from './status-windows';

@@ -48,6 +48,7 @@ function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificati
     request: { paymentPayload: { x402Version: 2, payload: { value: TWO_POW_255 } }, paymentRequirements: { amount: '1000000', extra: null } },
     metadata: { orderId: 'o-1', nested: { list: [1, 'two', true, null] } },
     webhookUrl: 'https://merchant.example/hooks',
+    verifyMs: 17,
     ...overrides,
   };
   return { authorizationFingerprint: `fp:${row.nonce}`, ...row };
@@ -106,6 +107,7 @@ describe('VerificationRepository', () => {
       webhookUrl: 'https://merchant.example/hooks',
       failureMessage: null,
       failureDetails: null,
+      verifyMs: 17,
       createdAt: expect.any(Date),
       updatedAt: expect.any(Date),
     });

@@ -3,6 +3,7 @@ import type { Verification } from '../generated/prisma/client';
 import { VerificationInsertBatcher, type StoredVerification } from './verification-insert-batcher';
 import { dateColumn, runCount, runQuery, tagAsDatabaseError } from './pg-query';
 import { fromColumns, type NewVerificationRow } from './verification-row';
+import { optionalMs, windowRows, type StatusWindow, type WindowLatency } from './status-windows';
 
 export type VerificationRow = Verification;
 export type { NewVerificationRow } from './verification-row';
@@ -52,6 +53,17 @@ const FIND_LATEST_VERIFIED = `
    WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND status = 'verified'
      AND (authorization_fingerprint = $5 OR authorization_fingerprint IS NULL)
    ORDER BY authorization_fingerprint IS NULL, created_at DESC LIMIT 1`;
+
+// The status page: per window and network, how many verifies and their verify_ms p50/p95. The BRIN index on
+// created_at bounds each window's scan; rows older than the verify_ms column (null) are left out.
+const LATENCY_BY_WINDOW = `
+  SELECT w.name AS window, v.chain_id, count(*)::int AS count,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY v.verify_ms) AS p50,
+         percentile_cont(0.95) WITHIN GROUP (ORDER BY v.verify_ms) AS p95
+    FROM unnest($1::text[], $2::int[]) AS w(name, seconds)
+    JOIN verifications v ON v.created_at >= now() - make_interval(secs => w.seconds)
+   WHERE v.verify_ms IS NOT NULL
+   GROUP BY w.name, v.chain_id`;
 
 /** Where a retention walk stopped: the last row it read (in its own order). */
 export interface RetentionCursor {
@@ -127,6 +139,12 @@ export class VerificationRepository {
    */
   async deleteUnreferenced(ids: string[]): Promise<number> {
     return ids.length === 0 ? 0 : runCount(this.pool, { name: 'verification_delete_unreferenced', text: DELETE_UNREFERENCED, values: [ids] });
+  }
+
+  /** The status page's verify latency: count, p50 and p95 of verify_ms per window and network (aggregates only). */
+  async latencyByWindow(windows: readonly StatusWindow[]): Promise<WindowLatency[]> {
+    const rows = await windowRows(this.pool, 'verification_latency_by_window', LATENCY_BY_WINDOW, windows);
+    return rows.map((r) => ({ window: r.window as string, chainId: r.chain_id as number, count: r.count as number, p50Ms: optionalMs(r.p50), p95Ms: optionalMs(r.p95) }));
   }
 
   async findById(id: string): Promise<VerificationRow | null> {

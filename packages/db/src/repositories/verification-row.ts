@@ -5,7 +5,7 @@ import { dateColumn } from './pg-query';
 export const VERIFICATION_COLUMNS = [
   'id', 'status', 'protocol_version', 'surface', 'chain_id', 'network', 'token_address', 'payer', 'merchant',
   'amount', 'expected_amount', 'nonce', 'valid_after', 'valid_before', 'signature', 'authorization_fingerprint', 'request', 'metadata',
-  'webhook_url', 'failure_message', 'failure_details',
+  'webhook_url', 'failure_message', 'failure_details', 'verify_ms',
 ] as const;
 
 type Stored = Omit<Verification, 'createdAt' | 'updatedAt'>;
@@ -25,6 +25,7 @@ export function valuesOf(row: NewVerificationRow): unknown[] {
     row.merchant ?? null, row.amount ?? null, row.expectedAmount ?? null, row.nonce ?? null, row.validAfter ?? null,
     row.validBefore ?? null, row.signature ?? null, row.authorizationFingerprint ?? null, row.request == null ? null : JSON.stringify(row.request), row.metadata == null ? null : JSON.stringify(row.metadata),
     row.webhookUrl ?? null, row.failureMessage ?? null, row.failureDetails == null ? null : JSON.stringify(row.failureDetails),
+    row.verifyMs ?? null,
   ];
 }
 
@@ -52,6 +53,7 @@ export function fromColumns(r: Record<string, unknown>): Verification {
     webhookUrl: r.webhook_url as string | null,
     failureMessage: r.failure_message as string | null,
     failureDetails: r.failure_details as Verification['failureDetails'],
+    verifyMs: (r.verify_ms as number | null) ?? null,
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),
   };

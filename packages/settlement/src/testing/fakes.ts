@@ -243,6 +243,7 @@ export function verificationFixture(overrides: Partial<Verification> = {}): Veri
     webhookUrl: null,
     failureMessage: null,
     failureDetails: null,
+    verifyMs: 5,
     createdAt: at,
     updatedAt: at,
     ...overrides,

@@ -1,0 +1,2 @@
+export * from './single-flight-cache';
+export * from './service-status';
