@@ -7,3 +7,5 @@ export * from './webhook-event-repository';
 export * from './chain-transaction-repository';
 export * from './settlement-batch-repository';
 export * from './wallet-deployment-repository';
+export * from './merchant-session-repository';
+export * from './keyset';
