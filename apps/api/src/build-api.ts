@@ -4,6 +4,7 @@ import { FailoverJsonRpcProvider, RpcChainReader, RpcEndpointPool } from '@facil
 import {
   IdempotencyRepository,
   MerchantRepository,
+  MerchantSessionRepository,
   SettlementRepository,
   VerificationRepository,
   WebhookEventRepository,
@@ -23,7 +24,7 @@ import {
   x402OpenApiPaths,
   x402OpenApiSchemas,
 } from '@facilitator/schemas';
-import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
+import { deploymentBinding, MerchantService, MerchantSessions, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests } from '@facilitator/settlement';
 import { EnabledNetworks, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
@@ -36,6 +37,9 @@ import { metricsRoutes } from './routes/metrics';
 import { queueRoutes } from './routes/queues';
 import { rateLimitPerClient } from './middleware/rate-limit';
 import { merchantRoutes } from './routes/merchants';
+import { merchantAccountRoutes } from './routes/merchant-account';
+import { merchantPageRoutes } from './routes/merchant-page';
+import { FeeAllowances } from './merchant-page/fee-allowance';
 import { settleRoutes } from './routes/settle';
 import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
@@ -104,6 +108,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     binding: merchantRequestBinding,
     providerFor: (chainId) => endpoints.find((e) => e.chainId === chainId)?.provider,
   });
+  // the merchant page: sign-ins, and the fee allowance each merchant has left (read from the chain)
+  const merchantSessions = new MerchantSessions(new MerchantSessionRepository(pool));
+  const feeAllowances = new FeeAllowances(endpoints, config.treasuryAddress, config.feeAmount);
 
   const verification = new VerificationService({
     chain,
@@ -180,7 +187,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       settleRoutes({ networks, intake: settleIntake, waits }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
       webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
-      merchantRoutes({ networks, merchants, binding: merchantRequestBinding }),
+      merchantRoutes({ networks, merchants, binding: merchantRequestBinding, sessions: merchantSessions }),
+      merchantAccountRoutes({ sessions: merchantSessions, settlements, events: webhookEvents, feeAllowances, treasury: config.treasuryAddress }),
+      merchantPageRoutes(),
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
       adminQueueRoutes(queues, config.admin),

@@ -23,4 +23,5 @@ export * from './x402-requests';
 export * from './x402-openapi';
 export * from './merchant-requests';
 export * from './merchant-openapi';
+export * from './merchant-page';
 export * from './operator-openapi';
