@@ -10,7 +10,8 @@ export interface KeysetCursor {
  */
 export function olderThan(before: KeysetCursor | undefined) {
   if (!before) return {};
-  return { OR: [{ createdAt: { lt: before.createdAt } }, { createdAt: before.createdAt, id: { lt: before.id } }] };
+  // the `lte` alone is what the index can seek to (a deep page does not walk the newer rows); the OR then drops the rows shown
+  return { createdAt: { lte: before.createdAt }, OR: [{ createdAt: { lt: before.createdAt } }, { id: { lt: before.id } }] };
 }
 
 export const NEWEST_FIRST = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
