@@ -5,6 +5,7 @@ import {
   ChainTransactionRepository,
   IdempotencyRepository,
   MerchantRepository,
+  MerchantSessionRepository,
   PaymentIdentifierRepository,
   SettlementRepository,
   VerificationRepository,
@@ -30,7 +31,7 @@ import {
   x402OpenApiSchemas,
 } from '@facilitator/schemas';
 import { ServiceStatusReader } from '@facilitator/service-status';
-import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
+import { deploymentBinding, MerchantService, MerchantSessions, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests, UnsentSettlementStop } from '@facilitator/settlement';
 import { EnabledNetworks, PaymentIdentifiers, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
@@ -44,6 +45,9 @@ import { queueRoutes } from './routes/queues';
 import { rateLimitPerClient } from './middleware/rate-limit';
 import { merchantRoutes } from './routes/merchants';
 import { serviceStatusRoutes } from './routes/service-status';
+import { merchantAccountRoutes } from './routes/merchant-account';
+import { merchantPageRoutes } from './routes/merchant-page';
+import { FeeAllowances } from './merchant-page/fee-allowance';
 import { settleRoutes } from './routes/settle';
 import { settlementLookupRoutes } from './routes/settlement-lookup';
 import { statusRoutes } from './routes/status';
@@ -117,6 +121,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     binding: merchantRequestBinding,
     providerFor: (chainId) => endpoints.find((e) => e.chainId === chainId)?.provider,
   });
+  // the merchant page: sign-ins, and the fee allowance each merchant has left (read from the chain)
+  const merchantSessions = new MerchantSessions(new MerchantSessionRepository(pool));
+  const feeAllowances = new FeeAllowances(endpoints, config.treasuryAddress, config.feeAmount);
 
   const verification = new VerificationService({
     chain,
@@ -208,7 +215,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       settlementLookupRoutes({ networks, settlements, paymentIds: paymentIdRepository }),
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
       webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
-      merchantRoutes({ networks, merchants, binding: merchantRequestBinding }),
+      merchantRoutes({ networks, merchants, binding: merchantRequestBinding, sessions: merchantSessions }),
+      merchantAccountRoutes({ sessions: merchantSessions, settlements, events: webhookEvents, feeAllowances, treasury: config.treasuryAddress }),
+      merchantPageRoutes(),
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
       serviceStatusRoutes(serviceStatus, config.statusMaxAgeMs),

@@ -4,3 +4,4 @@ export * from './random-secrets';
 export * from './secret-box';
 export * from './sign-merchant-request';
 export * from './opened-secrets';
+export * from './merchant-sessions';

@@ -8,6 +8,8 @@ export const MerchantAction = {
   EnableSettleProtection: 'settle_key.create',
   DisableSettleProtection: 'settle_key.revoke',
   SetMinimum: 'minimum.set',
+  /** sign in to the merchant page: answered with a short-lived session for reads (merchant-sessions.ts) */
+  CreateSession: 'session.create',
 } as const;
 export type MerchantAction = (typeof MerchantAction)[keyof typeof MerchantAction];
 

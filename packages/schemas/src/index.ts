@@ -26,6 +26,7 @@ export * from './x402-requests';
 export * from './x402-openapi';
 export * from './merchant-requests';
 export * from './merchant-openapi';
+export * from './merchant-page';
 export * from './operator-openapi';
 export * from './lookup-openapi';
 export * from './service-status';

@@ -1,8 +1,10 @@
 import { merchantActionRequestSchema, merchantMinimumRequestSchema, merchantRotateRequestSchema } from './merchant-requests';
+import { merchantPageOpenApiPaths, merchantPageOpenApiSchemas } from './merchant-page-openapi';
 import type { PathItems } from './openapi';
 
 /** The merchant endpoints in the OpenAPI document (`buildOpenApiDocument({ extraPaths, extraSchemas })`). */
 export const merchantOpenApiSchemas: Record<string, object> = {
+  ...merchantPageOpenApiSchemas,
   MerchantActionRequest: merchantActionRequestSchema,
   MerchantRotateRequest: merchantRotateRequestSchema,
   MerchantMinimumRequest: merchantMinimumRequestSchema,
@@ -76,6 +78,7 @@ const signed = (operationId: string, summary: string, request: string, ok: objec
 });
 
 export const merchantOpenApiPaths: PathItems = {
+  ...merchantPageOpenApiPaths,
   '/v1/merchants/request-domain': {
     get: {
       operationId: 'getMerchantRequestDomain',

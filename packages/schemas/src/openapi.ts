@@ -39,6 +39,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'required for status queries when the operator configured API keys' },
         settleKey: { type: 'http', scheme: 'bearer', description: "a merchant's settle key: needed to settle payments to a merchant with settle protection on; reads that merchant's own records" },
+        merchantSession: { type: 'http', scheme: 'bearer', description: 'a merchant page session token (POST /v1/merchants/{address}/session): reads that merchant\'s own records for 30 minutes' },
       },
       schemas: {
         VerifyRequestFormA: component(verifyFormASchema),

@@ -20,6 +20,7 @@ function eventRow(fields: Partial<WebhookEventWithMerchant> = {}): WebhookEventW
     eventType: 'settlement.completed',
     verificationId: 'ver_1',
     settlementId: 'stl_1',
+    merchant: MERCHANT,
     url: 'http://127.0.0.1:1/hook',
     payload: { event_type: 'settlement.completed', settlement_id: 'stl_1', merchant_address: MERCHANT },
     status: 'pending',

@@ -36,6 +36,7 @@ export function webhookEventRow(event: NewWebhookEvent): WebhookEventRow & { pay
     settlementId: event.settlementId ?? null,
     url: event.url,
     payload,
+    merchant: payload.merchant_address,
   };
 }
 

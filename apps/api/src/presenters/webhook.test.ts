@@ -9,6 +9,7 @@ function eventRow(fields: Partial<WebhookEvent> = {}, attempts: WebhookAttempt[]
     eventType: 'settlement.completed',
     verificationId: 'ver_01',
     settlementId: 'stl_01',
+    merchant: '0x' + 'aa'.repeat(20),
     url: 'https://merchant.example/hooks',
     payload: { event_type: 'settlement.completed', settlement_id: 'stl_01' },
     status: 'pending',

@@ -1,5 +1,4 @@
-import { Router, type Request } from 'express';
-import { InvalidRequestError } from '@facilitator/core';
+import type { Router } from 'express';
 import {
   MERCHANT_REQUEST_DOMAIN_PATH,
   MERCHANT_REQUEST_TYPES,
@@ -7,28 +6,24 @@ import {
   merchantRequestDomain,
   type MerchantRequestBinding,
   type MerchantService,
+  type MerchantSessions,
 } from '@facilitator/merchants';
 import { validateMerchantActionRequest, validateMerchantMinimumRequest, validateMerchantRotateRequest, type MerchantProofBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from '@facilitator/verification';
 import { jsonObjectBody } from '../request-body';
 import { apiRouter } from '../api-router';
+import { merchantOfPath } from '../merchant-address';
 
 export interface MerchantRouteDeps {
   networks: EnabledNetworks;
   merchants: MerchantService;
   /** what a merchant request is signed for at this deployment */
   binding: MerchantRequestBinding;
+  /** the merchant page's sign-ins (routes/merchant-account.ts serves what they read) */
+  sessions: MerchantSessions;
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-
-function merchantOf(req: Request): string {
-  const address = String(req.params.address);
-  if (!ADDRESS.test(address)) {
-    throw new InvalidRequestError('the path must name the merchant address (0x + 40 hex)', { errors: [{ path: '/address', message: 'must be a 20-byte 0x-prefixed hex address' }] });
-  }
-  return address.toLowerCase();
-}
+const merchantOf = merchantOfPath;
 
 /**
  * Merchant self-service without signup. The payTo address is the merchant; every request is signed by
@@ -64,6 +59,15 @@ export function merchantRoutes(deps: MerchantRouteDeps): Router {
       primary_type: 'MerchantRequest',
       types: MERCHANT_REQUEST_TYPES,
     });
+  });
+
+  // sign in to the merchant page: one signed request opens a short session for reads (never for changes)
+  router.post('/v1/merchants/:address/session', jsonObjectBody(), async (req, res) => {
+    const merchant = merchantOf(req);
+    const { proof } = validateMerchantActionRequest(req.body);
+    await authenticate(merchant, MerchantAction.CreateSession, {}, proof);
+    const session = await deps.sessions.open(merchant);
+    res.status(201).set('Cache-Control', 'no-store').json({ merchant, session_token: session.token, expires_at: session.expiresAt.toISOString() });
   });
 
   router.post('/v1/merchants/:address/webhook-secret', jsonObjectBody(), async (req, res) => {

@@ -9,3 +9,5 @@ export * from './settlement-batch-repository';
 export * from './wallet-deployment-repository';
 export * from './payment-identifier-repository';
 export * from './status-windows';
+export * from './merchant-session-repository';
+export * from './keyset';

@@ -800,3 +800,36 @@ describe('SettlementRepository', () => {
     });
   });
 });
+
+describe("a merchant's settlements (the merchant page)", () => {
+  it('pages newest first without skipping or repeating rows made in the same millisecond, and only its own', async () => {
+    const merchant = randomAddress();
+    const mine = await Promise.all(Array.from({ length: 5 }, () => started({ merchant })));
+    await started();
+    // three of them share one created_at: the id breaks the tie
+    const tie = new Date('2030-01-01T00:00:00.000Z');
+    await db.pool.query('UPDATE settlements SET created_at = $2 WHERE id = ANY($1)', [mine.slice(0, 3).map((s) => s.id), tie]);
+    await db.pool.query('UPDATE settlements SET created_at = $2 WHERE id = $1', [mine[3].id, new Date('2030-01-02T00:00:00.000Z')]);
+    await db.pool.query('UPDATE settlements SET created_at = $2 WHERE id = $1', [mine[4].id, new Date('2029-12-31T00:00:00.000Z')]);
+    const expected = [mine[3].id, ...mine.slice(0, 3).map((s) => s.id).sort().reverse(), mine[4].id];
+
+    const seen: string[] = [];
+    let before: { createdAt: Date; id: string } | undefined;
+    for (let page = 0; page < 5; page += 1) {
+      const rows = await repo.pageOfMerchant(merchant, 2, before);
+      seen.push(...rows.map((r) => r.id));
+      if (rows.length < 2) break;
+      before = { createdAt: rows[1].createdAt, id: rows[1].id };
+    }
+    expect(seen).toEqual(expected);
+  });
+
+  it('sums the fees collected from the merchant, and only those', async () => {
+    const merchant = randomAddress();
+    const [paid, unpaid] = await Promise.all([started({ merchant }), started({ merchant })]);
+    await db.pool.query("UPDATE settlements SET fee_collected_at = now(), fee_amount = '12345' WHERE id = $1", [paid.id]);
+    expect(unpaid.feeCollectedAt).toBeNull();
+    expect(await repo.feesOfMerchant(merchant)).toEqual({ total: '12345', count: 1 });
+    expect(await repo.feesOfMerchant(randomAddress())).toEqual({ total: '0', count: 0 });
+  });
+});

@@ -4,6 +4,7 @@ import { dateColumn, inTransaction, optionalDateColumn, runCount, runQuery } fro
 import type { RetentionCursor, RetentionPage } from './verification-repository';
 import { WebhookEventRepository, type WebhookEventRow } from './webhook-event-repository';
 import { optionalMs, windowRows, type StatusWindow, type WaitingCount, type WindowSettleOutcomes } from './status-windows';
+import { NEWEST_FIRST, olderThan, type KeysetCursor } from './keyset';
 import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_COLUMNS, type SettlementUpdate } from './settlement-row';
 
 export type { SettlementUpdate } from './settlement-row';
@@ -590,6 +591,22 @@ export class SettlementRepository {
   async clearAttention(id: string): Promise<SettlementRow | null> {
     const { count } = await this.prisma.settlement.updateMany({ where: { id }, data: { attentionReason: null, attentionAt: null } });
     return count > 0 ? this.findById(id) : null;
+  }
+
+  /** A merchant's settlements, newest first, `limit` of them after `before` (the merchant page; its own index). */
+  pageOfMerchant(merchant: string, limit: number, before?: KeysetCursor): Promise<SettlementRow[]> {
+    return this.prisma.settlement.findMany({ where: { merchant, ...olderThan(before) }, orderBy: NEWEST_FIRST, take: limit });
+  }
+
+  /** The fees collected from a merchant so far: their sum (token units) and how many settlements paid one. */
+  async feesOfMerchant(merchant: string): Promise<{ total: string; count: number }> {
+    const [row] = await runQuery(this.pool, {
+      name: 'settlement_fees_of_merchant',
+      text: `SELECT coalesce(sum(fee_amount::numeric), 0)::text AS total, count(*)::int AS count
+               FROM settlements WHERE merchant = $1 AND fee_collected_at IS NOT NULL`,
+      values: [merchant],
+    });
+    return { total: row.total as string, count: row.count as number };
   }
 
   countNeedingAttention(): Promise<number> {

@@ -95,7 +95,8 @@ describe('WebhookEventRepository', () => {
     const merchant = address();
     const verificationId = await verification(merchant);
     const settlementId = await settlementOf(verificationId);
-    const row = eventRow(verificationId, settlementId);
+    // the merchant is stored lowercase: the merchant page lists its deliveries by it
+    const row = eventRow(verificationId, settlementId, { merchant: merchant.toUpperCase().replace('0X', '0x') });
     const before = Date.now();
     await repo.insert(row);
 
@@ -105,6 +106,7 @@ describe('WebhookEventRepository', () => {
       eventType: 'settlement.settled',
       verificationId,
       settlementId,
+      merchant: merchant.toLowerCase(),
       url: 'https://merchant.example/hooks?x=1',
       payload: row.payload,
       status: 'pending',

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import type { PrismaClient, WebhookAttempt, WebhookDeliveryStatus, WebhookEvent } from '../generated/prisma/client';
 import type { Pool } from '../pg-pool';
 import { dateColumn, optionalDateColumn, runCount, runQuery } from './pg-query';
+import { NEWEST_FIRST, olderThan, type KeysetCursor } from './keyset';
 
 /** A webhook_events row to store (WebhookOutbox's webhookEventRow makes them). */
 export interface WebhookEventRow {
@@ -11,6 +12,8 @@ export interface WebhookEventRow {
   settlementId: string | null;
   url: string;
   payload: object;
+  /** the payment's payTo (lowercase), whose secret signs the event: the merchant page lists its deliveries by it */
+  merchant?: string;
 }
 
 export type WebhookEventWithAttempts = WebhookEvent & { attempts: WebhookAttempt[] };
@@ -28,12 +31,12 @@ export interface AttemptRecord {
 }
 
 const INSERT = `
-  INSERT INTO webhook_events (id, event_type, verification_id, settlement_id, url, payload, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6::jsonb, now(), now())`;
+  INSERT INTO webhook_events (id, event_type, verification_id, settlement_id, url, payload, merchant, created_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, now(), now())`;
 
 // A delivery's read: the event and its merchant (the payment's payTo), in one statement.
 const FIND_WITH_MERCHANT = `
-  SELECT e.id, e.event_type, e.verification_id, e.settlement_id, e.url, e.payload, e.status, e.attempt_count,
+  SELECT e.id, e.event_type, e.verification_id, e.settlement_id, e.merchant, e.url, e.payload, e.status, e.attempt_count,
          e.delivered_at, e.created_at, e.updated_at, v.id AS v_id, v.merchant AS v_merchant
     FROM webhook_events e LEFT JOIN verifications v ON v.id = e.verification_id
    WHERE e.id = $1`;
@@ -67,6 +70,7 @@ function eventFromColumns(r: Record<string, unknown>): WebhookEventWithMerchant 
     eventType: r.event_type as string,
     verificationId: r.verification_id as string | null,
     settlementId: r.settlement_id as string | null,
+    merchant: r.merchant as string | null,
     url: r.url as string,
     payload: r.payload as WebhookEvent['payload'],
     status: r.status as WebhookDeliveryStatus,
@@ -99,7 +103,7 @@ export class WebhookEventRepository {
     await runQuery(client, {
       name: 'webhook_event_insert',
       text: INSERT,
-      values: [row.id, row.eventType, row.verificationId, row.settlementId, row.url, JSON.stringify(row.payload)],
+      values: [row.id, row.eventType, row.verificationId, row.settlementId, row.url, JSON.stringify(row.payload), row.merchant?.toLowerCase() ?? null],
     });
   }
 
@@ -122,6 +126,16 @@ export class WebhookEventRepository {
       },
       include: { attempts: { orderBy: { number: 'asc' } } },
       orderBy: { createdAt: 'asc' },
+      take: limit,
+    });
+  }
+
+  /** A merchant's deliveries, newest first, with every attempt; `limit` of them after `before` (the merchant page). */
+  pageOfMerchant(merchant: string, limit: number, before?: KeysetCursor): Promise<WebhookEventWithAttempts[]> {
+    return this.prisma.webhookEvent.findMany({
+      where: { merchant, ...olderThan(before) },
+      include: { attempts: { orderBy: { number: 'asc' } } },
+      orderBy: NEWEST_FIRST,
       take: limit,
     });
   }
