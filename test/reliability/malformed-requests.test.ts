@@ -758,6 +758,14 @@ function preview(c: Case): string {
 // ---------------------------------------------------------------------------------------------------------
 // The scenario
 
+/** Paths of the OpenAPI document that are pages for people, with the content type of their 2xx. */
+const PAGES = new Map([
+  ['/status', /^text\/html/],
+  ['/merchant', /^text\/html/],
+  ['/merchant/page.js', /^(text|application)\/javascript/],
+  ['/merchant/page.css', /^text\/css/],
+]);
+
 let devnet: Devnet | undefined;
 let db: TestDatabase | undefined;
 let api: ApiProcess | undefined;
@@ -765,7 +773,8 @@ let stackEnvironment: Record<string, string> | undefined;
 
 beforeAll(async () => {
   [devnet, db] = await Promise.all([startDevnet(), createTestDatabase()]);
-  const env = stackEnv(devnet, db.url, { API_PROCESSES: '1', LOG_LEVEL: 'warn', SETTLE_WAIT_TIMEOUT_MS: '1000' });
+  // no worker runs: an x402 settle of a valid payment is held SETTLE_MAX_HOLD_MS for its transaction, then stopped
+  const env = stackEnv(devnet, db.url, { API_PROCESSES: '1', LOG_LEVEL: 'warn', SETTLE_WAIT_TIMEOUT_MS: '1000', SETTLE_MAX_HOLD_MS: '2000' });
   stackEnvironment = env;
   // the inspector lets the test force a full GC in the API process before reading its heap (nothing else changes)
   api = await startApiProcess(env, { inspect: true });
@@ -997,6 +1006,12 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
           acceptedBodies++;
           bump(acceptedMutations, c.mutation.split('+').map((m) => m.split(':')[0]).join('+'));
         }
+        // the pages in the OpenAPI document (the status page, the merchant page) answer HTML, never JSON, and their assets script or style
+        const page = PAGES.get(c.path.split('?')[0]);
+        if (page) {
+          if (!page.test(a.contentType ?? '')) fail('page 2xx that is not HTML', c, a);
+          continue;
+        }
         try {
           const body = JSON.parse(a.body ?? '');
           // an x402 outcome: { isValid } from /verify, { success } from /settle
@@ -1077,7 +1092,7 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
     report.check('4xx answers in neither the error envelope nor (on /x402) the x402 shape', 0, count('non-envelope 4xx')),
     report.check('4xx answers with a code the API does not define', 0, count('unknown error code')),
     report.check('answers outside 4xx (400/401/404/409/413/415/422/429) and 200/202', 0, count('unexpected 4xx status') + count('unexpected status')),
-    report.check('2xx answers that are not JSON (or, on /x402, lack isValid/success)', 0, count('non-JSON 2xx') + count('x402 2xx without its outcome field')),
+    report.check('2xx answers that are not JSON (or, on /x402, lack isValid/success; or, on a page, not its HTML, script or style)', 0, count('non-JSON 2xx') + count('x402 2xx without its outcome field') + count('page 2xx that is not HTML')),
     report.assert('JSON bodies over 64 KiB answered 413', `all of them`, `${oversize - oversizeNot413} of ${oversize}`, oversizeNot413 === 0),
     report.assert('verify/settle bodies that stayed valid (generators really break them)', 'under 10%', `${((100 * acceptedBodies) / Math.max(1, bodyCasesSent)).toFixed(1)}%`, acceptedBodies < bodyCasesSent * 0.1),
     report.check('API process alive after the run', true, alive),
