@@ -12,6 +12,8 @@ const config: Config = {
   transformIgnorePatterns: ['/node_modules/(?!(@noble|@x402|@scure|@seriousme)/)'],
   moduleNameMapper: {
     '^@facilitator/([a-z-]+)$': '<rootDir>/packages/$1/src',
+    // a package's test helpers (`@facilitator/db/testing`)
+    '^@facilitator/([a-z-]+)/testing$': '<rootDir>/packages/$1/src/testing',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',

@@ -1,5 +1,6 @@
 // Guardrails run by `npm run lint`: every workspace package declares the workspace packages and libraries
-// its sources import; packages never import apps; there is no import cycle between packages.
+// its sources import; packages never import apps; there is no import cycle between packages; only tests
+// import a package's test helpers (`@facilitator/<name>/testing`).
 // `--fix` writes the missing declarations (versions from the root package.json, workspaces as "*").
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -45,16 +46,21 @@ function packageOf(specifier: string): string | undefined {
 
 const IMPORT = /(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
+// a workspace package's test helpers (`@facilitator/db/testing`): factories and fakes, never shipped code
+const TESTING_SUBPATH = /^@facilitator\/[a-z-]+\/testing(\/|$)/;
+
 const problems: string[] = [];
 const graph = new Map<string, Set<string>>();
 for (const workspace of workspaces) {
   const runtime = new Set<string>();
   const testOnly = new Set<string>();
   for (const file of sourceFiles(path.join(workspace.dir, 'src'))) {
-    // test files and the fakes and fixtures only tests use (src/testing/, left out of the build)
+    // test files and the fakes and fixtures only tests use (src/testing/)
     const isTest = file.endsWith('.test.ts') || file.includes(`${path.sep}testing${path.sep}`);
     for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-      const name = packageOf(match[1] ?? match[2] ?? match[3]);
+      const specifier = match[1] ?? match[2] ?? match[3];
+      if (!isTest && TESTING_SUBPATH.test(specifier)) problems.push(`${path.relative(ROOT, file)} imports ${specifier}: a package's test helpers are for tests only`);
+      const name = packageOf(specifier);
       if (!name || name === workspace.name) continue;
       (isTest ? testOnly : runtime).add(name);
       const target = byName.get(name);

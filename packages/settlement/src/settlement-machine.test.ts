@@ -307,7 +307,7 @@ describe('SettlementMachine.persistChecked', () => {
       note: { tx_hash: '0xabc' },
     });
     expect(moved).toMatchObject({ state: 'executing', settlementTxHash: '0xabc' });
-    expect(h.store.transitions).toEqual([{ from: 'fee_collected', to: 'executing', data: { settlementTxHash: '0xabc' }, note: { tx_hash: '0xabc' } }]);
+    expect(h.store.transitions).toEqual([{ id: 'stl_1', from: 'fee_collected', to: 'executing', data: { settlementTxHash: '0xabc' }, note: { tx_hash: '0xabc' } }]);
   });
 
   it('returns null, writing nothing, when the row is no longer in the state it was read in', async () => {

@@ -1,4 +1,5 @@
 import type { Settlement } from '@facilitator/db';
+import { settlementRow } from '@facilitator/db/testing';
 import { formASettlementPending, formASettlementResult, formBSettlementCreated, settlementStatusRecord } from './settlement';
 import { publicSettlementRecord } from './public-settlement';
 
@@ -12,8 +13,8 @@ const FEE_TX = '0x' + 'fe'.repeat(32);
 const SETTLE_TX = '0x' + 'f0'.repeat(32);
 
 /** A settled settlement; `fields` move it elsewhere. */
-function settlementRow(fields: Partial<Settlement> = {}): Settlement {
-  return {
+function settledRow(fields: Partial<Settlement> = {}): Settlement {
+  return settlementRow({
     id: 'stl_01',
     verificationId: 'ver_01',
     paymentKey: `84532:0x036cbd53842c5426634e7929541ec2318f3dcf7e:${PAYER}:0x${'0c'.repeat(32)}`,
@@ -32,32 +33,20 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     settlementTxHash: SETTLE_TX,
     settledAt: SETTLED_AT,
     merchantPaid: true,
-    errorCode: null,
-    errorMessage: null,
-    errorDetails: null,
-    attentionReason: null,
-    attentionAt: null,
-    waitingReason: null,
-    waitingSince: null,
-    waitingDetail: null,
-    finality: null,
-    reorgCount: 0,
-    settlementMode: null,
-    sendClaimedAt: null,
     metadata: { order: 'A-17' },
     createdAt: CREATED,
     updatedAt: UPDATED,
     ...fields,
-  };
+  });
 }
 
 /** Waiting to collect the fee: nothing on chain yet. */
 const pendingRow = () =>
-  settlementRow({ state: 'collect_fee', feeTxHash: null, feeCollectedAt: null, settlementTxHash: null, settledAt: null, merchantPaid: false, metadata: null });
+  settledRow({ state: 'collect_fee', feeTxHash: null, feeCollectedAt: null, settlementTxHash: null, settledAt: null, merchantPaid: false, metadata: null });
 
 describe('settlement presenters', () => {
   it('Form A result: amounts, both hashes and both timestamps', () => {
-    expect(formASettlementResult(settlementRow())).toStrictEqual({
+    expect(formASettlementResult(settledRow())).toStrictEqual({
       success: true,
       transaction: null,
       message: 'Payment settled',
@@ -81,7 +70,7 @@ describe('settlement presenters', () => {
   });
 
   it('Form A result with timestamps not set yet answers null for them', () => {
-    const { details } = formASettlementResult(settlementRow({ feeCollectedAt: null, settledAt: null }));
+    const { details } = formASettlementResult(settledRow({ feeCollectedAt: null, settledAt: null }));
     expect([details.fee_collection_timestamp, details.settlement_timestamp]).toEqual([null, null]);
   });
 
@@ -95,7 +84,7 @@ describe('settlement presenters', () => {
   });
 
   it('Form B create answer: the hash only once settled', () => {
-    expect(formBSettlementCreated(settlementRow())).toStrictEqual({
+    expect(formBSettlementCreated(settledRow())).toStrictEqual({
       settlement_id: 'stl_01',
       verification_id: 'ver_01',
       status: 'settled',
@@ -104,12 +93,12 @@ describe('settlement presenters', () => {
       created_at: '2024-05-01T10:00:00.000Z',
     });
     // a transaction sent but not final is not reported as the settlement's
-    const executing = formBSettlementCreated(settlementRow({ state: 'executing', settledAt: null }));
+    const executing = formBSettlementCreated(settledRow({ state: 'executing', settledAt: null }));
     expect([executing.status, executing.transaction_hash]).toEqual(['pending', null]);
   });
 
   it('status record of a settled settlement: no error', () => {
-    expect(settlementStatusRecord(settlementRow())).toStrictEqual({
+    expect(settlementStatusRecord(settledRow())).toStrictEqual({
       id: 'stl_01',
       type: 'settlement',
       status: 'settled',
@@ -153,8 +142,8 @@ describe('settlement presenters', () => {
   });
 
   it('status record of a settled settlement after a reorg: the finality and how many reorgs', () => {
-    expect(settlementStatusRecord(settlementRow({ finality: 'final', reorgCount: 1 })).finality).toEqual({ status: 'final', reorgs: 1 });
-    expect(settlementStatusRecord(settlementRow({ finality: 'changed', reorgCount: 1 })).finality).toEqual({ status: 'changed', reorgs: 1 });
+    expect(settlementStatusRecord(settledRow({ finality: 'final', reorgCount: 1 })).finality).toEqual({ status: 'final', reorgs: 1 });
+    expect(settlementStatusRecord(settledRow({ finality: 'changed', reorgCount: 1 })).finality).toEqual({ status: 'changed', reorgs: 1 });
   });
 
   it('status record of a settlement waiting for the chain: why, since when, and the figures', () => {
@@ -171,7 +160,7 @@ describe('settlement presenters', () => {
 
   it('status record of a failed settlement whose fee could not be collected', () => {
     const record = settlementStatusRecord(
-      settlementRow({
+      settledRow({
         state: 'failed',
         feeTxHash: null,
         feeCollectedAt: null,
@@ -190,13 +179,13 @@ describe('settlement presenters', () => {
 
   it('a failed settlement that took its fee reports it collected; one failed otherwise, not collected; details absent become {}', () => {
     const failedAfterFee = settlementStatusRecord(
-      settlementRow({ state: 'failed', settlementTxHash: null, settledAt: null, errorCode: 'settlement_failed', errorMessage: 'settlement failed', errorDetails: null }),
+      settledRow({ state: 'failed', settlementTxHash: null, settledAt: null, errorCode: 'settlement_failed', errorMessage: 'settlement failed', errorDetails: null }),
     );
     expect(failedAfterFee.details.fee_collection_status).toBe('collected');
     expect(failedAfterFee.error).toStrictEqual({ code: 'settlement_failed', message: 'settlement failed', details: {} });
 
     const failedBeforeFee = settlementStatusRecord(
-      settlementRow({ state: 'failed', feeTxHash: null, feeCollectedAt: null, settlementTxHash: null, settledAt: null, errorCode: 'insufficient_allowance', errorMessage: 'insufficient allowance' }),
+      settledRow({ state: 'failed', feeTxHash: null, feeCollectedAt: null, settlementTxHash: null, settledAt: null, errorCode: 'insufficient_allowance', errorMessage: 'insufficient allowance' }),
     );
     expect(failedBeforeFee.details.fee_collection_status).toBe('not_collected');
   });
@@ -204,7 +193,7 @@ describe('settlement presenters', () => {
 
 describe('public settlement record (the lookup)', () => {
   it('a settled one: status, hashes, parties, amount, nonce and the reorg outcome, nothing of ours', () => {
-    expect(publicSettlementRecord(settlementRow({ finality: 'final' }))).toStrictEqual({
+    expect(publicSettlementRecord(settledRow({ finality: 'final' }))).toStrictEqual({
       type: 'settlement',
       status: 'settled',
       network: 'eip155:84532',
@@ -224,7 +213,7 @@ describe('public settlement record (the lookup)', () => {
   });
 
   it('a failed one says its code only: no message, details, ids or metadata', () => {
-    const failed = settlementRow({
+    const failed = settledRow({
       state: 'failed', feeTxHash: '0x' + 'fe'.repeat(32), feeCollectedAt: null, settlementTxHash: null, settledAt: null, merchantPaid: false,
       errorCode: 'insufficient_allowance', errorMessage: 'allowance 0 below the fee 10000', errorDetails: { available: '0', approval_command: 'cast send …' },
     });

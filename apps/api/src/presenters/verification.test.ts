@@ -1,11 +1,13 @@
 import type { VerificationRow } from '@facilitator/db';
+import { verificationRow } from '@facilitator/db/testing';
 import { formAVerificationResult, formBVerificationResult, verificationStatusRecord } from './verification';
 
 const CREATED = new Date('2024-05-01T10:00:00.000Z');
 const UPDATED = new Date('2024-05-01T10:00:02.500Z');
 
-function verificationRow(fields: Partial<VerificationRow> = {}): VerificationRow {
-  return {
+/** A verified Form B payment; `fields` change it. */
+function verifiedRow(fields: Partial<VerificationRow> = {}): VerificationRow {
+  return verificationRow({
     id: 'ver_01',
     status: 'verified',
     protocolVersion: 1,
@@ -24,19 +26,16 @@ function verificationRow(fields: Partial<VerificationRow> = {}): VerificationRow
     authorizationFingerprint: 'ab'.repeat(32),
     request: { chain: 'base-sepolia' },
     metadata: { order: 'A-17' },
-    webhookUrl: null,
-    failureMessage: null,
-    failureDetails: null,
     verifyMs: 12,
     createdAt: CREATED,
     updatedAt: UPDATED,
     ...fields,
-  };
+  });
 }
 
 describe('verification presenters', () => {
   it('Form A result', () => {
-    expect(formAVerificationResult(verificationRow())).toStrictEqual({
+    expect(formAVerificationResult(verifiedRow())).toStrictEqual({
       isValid: true,
       message: 'Payment verified',
       details: {
@@ -51,7 +50,7 @@ describe('verification presenters', () => {
   });
 
   it('Form B result: the nonce is the transaction_hash, the network as the client named it', () => {
-    expect(formBVerificationResult(verificationRow())).toStrictEqual({
+    expect(formBVerificationResult(verifiedRow())).toStrictEqual({
       verification_id: 'ver_01',
       status: 'verified',
       transaction_hash: '0x' + '0c'.repeat(32),
@@ -64,7 +63,7 @@ describe('verification presenters', () => {
   });
 
   it('status record of a verified payment, settled: the settlement’s hash, no failure', () => {
-    expect(verificationStatusRecord(verificationRow(), '0x' + 'f0'.repeat(32))).toStrictEqual({
+    expect(verificationStatusRecord(verifiedRow(), '0x' + 'f0'.repeat(32))).toStrictEqual({
       id: 'ver_01',
       type: 'verification',
       status: 'verified',
@@ -85,14 +84,14 @@ describe('verification presenters', () => {
   });
 
   it('status record before settlement: no hash; metadata absent becomes {}', () => {
-    const record = verificationStatusRecord(verificationRow({ metadata: null }), null);
+    const record = verificationStatusRecord(verifiedRow({ metadata: null }), null);
     expect(record.transaction_hash).toBeNull();
     expect(record.details.metadata).toStrictEqual({});
     expect(record.details).not.toHaveProperty('failure');
   });
 
   it('status record of a rejection: no verified amount, the failure’s message and details', () => {
-    const rejected = verificationRow({
+    const rejected = verifiedRow({
       status: 'rejected',
       amount: '999',
       signature: null,

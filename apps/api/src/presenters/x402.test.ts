@@ -1,11 +1,13 @@
 import type { Settlement } from '@facilitator/db';
+import { settlementRow } from '@facilitator/db/testing';
 import { x402SettleFailed, x402SettleSucceeded, x402VerifyInvalid, x402VerifyValid } from './x402';
 
 const PAYER = '0x' + '11'.repeat(20);
 
-function settlementRow(fields: Partial<Settlement> = {}): Settlement {
+/** A settled settlement of the x402 surface; `fields` change it. */
+function settledRow(fields: Partial<Settlement> = {}): Settlement {
   const at = new Date('2024-05-01T10:00:00.000Z');
-  return {
+  return settlementRow({
     id: 'stl_01',
     verificationId: 'ver_01',
     paymentKey: null,
@@ -24,23 +26,10 @@ function settlementRow(fields: Partial<Settlement> = {}): Settlement {
     settlementTxHash: '0x' + 'f0'.repeat(32),
     settledAt: at,
     merchantPaid: true,
-    errorCode: null,
-    errorMessage: null,
-    errorDetails: null,
-    attentionReason: null,
-    attentionAt: null,
-    waitingReason: null,
-    waitingSince: null,
-    waitingDetail: null,
-    finality: null,
-    reorgCount: 0,
-    settlementMode: null,
-    sendClaimedAt: null,
-    metadata: null,
     createdAt: at,
     updatedAt: at,
     ...fields,
-  };
+  });
 }
 
 describe('x402 presenters', () => {
@@ -61,7 +50,7 @@ describe('x402 presenters', () => {
   });
 
   it('settle success: the settlement transaction (or "" when there is none), and who was paid how much', () => {
-    expect(x402SettleSucceeded(settlementRow(), PAYER, 'eip155:84532')).toStrictEqual({
+    expect(x402SettleSucceeded(settledRow(), PAYER, 'eip155:84532')).toStrictEqual({
       success: true,
       payer: PAYER,
       transaction: '0x' + 'f0'.repeat(32),
@@ -69,9 +58,9 @@ describe('x402 presenters', () => {
       amount: '1000000',
       extra: { payTo: '0x' + 'aa'.repeat(20) },
     });
-    expect(x402SettleSucceeded(settlementRow({ settlementTxHash: null }), PAYER, 'base-sepolia').transaction).toBe('');
+    expect(x402SettleSucceeded(settledRow({ settlementTxHash: null }), PAYER, 'base-sepolia').transaction).toBe('');
     // x402 v1's answer has no amount nor extra
-    expect(x402SettleSucceeded(settlementRow(), PAYER, 'base-sepolia', 1)).toStrictEqual({ success: true, payer: PAYER, transaction: '0x' + 'f0'.repeat(32), network: 'base-sepolia' });
+    expect(x402SettleSucceeded(settledRow(), PAYER, 'base-sepolia', 1)).toStrictEqual({ success: true, payer: PAYER, transaction: '0x' + 'f0'.repeat(32), network: 'base-sepolia' });
   });
 
   it('settle failure: transaction and network default to "", payer only when known', () => {

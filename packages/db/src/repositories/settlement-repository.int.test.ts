@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { settlementRow } from '../testing';
 import type { SettlementState } from '../generated/prisma/client';
 import { SettlementBatchRepository } from './settlement-batch-repository';
 import { SettlementRepository, type FeeReservationRequest, type NewSettlementRow, type SettlementRow } from './settlement-repository';
@@ -105,41 +106,27 @@ describe('SettlementRepository', () => {
       const { settlement, created } = await repo.createOrGetForPayment(data);
 
       expect(created).toBe(true);
-      expect(settlement).toStrictEqual({
-        id: data.id,
-        verificationId: data.verificationId,
-        paymentKey: data.paymentKey,
-        authorizationFingerprint: data.authorizationFingerprint,
-        surface: 'x402',
-        state: 'pending',
-        chainId: CHAIN,
-        tokenAddress: USDC,
-        payer: PAYER,
-        merchant: data.merchant,
-        amount: TWO_POW_255.toString(),
-        nonce: data.nonce,
-        feeAmount: (TWO_POW_255 - 1n).toString(),
-        feeTxHash: null,
-        feeCollectedAt: null,
-        settlementTxHash: null,
-        settledAt: null,
-        merchantPaid: false,
-        errorCode: null,
-        errorMessage: null,
-        errorDetails: null,
-        attentionReason: null,
-        attentionAt: null,
-        waitingReason: null,
-        waitingSince: null,
-        waitingDetail: null,
-        finality: null,
-        reorgCount: 0,
-        settlementMode: null,
-        sendClaimedAt: null,
-        metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() },
-        createdAt: expect.any(Date),
-        updatedAt: expect.any(Date),
-      });
+      // a new settlement: what was given, state pending, every other column empty (the factory's defaults)
+      expect(settlement).toStrictEqual(
+        settlementRow({
+          id: data.id,
+          verificationId: data.verificationId,
+          paymentKey: data.paymentKey,
+          authorizationFingerprint: data.authorizationFingerprint,
+          surface: 'x402',
+          state: 'pending',
+          chainId: CHAIN,
+          tokenAddress: USDC,
+          payer: PAYER,
+          merchant: data.merchant,
+          amount: TWO_POW_255.toString(),
+          nonce: data.nonce,
+          feeAmount: (TWO_POW_255 - 1n).toString(),
+          metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() },
+          createdAt: expect.any(Date),
+          updatedAt: expect.any(Date),
+        }),
+      );
       expect(Math.abs(settlement.createdAt.getTime() - before)).toBeLessThan(5_000);
 
       // the pg mapper and Prisma agree on every field

@@ -28,6 +28,7 @@ import type {
   WalletDeploymentReservation,
   WebhookEventRow,
 } from '@facilitator/db';
+import { settlementRow, verificationRow } from '@facilitator/db/testing';
 import type { SettlementAccounting } from '../accounting';
 import type { SettlementMachineStore } from '../settlement-machine';
 import type { DeploymentSimulation, WalletDeploymentGuard } from '../wallet-deployment-guard';
@@ -219,79 +220,53 @@ function key(settlementId: string, purpose: TransactionPurpose): string {
   return `${settlementId}:${purpose}`;
 }
 
+/** What the fixtures' verification and settlement agree on. */
+const fixturePayment = {
+  surface: 'v1',
+  chainId: CHAIN_ID,
+  tokenAddress: TOKEN,
+  payer: PAYER,
+  merchant: MERCHANT,
+  amount: AMOUNT.toString(),
+  nonce: NONCE,
+  authorizationFingerprint: PAYMENT_FINGERPRINT,
+};
+
+/** The fixtures' verified payment (PAYER to MERCHANT, valid for an hour from NOW); `overrides` change it. */
 export function verificationFixture(overrides: Partial<Verification> = {}): Verification {
   const at = new Date(NOW * 1000);
-  return {
+  return verificationRow({
+    ...fixturePayment,
     id: 'ver_1',
-    status: 'verified',
-    protocolVersion: 2,
-    surface: 'v1',
-    chainId: CHAIN_ID,
     network: 'eip155:84532',
-    tokenAddress: TOKEN,
-    payer: PAYER,
-    merchant: MERCHANT,
-    amount: AMOUNT.toString(),
     expectedAmount: AMOUNT.toString(),
-    nonce: NONCE,
     validAfter: '0',
     validBefore: String(NOW + 3600),
     signature: PLAIN_SIGNATURE,
-    authorizationFingerprint: PAYMENT_FINGERPRINT,
-    request: null,
-    metadata: null,
-    webhookUrl: null,
-    failureMessage: null,
-    failureDetails: null,
-    verifyMs: 5,
     createdAt: at,
     updatedAt: at,
     ...overrides,
-  };
+  });
 }
 
+/** A pending settlement of the fixtures' payment, with its verification. */
 export function settlementFixture(
   overrides: Partial<Settlement> = {},
   verification: Partial<Verification> = {},
 ): SettlementWithVerification {
   const at = new Date(NOW * 1000);
-  return {
+  const settlement = settlementRow({
+    ...fixturePayment,
     id: 'stl_1',
     verificationId: 'ver_1',
     paymentKey: `${CHAIN_ID}:${TOKEN}:${PAYER}:${NONCE}`,
-    surface: 'v1',
     state: 'pending',
-    chainId: CHAIN_ID,
-    tokenAddress: TOKEN,
-    payer: PAYER,
-    merchant: MERCHANT,
-    amount: AMOUNT.toString(),
-    nonce: NONCE,
-    authorizationFingerprint: PAYMENT_FINGERPRINT,
     feeAmount: FEE.toString(),
-    feeTxHash: null,
-    feeCollectedAt: null,
-    settlementTxHash: null,
-    settledAt: null,
-    merchantPaid: false,
-    errorCode: null,
-    errorMessage: null,
-    errorDetails: null,
-    attentionReason: null,
-    attentionAt: null,
-    waitingReason: null,
-    waitingSince: null,
-    waitingDetail: null,
-    finality: null,
-    reorgCount: 0,
-    settlementMode: null,
-    sendClaimedAt: null,
-    metadata: null,
     createdAt: at,
     updatedAt: at,
     ...overrides,
-    verification: verificationFixture(verification),
-  };
+  });
+  return { ...settlement, verification: verificationFixture(verification) };
 }
 
 export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {
@@ -437,19 +412,24 @@ export function stepHarness(
 }
 
 /**
- * The settlements table in memory, with the repository's compare-and-set transition (only from the state
- * the caller read) and its fee reservation rule (fees in flight plus this one within allowance and balance).
+ * The settlements table in memory, held to SettlementRepository by settlementStoreContract (run against
+ * both): the compare-and-set transition (only from the state the caller read), the fee reservation (the
+ * merchant's fees in flight plus this one within allowance and balance; the payer's value in flight plus
+ * this one within its balance, under its cap and its pause), the claim to send, waits and attention.
+ * What other settlements contribute is read from `rows`, plus what a test sets in `inFlight`,
+ * `payerInFlight` and `feeReverts` for settlements it does not hold as rows.
  */
 export class FakeSettlementStore implements SettlementMachineStore {
   readonly rows = new Map<string, SettlementWithVerification>();
-  readonly transitions: Array<{ from: string; to: string; data?: SettlementUpdate; note?: Record<string, unknown> }> = [];
+  readonly transitions: Array<{ id: string; from: string; to: string; data?: SettlementUpdate; note?: Record<string, unknown> }> = [];
   readonly reservations: FeeReservationRequest[] = [];
   readonly events: WebhookEventRow[] = [];
   readonly attention = new Map<string, string>();
-  /** fees of the merchant's other settlements in collect_fee */
+  /** fees of the merchant's other settlements in collect_fee, beyond those in `rows` */
   inFlight = 0n;
-  /** the payer's other settlements in the sending states */
+  /** the payer's other settlements in the sending states (and its costly failures), beyond those in `rows` */
   payerInFlight: PayerInFlight = { value: 0n, items: 0 };
+  /** the merchant's reverted fee transfers, beyond those in `rows` */
   feeReverts: FeeReverts = { count: 0, lastAt: null };
   /** run before the next transition's compare-and-set, e.g. another worker moving the row first */
   beforeNextTransition: (() => void) | undefined;
@@ -471,7 +451,7 @@ export class FakeSettlementStore implements SettlementMachineStore {
     const row = this.rows.get(id);
     if (!row) return null;
     this.attention.delete(id);
-    const cleared = { ...row, attentionAt: null, attentionReason: null };
+    const cleared = { ...row, attentionAt: null, attentionReason: null, updatedAt: new Date() };
     this.rows.set(id, cleared);
     return withoutVerification(cleared);
   }
@@ -479,14 +459,22 @@ export class FakeSettlementStore implements SettlementMachineStore {
   async markNeedsAttention(id: string, reason: string): Promise<void> {
     this.log.push(`db.markNeedsAttention`);
     this.attention.set(id, reason);
+    const row = this.rows.get(id);
+    if (row) this.rows.set(id, { ...row, attentionReason: reason.slice(0, 1000), attentionAt: new Date(), updatedAt: new Date() });
   }
 
   async markWaiting(id: string, state: SettlementState, reason: string, detail: object): Promise<boolean> {
     this.log.push(`db.markWaiting(${reason})`);
     const row = this.rows.get(id);
     if (!row || row.state !== state) return false;
-    const since = row.waitingReason === reason ? row.waitingSince : new Date();
-    this.rows.set(id, { ...row, waitingReason: reason, waitingSince: since, waitingDetail: JSON.parse(JSON.stringify(detail)) });
+    const same = row.waitingReason === reason;
+    this.rows.set(id, {
+      ...row,
+      waitingReason: reason,
+      waitingSince: same ? row.waitingSince : new Date(),
+      waitingDetail: JSON.parse(JSON.stringify(detail)),
+      updatedAt: same ? row.updatedAt : new Date(),
+    });
     return true;
   }
 
@@ -514,20 +502,46 @@ export class FakeSettlementStore implements SettlementMachineStore {
   ): Promise<{ moved: SettlementRow | null; inFlight: bigint; payer?: PayerInFlight }> {
     this.log.push(`db.transitionReservingFee(${request.from}->${request.to})`);
     this.reservations.push(reservation);
-    const payer = reservation.payer ? { payer: { ...this.payerInFlight } } : {};
-    const spendable = reservation.allowance < reservation.balance ? reservation.allowance : reservation.balance;
-    if (this.inFlight + reservation.fee > spendable) return { moved: null, inFlight: this.inFlight, ...payer };
+    const inFlight = this.feesInFlight(request.id, reservation);
     const p = reservation.payer;
-    const paused = p?.pause !== undefined && (this.payerInFlight.failures ?? 0) >= p.pause.afterFailures;
-    if (p && (paused || this.payerInFlight.value + p.value > p.balance || (p.maxInFlight !== undefined && this.payerInFlight.items >= p.maxInFlight))) {
-      return { moved: null, inFlight: this.inFlight, ...payer };
+    const payer = p ? this.payerInFlightOf(request.id, reservation, p.address, p.pause?.since ?? new Date()) : undefined;
+    const result = (moved: SettlementRow | null) => ({ moved, inFlight, ...(payer ? { payer } : {}) });
+    const spendable = reservation.allowance < reservation.balance ? reservation.allowance : reservation.balance;
+    if (inFlight + reservation.fee > spendable) return result(null);
+    if (p && payer) {
+      const paused = p.pause !== undefined && payer.failures! >= p.pause.afterFailures;
+      if (paused || payer.value + p.value > p.balance || (p.maxInFlight !== undefined && payer.items >= p.maxInFlight)) return result(null);
     }
-    return { moved: this.apply(request), inFlight: this.inFlight, ...payer };
+    return result(this.apply(request));
   }
 
-  async feeRevertsOfMerchant(merchant: string, chainId: number): Promise<FeeReverts> {
+  async feeRevertsOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts> {
     this.log.push(`db.feeRevertsOfMerchant(${merchant},${chainId})`);
-    return this.feeReverts;
+    // as FEE_REVERTS_OF_MERCHANT: a fee transfer that was sent and reverted
+    const reverts = [...this.rows.values()].filter(
+      (r) => r.merchant === merchant && r.chainId === chainId && r.state === 'failed' && r.errorCode === 'fee_collection_failed' && r.feeTxHash !== null && r.updatedAt > since,
+    );
+    return { count: this.feeReverts.count + reverts.length, lastAt: latest([this.feeReverts.lastAt, ...reverts.map((r) => r.updatedAt)]) };
+  }
+
+  /** settlement_fees_in_flight_locked: the fees of the merchant's other settlements in collect_fee. */
+  private feesInFlight(id: string, reservation: FeeReservationRequest): bigint {
+    return [...this.rows.values()]
+      .filter((r) => r.id !== id && r.merchant === reservation.merchant && r.chainId === reservation.chainId && r.tokenAddress === reservation.tokenAddress && r.state === 'collect_fee')
+      .reduce((sum, r) => sum + BigInt(r.feeAmount), this.inFlight);
+  }
+
+  /** settlement_payer_in_flight_locked: the payer's other settlements in the sending states, and its costly failures since `since`. */
+  private payerInFlightOf(id: string, reservation: FeeReservationRequest, payer: string, since: Date): Required<PayerInFlight> {
+    const rows = [...this.rows.values()].filter((r) => r.payer === payer && r.chainId === reservation.chainId);
+    const sending = rows.filter((r) => r.id !== id && r.tokenAddress === reservation.tokenAddress && SENDING_STATES.includes(r.state));
+    const failures = rows.filter((r) => r.updatedAt > since && costlyFailure(r));
+    return {
+      value: sending.reduce((sum, r) => sum + BigInt(r.amount), this.payerInFlight.value),
+      items: this.payerInFlight.items + sending.length,
+      failures: (this.payerInFlight.failures ?? 0) + failures.length,
+      lastFailureAt: latest([this.payerInFlight.lastFailureAt ?? null, ...failures.map((r) => r.updatedAt)]),
+    };
   }
 
   private apply(request: TransitionRequest): SettlementRow | null {
@@ -547,11 +561,36 @@ export class FakeSettlementStore implements SettlementMachineStore {
       waitingReason: null,
       waitingSince: null,
       waitingDetail: null,
+      updatedAt: new Date(),
     };
     this.rows.set(request.id, next);
-    this.transitions.push({ from: request.from, to: request.to, data: request.data, note: request.note });
+    this.transitions.push({ id: request.id, from: request.from, to: request.to, data: request.data, note: request.note });
     return withoutVerification(next);
   }
+}
+
+/** The states that send money: a payer's settlement in one of them has its value in flight. */
+const SENDING_STATES: readonly SettlementState[] = ['collect_fee', 'fee_collected', 'executing'];
+
+/**
+ * The SQL function settlement_costly_failure (migration 20261124150300): a failure on chain that cost us
+ * or the merchant something and that the payer caused.
+ */
+function costlyFailure(r: Settlement): boolean {
+  const details = (r.errorDetails !== null && typeof r.errorDetails === 'object' && !Array.isArray(r.errorDetails) ? r.errorDetails : {}) as Record<string, unknown>;
+  const sent = r.feeTxHash !== null || r.settlementTxHash !== null || 'tx_hash' in details || 'wallet_deploy_tx_hash' in details;
+  return (
+    r.state === 'failed' &&
+    r.errorCode === 'settlement_failed' &&
+    !r.merchantPaid &&
+    String(details.merchant_paid ?? '') !== 'true' &&
+    sent &&
+    !String(details.reason ?? '').startsWith('settle transaction reverted')
+  );
+}
+
+function latest(dates: Array<Date | null>): Date | null {
+  return dates.reduce<Date | null>((a, b) => (b !== null && (a === null || b > a) ? b : a), null);
 }
 
 function withoutVerification(row: SettlementWithVerification): SettlementRow {

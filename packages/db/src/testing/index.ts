@@ -1,0 +1,3 @@
+// `@facilitator/db/testing`: rows for tests. Never imported by production code (scripts/check-packages.ts).
+export { settlementRow, settlementWithVerification, verificationRow } from './factories';
+export { insertSettlementWithVerification, insertVerificationRow } from './store-rows';
