@@ -14,7 +14,7 @@ set -u
 ${BARE_NAMESPACE_PREAMBLE}
 ${assertServicesUnreachable([5432, 6379, 8545])}
 if [ -S /var/run/postgresql/.s.PGSQL.5432 ]; then echo "postgres socket visible"; exit 91; fi
-exec node_modules/.bin/jest -c jest.unit.config.ts --ci
+exec node_modules/.bin/jest --selectProjects unit --ci
 `;
 
 describeNeeding(bareNamespaceMissing(), 'npm run test:unit with no services reachable', () => {
