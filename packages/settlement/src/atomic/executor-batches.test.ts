@@ -116,15 +116,29 @@ describe('ExecutorBatches', () => {
     const h = harness({ parallel: 2 });
     let inFlight = 0;
     let most = 0;
+    let calls = 0;
+    let firstSubmitting!: () => void;
+    const firstInFlight = new Promise<void>((resolve) => (firstSubmitting = resolve));
+    let secondSubmitting!: () => void;
+    const secondInFlight = new Promise<void>((resolve) => (secondSubmitting = resolve));
     const submit = h.options.transactions.submit;
     h.options.transactions.submit = async (request) => {
+      const call = ++calls;
       most = Math.max(most, ++inFlight);
-      await new Promise((r) => setTimeout(r, 30));
+      if (call === 1) {
+        firstSubmitting();
+        // held until the second batch is being sent too; without parallel formations it never would be (the
+        // fallback only ends the test, which then fails on `most`)
+        await Promise.race([secondInFlight, new Promise((r) => setTimeout(r, 2_000))]);
+      } else {
+        secondSubmitting();
+      }
       inFlight--;
       return submit(request);
     };
     const first = h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) });
-    await new Promise((r) => setTimeout(r, 5));
+    // the first batch is formed and being sent: the second item cannot join it
+    await firstInFlight;
     await Promise.all([first, h.batcher.place({ settlementId: 'stl_2', chainId: CHAIN, item: item(2) })]);
     expect(most).toBe(2);
     expect(h.stored.map((b) => b.itemCount)).toEqual([1, 1]);
