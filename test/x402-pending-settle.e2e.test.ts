@@ -116,7 +116,8 @@ async function paidRequest(options: HttpBalancerOptions): Promise<PaidRequest> {
     const body = await res.json().catch(() => undefined);
     const settles = balancer.of('POST', '/x402/settle');
     const nonce = (settles[0]?.requestBody as { paymentPayload: { payload: { authorization: { nonce: string } } } }).paymentPayload.payload.authorization.nonce;
-    // the buyer's answer came after the settle; the chain may still be catching up with a reorg-free 2 s block
+    // logs are counted from the block after the request began: on 2 s blocks a quick refusal may come before it is mined
+    await until(async () => (await stack.devnet.provider.getBlockNumber()) >= fromBlock);
     const { merchant, payer, treasury } = stack.devnet.accounts;
     return {
       status: res.status,
