@@ -1,5 +1,5 @@
 // Several RPC endpoints per network (issue 15): with the first endpoint dead, /readyz stays 200 and says
-// which endpoint is down (never its URL), verification stays fast, the worker settles, and /metrics
+// which endpoint is down (never its URL), verification stops asking the dead one, the worker settles, and /metrics
 // reports each endpoint.
 import supertest from 'supertest';
 import { loadApiConfig } from '@facilitator/config';
@@ -7,6 +7,7 @@ import { createSilentLogger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../apps/api/src/build-api';
 import { QUEUE_READINESS_CHECK, startTestStack, type TestStack } from './support/test-stack';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { valueOf } from './support/prometheus-text';
 
 const SECRET_PATH = 'v2/sk-provider-key-0123456789';
 let stack: TestStack;
@@ -42,31 +43,25 @@ it('/readyz is 200 while one endpoint answers, and names the dead one by positio
   expect(res.text).not.toContain('127.0.0.1');
 });
 
-it('verification does not slow down with the first endpoint dead', async () => {
+it('verification does not keep trying the dead first endpoint: once found down, calls go to the second', async () => {
   const http = supertest(api.app);
   const payments = await Promise.all(Array.from({ length: 20 }, () => stack.payment()));
-  // the first call pays for discovering endpoint 1 is dead (a refused connection: milliseconds)
+  const deadEndpointCalls = async () =>
+    valueOf((await http.get('/metrics')).text, 'x402_rpc_endpoint_calls_total', { chain: 'eip155:84532', endpoint: '1', outcome: 'failed' });
+  // the first verification pays for discovering endpoint 1 is dead (a refused connection: milliseconds)
   await http.post('/v1/verify').send(payments[0].formB()).expect(200);
-  const timings: number[] = [];
+  const before = await deadEndpointCalls();
+  expect(before).toBeGreaterThan(0);
   for (const p of payments.slice(1)) {
-    const started = performance.now();
     const res = await http.post('/v1/verify').send(p.formB());
-    timings.push(performance.now() - started);
     expect(res.body.status).toBe('verified');
   }
-  const baseline: number[] = [];
-  for (const p of await Promise.all(Array.from({ length: 19 }, () => stack.payment()))) {
-    const started = performance.now();
-    await stack.http.post('/v1/verify').send(p.formB()).expect(200);
-    baseline.push(performance.now() - started);
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  // same order as one healthy endpoint: well under a retry or timeout's cost
-  expect(median(timings)).toBeLessThan(median(baseline) * 2 + 10);
+  // 19 verifications of several RPC calls each: asking the dead endpoint first would cost one failed call
+  // (a retry, or a timeout) each time; the pool only re-probes it now and then (speed: BENCHMARKS.md)
+  expect((await deadEndpointCalls()) - before).toBeLessThan(5);
   const metrics = (await http.get('/metrics')).text;
   expect(metrics).toMatch(/x402_rpc_endpoint_up\{chain="eip155:84532",endpoint="1"[^}]*\} 0/);
   expect(metrics).toMatch(/x402_rpc_endpoint_up\{chain="eip155:84532",endpoint="2"[^}]*\} 1/);
-  expect(metrics).toMatch(/x402_rpc_endpoint_calls_total\{chain="eip155:84532",endpoint="1",outcome="failed"[^}]*\} [1-9]/);
   expect(metrics).not.toContain(SECRET_PATH);
 });
 
