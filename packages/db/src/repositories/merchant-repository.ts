@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { dateColumn, optionalDateColumn, runCount, runQuery, tagAsDatabaseError, type Row } from './pg-query';
+import { dateColumn, inTransaction, optionalDateColumn, runCount, runQuery, tagAsDatabaseError, type Row } from './pg-query';
 
 export interface MerchantRecord {
   /** lowercase */
@@ -148,9 +148,8 @@ export class MerchantRepository {
    * and the new one becomes current, in one transaction.
    */
   async rotateSecret(merchant: string, ciphertext: string, graceSeconds: number): Promise<void> {
-    const client = await this.pool.connect().catch((err) => Promise.reject(tagAsDatabaseError(err)));
-    try {
-      await client.query('BEGIN');
+    // every error of this transaction is the database's, as its statements are
+    await inTransaction(this.pool, async (client) => {
       // lock the merchant's rows so two rotations run one after the other
       await client.query('SELECT id FROM merchant_webhook_secrets WHERE merchant = $1 FOR UPDATE', [merchant]);
       await client.query(`UPDATE merchant_webhook_secrets SET retires_at = now() WHERE merchant = $1 AND retires_at > now()`, [merchant]);
@@ -159,13 +158,9 @@ export class MerchantRepository {
         [merchant, graceSeconds],
       );
       await client.query('INSERT INTO merchant_webhook_secrets (merchant, ciphertext) VALUES ($1, $2)', [merchant, ciphertext]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+    }).catch((err: unknown) => {
       throw tagAsDatabaseError(err);
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Pool } from '../pg-pool';
-import { runQuery } from './pg-query';
+import { inTransaction, runQuery } from './pg-query';
 
 export interface WalletDeploymentRequest {
   settlementId: string;
@@ -43,12 +43,9 @@ export class WalletDeploymentRepository {
 
   /** Reserves a deployment for this settlement (again: already reserved, yes), unless a limit is reached. */
   async reserve(request: WalletDeploymentRequest, limits: WalletDeploymentLimits): Promise<WalletDeploymentReservation> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction<WalletDeploymentReservation>(this.pool, async (client) => {
       await runQuery(client, { name: 'walletDeployments.lock', text: SQL.lock, values: [request.chainId] });
       if ((await runQuery(client, { name: 'walletDeployments.existing', text: SQL.existing, values: [request.settlementId] })).length > 0) {
-        await client.query('COMMIT');
         return { reserved: true };
       }
       const since = new Date(Date.now() - limits.windowMs);
@@ -69,14 +66,8 @@ export class WalletDeploymentRepository {
           values: [request.settlementId, request.chainId, request.merchant, request.factory, request.wallet],
         });
       }
-      await client.query('COMMIT');
       return refusal ?? { reserved: true };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /**
