@@ -8,6 +8,7 @@ import { createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../../apps/api/src/build-api';
 import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { startTestStack, type TestStack } from '../support/test-stack';
+import { valueOf } from '../support/prometheus-text';
 import { abuseReport } from './abuse-report';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -21,7 +22,7 @@ const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 beforeAll(async () => {
   stack = await startTestStack();
   // the compiled API in its own process (one process: all waits land on one poller), as in production
-  api = await startApiProcess({ ...stack.env, API_PROCESSES: '1', SETTLE_WAIT_TIMEOUT_MS: '20000', SETTLE_MAX_WAITERS: '10000' });
+  api = await startApiProcess({ ...stack.env, API_PROCESSES: '1', SETTLE_WAIT_TIMEOUT_MS: '45000', SETTLE_MAX_WAITERS: '10000' });
   base = api.url;
 });
 afterAll(async () => {
@@ -40,6 +41,18 @@ function post(url: string, body: unknown): Promise<{ status: number; body: strin
     });
     req.on('error', reject);
     req.end(JSON.stringify(body));
+  });
+}
+
+function get(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve(text));
+      })
+      .on('error', reject);
   });
 }
 
@@ -71,16 +84,20 @@ it('(f) 5,000 concurrent Form A settle waits: Postgres queries per second stay f
   try {
     const idleRate = await queryRate(stats, database, 3000);
     // opened in waves of 100 every 100 ms: a connection storm is not what is measured here (the kernel's
-    // accept queue is finite), and the 20 s waits all overlap all the same
+    // accept queue is finite), and the 45 s waits all overlap all the same, even on a loaded machine
     const settles: Array<Promise<{ status: number; body: string; ms: number }>> = [];
     for (let i = 0; i < bodies.length; i += 100) {
       settles.push(...bodies.slice(i, i + 100).map((b) => post(`${base}/v1/settle`, b)));
       await sleep(100);
     }
-    for (let i = 0; i < 300; i++) {
-      if ((await stack.db.prisma.settlement.count()) >= WAITERS) break;
-      await sleep(100);
+    // measured only once every request is admitted and held by the poller (the API's own gauge): admissions
+    // still running on a loaded machine are not what is measured here
+    let held = 0;
+    for (let i = 0; i < 300 && held < WAITERS; i++) {
+      held = valueOf(await get(`${base}/metrics`), 'x402_settle_requests_waiting');
+      if (held < WAITERS) await sleep(100);
     }
+    expect(held).toBe(WAITERS);
     const waitingRate = await queryRate(stats, database, 5000);
     const ready = await new Promise<{ status: number; ms: number }>((resolve) => {
       const started = Date.now();
@@ -90,7 +107,7 @@ it('(f) 5,000 concurrent Form A settle waits: Postgres queries per second stay f
       });
     });
     const answers = await Promise.all(settles);
-    report.note(`Postgres transactions per second in our database: ${idleRate.toFixed(1)} idle, ${waitingRate.toFixed(1)} while ${WAITERS} clients wait (one shared poller per process, 50 ms)`);
+    report.note(`Postgres transactions per second in our database: ${idleRate.toFixed(1)} idle, ${waitingRate.toFixed(1)} while ${WAITERS} clients wait (one shared poller per process, every 20 ms at most)`);
     const ok = [
       report.check('settle requests accepted (pending after the wait)', WAITERS, answers.filter((a) => a.status === 202).length),
       report.assert('Postgres transactions per second while they wait', 'under 100 (flat: one poller, not one per client)', waitingRate.toFixed(1), waitingRate < 100),

@@ -96,11 +96,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   // x402 payment-identifier: an id binds to its payment (verify and the settle intake both bind)
   const paymentIdRepository = new PaymentIdentifierRepository(pool);
   const paymentIds = new PaymentIdentifiers(paymentIdRepository);
-  const metrics = createMetrics('api', {
-    queues: [queues.settlement, queues.webhook],
-    needingAttention: () => settlements.countNeedingAttention(),
-    rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
-  });
+
   const settlementRequests = new SettlementRequests(settlements, queues, config.feeAmount, config.abuse.feeRevertBackoffMs, {
     payerAfterFailures: config.abuse.payerPauseAfterFailures,
     merchantAfterFailures: config.abuse.merchantPauseAfterFailures,
@@ -110,6 +106,12 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     readProgress: settlementProgressReader({ settlements, transactions: new ChainTransactionRepository(pool) }),
     timeoutMs: config.settleWaitTimeoutMs,
     maxWaiters: config.abuse.maxSettleWaiters,
+  });
+  const metrics = createMetrics('api', {
+    queues: [queues.settlement, queues.webhook],
+    needingAttention: () => settlements.countNeedingAttention(),
+    rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
+    settleRequestsWaiting: () => waits.waiters,
   });
   // merchant requests are good at this deployment only: its treasury, and one chain for contract merchants
   const merchantRequestBinding = deploymentBinding(config.networks.map((n) => n.chainId), config.treasuryAddress);

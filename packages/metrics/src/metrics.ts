@@ -21,6 +21,8 @@ export interface MetricSources {
   rpcEndpoints?: () => RpcEndpointSnapshot[];
   /** settlements this worker process found waiting for the chain, by reason */
   waitingSettlements?: () => ReadonlyMap<string, number>;
+  /** settle requests this API process holds open while their settlement goes on (the shared poller's clients) */
+  settleRequestsWaiting?: () => number;
 }
 
 /**
@@ -171,6 +173,15 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
       collect() {
         this.reset();
         for (const [reason, count] of sources.waitingSettlements?.() ?? []) this.set({ reason }, count);
+      },
+    }),
+    settleRequestsWaiting: new Gauge({
+      name: 'x402_settle_requests_waiting',
+      help: 'Settle requests held open right now while their settlement goes on (bounded by SETTLE_MAX_WAITERS per API process)',
+      registers: [registry],
+      aggregator: 'sum',
+      collect() {
+        if (sources.settleRequestsWaiting) this.set(sources.settleRequestsWaiting());
       },
     }),
     settlementWaits: new Counter({

@@ -152,6 +152,20 @@ async function withAutomineOff<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Blocks every second, as on a real network, instead of one per transaction: with many transactions of one
+ * key arriving out of nonce order, anvil's automine can leave one that became ready unmined until the next
+ * transaction arrives (foundry-rs/foundry#10122; seen once in CI, a transaction "not mined within 15 s").
+ */
+async function withIntervalMining<T>(work: () => Promise<T>): Promise<T> {
+  await rpc.send('evm_setIntervalMining', [1]);
+  try {
+    return await work();
+  } finally {
+    await rpc.send('evm_setAutomine', [true]);
+  }
+}
+
 async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
@@ -287,8 +301,10 @@ describe('LocalKeyTransactionProvider', () => {
     const start = await chainNonce(treasury.address, 'pending');
     const settlementIds = await Promise.all(Array.from({ length: 30 }, () => newSettlement()));
 
-    const sent = await Promise.all(settlementIds.map((id) => provider.submit(feeRequest(id))));
-    const outcomes = await Promise.all(sent.map((tx) => provider.waitForOutcome(tx.id, 1)));
+    const { sent, outcomes } = await withIntervalMining(async () => {
+      const sent = await Promise.all(settlementIds.map((id) => provider.submit(feeRequest(id))));
+      return { sent, outcomes: await Promise.all(sent.map((tx) => provider.waitForOutcome(tx.id, 1))) };
+    });
 
     expect(sent.map((tx) => tx.nonce).sort((a, b) => Number(a - b))).toEqual(Array.from({ length: 30 }, (_, i) => BigInt(start + i)));
     expect(outcomes.every((outcome) => outcome.status === 'confirmed')).toBe(true);
@@ -306,8 +322,10 @@ describe('LocalKeyTransactionProvider', () => {
     const start = await chainNonce(treasury.address, 'pending');
     const settlementIds = await Promise.all(Array.from({ length: 20 }, () => newSettlement()));
 
-    const sent = await Promise.all(settlementIds.map((id, i) => instances[i % 2].submit(feeRequest(id))));
-    const outcomes = await Promise.all(sent.map((tx, i) => instances[(i + 1) % 2].waitForOutcome(tx.id, 1)));
+    const { sent, outcomes } = await withIntervalMining(async () => {
+      const sent = await Promise.all(settlementIds.map((id, i) => instances[i % 2].submit(feeRequest(id))));
+      return { sent, outcomes: await Promise.all(sent.map((tx, i) => instances[(i + 1) % 2].waitForOutcome(tx.id, 1))) };
+    });
 
     const nonces = sent.map((tx) => tx.nonce).sort((a, b) => Number(a - b));
     expect(new Set(nonces).size).toBe(20);
