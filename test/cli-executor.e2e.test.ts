@@ -1,7 +1,9 @@
 // The operator's `facilitator executor status|setup`, compiled and run as a child process against anvil
 // with Circle's USDC: the treasury's EIP-7702 delegation to the settlement executor, set up for real.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Wallet } from 'ethers';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { executorStatus, type ExecutorConfig } from '@facilitator/settlement-contract';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
@@ -101,5 +103,83 @@ describe('executor status and setup', () => {
     const json = await cli(['executor', 'status', '--json'], { ...env, FEE_AMOUNT: '5000' });
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stdout)).toMatchObject({ state: 'wrong_delegate', fee: '5000', why: "the executor's fee is 10000, configured 5000" });
+  });
+});
+
+// custody: the treasury's key never on the server. The server (relayer keys and the treasury's address only)
+// deploys and prints the request; the key signs it elsewhere, with no chain at all; the server submits it.
+describe('executor setup without the treasury key on the server', () => {
+  let chain: Devnet;
+  let server: Record<string, string>;
+  let offline: Record<string, string>;
+  let chainConfig: ExecutorConfig;
+  const dir = mkdtempSync(path.join(tmpdir(), 'executor-authorization-'));
+  const file = (name: string) => path.join(dir, name);
+
+  beforeAll(async () => {
+    chain = await startDevnet({ relayerCount: 2 });
+    const { treasury, relayers } = chain.accounts;
+    server = {
+      RPC_URL_84532: chain.rpcUrl,
+      TOKEN_ADDRESS_84532: chain.token,
+      TREASURY_ADDRESS: treasury.address,
+      RELAYER_PRIVATE_KEYS: relayers.map((r) => r.privateKey).join(','),
+    };
+    // the signing machine: the key and nothing else (no RPC: it could not reach a chain if it tried)
+    offline = { TREASURY_PRIVATE_KEY: treasury.privateKey };
+    chainConfig = { chainId: chain.chainId, token: chain.token, treasury: treasury.address, fee: 10_000n, relayers: relayers.map((r) => r.address) };
+  });
+  afterAll(async () => {
+    await chain?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('plain setup refuses without the treasury key, naming --print-authorization', async () => {
+    const run = await cli(['executor', 'setup'], server);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe('error: executor setup needs TREASURY_PRIVATE_KEY: the treasury signs the EIP-7702 authorization (or use --print-authorization)');
+  });
+
+  it('prints, signs offline, submits: the treasury delegates, and the treasury never sent a transaction', async () => {
+    const treasuryEthBefore = await chain.provider.getBalance(chain.accounts.treasury.address);
+    const printed = await cli(['executor', 'setup', '--print-authorization', '--out', file('request.json')], server);
+    expect(printed.stderr).toBe('');
+    expect(printed.code).toBe(0);
+    const request = JSON.parse(readFileSync(file('request.json'), 'utf8'));
+    expect(request).toMatchObject({ chainId: chain.chainId, treasury: chain.accounts.treasury.address, nonce: '0' });
+    expect(printed.stdout).toContain(JSON.stringify(request));
+
+    // an edited request is refused before anything is signed
+    writeFileSync(file('edited.json'), JSON.stringify({ ...request, nonce: '7' }));
+    const edited = await cli(['executor', 'sign-authorization', '--request', file('edited.json')], offline);
+    expect(edited.code).toBe(1);
+    expect(edited.stderr).toContain("the request's digest is not that of its chainId, address and nonce");
+
+    const signed = await cli(['executor', 'sign-authorization', '--request', file('request.json'), '--out', file('signed.json')], offline);
+    expect(signed.stderr).toBe('');
+    expect(signed.code).toBe(0);
+
+    // signed by another key: refused with one line, nothing sent
+    const stranger = Wallet.createRandom();
+    const forged = await stranger.authorize({ address: request.address, nonce: 0n, chainId: BigInt(chain.chainId) });
+    writeFileSync(file('forged.json'), JSON.stringify({ chainId: String(chain.chainId), address: request.address, nonce: '0', signature: { r: forged.signature.r, s: forged.signature.s, yParity: forged.signature.yParity } }));
+    const refused = await cli(['executor', 'submit-authorization', '--authorization', file('forged.json')], server);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(`error: submit-authorization failed: the authorization is signed by ${stranger.address}, not the treasury ${chain.accounts.treasury.address}`);
+    expect(await executorStatus(chain.provider, chainConfig)).toMatchObject({ state: 'not_delegated' });
+
+    const submitted = await cli(['executor', 'submit-authorization', '--authorization', file('signed.json')], server);
+    expect(submitted.stderr).toBe('');
+    expect(submitted.code).toBe(0);
+    expect(submitted.stdout).toContain('delegated   confirmed in block');
+    expect(await executorStatus(chain.provider, chainConfig)).toEqual({ state: 'ready', executor: request.address.toLowerCase() });
+    // the delegation spent the treasury's nonce 0 as an authorization, not as a transaction of its own
+    expect(await chain.provider.getTransactionCount(chain.accounts.treasury.address)).toBe(1);
+    expect(await chain.provider.getBalance(chain.accounts.treasury.address)).toBe(treasuryEthBefore);
+
+    // a signed authorization cannot be replayed once used: its nonce is spent
+    const again = await cli(['executor', 'submit-authorization', '--authorization', file('signed.json')], server);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("the authorization is for the treasury's nonce 0, but its next nonce is 1");
   });
 });

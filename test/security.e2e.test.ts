@@ -26,7 +26,7 @@ beforeAll(async () => {
     service: 'api',
     level: 'silly',
     stream,
-    secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys],
+    secrets: [config.treasury!.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.apiKeys],
   });
   loggedApi = buildApi(config, logger);
   http = supertest(loggedApi.app);
@@ -64,7 +64,7 @@ it('secrets never appear in the logs of a full run (API at silly level, worker)'
   const everything = apiLog.join('') + worker.lines.join('\n');
   expect(everything.length).toBeGreaterThan(1000);
   const secrets = [
-    stack.config.treasury.privateKey,
+    stack.config.treasury!.privateKey,
     ...stack.config.relayers.map((r) => r.privateKey),
     WEBHOOK_SECRET,
     'status-key-1',

@@ -35,7 +35,12 @@ const cases = {
   worker: [
     ...both,
     [{ TREASURY_PRIVATE_KEY: '0x12' }, 'configuration error: TREASURY_PRIVATE_KEY must be a 32-byte hex private key'],
-    [{ TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: '0x' + '22'.repeat(20) }, 'configuration error: TREASURY_PRIVATE_KEY is required but not set'],
+    // the atomic path needs no treasury key, but keys to send with; the sequential path needs the treasury's
+    [{ TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: '0x' + '22'.repeat(20) }, 'configuration error: RELAYER_PRIVATE_KEYS is required without TREASURY_PRIVATE_KEY (the relayers send every settlement)'],
+    [
+      { TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: '0x' + '22'.repeat(20), RELAYER_PRIVATE_KEYS: '0x' + '33'.repeat(32), SETTLEMENT_MODE: 'sequential' },
+      'configuration error: TREASURY_PRIVATE_KEY is required with SETTLEMENT_MODE=sequential (the treasury sends each fee itself); SETTLEMENT_MODE=atomic needs no treasury key in the worker',
+    ],
     [{ TREASURY_ADDRESS: '0x' + '22'.repeat(20) }, 'configuration error: TREASURY_ADDRESS does not match TREASURY_PRIVATE_KEY (whose address is 0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a)'],
     [{ WORKER_QUEUES: 'nope' }, 'configuration error: WORKER_QUEUES names an unknown queue "nope" (known: settlement, webhook, maintenance)'],
   ],

@@ -97,7 +97,10 @@ export async function startFacilitator(devnet: Devnet, options: FacilitatorOptio
   const unregister = cleanupOnSignal(stopAll);
   const launchWorker = async (workerEnv: Record<string, string>) => {
     // info is the worker's production default; its "worker started" line is how we know it serves jobs
-    const started = await startWorker({ ...env, ...workerEnv, LOG_LEVEL: 'info' }, profilingArgs());
+    // custody: on the atomic path the worker holds relayer keys only, the treasury known by address
+    const { TREASURY_PRIVATE_KEY: treasuryKey, ...relayersOnly } = env;
+    const keys = workerEnv.SETTLEMENT_MODE === 'atomic' ? { ...relayersOnly, TREASURY_ADDRESS: devnet.accounts.treasury.address } : { ...relayersOnly, TREASURY_PRIVATE_KEY: treasuryKey };
+    const started = await startWorker({ ...keys, ...workerEnv, LOG_LEVEL: 'info' }, profilingArgs());
     guardChild(started.child);
     watchers.push(watchProblems(started.child));
     worker = started;
@@ -143,3 +146,4 @@ export function describeProblems(name: string, p: LogProblems): void {
   if (p.warnings + p.errors === 0) return;
   log(`${name}: ${p.errors} error and ${p.warnings} warning lines; ${p.messages.map((m) => `${m.level} ×${m.count}: ${m.message}`).join('; ')}`);
 }
+

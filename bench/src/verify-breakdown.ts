@@ -300,7 +300,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
       settlements: { findNonceUse: async () => null } as unknown as SettlementRepository,
     };
     const service = (chainReader: ChainReader, repos: { verifications: VerificationRepository; settlements: SettlementRepository }) =>
-      new VerificationService({ chain: chainReader, ...repos, treasuryAddress: config.treasury.address, expiryMarginSeconds: config.authorizationExpiryMarginSeconds, minPaymentAmount: config.abuse.minPaymentAmount });
+      new VerificationService({ chain: chainReader, ...repos, treasuryAddress: config.treasuryAddress, expiryMarginSeconds: config.authorizationExpiryMarginSeconds, minPaymentAmount: config.abuse.minPaymentAmount });
     const variants: Array<[string, VerificationService]> = [
       ['VerificationService.verify: database + RPC (as in the API)', service(chain, { verifications, settlements })],
       ['VerificationService.verify: database, chain stubbed', service(noChain, { verifications, settlements })],

@@ -2,6 +2,7 @@
 // Postgres database, its own queue prefix on the shared Redis, and the API app built from config.
 import { randomBytes } from 'node:crypto';
 import supertest from 'supertest';
+import { Wallet } from 'ethers';
 import { setUpDevnetExecutor, startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/devnet';
 import { loadConfig, type Config } from '@facilitator/config';
 import { authorizationToJson } from '@facilitator/core';
@@ -41,8 +42,12 @@ export interface TestStack {
   http: ReturnType<typeof supertest>;
   /** A signed payment to the devnet merchant, as both request forms. */
   payment(fields?: Partial<AuthorizationFields> & { payerKey?: string }): Promise<PaymentBodies>;
-  /** Starts the compiled worker app as its own process against this stack; stopped with the stack. */
-  startWorker(env?: Record<string, string>): Promise<WorkerProcess>;
+  /**
+   * Starts the compiled worker app as its own process against this stack; stopped with the stack. It holds
+   * the treasury's key unless the stack set up the atomic path (custody: then only when `treasuryKey` is
+   * true or `env` gives it).
+   */
+  startWorker(env?: Record<string, string>, keys?: { treasuryKey?: boolean }): Promise<WorkerProcess>;
   /** SIGKILLs every worker process started so far. */
   killWorkers(): Promise<void>;
   stop(): Promise<void>;
@@ -132,8 +137,12 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     api,
     http,
     payment,
-    async startWorker(extra = {}) {
-      const worker = await startWorkerProcess({ ...env, ...extra });
+    async startWorker(extra = {}, keys = {}) {
+      // with the atomic path set up, the worker holds no treasury key unless a test gives it one: the
+      // atomic path signs with relayer keys only (custody), and every atomic suite proves it
+      const withKey = keys.treasuryKey ?? (!options.executor || 'TREASURY_PRIVATE_KEY' in extra);
+      const custody = withKey ? env : workerEnvWithoutTreasuryKey(env);
+      const worker = await startWorkerProcess({ ...custody, ...extra });
       workers.push(worker);
       return worker;
     },
@@ -146,6 +155,12 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       await Promise.all([devnet.stop(), db.drop(), deleteStackQueues(env)]);
     },
   };
+}
+
+/** A worker's environment with the treasury known by address only (no key that can move merchants' allowances). */
+export function workerEnvWithoutTreasuryKey(env: Record<string, string>): Record<string, string> {
+  const { TREASURY_PRIVATE_KEY: key, ...rest } = env;
+  return key === undefined ? rest : { ...rest, TREASURY_ADDRESS: new Wallet(key).address };
 }
 
 /** The stack's queues on its own datastore (Redis, or BullMQ's PostgreSQL backend), closed after `work`. */

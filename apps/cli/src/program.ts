@@ -3,6 +3,7 @@ import { DEFAULT_API_URL } from './api-client';
 import { DEFAULT_NETWORK } from './chain-context';
 import { allowanceCommand } from './commands/allowance';
 import { approveCommand } from './commands/approve';
+import { printAuthorizationCommand, signAuthorizationCommand, submitAuthorizationCommand } from './commands/executor-authorization';
 import { executorSetupCommand } from './commands/executor-setup';
 import { executorStatusCommand } from './commands/executor-status';
 import { minimumCommand, settleKeyCommand, webhookSecretCommand } from './commands/merchant';
@@ -106,7 +107,20 @@ export function buildProgram(): Command {
   networkOptions(executor.command('setup'))
     .description('deploy the executor and delegate the treasury to it (TREASURY_PRIVATE_KEY signs, the first relayer key pays); nothing is sent when already set up')
     .option('--timeout <seconds>', 'how long the whole set-up may take', '300')
-    .action(action((out, flags) => executorSetupCommand(flags, out)));
+    .option('--print-authorization', 'no treasury key here: deploy the executor (the first relayer pays) and print what the treasury must sign')
+    .option('--executor <address>', 'with --print-authorization: an executor an earlier run deployed (nothing is deployed)')
+    .option('--out <file>', 'with --print-authorization: also write the request to this file')
+    .action(action((out, flags) => (flags.printAuthorization ? printAuthorizationCommand(flags, out) : executorSetupCommand(flags, out))));
+  executor
+    .command('sign-authorization')
+    .description("offline, where TREASURY_PRIVATE_KEY is: sign a request printed by `executor setup --print-authorization` (its digest is checked first)")
+    .requiredOption('--request <file>', 'the printed request (JSON)')
+    .option('--out <file>', 'also write the signed authorization to this file')
+    .action(action((out, flags) => signAuthorizationCommand(flags, out)));
+  networkOptions(executor.command('submit-authorization'))
+    .description("send the treasury's signed authorization from the first relayer key (type-4 transaction); checks signer, nonce and executor first")
+    .requiredOption('--authorization <file>', 'the signed authorization (JSON, from sign-authorization)')
+    .action(action((out, flags) => submitAuthorizationCommand(flags, out)));
 
   program
     .command('status')

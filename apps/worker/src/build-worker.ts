@@ -52,7 +52,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   const transactions = new LocalKeyTransactionProvider(
     pool,
     providers,
-    [config.treasury, ...config.relayers.filter((r) => r.address !== config.treasury.address)],
+    // the treasury's key only when given (the sequential path); the atomic path signs with relayer keys alone
+    [...(config.treasury ? [config.treasury] : []), ...config.relayers.filter((r) => r.address !== config.treasury?.address)],
     {
       logger,
       perNetwork: new Map(config.networks.map((n) => [n.chainId, { maxFeePerGasCap: n.maxFeePerGas, replaceAfterMs: n.replaceAfterMs }])),
@@ -96,13 +97,14 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     secretBox: new SecretBox(config.webhookSecret),
     graceSeconds: config.webhookSecretGraceSeconds,
     feeAmount: config.feeAmount,
-    binding: deploymentBinding(config.networks.map((n) => n.chainId), config.treasury.address),
+    binding: deploymentBinding(config.networks.map((n) => n.chainId), config.treasuryAddress),
   });
   const machine: SettlementMachine = new SettlementMachine({
     settlements,
     networks,
     transactions,
-    treasury: config.treasury.address,
+    treasury: config.treasuryAddress,
+    treasurySigns: config.treasury !== undefined,
     relayers: config.relayers.map((r) => r.address),
     feeAmount: config.feeAmount,
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
@@ -126,7 +128,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     atomic: new ExecutorBatches({
       batches,
       transactions,
-      treasury: config.treasury.address,
+      treasury: config.treasuryAddress,
       nextRelayer: (chainId) => machine.nextFundedRelayer(chainId),
       gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
       windowMs: config.worker.batchWindowMs,

@@ -1,13 +1,14 @@
 import { exitOnConfigError, loadWorkerConfig } from '@facilitator/config';
 import { createLogger } from '@facilitator/logging';
 import { buildWorker } from './build-worker';
+import { keyPowers } from './key-powers';
 
 const config = exitOnConfigError(() => loadWorkerConfig());
 const logger = createLogger({
   service: 'worker',
   level: config.logLevel,
   // RPC URLs too: providers put API keys in them
-  secrets: [config.treasury.privateKey, ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.flatMap((n) => n.rpcUrls)],
+  secrets: [...(config.treasury ? [config.treasury.privateKey] : []), ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.flatMap((n) => n.rpcUrls)],
 });
 
 let runtime: ReturnType<typeof buildWorker>;
@@ -18,6 +19,7 @@ try {
   process.exit(1);
 }
 logger.info('worker started', { queues: config.worker.queues, networks: config.networks.map((n) => n.caip2) });
+for (const key of keyPowers(config)) logger.info('signing key', key);
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -4,14 +4,11 @@ import type { SettlementNetwork } from '@facilitator/settlement';
 import { executorStatus, type ExecutorStatus } from '@facilitator/settlement-contract';
 import type { JsonRpcProvider } from 'ethers';
 
-/** How often the delegation is checked again: a set-up done later, or a delegation removed, takes effect without a restart. */
-export const PATH_RECHECK_MS = 60_000;
-
 /**
  * Decides, per network, which path new settlements take: atomic only when SETTLEMENT_MODE=atomic and the
  * treasury's delegation to the settlement executor with this configuration is in place; otherwise
  * sequential, with a warning saying why. Checked at start-up (settlements wait for the first check) and
- * again every PATH_RECHECK_MS.
+ * again every EXECUTOR_RECHECK_MS.
  */
 export class SettlementPaths {
   private timer?: NodeJS.Timeout;
@@ -24,7 +21,7 @@ export class SettlementPaths {
     private readonly logger: Logger,
   ) {
     this.firstCheck = this.checkAll();
-    if (config.worker.settlementMode === 'atomic') this.timer = setInterval(() => void this.checkAll(), PATH_RECHECK_MS).unref();
+    if (config.worker.settlementMode === 'atomic') this.timer = setInterval(() => void this.checkAll(), config.worker.executorRecheckMs).unref();
   }
 
   stop(): void {
@@ -47,7 +44,7 @@ export class SettlementPaths {
       status = await executorStatus(this.providers.get(network.chainId)!, {
         chainId: network.chainId,
         token: network.usdc.tokenAddress,
-        treasury: this.config.treasury.address,
+        treasury: this.config.treasuryAddress,
         fee: this.config.feeAmount,
         relayers: this.config.relayers.map((r) => r.address),
       });
@@ -60,6 +57,11 @@ export class SettlementPaths {
     if (network.settlementMode === previous) return;
     if (status.state === 'ready') {
       this.logger.info('settlements are atomic: fee and transfer in one transaction of the settlement executor', { network: network.caip2, executor: status.executor });
+    } else if (!this.config.treasury) {
+      this.logger.warn('the atomic settlement path is not set up on this network, and this worker holds no treasury key for the sequential path: settlements wait for it (status `waiting.reason: atomic_path_not_ready`); run `npm run cli -- executor setup`', {
+        network: network.caip2,
+        why: status.why,
+      });
     } else {
       this.logger.warn('the atomic settlement path is not set up on this network: settling sequentially (two transactions); run `npm run cli -- executor setup`', {
         network: network.caip2,

@@ -69,7 +69,7 @@ describe('loadConfig', () => {
     expect(config.worker).toMatchObject({ settlementMode: 'atomic', batchWindowMs: 0 });
     // the treasury key also relays when no relayer keys are given
     expect(config.relayers).toEqual([config.treasury]);
-    expect(config.treasury.address).toBe('0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a');
+    expect(config.treasury?.address).toBe('0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a');
   });
 
   it('reads the retention of what strangers can make us store, and refuses a retention of nothing', () => {
@@ -151,7 +151,7 @@ describe('loadConfig', () => {
     [{ MIN_PAYMENT_AMOUNT: '-1' }, 'MIN_PAYMENT_AMOUNT must be a whole number'],
     [{ SETTLEMENT_MAX_ATTEMPTS: '0' }, 'SETTLEMENT_MAX_ATTEMPTS must be between 1 and 1000'],
     [{ TREASURY_PRIVATE_KEY: '0x12' }, 'TREASURY_PRIVATE_KEY must be a 32-byte hex private key'],
-    [{ TREASURY_PRIVATE_KEY: undefined }, 'TREASURY_PRIVATE_KEY is required but not set'],
+    [{ TREASURY_PRIVATE_KEY: undefined }, 'RELAYER_PRIVATE_KEYS is required without TREASURY_PRIVATE_KEY'],
     [{ TREASURY_PRIVATE_KEY: '0x' + '00'.repeat(32) }, 'TREASURY_PRIVATE_KEY is not a valid secp256k1 private key'],
     [{ DATABASE_URL: undefined }, 'DATABASE_URL is required but not set'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres or postgresql URL'],
@@ -217,9 +217,25 @@ describe('each app reads only what it uses', () => {
 
   it('the worker reads the keys (agreeing with any address given) and none of the HTTP settings', () => {
     const config = loadWorkerConfig({ ...base, TREASURY_ADDRESS: address.toUpperCase().replace('0X', '0x'), PORT: 'eighty', API_KEYS: 'x' });
-    expect(config.treasury.address).toBe(address);
+    expect(config.treasury?.address).toBe(address);
     expect(config).not.toHaveProperty('port');
     expect(config).not.toHaveProperty('apiKeys');
-    expect(failure({ ...base, TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: address }, loadWorkerConfig).message).toBe('TREASURY_PRIVATE_KEY is required but not set');
+  });
+
+  it('the worker on the atomic path needs no treasury key: relayer keys and the treasury address', () => {
+    const relayerKey = '0x' + '5a'.repeat(32);
+    const env = { ...base, TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: address, RELAYER_PRIVATE_KEYS: relayerKey };
+    const config = loadWorkerConfig(env);
+    expect(config.treasury).toBeUndefined();
+    expect(config.treasuryAddress).toBe(address);
+    expect(config.relayers.map((r) => r.privateKey)).toEqual([relayerKey]);
+    // the sequential path sends fees from the treasury: it is an explicit choice, with the key
+    expect(failure({ ...env, SETTLEMENT_MODE: 'sequential' }, loadWorkerConfig).message).toBe(
+      'TREASURY_PRIVATE_KEY is required with SETTLEMENT_MODE=sequential (the treasury sends each fee itself); SETTLEMENT_MODE=atomic needs no treasury key in the worker',
+    );
+    expect(failure({ ...env, RELAYER_PRIVATE_KEYS: undefined }, loadWorkerConfig).message).toBe(
+      'RELAYER_PRIVATE_KEYS is required without TREASURY_PRIVATE_KEY (the relayers send every settlement)',
+    );
+    expect(failure({ ...env, TREASURY_ADDRESS: undefined }, loadWorkerConfig).message).toBe('TREASURY_ADDRESS is required but not set');
   });
 });

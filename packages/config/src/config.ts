@@ -134,7 +134,13 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   /** Only the networks whose RPC URL is set. */
   networks: NetworkConfig[];
-  treasury: KeyConfig;
+  /**
+   * the treasury's own key (TREASURY_PRIVATE_KEY): only the sequential path uses it, to send each fee (the
+   * atomic path's relayers call the treasury's delegated code instead). Absent: no key in this worker can
+   * move a merchant's allowance except the fee with a payment, and the sequential path is off.
+   */
+  treasury?: KeyConfig;
+  /** the keys that send settlements (RELAYER_PRIVATE_KEYS; the treasury's key alone when unset and it is given) */
   relayers: KeyConfig[];
   /** lowercase; the API knows the treasury by address only (TREASURY_ADDRESS) */
   treasuryAddress: string;
@@ -231,6 +237,11 @@ export interface WorkerConfig {
    * under load, settlements that become ready while one batch is being sent share the next anyway)
    */
   batchWindowMs: number;
+  /**
+   * EXECUTOR_RECHECK_MS: how often the treasury's delegation is read again, so that an `executor setup` done
+   * later (or a delegation removed) takes effect without a restart
+   */
+  executorRecheckMs: number;
 }
 
 export const SETTLEMENT_MODES = ['atomic', 'sequential'] as const;
@@ -393,6 +404,7 @@ function readWorker(reader: EnvReader): WorkerConfig {
     settlementAttempts: reader.integer('SETTLEMENT_MAX_ATTEMPTS', 12, 1, 1000),
     settlementMode: reader.oneOf('SETTLEMENT_MODE', SETTLEMENT_MODES, 'atomic'),
     batchWindowMs: reader.integer('BATCH_WINDOW_MS', 0, 0, 10_000),
+    executorRecheckMs: reader.integer('EXECUTOR_RECHECK_MS', 60_000, 1_000, 3_600_000),
   };
 }
 
@@ -537,10 +549,15 @@ function readApiSection(reader: EnvReader): ApiSection {
 
 /** Variables only the worker uses: the keys (checked against the addresses when both are given). */
 function readWorkerSection(reader: EnvReader): WorkerSection {
-  const treasury = reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY'));
-  const relayers = readRelayers(reader, treasury);
-  const treasuryAddress = readTreasuryAddress(reader, treasury.address);
   const worker = readWorker(reader);
+  // the treasury key is the one that can take every merchant's whole allowance: read only when given, and
+  // needed only where the treasury itself sends (the sequential path)
+  const treasury = reader.raw('TREASURY_PRIVATE_KEY') === undefined ? undefined : reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY'));
+  if (!treasury && worker.settlementMode === 'sequential') {
+    throw new ConfigError('TREASURY_PRIVATE_KEY', 'is required with SETTLEMENT_MODE=sequential (the treasury sends each fee itself); SETTLEMENT_MODE=atomic needs no treasury key in the worker');
+  }
+  const relayers = readRelayers(reader, treasury);
+  const treasuryAddress = readTreasuryAddress(reader, treasury?.address);
   if (worker.settlementMode === 'atomic' && relayers.length > EXECUTOR_MAX_RELAYERS) {
     throw new ConfigError('RELAYER_PRIVATE_KEYS', `lists ${relayers.length} keys; the settlement executor admits ${EXECUTOR_MAX_RELAYERS} (or set SETTLEMENT_MODE=sequential)`);
   }

@@ -33,9 +33,12 @@ export function readRelayerAddresses(reader: EnvReader, keyAddresses: string[] |
 }
 
 /** RELAYER_PRIVATE_KEYS (comma-separated), else the treasury's key alone; an entry is never echoed (it is a key). */
-export function readRelayers(reader: EnvReader, treasury: KeyConfig): KeyConfig[] {
+export function readRelayers(reader: EnvReader, treasury: KeyConfig | undefined): KeyConfig[] {
   const keys = reader.list('RELAYER_PRIVATE_KEYS');
-  if (keys.length === 0) return [treasury];
+  if (keys.length === 0) {
+    if (treasury) return [treasury];
+    throw new ConfigError('RELAYER_PRIVATE_KEYS', 'is required without TREASURY_PRIVATE_KEY (the relayers send every settlement)');
+  }
   const relayers = keys.map((key, index) => {
     try {
       return reader.privateKey('RELAYER_PRIVATE_KEYS', key);

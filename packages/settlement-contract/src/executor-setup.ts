@@ -1,4 +1,4 @@
-import { Contract, ContractFactory, getAddress, Wallet, type Provider, type TransactionReceipt } from 'ethers';
+import { Contract, ContractFactory, getAddress, hashAuthorization, verifyAuthorization, Wallet, type Authorization, type Provider, type Signer, type TransactionReceipt } from 'ethers';
 import { delegateOf, isExecutorCode } from './executor-code';
 import { executorInterface } from './executor-calls';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
@@ -59,6 +59,75 @@ export interface ExecutorSetupKeys {
 }
 
 /**
+ * What the treasury must sign to delegate to `executor` (EIP-7702), and the digest it signs: made on a
+ * server that holds no treasury key (`executor setup --print-authorization`), signed where the key is
+ * (`executor sign-authorization`, a hardware wallet, `cast wallet sign-auth`), submitted by a relayer.
+ */
+export interface DelegationRequest {
+  chainId: number;
+  /** the executor the treasury's address will run */
+  address: string;
+  /** the treasury's account nonce the authorization is good for (its next transaction's) */
+  nonce: bigint;
+  treasury: string;
+  /** keccak256(0x05 ‖ rlp([chainId, address, nonce])): what the treasury's key signs */
+  digest: string;
+}
+
+/** Deploys a settlement executor holding this configuration, paid by `sender`. */
+export async function deployExecutor(
+  config: ExecutorConfig,
+  sender: Signer,
+  onProgress: (progress: SetupProgress) => void = () => undefined,
+): Promise<string> {
+  const factory = new ContractFactory(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never, SETTLEMENT_EXECUTOR_ARTIFACT.bytecode, sender);
+  const deployment = await factory.deploy(config.token, config.treasury, config.fee, [...config.relayers]);
+  const deployTx = deployment.deploymentTransaction()!;
+  onProgress({ step: 'deploying', hash: deployTx.hash });
+  const deployed = await mined(deployTx.wait(), 'executor deployment');
+  const executor = await deployment.getAddress();
+  onProgress({ step: 'deployed', executor, receipt: deployed });
+  return executor;
+}
+
+/**
+ * The authorization the treasury must sign for `executor`, for a type-4 transaction sent by another account
+ * (the treasury's own next nonce): valid until the treasury sends anything else.
+ */
+export async function delegationRequest(provider: Provider, config: ExecutorConfig, executor: string): Promise<DelegationRequest> {
+  const nonce = BigInt(await provider.getTransactionCount(config.treasury, 'pending'));
+  const request = { chainId: BigInt(config.chainId), address: getAddress(executor), nonce };
+  return { chainId: config.chainId, address: request.address, nonce, treasury: getAddress(config.treasury), digest: hashAuthorization(request) };
+}
+
+/** Why a signed authorization cannot delegate the treasury now; undefined when it can. */
+export async function delegationProblem(provider: Provider, config: ExecutorConfig, authorization: Authorization): Promise<string | undefined> {
+  if (Number(authorization.chainId) !== config.chainId) return `the authorization is for chain ${authorization.chainId}, not ${config.chainId}`;
+  const signer = verifyAuthorization(authorization, authorization.signature);
+  if (signer !== getAddress(config.treasury)) return `the authorization is signed by ${signer}, not the treasury ${getAddress(config.treasury)}`;
+  const nonce = BigInt(await provider.getTransactionCount(config.treasury, 'pending'));
+  if (authorization.nonce !== nonce) return `the authorization is for the treasury's nonce ${authorization.nonce}, but its next nonce is ${nonce} (it sent a transaction since): print a new request`;
+  if (!isExecutorCode(await provider.getCode(authorization.address))) return `${authorization.address} does not run the settlement executor`;
+  return undefined;
+}
+
+/** Sends the treasury's signed authorization in a type-4 transaction from `sender`, then reads the status. */
+export async function submitDelegation(
+  provider: Provider,
+  config: ExecutorConfig,
+  sender: Signer,
+  authorization: Authorization,
+  onProgress: (progress: SetupProgress) => void = () => undefined,
+): Promise<ExecutorStatus> {
+  const problem = await delegationProblem(provider, config, authorization);
+  if (problem) throw new Error(problem);
+  const delegation = await sender.sendTransaction({ type: 4, to: config.treasury, authorizationList: [authorization] });
+  onProgress({ step: 'delegating', hash: delegation.hash, executor: authorization.address });
+  onProgress({ step: 'delegated', receipt: await mined(delegation.wait(), 'delegation') });
+  return executorStatus(provider, config);
+}
+
+/**
  * Deploys an executor with this configuration and has the treasury delegate to it, unless it already
  * does. Idempotent: run again, it finds the delegation in place and sends nothing.
  */
@@ -74,20 +143,14 @@ export async function setUpExecutor(
   const treasury = new Wallet(keys.treasuryKey, provider);
   const sender = new Wallet(keys.senderKey, provider);
   if (treasury.address !== getAddress(config.treasury)) throw new Error(`the treasury key is for ${treasury.address}, not the configured treasury ${config.treasury}`);
-
-  const factory = new ContractFactory(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never, SETTLEMENT_EXECUTOR_ARTIFACT.bytecode, sender);
-  const deployment = await factory.deploy(config.token, config.treasury, config.fee, [...config.relayers]);
-  const deployTx = deployment.deploymentTransaction()!;
-  onProgress({ step: 'deploying', hash: deployTx.hash });
-  const deployed = await mined(deployTx.wait(), 'executor deployment');
-  const executor = await deployment.getAddress();
-  onProgress({ step: 'deployed', executor, receipt: deployed });
+  const executor = await deployExecutor(config, sender, onProgress);
 
   // sent by the sender, the authorization's nonce is the treasury's next one; sent by the treasury itself,
   // the transaction takes that nonce first and the authorization the one after
   const treasuryNonce = await provider.getTransactionCount(treasury.address, 'pending');
   const selfSent = sender.address === treasury.address;
   const authorization = await treasury.authorize({ address: executor, nonce: treasuryNonce + (selfSent ? 1 : 0), chainId: config.chainId });
+  if (!selfSent) return submitDelegation(provider, config, sender, authorization, onProgress);
   const delegation = await sender.sendTransaction({ type: 4, to: treasury.address, authorizationList: [authorization] });
   onProgress({ step: 'delegating', hash: delegation.hash, executor });
   onProgress({ step: 'delegated', receipt: await mined(delegation.wait(), 'delegation') });

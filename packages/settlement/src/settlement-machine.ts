@@ -32,6 +32,8 @@ export interface SettlementMachineOptions {
   networks: ReadonlyMap<number, SettlementNetwork<SettlementChain>>;
   transactions: TransactionProvider;
   treasury: string;
+  /** this worker holds the treasury's key, so it can take the sequential path (default true) */
+  treasurySigns?: boolean;
   relayers: readonly string[];
   feeAmount: bigint;
   expiryMarginSeconds: number;
@@ -244,6 +246,7 @@ export class SettlementMachine {
       nextRelayer: () => this.nextFundedRelayer(settlement.chainId),
       anyFundedRelayer: () => this.anyFundedRelayer(settlement.chainId),
       treasury: this.options.treasury,
+      treasurySigns: this.options.treasurySigns ?? true,
       feeAmount: this.options.feeAmount,
       expiryMarginSeconds: this.options.expiryMarginSeconds,
       now: this.options.now ?? (() => Math.floor(Date.now() / 1000)),

@@ -64,6 +64,11 @@ export interface StepContext {
   /** whether any relayer is at or above its minimum balance (the turn does not move) */
   anyFundedRelayer(): Promise<boolean>;
   treasury: string;
+  /**
+   * whether this worker holds the treasury's key (TREASURY_PRIVATE_KEY): the sequential path sends the fee
+   * from the treasury and runs only then; without it a settlement goes atomic or waits for the atomic path
+   */
+  treasurySigns: boolean;
   feeAmount: bigint;
   /** an authorization must stay valid this long when the transfer is attempted */
   expiryMarginSeconds: number;

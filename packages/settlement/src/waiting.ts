@@ -1,4 +1,5 @@
 import { authorizationOf } from './authorization';
+import { failed, settlementDoomed } from './failures';
 import type { StepContext, StepResult } from './step';
 
 /** Why a settlement waits in its state instead of going on (shown on its status record). */
@@ -14,6 +15,11 @@ export const SettlementWaitReason = {
   PayerFundsInFlight: 'payer_funds_in_flight',
   /** a delegated (EIP-7702) treasury has a transaction unmined: geth-family pools hold one at a time */
   TreasuryBusy: 'treasury_busy',
+  /**
+   * the network's atomic path is not set up (no delegation, or one to another configuration) and this worker
+   * holds no treasury key to settle sequentially: it waits for `executor setup`, within its authorization
+   */
+  AtomicPathNotReady: 'atomic_path_not_ready',
 } as const;
 export type SettlementWaitReason = (typeof SettlementWaitReason)[keyof typeof SettlementWaitReason];
 
@@ -23,6 +29,8 @@ export const WAIT_RETRY_MS: Record<SettlementWaitReason, number> = {
   no_funded_relayer: 5_000,
   payer_funds_in_flight: 1_000,
   treasury_busy: 1_000,
+  // the delegation is read again every EXECUTOR_RECHECK_MS (a minute by default)
+  atomic_path_not_ready: 10_000,
 };
 
 /** A step's answer when the chain does not let the settlement go on yet; nothing was sent. */
@@ -78,6 +86,30 @@ export async function waitForRelayers(ctx: StepContext): Promise<StepWait | unde
 /** The wait for a relayer with gas (nothing was sent). */
 export function noFundedRelayer(ctx: StepContext): StepWait {
   return { wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: ctx.relayers.length } } };
+}
+
+/**
+ * A settlement that would take the sequential path in a worker without the treasury's key: a payment smaller
+ * than the fee fails at once (only the sequential path settles it; nothing was charged), any other waits for
+ * the network's atomic path within its authorization. Undefined: the path can run here.
+ */
+export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'sequential'): StepResult | StepWait | undefined {
+  if (path === 'atomic' || ctx.treasurySigns) return undefined;
+  const validBefore = authorizationOf(ctx.settlement).validBefore.toString();
+  if (BigInt(ctx.settlement.amount) < ctx.feeAmount) {
+    return failed(
+      settlementDoomed('a payment smaller than the fee settles only on the sequential path, which this deployment does not run (no treasury key in the worker)', {
+        amount: ctx.settlement.amount,
+        fee_amount: ctx.feeAmount.toString(),
+        path: 'sequential',
+      }),
+      true,
+    );
+  }
+  if (!authorizationStillValid(ctx)) {
+    return failed(settlementDoomed('authorization expired while the atomic path was not set up on this network', { validBefore, path: 'sequential' }), true);
+  }
+  return { wait: { reason: SettlementWaitReason.AtomicPathNotReady, detail: { network: ctx.network.caip2, treasury: ctx.treasury } } };
 }
 
 /** Whether the payer's authorization is still valid for the expiry margin (a wait must not outlive it). */

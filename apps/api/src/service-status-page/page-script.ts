@@ -10,7 +10,8 @@ var REASONS = {
   gas_price_above_cap: 'Gas price above our cap',
   no_funded_relayer: 'No relayer with gas',
   payer_funds_in_flight: "Payer's other payments in flight",
-  treasury_busy: 'Treasury transaction pending'
+  treasury_busy: 'Treasury transaction pending',
+  atomic_path_not_ready: 'Settlement executor not set up'
 };
 var lastGood = null;
 

@@ -23,7 +23,7 @@ export async function executorSetupCommand(flags: ExecutorSetupFlags, out: Outpu
   // everything that can be checked offline first, so a typo fails before anything is sent
   const settings = resolveChainSettings(flags);
   const { config, treasuryKey, relayerKeys } = resolveExecutorSettings(settings);
-  if (treasuryKey === undefined) throw new CliError('executor setup needs TREASURY_PRIVATE_KEY: the treasury signs the EIP-7702 authorization');
+  if (treasuryKey === undefined) throw new CliError('executor setup needs TREASURY_PRIVATE_KEY: the treasury signs the EIP-7702 authorization (or use --print-authorization)');
   if (config.relayers.length > EXECUTOR_MAX_RELAYERS) {
     throw new CliError(`${config.relayers.length} relayers are configured; the settlement executor admits ${EXECUTOR_MAX_RELAYERS}`);
   }

@@ -4,7 +4,7 @@ import { approvalCommands } from '../approval-command';
 import { authorizationOf } from '../authorization';
 import { failed, failurePaused, feeCollectionFailed, insufficientAllowance, merchantPaused, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
-import { authorizationStillValid, SettlementWaitReason, type StepWait } from '../waiting';
+import { authorizationStillValid, isWait, sequentialPathUnavailable, SettlementWaitReason, type StepWait } from '../waiting';
 
 /**
  * `check_allowance`: the merchant's allowance and balance must cover this fee on top of every fee already
@@ -20,6 +20,9 @@ export const checkAllowance: Step = async (ctx) => {
   if (paused) return failed(merchantPaused(paused, ctx.merchantPause.afterReverts), true);
   const refusedByAccounting = await accountingRefusal(ctx);
   if (refusedByAccounting) return refusedByAccounting;
+  const path = pathOf(ctx);
+  const unavailable = sequentialPathUnavailable(ctx, path);
+  if (unavailable) return unavailable;
   const { merchant, payer } = ctx.settlement;
   const { usdc } = ctx.network;
   const accounting = ctx.accounting;
@@ -29,7 +32,6 @@ export const checkAllowance: Step = async (ctx) => {
     accounting ? usdc.balanceOf(payer) : undefined,
     accounting ? usdc.hasCode(payer) : false,
   ]);
-  const path = pathOf(ctx);
   if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse') {
     // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the fee
     return failed(
@@ -93,6 +95,9 @@ export async function refusalBeforeWalletDeployment(ctx: StepContext): Promise<S
   if (paused) return failed(merchantPaused(paused, ctx.merchantPause.afterReverts), true);
   const refusedByAccounting = await accountingRefusal(ctx);
   if (refusedByAccounting) return refusedByAccounting;
+  const unavailable = sequentialPathUnavailable(ctx, pathOf(ctx));
+  // a wait is decided again at check_allowance; a payment that can never settle here gets no wallet deployed
+  if (unavailable && !isWait(unavailable)) return unavailable;
   if (pathOf(ctx) === 'sequential' && ctx.accounting?.sequentialContractPayers === 'refuse') {
     return failed(settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'erc6492', path: 'sequential' }), true);
   }

@@ -44,6 +44,10 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
   if (typeof balance !== 'bigint') return balance;
   const held = await beforeSequentialFee(ctx);
   if (held) return held;
+  if (!ctx.treasurySigns) {
+    // the path was fixed by a worker that held the treasury's key; this one cannot send the fee (nothing sent)
+    return failed(settlementDoomed('the sequential path sends the fee from the treasury, whose key this worker does not hold', { path: 'sequential' }), true);
+  }
   if (!(await ctx.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
   const { merchant } = ctx.settlement;
   const { usdc } = ctx.network;

@@ -673,3 +673,48 @@ describe('transferNotExecuted', () => {
     expect(d.authorization_used_by).toBe('0xthird');
   });
 });
+
+describe('a worker without the treasury key (the atomic path only)', () => {
+  function keyless(settlement = settlementFixture({ state: 'check_allowance' }), mode: 'atomic' | 'sequential' = 'sequential') {
+    const h = stepHarness(settlement, { overrides: { treasurySigns: false } });
+    h.ctx.network = { ...h.ctx.network, settlementMode: mode };
+    return h;
+  }
+
+  it('settles atomically where the network has the atomic path: the key is not needed', async () => {
+    const h = keyless(undefined, 'atomic');
+    expect((await checkAllowance(h.ctx)).data).toEqual({ settlementMode: 'atomic' });
+  });
+
+  it('waits, nothing sent or reserved, while the network has no atomic path', async () => {
+    const h = keyless();
+    const result = await checkAllowanceStep(h.ctx);
+    expect(result).toEqual({ wait: { reason: SettlementWaitReason.AtomicPathNotReady, detail: { network: 'eip155:84532', treasury: TREASURY } } });
+    expect(h.log.filter((line) => line.startsWith('chain.'))).toEqual([]);
+    expectNothingSent(h);
+  });
+
+  it('fails a wait that would outlive the authorization, nothing charged', async () => {
+    const h = keyless(settlementFixture({ state: 'check_allowance' }, { validBefore: String(NOW + 10) }));
+    const failure = details(await checkAllowance(h.ctx));
+    expect(failure).toMatchObject({ reason: 'authorization expired while the atomic path was not set up on this network', path: 'sequential' });
+    expectNothingSent(h);
+  });
+
+  it('fails at once a payment smaller than the fee (only the sequential path settles it), nothing charged', async () => {
+    const h = keyless(settlementFixture({ state: 'check_allowance', amount: (FEE - 1n).toString() }), 'atomic');
+    const failed = await checkAllowance(h.ctx);
+    expect(failed.to).toBe('failed');
+    expect(details(failed)).toMatchObject({ amount: (FEE - 1n).toString(), fee_amount: FEE.toString(), path: 'sequential' });
+    expectNothingSent(h);
+  });
+
+  it('never sends a fee for a settlement another worker fixed on the sequential path', async () => {
+    const h = keyless(settlementFixture({ state: 'collect_fee', settlementMode: 'sequential' }));
+    const failed = await collectFee(h.ctx);
+    expect(failed.to).toBe('failed');
+    expect(details(failed)).toMatchObject({ reason: 'the sequential path sends the fee from the treasury, whose key this worker does not hold' });
+    expect(h.log).not.toContain('db.claimSend');
+    expectNothingSent(h);
+  });
+});

@@ -391,6 +391,7 @@ export function stepHarness(
     nextRelayer: async () => relayers[turn++ % relayers.length],
     anyFundedRelayer: async () => true,
     treasury: TREASURY,
+    treasurySigns: true,
     feeAmount: FEE,
     expiryMarginSeconds: 30,
     now: () => NOW,
