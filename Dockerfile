@@ -4,6 +4,8 @@
 # only those dependencies, the compiled apps and the migrations, and runs as the unprivileged `node` user;
 # its command picks the role (api by default, worker, migrations).
 FROM node:20-bookworm-slim AS build
+# pkcs11js (the PKCS#11 signer, packages/signers) compiles its native module at install: node-gyp needs these
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.json prisma.config.ts ./
 COPY prisma ./prisma

@@ -1,6 +1,6 @@
 // Tests that need a system tool the project does not install through npm (Chromium, docker-compose,
-// unshare as root, redis-server). On a newcomer's machine without it, the suite is skipped with one line
-// naming the tool and how to install it; under CI=true or TEST_REQUIRE_ALL=1 (where .ci/run installs
+// unshare as root, redis-server, SoftHSM2). On a newcomer's machine without it, the suite is skipped with one
+// line naming the tool and how to install it; under CI=true or TEST_REQUIRE_ALL=1 (where .ci/run installs
 // everything) a missing tool fails the run instead, so CI can never go green by skipping.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -22,6 +22,12 @@ export function dockerComposeMissing(): MissingTool {
 
 export function redisServerMissing(): MissingTool {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).error ? 'redis-server is not installed (apt-get install -y redis-server)' : undefined;
+}
+
+/** SoftHSM2, a real PKCS#11 token in files: the HSM signer's tests keep a secp256k1 key in it. */
+export function softhsmMissing(modulePath = process.env.SOFTHSM2_MODULE ?? '/usr/lib/softhsm/libsofthsm2.so'): MissingTool {
+  const installed = existsSync(modulePath) && !spawnSync('softhsm2-util', ['--version'], { stdio: 'ignore' }).error;
+  return installed ? undefined : `SoftHSM2 is not installed (apt-get install -y softhsm2; or set SOFTHSM2_MODULE to its libsofthsm2.so)`;
 }
 
 export function bareNamespaceMissing(): MissingTool {
