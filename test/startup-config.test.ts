@@ -36,7 +36,7 @@ const cases = {
     ...both,
     [{ TREASURY_PRIVATE_KEY: '0x12' }, 'configuration error: TREASURY_PRIVATE_KEY must be a 32-byte hex private key'],
     // the atomic path needs no treasury key, but keys to send with; the sequential path needs the treasury's
-    [{ TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: '0x' + '22'.repeat(20) }, 'configuration error: RELAYER_PRIVATE_KEYS is required without TREASURY_PRIVATE_KEY (the relayers send every settlement)'],
+    [{ TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: '0x' + '22'.repeat(20) }, 'configuration error: RELAYER_PRIVATE_KEYS is required without TREASURY_PRIVATE_KEY (the relayers send every settlement; RELAYER_SIGNERS for keys in KMS or an HSM)'],
     [
       { TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: '0x' + '22'.repeat(20), RELAYER_PRIVATE_KEYS: '0x' + '33'.repeat(32), SETTLEMENT_MODE: 'sequential' },
       'configuration error: TREASURY_PRIVATE_KEY is required with SETTLEMENT_MODE=sequential (the treasury sends each fee itself); SETTLEMENT_MODE=atomic needs no treasury key in the worker',

@@ -29,6 +29,7 @@ import { relayerFunds, WaitingSettlements } from './chain-waits';
 import { finalityChain } from './finality-chain';
 import { SettlementPaths } from './settlement-paths';
 import { keyBalances, recordTransition, serveWorkerMetrics } from './worker-metrics';
+import type { WorkerKeys } from './worker-keys';
 
 export interface WorkerRuntime {
   workers: Worker[];
@@ -38,7 +39,7 @@ export interface WorkerRuntime {
 }
 
 /** The composition root of the worker process. */
-export function buildWorker(config: WorkerProcessConfig, logger: Logger): WorkerRuntime {
+export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: WorkerKeys): WorkerRuntime {
   // the hot paths (settlements, webhook deliveries) run on `pool` (plain pg); Prisma serves the cold ones
   const pool = createPgPool(config.databaseUrl, Math.min(50, config.worker.settlementConcurrency + 10));
   const prisma = createPrismaClient(config.databaseUrl, { poolMax: 5 });
@@ -53,7 +54,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     pool,
     providers,
     // the treasury's key only when given (the sequential path); the atomic path signs with relayer keys alone
-    [...(config.treasury ? [config.treasury] : []), ...config.relayers.filter((r) => r.address !== config.treasury?.address)],
+    [...new Set([...(keys.treasury ? [keys.treasury] : []), ...keys.relayers])],
     {
       logger,
       perNetwork: new Map(config.networks.map((n) => [n.chainId, { maxFeePerGasCap: n.maxFeePerGas, replaceAfterMs: n.replaceAfterMs }])),
@@ -76,14 +77,14 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
   );
 
   // which networks settle in one transaction: decided by the treasury's delegation, checked before any settlement runs
-  const paths = new SettlementPaths(config, networks, providers, logger);
+  const paths = new SettlementPaths(config, { relayers: keys.relayerAddresses, treasurySigns: keys.treasury !== undefined }, networks, providers, logger);
   const settlements = new SettlementRepository(prisma, pool);
   const waiting = new WaitingSettlements();
   const metrics = createMetrics('worker', {
     waitingSettlements: () => waiting.countsByReason(),
     needingAttention: () => settlements.countNeedingAttention(),
     queues: [queues.settlement, queues.webhook],
-    balances: keyBalances(config, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
+    balances: keyBalances(config, keys.relayerAddresses, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
     rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
   });
   const webhookEvents = new WebhookEventRepository(prisma, pool);
@@ -104,8 +105,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
     networks,
     transactions,
     treasury: config.treasuryAddress,
-    treasurySigns: config.treasury !== undefined,
-    relayers: config.relayers.map((r) => r.address),
+    treasurySigns: keys.treasury !== undefined,
+    relayers: keys.relayerAddresses,
     feeAmount: config.feeAmount,
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
     outbox,
@@ -133,7 +134,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger): Worker
       gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
       windowMs: config.worker.batchWindowMs,
       // one batch in the making per relayer key: their nonces are independent
-      parallel: config.relayers.length,
+      parallel: keys.relayers.length,
       // each batch is estimated before it is stored: items that would fail it are left out, not stored
       estimate: (chainId, tx) => networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to),
     }),

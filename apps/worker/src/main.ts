@@ -1,7 +1,9 @@
 import { exitOnConfigError, loadWorkerConfig } from '@facilitator/config';
 import { createLogger } from '@facilitator/logging';
+import { SignerError } from '@facilitator/signers';
 import { buildWorker } from './build-worker';
 import { keyPowers } from './key-powers';
+import { openWorkerKeys, type WorkerKeys } from './worker-keys';
 
 const config = exitOnConfigError(() => loadWorkerConfig());
 const logger = createLogger({
@@ -11,29 +13,51 @@ const logger = createLogger({
   secrets: [...(config.treasury ? [config.treasury.privateKey] : []), ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.flatMap((n) => n.rpcUrls)],
 });
 
-let runtime: ReturnType<typeof buildWorker>;
-try {
-  runtime = buildWorker(config, logger);
-} catch (err) {
-  logger.error('worker failed to start', { err: (err as Error).message });
-  process.exit(1);
+/** Every key opened and made to sign once; a key that cannot sign stops the worker with one line naming it. */
+async function openKeys(): Promise<WorkerKeys> {
+  try {
+    return await openWorkerKeys(config);
+  } catch (err) {
+    if (err instanceof SignerError) {
+      process.stderr.write(`signer error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
 }
-logger.info('worker started', { queues: config.worker.queues, networks: config.networks.map((n) => n.caip2) });
-for (const key of keyPowers(config)) logger.info('signing key', key);
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  logger.info('worker draining', { signal });
-  // bounded, whatever a job is waiting on: unfinished work keeps its persisted state and is resumed elsewhere
-  setTimeout(() => {
-    logger.warn('worker exiting with jobs still running; they will be resumed');
+async function main(): Promise<void> {
+  const keys = await openKeys();
+  let runtime: ReturnType<typeof buildWorker>;
+  try {
+    runtime = buildWorker(config, logger, keys);
+  } catch (err) {
+    logger.error('worker failed to start', { err: (err as Error).message });
+    process.exit(1);
+  }
+  logger.info('worker started', { queues: config.worker.queues, networks: config.networks.map((n) => n.caip2) });
+  for (const key of keyPowers(keys, config.feeAmount)) logger.info('signing key', { ...key });
+
+  let stopping = false;
+  async function shutdown(signal: string) {
+    if (stopping) return;
+    stopping = true;
+    logger.info('worker draining', { signal });
+    // bounded, whatever a job is waiting on: unfinished work keeps its persisted state and is resumed elsewhere
+    setTimeout(() => {
+      logger.warn('worker exiting with jobs still running; they will be resumed');
+      process.exit(0);
+    }, config.worker.shutdownTimeoutMs + 3_000).unref();
+    await runtime.close();
+    await keys.close();
+    logger.info('worker stopped');
     process.exit(0);
-  }, config.worker.shutdownTimeoutMs + 3_000).unref();
-  await runtime.close();
-  logger.info('worker stopped');
-  process.exit(0);
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+
+main().catch((err: unknown) => {
+  logger.error('worker failed to start', { err: (err as Error)?.message ?? String(err) });
+  process.exit(1);
+});

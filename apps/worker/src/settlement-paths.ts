@@ -16,6 +16,8 @@ export class SettlementPaths {
 
   constructor(
     private readonly config: WorkerProcessConfig,
+    /** the relayers' lowercase addresses (the executor must name exactly these) and whether the treasury's key is here */
+    private readonly keys: { relayers: readonly string[]; treasurySigns: boolean },
     private readonly networks: ReadonlyMap<number, SettlementNetwork>,
     private readonly providers: ReadonlyMap<number, JsonRpcProvider>,
     private readonly logger: Logger,
@@ -46,7 +48,7 @@ export class SettlementPaths {
         token: network.usdc.tokenAddress,
         treasury: this.config.treasuryAddress,
         fee: this.config.feeAmount,
-        relayers: this.config.relayers.map((r) => r.address),
+        relayers: this.keys.relayers,
       });
     } catch (error) {
       status = { state: 'unknown', why: `the delegation could not be read: ${(error as Error).message}` };
@@ -57,7 +59,7 @@ export class SettlementPaths {
     if (network.settlementMode === previous) return;
     if (status.state === 'ready') {
       this.logger.info('settlements are atomic: fee and transfer in one transaction of the settlement executor', { network: network.caip2, executor: status.executor });
-    } else if (!this.config.treasury) {
+    } else if (!this.keys.treasurySigns) {
       this.logger.warn('the atomic settlement path is not set up on this network, and this worker holds no treasury key for the sequential path: settlements wait for it (status `waiting.reason: atomic_path_not_ready`); run `npm run cli -- executor setup`', {
         network: network.caip2,
         why: status.why,

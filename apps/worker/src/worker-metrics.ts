@@ -7,11 +7,11 @@ import type { Logger } from '@facilitator/logging';
 import type { SettlementTransitionEvent } from '@facilitator/settlement';
 
 /** Balances of the treasury and relayer keys on every network, read at most every 15 s. */
-export function keyBalances(config: WorkerProcessConfig, clients: ReadonlyMap<number, UsdcClient>): () => Promise<KeyBalance[]> {
+export function keyBalances(config: WorkerProcessConfig, relayers: readonly string[], clients: ReadonlyMap<number, UsdcClient>): () => Promise<KeyBalance[]> {
   // the treasury by address: its balances are read whether or not this worker holds its key
   const keys = [
     { address: config.treasuryAddress, role: 'treasury' as const },
-    ...config.relayers.filter((r) => r.address !== config.treasuryAddress).map((r) => ({ address: r.address, role: 'relayer' as const })),
+    ...relayers.filter((address) => address !== config.treasuryAddress).map((address) => ({ address, role: 'relayer' as const })),
   ];
   // scrapes within 15 s share one reading (each is several RPC calls per key and network)
   const readings = new SharedReadings<'balances', KeyBalance[]>();

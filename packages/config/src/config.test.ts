@@ -187,7 +187,7 @@ describe('loadConfig', () => {
     [{ PAYER_PAUSE_AFTER_FAILURES: '0' }, 'PAYER_PAUSE_AFTER_FAILURES must be between 1 and 1000'],
     [
       { RELAYER_PRIVATE_KEYS: Array.from({ length: 9 }, (_, i) => '0x' + (i + 1).toString(16).padStart(64, '0')).join(',') },
-      'RELAYER_PRIVATE_KEYS lists 9 keys; the settlement executor admits 8 (or set SETTLEMENT_MODE=sequential)',
+      'RELAYER_PRIVATE_KEYS and RELAYER_SIGNERS name 9 keys; the settlement executor admits 8 (or set SETTLEMENT_MODE=sequential)',
     ],
   ])('%j fails naming the variable', (override, message) => {
     const error = failure({ ...base, ...override });
@@ -234,8 +234,40 @@ describe('each app reads only what it uses', () => {
       'TREASURY_PRIVATE_KEY is required with SETTLEMENT_MODE=sequential (the treasury sends each fee itself); SETTLEMENT_MODE=atomic needs no treasury key in the worker',
     );
     expect(failure({ ...env, RELAYER_PRIVATE_KEYS: undefined }, loadWorkerConfig).message).toBe(
-      'RELAYER_PRIVATE_KEYS is required without TREASURY_PRIVATE_KEY (the relayers send every settlement)',
+      'RELAYER_PRIVATE_KEYS is required without TREASURY_PRIVATE_KEY (the relayers send every settlement; RELAYER_SIGNERS for keys in KMS or an HSM)',
     );
     expect(failure({ ...env, TREASURY_ADDRESS: undefined }, loadWorkerConfig).message).toBe('TREASURY_ADDRESS is required but not set');
+  });
+});
+
+describe('keys held by signers (RELAYER_SIGNERS, TREASURY_SIGNER)', () => {
+  const address = '0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a';
+  const keyless = { ...base, TREASURY_PRIVATE_KEY: undefined, TREASURY_ADDRESS: address };
+
+  it('reads the specs as given, checking only their form (the worker opens them)', () => {
+    const config = loadWorkerConfig({ ...keyless, RELAYER_SIGNERS: 'kms:arn:aws:kms:us-east-1:111122223333:key/abc, pkcs11:token=relayers;object=r1?module-path=/lib/x.so&pin-value=1' });
+    expect(config.relayerSigners).toEqual(['kms:arn:aws:kms:us-east-1:111122223333:key/abc', 'pkcs11:token=relayers;object=r1?module-path=/lib/x.so&pin-value=1']);
+    expect(config.relayers).toEqual([]);
+    expect(config.treasury).toBeUndefined();
+  });
+
+  it('refuses a spec of an unknown kind, the same spec twice, and two treasury keys, naming the variable', () => {
+    expect(failure({ ...keyless, RELAYER_SIGNERS: 'vault:secret/x' }, loadWorkerConfig).message).toBe(
+      'RELAYER_SIGNERS entry 1 must be kms:<key id or ARN> or pkcs11:<RFC 7512 URI> (a comma inside a URI is written %2C)',
+    );
+    expect(failure({ ...keyless, RELAYER_SIGNERS: 'kms:a,kms:a' }, loadWorkerConfig).message).toBe('RELAYER_SIGNERS lists the same signer twice');
+    expect(failure({ ...base, TREASURY_SIGNER: 'kms:t' }, loadWorkerConfig).message).toBe('TREASURY_SIGNER and TREASURY_PRIVATE_KEY name the same key twice: set one');
+  });
+
+  it('lets a treasury signer stand for the treasury key on the sequential path', () => {
+    const config = loadWorkerConfig({ ...keyless, TREASURY_SIGNER: 'kms:treasury', RELAYER_SIGNERS: 'kms:r1', SETTLEMENT_MODE: 'sequential' });
+    expect(config.treasurySigner).toBe('kms:treasury');
+  });
+
+  it('counts signers with the local keys against the executor’s eight relayer slots', () => {
+    const nine = Array.from({ length: 9 }, (_, i) => `kms:key-${i}`).join(',');
+    expect(failure({ ...keyless, RELAYER_SIGNERS: nine }, loadWorkerConfig).message).toBe(
+      'RELAYER_PRIVATE_KEYS and RELAYER_SIGNERS name 9 keys; the settlement executor admits 8 (or set SETTLEMENT_MODE=sequential)',
+    );
   });
 });

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { NETWORKS } from '@facilitator/core';
 import { ConfigError } from './config-error';
-import { readMasterSecret, readRelayerAddresses, readRelayers, readTreasuryAddress, readWebhookPorts } from './key-addresses';
+import { readMasterSecret, readRelayerAddresses, readRelayers, readSignerSpecs, readTreasuryAddress, readWebhookPorts } from './key-addresses';
 import { Env, EnvReader } from './parsers';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
@@ -140,8 +140,18 @@ export interface Config {
    * move a merchant's allowance except the fee with a payment, and the sequential path is off.
    */
   treasury?: KeyConfig;
-  /** the keys that send settlements (RELAYER_PRIVATE_KEYS; the treasury's key alone when unset and it is given) */
+  /**
+   * TREASURY_SIGNER: the treasury's key held by a signer (`kms:…`, `pkcs11:…`), instead of TREASURY_PRIVATE_KEY;
+   * opened by the worker at start-up (packages/signers)
+   */
+  treasurySigner?: string;
+  /** the keys that send settlements held here (RELAYER_PRIVATE_KEYS; the treasury's key alone when no relayer is configured) */
   relayers: KeyConfig[];
+  /**
+   * RELAYER_SIGNERS: more relayer keys, each held by a signer (`kms:<key id or ARN>`, `pkcs11:<RFC 7512 URI>`),
+   * opened by the worker at start-up; their addresses are known only then
+   */
+  relayerSigners: string[];
   /** lowercase; the API knows the treasury by address only (TREASURY_ADDRESS) */
   treasuryAddress: string;
   /** lowercase; RELAYER_ADDRESSES, for the API's /x402/supported */
@@ -452,7 +462,7 @@ function readPrefix(reader: EnvReader, clusterNodes: Config['redisClusterNodes']
 }
 
 /** What only the API process reads: no private key (it knows the treasury and relayers by address). */
-export type ApiConfig = Omit<Config, 'treasury' | 'relayers' | 'worker' | 'webhookRetryDelaysMs'>;
+export type ApiConfig = Omit<Config, 'treasury' | 'treasurySigner' | 'relayers' | 'relayerSigners' | 'worker' | 'webhookRetryDelaysMs'>;
 /** What only the worker process reads: the keys, none of the HTTP settings. */
 export type WorkerProcessConfig = Omit<
   Config,
@@ -553,19 +563,26 @@ function readWorkerSection(reader: EnvReader): WorkerSection {
   // the treasury key is the one that can take every merchant's whole allowance: read only when given, and
   // needed only where the treasury itself sends (the sequential path)
   const treasury = reader.raw('TREASURY_PRIVATE_KEY') === undefined ? undefined : reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY'));
-  if (!treasury && worker.settlementMode === 'sequential') {
+  const treasurySigner = readSignerSpecs(reader, 'TREASURY_SIGNER')[0];
+  if (treasury && treasurySigner) throw new ConfigError('TREASURY_SIGNER', 'and TREASURY_PRIVATE_KEY name the same key twice: set one');
+  if (!treasury && !treasurySigner && worker.settlementMode === 'sequential') {
     throw new ConfigError('TREASURY_PRIVATE_KEY', 'is required with SETTLEMENT_MODE=sequential (the treasury sends each fee itself); SETTLEMENT_MODE=atomic needs no treasury key in the worker');
   }
-  const relayers = readRelayers(reader, treasury);
+  const relayerSigners = readSignerSpecs(reader, 'RELAYER_SIGNERS');
+  const relayers = relayerSigners.length > 0 && reader.list('RELAYER_PRIVATE_KEYS').length === 0 ? [] : readRelayers(reader, treasury);
   const treasuryAddress = readTreasuryAddress(reader, treasury?.address);
-  if (worker.settlementMode === 'atomic' && relayers.length > EXECUTOR_MAX_RELAYERS) {
-    throw new ConfigError('RELAYER_PRIVATE_KEYS', `lists ${relayers.length} keys; the settlement executor admits ${EXECUTOR_MAX_RELAYERS} (or set SETTLEMENT_MODE=sequential)`);
+  const relayerCount = relayers.length + relayerSigners.length;
+  if (worker.settlementMode === 'atomic' && relayerCount > EXECUTOR_MAX_RELAYERS) {
+    throw new ConfigError('RELAYER_PRIVATE_KEYS', `and RELAYER_SIGNERS name ${relayerCount} keys; the settlement executor admits ${EXECUTOR_MAX_RELAYERS} (or set SETTLEMENT_MODE=sequential)`);
   }
   return {
     treasury,
+    treasurySigner,
     relayers,
+    relayerSigners,
     treasuryAddress,
-    relayerAddresses: readRelayerAddresses(reader, relayers.map((r) => r.address), treasuryAddress),
+    // with signers, addresses are known once they are opened: the worker checks RELAYER_ADDRESSES then
+    relayerAddresses: relayerSigners.length > 0 ? relayers.map((r) => r.address) : readRelayerAddresses(reader, relayers.map((r) => r.address), treasuryAddress),
     webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
     worker,
   };

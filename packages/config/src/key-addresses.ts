@@ -37,7 +37,7 @@ export function readRelayers(reader: EnvReader, treasury: KeyConfig | undefined)
   const keys = reader.list('RELAYER_PRIVATE_KEYS');
   if (keys.length === 0) {
     if (treasury) return [treasury];
-    throw new ConfigError('RELAYER_PRIVATE_KEYS', 'is required without TREASURY_PRIVATE_KEY (the relayers send every settlement)');
+    throw new ConfigError('RELAYER_PRIVATE_KEYS', 'is required without TREASURY_PRIVATE_KEY (the relayers send every settlement; RELAYER_SIGNERS for keys in KMS or an HSM)');
   }
   const relayers = keys.map((key, index) => {
     try {
@@ -51,6 +51,25 @@ export function readRelayers(reader: EnvReader, treasury: KeyConfig | undefined)
     throw new ConfigError('RELAYER_PRIVATE_KEYS', 'lists the same key twice');
   }
   return relayers;
+}
+
+const SIGNER_KINDS = ['kms:', 'pkcs11:'];
+
+/**
+ * Signer specs (RELAYER_SIGNERS, TREASURY_SIGNER): comma-separated, each `kms:<key id, alias or ARN>` or
+ * `pkcs11:<RFC 7512 URI>` (a comma inside a URI is written %2C). Only their form is checked here; the worker
+ * opens them at start-up (packages/signers), which is where a key that cannot sign is named.
+ */
+export function readSignerSpecs(reader: EnvReader, name: 'RELAYER_SIGNERS' | 'TREASURY_SIGNER'): string[] {
+  const specs = reader.list(name);
+  if (name === 'TREASURY_SIGNER' && specs.length > 1) throw new ConfigError(name, 'names one signer (a comma inside a PKCS#11 URI is written %2C)');
+  specs.forEach((spec, index) => {
+    if (!SIGNER_KINDS.some((kind) => spec.startsWith(kind) && spec.length > kind.length)) {
+      throw new ConfigError(name, `entry ${index + 1} must be kms:<key id or ARN> or pkcs11:<RFC 7512 URI> (a comma inside a URI is written %2C)`);
+    }
+  });
+  if (new Set(specs).size !== specs.length) throw new ConfigError(name, 'lists the same signer twice');
+  return specs;
 }
 
 /** The master key: per-merchant webhook secrets are encrypted with a key derived from it. */

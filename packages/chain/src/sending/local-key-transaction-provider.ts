@@ -13,7 +13,8 @@ import { classifyNodeError } from './node-error-classification';
 import { OutcomeWatcher } from './outcome-watcher';
 import { decodeRevert } from './revert-reason';
 import { resolveSendingOptions, type LocalKeyTransactionProviderOptions, type ResolvedSendingOptions } from './sending-options';
-import { SigningKeyring, type SigningKey } from './signing-keyring';
+import type { Signer } from '@facilitator/signers';
+import { SignerKeyring, type SigningKey } from './signer-keyring';
 import { TransactionDispatcher } from './transaction-dispatcher';
 import type {
   NetworkFee,
@@ -36,14 +37,14 @@ export type SendingNetworks = ReadonlyMap<number, JsonRpcProvider> | Readonly<Re
  */
 export class LocalKeyTransactionProvider implements TransactionProvider {
   private readonly options: ResolvedSendingOptions;
-  private readonly keyring: SigningKeyring;
+  private readonly keyring: SignerKeyring;
   private readonly store: ChainTransactionRepository;
   private readonly dispatcher: TransactionDispatcher;
   private readonly watcher: OutcomeWatcher;
 
-  constructor(pool: Pool, networks: SendingNetworks, keys: readonly SigningKey[], options: LocalKeyTransactionProviderOptions = {}) {
+  constructor(pool: Pool, networks: SendingNetworks, keys: readonly (Signer | SigningKey)[], options: LocalKeyTransactionProviderOptions = {}) {
     this.options = resolveSendingOptions(options);
-    this.keyring = new SigningKeyring(keys);
+    this.keyring = new SignerKeyring(keys);
     this.store = new ChainTransactionRepository(pool);
     const fallback = new FeePolicy(this.options.maxFeePerGasCap, this.options.feeBumpPercent);
     const policies = new Map(

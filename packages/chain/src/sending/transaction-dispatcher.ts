@@ -10,7 +10,7 @@ import { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-recei
 import { decodeRevert } from './revert-reason';
 import { SharedReadings } from '@facilitator/core';
 import type { ResolvedSendingOptions, SendPhase } from './sending-options';
-import type { SigningKeyring } from './signing-keyring';
+import type { SignerKeyring } from './signer-keyring';
 import { SyncSender } from './sync-sender';
 
 export interface MinedReceipt {
@@ -32,7 +32,7 @@ export class TransactionDispatcher {
 
   constructor(
     private readonly store: ChainTransactionRepository,
-    private readonly keyring: SigningKeyring,
+    private readonly keyring: SignerKeyring,
     private readonly networks: ReadonlyMap<number, JsonRpcProvider>,
     private readonly feePolicies: (chainId: number) => FeePolicy,
     private readonly options: ResolvedSendingOptions,
@@ -272,7 +272,7 @@ export class TransactionDispatcher {
   }
 
   private async sign(row: StoredTransaction, fees: Fees): Promise<NewAttempt> {
-    const rawTransaction = this.keyring.signTransaction(row.fromAddress, {
+    const rawTransaction = await this.keyring.signTransaction(row.fromAddress, {
       type: 2,
       chainId: row.chainId,
       nonce: Number(row.nonce),
