@@ -1,17 +1,10 @@
 import type { Pool } from '@facilitator/db';
 import type { JsonRpcProvider } from 'ethers';
 import { ChainTransactionRepository, type StoredTransaction } from '@facilitator/db';
-import {
-  GasCapExceededError,
-  IdempotencyConflictError,
-  RpcUnavailableError,
-  TransactionRejectedError,
-  TransactionWouldRevertError,
-} from './errors';
+import { IdempotencyConflictError } from './errors';
 import { FeePolicy } from './fee-policy';
-import { classifyNodeError } from './node-error-classification';
+import { estimateSendingGas, sendingGasLimit } from './gas-estimate';
 import { OutcomeWatcher } from './outcome-watcher';
-import { decodeRevert } from './revert-reason';
 import { resolveSendingOptions, type LocalKeyTransactionProviderOptions, type ResolvedSendingOptions } from './sending-options';
 import type { Signer } from '@facilitator/signers';
 import { SignerKeyring, type SigningKey } from './signer-keyring';
@@ -86,7 +79,8 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
   }
 
   async hasAny(settlementId: string, purpose: TransactionPurpose): Promise<boolean> {
-    return (await this.store.findByKey(settlementId, purpose)) !== null;
+    // any provider's row: one an external provider sends is just as open
+    return this.store.existsForKey(settlementId, purpose);
   }
 
   waitForOutcome(transactionId: string, confirmations: number): Promise<TransactionOutcome> {
@@ -107,28 +101,12 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
    */
   private async simulate(request: TransactionRequest) {
     const provider = this.dispatcher.network(request.chainId);
-    // against the pending block: a transaction of ours already waiting there (a fee spending the same
-    // allowance) is taken into account, so what cannot succeed after it is refused before it is sent
-    const tx = { from: request.from, to: request.to, data: request.data };
-    const estimate = (provider.send('eth_estimateGas', [tx, 'pending']) as Promise<string>).then(BigInt, (error: unknown) => {
-      const classified = classifyNodeError(error);
-      if (classified.category === 'execution_reverted') {
-        const { reason, data } = decodeRevert(error);
-        throw new TransactionWouldRevertError(reason, data, { cause: error });
-      }
-      if (classified.category === 'rpc_unavailable') throw new RpcUnavailableError(request.chainId, classified.message, { cause: error });
-      throw new TransactionRejectedError(classified.category, classified.retryable, undefined, classified.message, { cause: error });
-    });
     const [gas, chainPendingNonce, fees] = await Promise.all([
-      estimate,
+      estimateSendingGas(provider, request.chainId, request),
       this.dispatcher.rpc(request.chainId, (p) => p.getTransactionCount(request.from, 'pending')),
       this.dispatcher.marketFees(request.chainId),
     ]);
-    if (request.gasCap !== undefined && gas > request.gasCap) throw new GasCapExceededError(gas, request.gasCap);
-    const marginBasisPoints = BigInt(Math.round(this.options.gasLimitMarginPercent * 100));
-    const withMargin = (gas * (10_000n + marginBasisPoints) + 9_999n) / 10_000n;
-    // the margin never lifts the limit above the cap: a transaction that needs more than its cap stops there
-    const gasLimit = request.gasLimit ?? (request.gasCap !== undefined && withMargin > request.gasCap ? request.gasCap : withMargin);
+    const gasLimit = sendingGasLimit(gas, request, this.options.gasLimitMarginPercent);
     return { gasLimit, chainPendingNonce: BigInt(chainPendingNonce), fees };
   }
 }

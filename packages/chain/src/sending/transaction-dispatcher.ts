@@ -7,7 +7,7 @@ import { FeePolicy, type Fees, type MarketReading } from './fee-policy';
 import type { NetworkFee } from './transaction-provider';
 import { classifyNodeError } from './node-error-classification';
 import { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-receipt';
-import { decodeRevert } from './revert-reason';
+import { replayRevertReason } from './revert-replay';
 import { SharedReadings } from '@facilitator/core';
 import type { ResolvedSendingOptions, SendPhase } from './sending-options';
 import type { SignerKeyring } from './signer-keyring';
@@ -149,24 +149,9 @@ export class TransactionDispatcher {
    * Why a mined transaction reverted: replays it as a call on the state after its block, which reproduces
    * reverts caused by earlier transactions of the same block. Undefined when the replay does not revert.
    */
-  async revertReason(row: StoredTransaction, receipt: MinedTransactionReceipt): Promise<string | undefined> {
-    if (receipt.gasUsed >= BigInt(row.gasLimit)) return 'out of gas';
-    try {
-      await this.network(row.chainId).call({
-        from: row.fromAddress,
-        to: row.toAddress,
-        data: row.data,
-        gasLimit: BigInt(row.gasLimit),
-        blockTag: receipt.blockNumber,
-      });
-      return undefined;
-    } catch (error) {
-      const classified = classifyNodeError(error);
-      // a flapping node must not cost us the reason for good: the caller's wait is retried instead
-      if (classified.category === 'rpc_unavailable') throw new RpcUnavailableError(row.chainId, classified.message, { cause: error });
-      if (classified.category !== 'execution_reverted') return undefined;
-      return decodeRevert(error).reason;
-    }
+  revertReason(row: StoredTransaction, receipt: MinedTransactionReceipt): Promise<string | undefined> {
+    const call = { from: row.fromAddress, to: row.toAddress, data: row.data, gasLimit: BigInt(row.gasLimit) };
+    return replayRevertReason(this.network(row.chainId), row.chainId, call, receipt);
   }
 
   /**

@@ -105,6 +105,12 @@ describe('ChainTransactionRepository', () => {
         reorgCount: 0,
         createdAt: expect.any(Date),
         updatedAt: expect.any(Date),
+        provider: 'local',
+        providerTransactionId: null,
+        providerStatus: null,
+        providerStatusReason: null,
+        providerHashes: [],
+        providerRequestedAt: null,
         attempts: [],
       });
       expect(Math.abs(row!.createdAt.getTime() - before)).toBeLessThan(5_000);

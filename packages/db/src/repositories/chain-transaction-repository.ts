@@ -2,6 +2,7 @@ import { IdPrefix, newId } from '@facilitator/core';
 import type { ChainTransactionAttempt } from '../generated/prisma/client';
 import type { Pool } from '../pg-pool';
 import { attemptFromColumns, transactionFromColumns, type StoredTransaction } from './chain-transaction-row';
+import { ExternalTransactionStatements, withSendLock } from './external-transaction-statements';
 import { runQuery } from './pg-query';
 
 /**
@@ -17,7 +18,8 @@ export interface Fees {
   maxPriorityFeePerGas: bigint;
 }
 
-export type { StoredTransaction } from './chain-transaction-row';
+export { ForeignProviderTransactionError, LOCAL_PROVIDER, type StoredTransaction } from './chain-transaction-row';
+export type { ExternalMined, ExternalTransaction, ExternalTransactionStatements, NewExternalTransaction, ProviderProgress } from './external-transaction-statements';
 
 export interface NewTransaction {
   settlementId: string;
@@ -69,6 +71,7 @@ const SQL = {
   findById: `${WITH_ATTEMPTS} WHERE t.id = $1`,
   findUnfinishedBetween: `${WITH_ATTEMPTS}
     WHERE t.chain_id = $1 AND t.from_address = $2 AND t.nonce >= $3 AND t.nonce < $4 AND t.status = ANY($5::"ChainTransactionStatus"[])
+      AND t.provider = 'local'
     ORDER BY t.nonce`,
   // One statement, so the key's nonce row is locked only until this autocommit ends. A conflicting
   // (settlement_id, purpose) fails the whole statement, which gives the nonce back.
@@ -127,7 +130,8 @@ const SQL = {
   // The newest transaction of each of these settlements that is or will be on chain (not replaced): the one
   // that pays its merchant — its own transfer (sequential path) or its batch's settle transaction (atomic
   // path) — else the one it sent before that (the sequential fee, an ERC-6492 wallet deployment). Its hash:
-  // the mined one, else its newest version broadcast, else its newest signed.
+  // the mined one, else its newest version broadcast, else its newest signed, else (an external provider's,
+  // which stores no versions until one is mined) the newest hash the provider reported.
   paymentTransactionHashes: `
     SELECT s.id AS settlement_id, tx.hash
       FROM unnest($1::text[]) AS s(id)
@@ -135,7 +139,8 @@ const SQL = {
       CROSS JOIN LATERAL (
         SELECT coalesce(t.mined_hash,
                  (SELECT a.hash FROM chain_transaction_attempts a WHERE a.transaction_id = t.id
-                   ORDER BY a.broadcast_at IS NULL, a.created_at DESC LIMIT 1)) AS hash
+                   ORDER BY a.broadcast_at IS NULL, a.created_at DESC LIMIT 1),
+                 t.provider_hashes[cardinality(t.provider_hashes)]) AS hash
           FROM chain_transactions t
          WHERE t.status <> 'replaced'
            AND ((t.settlement_id = s.id AND t.purpose IN ('transfer', 'fee', 'wallet_deploy'))
@@ -158,7 +163,25 @@ type StatementName = keyof typeof SQL;
  * claimed with a status change, so concurrent resumers agree on it.
  */
 export class ChainTransactionRepository {
-  constructor(private readonly pool: Pool) {}
+  /** The rows an external provider (OpenZeppelin Relayer) sends: see ExternalTransactionStatements. */
+  readonly external: ExternalTransactionStatements;
+
+  constructor(private readonly pool: Pool) {
+    this.external = new ExternalTransactionStatements(pool);
+  }
+
+  /** Whether anything is stored for this key, whichever provider sends it: its money state is open. */
+  existsForKey(settlementId: string, purpose: TransactionPurpose): Promise<boolean> {
+    return this.external.existsForKey(settlementId, purpose);
+  }
+
+  /**
+   * Runs `work` as the one sender of an external provider's transaction (a session advisory lock, freed when
+   * the process dies); `work`'s statements go through the locked connection.
+   */
+  withExternalSendLock<T>(transactionId: string, work: (locked: ExternalTransactionStatements) => Promise<T>): Promise<T> {
+    return withSendLock(this.pool, transactionId, work);
+  }
 
   async findByKey(settlementId: string, purpose: TransactionPurpose): Promise<StoredTransaction | null> {
     const rows = await this.query('findByKey', [settlementId, purpose]);

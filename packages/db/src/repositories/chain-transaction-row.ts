@@ -1,10 +1,31 @@
 import type { ChainTransaction, ChainTransactionAttempt } from '../generated/prisma/client';
 import { dateColumn, optionalDateColumn } from './pg-query';
 
-/** A transaction with every signed version of it, oldest first. */
-export type StoredTransaction = ChainTransaction & { attempts: ChainTransactionAttempt[] };
+/** The provider of the rows the local keys sign (ChainTransaction.provider). */
+export const LOCAL_PROVIDER = 'local';
+
+/** A transaction the local keys sign, with every signed version of it, oldest first. Its nonce is always set. */
+export type StoredTransaction = Omit<ChainTransaction, 'nonce'> & { nonce: bigint; attempts: ChainTransactionAttempt[] };
 
 type Columns = Record<string, unknown>;
+
+/**
+ * The (settlementId, purpose) key holds a transaction another provider sends. One key is never sent by two
+ * providers (the table's unique key spans them): after a switch of TRANSACTION_PROVIDER with transactions in
+ * flight, each provider refuses the other's rows instead of sending a second transaction.
+ */
+export class ForeignProviderTransactionError extends Error {
+  readonly retryable = false;
+
+  constructor(
+    readonly transactionId: string,
+    readonly provider: string,
+    readonly expectedProvider: string,
+  ) {
+    super(`chain transaction ${transactionId} is sent by the ${provider} provider, not ${expectedProvider}: only that provider can finish it`);
+    this.name = 'ForeignProviderTransactionError';
+  }
+}
 
 // pg returns int8 as text: converted to bigint here.
 
@@ -21,8 +42,8 @@ export function attemptFromColumns(r: Columns): ChainTransactionAttempt {
   };
 }
 
-/** A chain_transactions row, with its attempts when the query aggregated them into an `attempts` column. */
-export function transactionFromColumns(r: Columns): StoredTransaction {
+/** A chain_transactions row, whichever provider sends it. */
+export function chainTransactionFromColumns(r: Columns): ChainTransaction {
   return {
     id: r.id as string,
     settlementId: r.settlement_id as string,
@@ -31,7 +52,7 @@ export function transactionFromColumns(r: Columns): StoredTransaction {
     fromAddress: r.from_address as string,
     toAddress: r.to_address as string,
     data: r.data as string,
-    nonce: BigInt(r.nonce as string),
+    nonce: r.nonce == null ? null : BigInt(r.nonce as string),
     gasLimit: r.gas_limit as string,
     status: r.status as ChainTransaction['status'],
     minedHash: r.mined_hash as string | null,
@@ -42,8 +63,23 @@ export function transactionFromColumns(r: Columns): StoredTransaction {
     reorgCount: (r.reorg_count as number | undefined) ?? 0,
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),
-    attempts: sortAttempts(((r.attempts as Columns[] | undefined) ?? []).map(attemptFromColumns)),
+    provider: (r.provider as string | undefined) ?? LOCAL_PROVIDER,
+    providerTransactionId: (r.provider_transaction_id as string | null | undefined) ?? null,
+    providerStatus: (r.provider_status as string | null | undefined) ?? null,
+    providerStatusReason: (r.provider_status_reason as string | null | undefined) ?? null,
+    providerHashes: (r.provider_hashes as string[] | null | undefined) ?? [],
+    providerRequestedAt: optionalDateColumn(r.provider_requested_at),
   };
+}
+
+/**
+ * A row of the local keys, with its attempts when the query aggregated them into an `attempts` column.
+ * Throws ForeignProviderTransactionError for another provider's row.
+ */
+export function transactionFromColumns(r: Columns): StoredTransaction {
+  const row = chainTransactionFromColumns(r);
+  if (row.provider !== LOCAL_PROVIDER || row.nonce === null) throw new ForeignProviderTransactionError(row.id, row.provider, LOCAL_PROVIDER);
+  return { ...row, nonce: row.nonce, attempts: sortAttempts(((r.attempts as Columns[] | undefined) ?? []).map(attemptFromColumns)) };
 }
 
 /** Oldest first; fees break ties, since a replacement always pays more than what it replaces. */
