@@ -1,6 +1,6 @@
 import { Wallet } from 'ethers';
 import { balances, cancelAuthorization, difference, newMerchant } from './support/chain-actions';
-import { PRICE_UNITS, startTestStack, TestStack } from './support/test-stack';
+import { PRICE_UNITS, startTestStack, TestStack, TRANSACTION_PROVIDER } from './support/test-stack';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const FEE = 10_000n;
@@ -60,6 +60,12 @@ describe('POST /v1/settle, Form A', () => {
 
     const history = await stack.db.prisma.settlementTransition.findMany({ where: { settlementId: d.settlement_id }, orderBy: { id: 'asc' } });
     expect(history.map((h) => h.toState)).toEqual(['pending', 'check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
+    // sent by the provider under test (npm run test:openzeppelin-relayer runs this suite through the relayer server)
+    const sent = await stack.db.prisma.chainTransaction.findMany({ where: { settlementId: d.settlement_id }, orderBy: { purpose: 'asc' } });
+    expect(sent.map((t) => [t.purpose, t.provider, t.providerTransactionId !== null])).toEqual([
+      ['fee', TRANSACTION_PROVIDER, TRANSACTION_PROVIDER !== 'local'],
+      ['transfer', TRANSACTION_PROVIDER, TRANSACTION_PROVIDER !== 'local'],
+    ]);
 
     const status = await stack.http.get(`/v1/settlements/${d.settlement_id}`);
     expect(status.body).toMatchObject({

@@ -9,6 +9,7 @@ import { authorizationToJson } from '@facilitator/core';
 import { deleteQueueKeys, openQueueStore, queueStoreTargetOf, type Queues } from '@facilitator/queue';
 import { createSilentLogger, type Logger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
+import { startOpenZeppelinRelayerServer, type LocalRelayerServer } from '@facilitator/relayer-openzeppelin/testing';
 import { createTestDatabase, type TestDatabase } from './database';
 import { startWorkerProcess, type WorkerProcess } from './worker-process';
 
@@ -18,6 +19,11 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
  * backend; on a machine without Redis every suite does (see test-services.ts).
  */
 export const QUEUE_BACKEND = process.env.TEST_QUEUE_BACKEND ?? 'redis';
+/**
+ * `npm run test:openzeppelin-relayer` runs the settlement suites again with the worker sending through an
+ * OpenZeppelin Relayer (a local server speaking its API, sending to the stack's anvil with the devnet's keys).
+ */
+export const TRANSACTION_PROVIDER = process.env.TEST_TRANSACTION_PROVIDER ?? 'local';
 /** the name /readyz gives the queues' datastore */
 export const QUEUE_READINESS_CHECK = QUEUE_BACKEND === 'redis' ? 'redis' : 'queues';
 /** the master key (at least 32 characters); merchants' own webhook secrets are encrypted with it */
@@ -86,6 +92,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const env = stackEnv(devnet, db.url, options.env);
   const config = loadConfig(env);
   if (options.executor) await setUpDevnetExecutor(devnet, config.feeAmount);
+  const relayerServer = TRANSACTION_PROVIDER === 'openzeppelin-relayer' ? await startRelayerServer(devnet) : undefined;
   const api = buildApi(config, options.logger ?? createSilentLogger());
   const http = supertest(api.app);
 
@@ -141,7 +148,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       // with the atomic path set up, the worker holds no treasury key unless a test gives it one: the
       // atomic path signs with relayer keys only (custody), and every atomic suite proves it
       const withKey = keys.treasuryKey ?? (!options.executor || 'TREASURY_PRIVATE_KEY' in extra);
-      const custody = withKey ? env : workerEnvWithoutTreasuryKey(env);
+      const custody = relayerServer ? relayerServerEnv(env, relayerServer, withKey) : withKey ? env : workerEnvWithoutTreasuryKey(env);
       const worker = await startWorkerProcess({ ...custody, ...extra });
       workers.push(worker);
       return worker;
@@ -152,8 +159,33 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     async stop() {
       await Promise.all(workers.map((w) => w.stop('SIGKILL')));
       await api.close();
+      await relayerServer?.stop();
       await Promise.all([devnet.stop(), db.drop(), deleteStackQueues(env)]);
     },
+  };
+}
+
+/** A local OpenZeppelin Relayer holding the devnet's treasury key (relayer "treasury") and relayer keys ("relayer-<n>"). */
+function startRelayerServer(devnet: Devnet): Promise<LocalRelayerServer> {
+  const { treasury, relayers } = devnet.accounts;
+  return startOpenZeppelinRelayerServer({
+    rpcUrl: devnet.rpcUrl,
+    apiKey: `oz-${randomBytes(8).toString('hex')}`,
+    relayers: [{ id: 'treasury', privateKey: treasury.privateKey }, ...relayers.map((r, i) => ({ id: `relayer-${i + 1}`, privateKey: r.privateKey }))],
+  });
+}
+
+/** A worker sending through the relayer server: no key of its own; the treasury's relayer only when it may send fees. */
+function relayerServerEnv(env: Record<string, string>, server: LocalRelayerServer, treasuryRelayer: boolean): Record<string, string> {
+  const { TREASURY_PRIVATE_KEY: key, RELAYER_PRIVATE_KEYS: _relayerKeys, ...rest } = env;
+  const ids = server.relayers.map((r) => r.id).filter((id) => treasuryRelayer || id !== 'treasury');
+  return {
+    ...rest,
+    ...(key ? { TREASURY_ADDRESS: new Wallet(key).address } : {}),
+    TRANSACTION_PROVIDER: 'openzeppelin-relayer',
+    OZ_RELAYER_URL: server.url,
+    OZ_RELAYER_API_KEY: server.apiKey,
+    OZ_RELAYER_IDS_84532: ids.join(','),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Worker } from 'bullmq';
 import type { WorkerProcessConfig } from '@facilitator/config';
-import { FailoverJsonRpcProvider, LocalKeyTransactionProvider, RpcEndpointPool, UsdcClient } from '@facilitator/chain';
+import { FailoverJsonRpcProvider, LocalKeyTransactionProvider, RpcEndpointPool, UsdcClient, type TransactionProvider } from '@facilitator/chain';
+import { OpenZeppelinRelayerProvider } from '@facilitator/relayer-openzeppelin';
 import {
   ChainTransactionRepository,
   createPgPool,
@@ -50,16 +51,23 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   // every read fails over between the network's endpoints; every signed transaction goes to all healthy ones
   const pools = config.networks.map((n) => new RpcEndpointPool(n.chainId, n.rpcUrls, { callTimeoutMs: n.rpcTimeoutMs }));
   const providers = new Map(pools.map((pool) => [pool.chainId, new FailoverJsonRpcProvider(pool)]));
-  const transactions = new LocalKeyTransactionProvider(
-    pool,
-    providers,
-    // the treasury's key only when given (the sequential path); the atomic path signs with relayer keys alone
-    [...new Set([...(keys.treasury ? [keys.treasury] : []), ...keys.relayers])],
-    {
-      logger,
-      perNetwork: new Map(config.networks.map((n) => [n.chainId, { maxFeePerGasCap: n.maxFeePerGas, replaceAfterMs: n.replaceAfterMs }])),
-    },
-  );
+  const transactions: TransactionProvider =
+    keys.kind === 'openzeppelin-relayer'
+      ? new OpenZeppelinRelayerProvider(pool, keys.client, keys.bindings, providers, {
+          logger,
+          perNetworkMaxFeePerGasCap: new Map(config.networks.map((n) => [n.chainId, n.maxFeePerGas])),
+        })
+      : new LocalKeyTransactionProvider(
+          pool,
+          providers,
+          // the treasury's key only when given (the sequential path); the atomic path signs with relayer keys alone
+          [...new Set([...(keys.treasury ? [keys.treasury] : []), ...keys.relayers])],
+          {
+            logger,
+            perNetwork: new Map(config.networks.map((n) => [n.chainId, { maxFeePerGasCap: n.maxFeePerGas, replaceAfterMs: n.replaceAfterMs }])),
+          },
+        );
+  const treasurySigns = keys.kind === 'openzeppelin-relayer' ? keys.treasurySigns : keys.treasury !== undefined;
   const networks = new Map<number, SettlementNetwork>(
     config.networks.map((n) => [
       n.chainId,
@@ -77,7 +85,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   );
 
   // which networks settle in one transaction: decided by the treasury's delegation, checked before any settlement runs
-  const paths = new SettlementPaths(config, { relayers: keys.relayerAddresses, treasurySigns: keys.treasury !== undefined }, networks, providers, logger);
+  const paths = new SettlementPaths(config, { relayers: keys.relayerAddresses, treasurySigns }, networks, providers, logger);
   const settlements = new SettlementRepository(prisma, pool);
   const waiting = new WaitingSettlements();
   const metrics = createMetrics('worker', {
@@ -105,7 +113,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     networks,
     transactions,
     treasury: config.treasuryAddress,
-    treasurySigns: keys.treasury !== undefined,
+    treasurySigns,
     relayers: keys.relayerAddresses,
     feeAmount: config.feeAmount,
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
@@ -134,7 +142,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
       windowMs: config.worker.batchWindowMs,
       // one batch in the making per relayer key: their nonces are independent
-      parallel: keys.relayers.length,
+      parallel: keys.relayerAddresses.length,
       // each batch is estimated before it is stored: items that would fail it are left out, not stored
       estimate: (chainId, tx) => networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to),
     }),

@@ -3,23 +3,32 @@ import { createLogger } from '@facilitator/logging';
 import { SignerError } from '@facilitator/signers';
 import { buildWorker } from './build-worker';
 import { keyPowers } from './key-powers';
-import { openWorkerKeys, type WorkerKeys } from './worker-keys';
+import { RelayerServerError } from './relayer-server-keys';
+import { openKeysOf, type WorkerKeys } from './worker-keys';
 
 const config = exitOnConfigError(() => loadWorkerConfig());
 const logger = createLogger({
   service: 'worker',
   level: config.logLevel,
   // RPC URLs too: providers put API keys in them
-  secrets: [...(config.treasury ? [config.treasury.privateKey] : []), ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.flatMap((n) => n.rpcUrls)],
+  secrets: [...(config.treasury ? [config.treasury.privateKey] : []), ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.flatMap((n) => n.rpcUrls), ...(config.transactionProvider.kind === 'openzeppelin-relayer' ? [config.transactionProvider.apiKey] : [])],
 });
 
 /** Every key opened and made to sign once; a key that cannot sign stops the worker with one line naming it. */
 async function openKeys(): Promise<WorkerKeys> {
   try {
-    return await openWorkerKeys(config);
+    const keys = await openKeysOf(config);
+    if (config.worker.settlementMode === 'sequential' && keys.kind === 'openzeppelin-relayer' && !keys.treasurySigns) {
+      throw new RelayerServerError('SETTLEMENT_MODE=sequential sends fees from the treasury: give the OpenZeppelin relayer whose signer is the treasury in OZ_RELAYER_IDS_<chainId>');
+    }
+    return keys;
   } catch (err) {
     if (err instanceof SignerError) {
       process.stderr.write(`signer error: ${err.message}\n`);
+      process.exit(1);
+    }
+    if (err instanceof RelayerServerError) {
+      process.stderr.write(`transaction provider error: ${err.message}\n`);
       process.exit(1);
     }
     throw err;

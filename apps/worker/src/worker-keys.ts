@@ -1,9 +1,20 @@
 import type { WorkerProcessConfig } from '@facilitator/config';
 import { checkSigner, createSigner, createSigners, LocalKeySigner, SignerError, type Signer, type SignerEnvironment } from '@facilitator/signers';
 import { getAddress } from 'ethers';
+import { openRelayerServerKeys, type RelayerServerKeys } from './relayer-server-keys';
+
+/** Whatever this worker sends with: keys it holds through signers, or a relayer server's. */
+export type WorkerKeys = LocalWorkerKeys | RelayerServerKeys;
+
+/** Opens the keys of TRANSACTION_PROVIDER: signers here, or the relayer server's relayers. */
+export async function openKeysOf(config: WorkerProcessConfig, env: SignerEnvironment = process.env): Promise<WorkerKeys> {
+  const provider = config.transactionProvider;
+  return provider.kind === 'openzeppelin-relayer' ? openRelayerServerKeys(provider, config.treasuryAddress) : openWorkerKeys(config, env);
+}
 
 /** The keys this worker sends with, whatever holds them (local, AWS KMS, a PKCS#11 HSM). */
-export interface WorkerKeys {
+export interface LocalWorkerKeys {
+  kind: 'local';
   /** the treasury's key, only where the worker takes the sequential path (TREASURY_PRIVATE_KEY or TREASURY_SIGNER) */
   treasury?: Signer;
   /** every relayer: RELAYER_PRIVATE_KEYS first, then RELAYER_SIGNERS, in their order */
@@ -21,7 +32,7 @@ export interface WorkerKeys {
 export async function openWorkerKeys(
   config: Pick<WorkerProcessConfig, 'treasury' | 'treasurySigner' | 'treasuryAddress' | 'relayers' | 'relayerSigners'>,
   env: SignerEnvironment = process.env,
-): Promise<WorkerKeys> {
+): Promise<LocalWorkerKeys> {
   const opened: Signer[] = [];
   try {
     const treasury = config.treasury
@@ -51,6 +62,7 @@ export async function openWorkerKeys(
     }
     await Promise.all([...new Set([...(treasury ? [treasury] : []), ...relayers])].map((signer) => checkSigner(signer)));
     return {
+      kind: 'local',
       treasury,
       relayers,
       relayerAddresses: relayers.map((s) => s.address.toLowerCase()),

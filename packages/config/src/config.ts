@@ -152,6 +152,12 @@ export interface Config {
    * opened by the worker at start-up; their addresses are known only then
    */
   relayerSigners: string[];
+  /**
+   * TRANSACTION_PROVIDER: who signs and sends our transactions. `local` (default): this worker, with the keys
+   * above (nonces in Postgres, sync sends, batching); `openzeppelin-relayer`: an OpenZeppelin Relayer server,
+   * which holds the keys (KMS, Vault, Turnkey, CDP…); the worker holds none
+   */
+  transactionProvider: TransactionProviderConfig;
   /** lowercase; the API knows the treasury by address only (TREASURY_ADDRESS) */
   treasuryAddress: string;
   /** lowercase; RELAYER_ADDRESSES, for the API's /x402/supported */
@@ -255,6 +261,19 @@ export interface WorkerConfig {
 }
 
 export const SETTLEMENT_MODES = ['atomic', 'sequential'] as const;
+export const TRANSACTION_PROVIDERS = ['local', 'openzeppelin-relayer'] as const;
+
+export type TransactionProviderConfig =
+  | { kind: 'local' }
+  | {
+      kind: 'openzeppelin-relayer';
+      /** OZ_RELAYER_URL: the relayer server's origin */
+      url: string;
+      /** OZ_RELAYER_API_KEY */
+      apiKey: string;
+      /** OZ_RELAYER_IDS_<chainId>: the relayer ids that send on each enabled network (their addresses are read at start-up) */
+      relayerIds: ReadonlyMap<number, string[]>;
+    };
 /** the executor's relayer slots (SettlementExecutor.sol, MAX_RELAYERS) */
 export const EXECUTOR_MAX_RELAYERS = 8;
 
@@ -462,7 +481,7 @@ function readPrefix(reader: EnvReader, clusterNodes: Config['redisClusterNodes']
 }
 
 /** What only the API process reads: no private key (it knows the treasury and relayers by address). */
-export type ApiConfig = Omit<Config, 'treasury' | 'treasurySigner' | 'relayers' | 'relayerSigners' | 'worker' | 'webhookRetryDelaysMs'>;
+export type ApiConfig = Omit<Config, 'treasury' | 'treasurySigner' | 'relayers' | 'relayerSigners' | 'transactionProvider' | 'worker' | 'webhookRetryDelaysMs'>;
 /** What only the worker process reads: the keys, none of the HTTP settings. */
 export type WorkerProcessConfig = Omit<
   Config,
@@ -557,6 +576,21 @@ function readApiSection(reader: EnvReader): ApiSection {
   };
 }
 
+/** TRANSACTION_PROVIDER and, for the OpenZeppelin Relayer, where it is and which of its relayers send on each network. */
+function readTransactionProvider(reader: EnvReader): TransactionProviderConfig {
+  const kind = reader.oneOf('TRANSACTION_PROVIDER', TRANSACTION_PROVIDERS, 'local');
+  if (kind === 'local') return { kind };
+  const url = reader.url('OZ_RELAYER_URL', ['http:', 'https:']);
+  const apiKey = reader.string('OZ_RELAYER_API_KEY');
+  const relayerIds = new Map<number, string[]>();
+  for (const network of readNetworks(reader)) {
+    const ids = reader.list(`OZ_RELAYER_IDS_${network.chainId}`);
+    if (ids.length === 0) throw new ConfigError(`OZ_RELAYER_IDS_${network.chainId}`, 'is required with TRANSACTION_PROVIDER=openzeppelin-relayer (the relayer ids that send on this network)');
+    relayerIds.set(network.chainId, ids);
+  }
+  return { kind, url, apiKey, relayerIds };
+}
+
 /** Variables only the worker uses: the keys (checked against the addresses when both are given). */
 function readWorkerSection(reader: EnvReader): WorkerSection {
   const worker = readWorker(reader);
@@ -569,6 +603,24 @@ function readWorkerSection(reader: EnvReader): WorkerSection {
     throw new ConfigError('TREASURY_PRIVATE_KEY', 'is required with SETTLEMENT_MODE=sequential (the treasury sends each fee itself); SETTLEMENT_MODE=atomic needs no treasury key in the worker');
   }
   const relayerSigners = readSignerSpecs(reader, 'RELAYER_SIGNERS');
+  const transactionProvider = readTransactionProvider(reader);
+  if (transactionProvider.kind === 'openzeppelin-relayer') {
+    // the relayer server holds every key; a key here as well would sign from an address the relayer also uses
+    for (const name of ['TREASURY_PRIVATE_KEY', 'TREASURY_SIGNER', 'RELAYER_PRIVATE_KEYS', 'RELAYER_SIGNERS'] as const) {
+      if (reader.raw(name) !== undefined) throw new ConfigError(name, 'must be unset with TRANSACTION_PROVIDER=openzeppelin-relayer (the relayer server holds the keys)');
+    }
+    return {
+      treasury: undefined,
+      treasurySigner: undefined,
+      relayers: [],
+      relayerSigners: [],
+      transactionProvider,
+      treasuryAddress: readTreasuryAddress(reader, undefined),
+      relayerAddresses: [],
+      webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
+      worker,
+    };
+  }
   const relayers = relayerSigners.length > 0 && reader.list('RELAYER_PRIVATE_KEYS').length === 0 ? [] : readRelayers(reader, treasury);
   const treasuryAddress = readTreasuryAddress(reader, treasury?.address);
   const relayerCount = relayers.length + relayerSigners.length;
@@ -580,6 +632,7 @@ function readWorkerSection(reader: EnvReader): WorkerSection {
     treasurySigner,
     relayers,
     relayerSigners,
+    transactionProvider,
     treasuryAddress,
     // with signers, addresses are known once they are opened: the worker checks RELAYER_ADDRESSES then
     relayerAddresses: relayerSigners.length > 0 ? relayers.map((r) => r.address) : readRelayerAddresses(reader, relayers.map((r) => r.address), treasuryAddress),
