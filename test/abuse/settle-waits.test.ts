@@ -22,7 +22,7 @@ const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 beforeAll(async () => {
   stack = await startTestStack();
   // the compiled API in its own process (one process: all waits land on one poller), as in production
-  api = await startApiProcess({ ...stack.env, API_PROCESSES: '1', SETTLE_WAIT_TIMEOUT_MS: '45000', SETTLE_MAX_WAITERS: '10000' });
+  api = await startApiProcess({ ...stack.env, API_PROCESSES: '1', SETTLE_WAIT_TIMEOUT_MS: '90000', SETTLE_MAX_WAITERS: '10000' });
   base = api.url;
 });
 afterAll(async () => {
@@ -84,8 +84,9 @@ it('(f) 5,000 concurrent Form A settle waits: Postgres queries per second stay f
   try {
     const idleRate = await queryRate(stats, database, 3000);
     // opened in waves of 100 every 100 ms: a connection storm is not what is measured here (the kernel's
-    // accept queue is finite), and the 45 s waits all overlap all the same, even on a loaded machine
+    // accept queue is finite), and the 90 s waits all overlap all the same, even on a loaded machine (admitting 5,000 took 30 s and more under stress -c 1)
     const settles: Array<Promise<{ status: number; body: string; ms: number }>> = [];
+    const sentAt = Date.now();
     for (let i = 0; i < bodies.length; i += 100) {
       settles.push(...bodies.slice(i, i + 100).map((b) => post(`${base}/v1/settle`, b)));
       await sleep(100);
@@ -93,11 +94,12 @@ it('(f) 5,000 concurrent Form A settle waits: Postgres queries per second stay f
     // measured only once every request is admitted and held by the poller (the API's own gauge): admissions
     // still running on a loaded machine are not what is measured here
     let held = 0;
-    for (let i = 0; i < 300 && held < WAITERS; i++) {
+    const heldBy = Date.now() + 60_000;
+    while (held < WAITERS && Date.now() < heldBy) {
       held = valueOf(await get(`${base}/metrics`), 'x402_settle_requests_waiting');
-      if (held < WAITERS) await sleep(100);
+      if (held < WAITERS) await sleep(250);
     }
-    expect(held).toBe(WAITERS);
+    expect({ held, seconds: Math.round((Date.now() - sentAt) / 1000) }).toEqual({ held: WAITERS, seconds: expect.any(Number) });
     const waitingRate = await queryRate(stats, database, 5000);
     const ready = await new Promise<{ status: number; ms: number }>((resolve) => {
       const started = Date.now();
