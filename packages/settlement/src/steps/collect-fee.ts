@@ -1,4 +1,4 @@
-import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
+import { GasCapExceededError, TransactionWouldRevertError, type TransactionRequest } from '@facilitator/chain';
 import { approvalCommands } from '../approval-command';
 import { SettlementEndedError } from '../settlement-ended';
 import { authorizationOf } from '../authorization';
@@ -13,6 +13,11 @@ import { authorizationStillValid, SettlementWaitReason, waitForGas, waitForRelay
 export const collectFee: Step = async (ctx) => {
   const sent = await ctx.transactions.find(ctx.settlement.id, 'fee');
   if (sent) return awaitFee(ctx, sent.id);
+  // a fee stored but not signed yet (a crash after its nonce was taken; a relayer server that has not signed)
+  // will still be sent: later nonces of the treasury wait on it. It is finished, never failed around: a
+  // settlement reported failed must not be charged afterwards. Without the key here, submit throws and the
+  // job is retried (by a worker with the key) or parked for an operator, never failed.
+  if (await ctx.transactions.hasAny(ctx.settlement.id, 'fee')) return awaitFee(ctx, (await ctx.transactions.submit(feeRequest(ctx))).id);
   const sending = await sendFee(ctx);
   return typeof sending === 'string' ? awaitFee(ctx, sending) : sending;
 };
@@ -38,6 +43,20 @@ export async function beforeFee(ctx: StepContext): Promise<StepResult | StepWait
   return balance;
 }
 
+/** The sequential fee: transferFrom(merchant, treasury, fee), sent by the treasury. */
+function feeRequest(ctx: StepContext): TransactionRequest {
+  const { usdc } = ctx.network;
+  return {
+    settlementId: ctx.settlement.id,
+    purpose: 'fee',
+    chainId: ctx.network.chainId,
+    from: ctx.treasury,
+    to: usdc.tokenAddress,
+    data: usdc.transferFromData(ctx.settlement.merchant, ctx.treasury, ctx.feeAmount),
+    gasCap: ctx.network.gasCaps.fee,
+  };
+}
+
 /** Sends the fee, or returns the failure that makes sending pointless, or the wait for the chain. */
 async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait> {
   const balance = await beforeFee(ctx);
@@ -49,18 +68,8 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
     return failed(settlementDoomed('the sequential path sends the fee from the treasury, whose key this worker does not hold', { path: 'sequential' }), true);
   }
   if (!(await ctx.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
-  const { merchant } = ctx.settlement;
-  const { usdc } = ctx.network;
   try {
-    const tx = await ctx.transactions.submit({
-      settlementId: ctx.settlement.id,
-      purpose: 'fee',
-      chainId: ctx.network.chainId,
-      from: ctx.treasury,
-      to: usdc.tokenAddress,
-      data: usdc.transferFromData(merchant, ctx.treasury, ctx.feeAmount),
-      gasCap: ctx.network.gasCaps.fee,
-    });
+    const tx = await ctx.transactions.submit(feeRequest(ctx));
     return tx.id;
   } catch (err) {
     if (err instanceof TransactionWouldRevertError) return wouldRevert(ctx, err.reason, balance);

@@ -718,3 +718,24 @@ describe('a worker without the treasury key (the atomic path only)', () => {
     expectNothingSent(h);
   });
 });
+
+describe('a fee stored but not signed yet (a crash after its nonce was taken, a relayer server not done)', () => {
+  const storedUnsigned = (settlement = settlementFixture({ state: 'collect_fee', settlementMode: 'sequential' }), overrides: Partial<StepContext> = {}) => {
+    const h = stepHarness(settlement, { overrides });
+    h.transactions.unsigned.add(`${settlement.id}:fee`);
+    return h;
+  };
+
+  it('is finished through the provider, never failed around, even once the authorization has expired', async () => {
+    const h = storedUnsigned(settlementFixture({ state: 'collect_fee', settlementMode: 'sequential' }, { validBefore: String(NOW + 10) }));
+    const result = await collectFee(h.ctx);
+    expect(result.to).toBe('fee_collected');
+    expect(h.log).toContain('tx.submit(fee)');
+  });
+
+  it('in a worker without the treasury key: the job fails to be retried (or parked), the settlement is not failed', async () => {
+    const h = storedUnsigned(undefined, { treasurySigns: false });
+    h.transactions.submitErrors.set('fee', new Error('no signing key for the treasury'));
+    await expect(collectFeeStep(h.ctx)).rejects.toThrow('no signing key for the treasury');
+  });
+});
