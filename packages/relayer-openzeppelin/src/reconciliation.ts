@@ -39,6 +39,9 @@ export function createdAtMs(candidate: Pick<EvmTransactionResponse, 'created_at'
  * sibling claimed, the sibling's own request having created nothing), and sending for it keeps one
  * transaction per row. Which of two such rows is charged by which transaction can swap; how many cannot.
  */
+/** Pages read at most when the relayer's list is not newest first. */
+const MAX_RECONCILE_PAGES = 200;
+
 export class RelayerReconciler {
   constructor(
     private readonly client: OpenZeppelinRelayerClient,
@@ -62,18 +65,32 @@ export class RelayerReconciler {
     return null;
   }
 
-  /** The relayer's transactions that could be ours, newest first, read until they predate the row. */
+  /**
+   * The relayer's transactions that could be ours. Read newest first until they predate the row, but only
+   * while the list shows itself in that order: older relayer releases and its in-memory storage list in no
+   * order, and stopping early there could miss the lost transaction and send a second one. Then every page
+   * is read; a list too long to read whole ends the attempt (retried, then parked), never a blind resend.
+   */
   private async candidates(row: ExternalTransaction, binding: RelayerBinding): Promise<EvmTransactionResponse[]> {
     const notBeforeMs = row.createdAt.getTime() - this.options.clockSkewToleranceMs;
     const found: EvmTransactionResponse[] = [];
     const perPage = this.options.reconcilePageSize;
-    for (let page = 1; ; page++) {
+    let ordered = true;
+    let previousMs = Infinity;
+    for (let page = 1; page <= MAX_RECONCILE_PAGES; page++) {
       const { items, totalItems } = await this.client.listTransactions(binding.id, page, perPage);
       // a transaction created while we page shifts the list down: one may be read twice, none is skipped
-      for (const c of items) if (couldBeOurs(c, row, binding, notBeforeMs) && !found.some((f) => f.id === c.id)) found.push(c);
-      const olderThanRow = items.length > 0 && createdAtMs(items[items.length - 1]) < notBeforeMs;
+      for (const c of items) {
+        if (couldBeOurs(c, row, binding, notBeforeMs) && !found.some((f) => f.id === c.id)) found.push(c);
+        if (createdAtMs(c) > previousMs) ordered = false;
+        previousMs = createdAtMs(c);
+      }
+      const olderThanRow = ordered && items.length > 0 && createdAtMs(items[items.length - 1]) < notBeforeMs;
       if (olderThanRow || items.length < perPage || page * perPage >= totalItems) return found;
     }
+    throw new Error(
+      `relayer ${binding.id} lists its transactions in no order and more than ${MAX_RECONCILE_PAGES * perPage} of them: cannot tell whether the lost request for ${row.id} was acted on, so nothing is sent again`,
+    );
   }
 }
 
