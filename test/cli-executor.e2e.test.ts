@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Wallet } from 'ethers';
+import { hashAuthorization, Wallet } from 'ethers';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { executorStatus, type ExecutorConfig } from '@facilitator/settlement-contract';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
@@ -151,11 +151,29 @@ describe('executor setup without the treasury key on the server', () => {
 
     // an edited request is refused before anything is signed
     writeFileSync(file('edited.json'), JSON.stringify({ ...request, nonce: '7' }));
-    const edited = await cli(['executor', 'sign-authorization', '--request', file('edited.json')], offline);
+    const edited = await cli(['executor', 'sign-authorization', '--request', file('edited.json'), '--executor', request.address], offline);
     expect(edited.code).toBe(1);
     expect(edited.stderr).toContain("the request's digest is not that of its chainId, address and nonce");
 
-    const signed = await cli(['executor', 'sign-authorization', '--request', file('request.json'), '--out', file('signed.json')], offline);
+    // the server could name any contract: nothing is signed unless the executor was checked
+    const unchecked = await cli(['executor', 'sign-authorization', '--request', file('request.json')], offline);
+    expect(unchecked.code).toBe(1);
+    expect(unchecked.stderr).toContain('sign-authorization needs --rpc-url <url> (the executor is checked on chain, read only) or --executor <address>');
+    const other = await cli(['executor', 'sign-authorization', '--request', file('request.json'), '--executor', chain.accounts.merchant.address], offline);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain(`the request names the executor ${request.address}, not --executor ${chain.accounts.merchant.address}: not signed`);
+    // a compromised server's request naming another contract, checked on chain (read only) with this machine's settings
+    const checking = { ...offline, TOKEN_ADDRESS_84532: chain.token, RELAYER_ADDRESSES: server.RELAYER_PRIVATE_KEYS.split(',').map((k) => new Wallet(k).address).join(',') };
+    const forgedRequest = { ...request, address: chain.token, digest: hashAuthorization({ chainId: BigInt(chain.chainId), address: chain.token, nonce: 0n }) };
+    writeFileSync(file('forged-request.json'), JSON.stringify(forgedRequest));
+    const onChain = await cli(['executor', 'sign-authorization', '--request', file('forged-request.json'), '--rpc-url', chain.rpcUrl], checking);
+    expect(onChain.code).toBe(1);
+    expect(onChain.stderr.trim()).toBe(`error: not signed: ${chain.token} does not run the settlement executor`);
+    const checkedOnChain = await cli(['executor', 'sign-authorization', '--request', file('request.json'), '--rpc-url', chain.rpcUrl], checking);
+    expect(checkedOnChain.stderr).toBe('');
+    expect(checkedOnChain.code).toBe(0);
+
+    const signed = await cli(['executor', 'sign-authorization', '--request', file('request.json'), '--executor', request.address, '--out', file('signed.json')], offline);
     expect(signed.stderr).toBe('');
     expect(signed.code).toBe(0);
 

@@ -116,6 +116,8 @@ export function buildProgram(): Command {
     .description("offline, where TREASURY_PRIVATE_KEY is: sign a request printed by `executor setup --print-authorization` (its digest is checked first)")
     .requiredOption('--request <file>', 'the printed request (JSON)')
     .option('--out <file>', 'also write the signed authorization to this file')
+    .option('--executor <address>', 'the executor address you checked yourself; the request must name it')
+    .option('--rpc-url <url>', "check the executor on chain (read only) against this machine's settings instead")
     .action(action((out, flags) => signAuthorizationCommand(flags, out)));
   networkOptions(executor.command('submit-authorization'))
     .description("send the treasury's signed authorization from the first relayer key (type-4 transaction); checks signer, nonce and executor first")

@@ -29,10 +29,20 @@ export async function executorStatus(provider: Provider, config: ExecutorConfig)
     return { state: 'not_delegated', why: treasuryCode === '0x' ? 'the treasury has no delegation' : 'the treasury is a contract, not a delegating EOA' };
   }
   if (!isExecutorCode(await provider.getCode(executor))) return { state: 'wrong_delegate', executor, why: 'the treasury delegates to code that is not the settlement executor' };
+  const mismatch = await executorConfigProblem(provider, executor, config);
+  return mismatch ? { state: 'wrong_delegate', executor, why: mismatch } : { state: 'ready', executor };
+}
+
+/**
+ * Why the contract at `executor` is not a settlement executor holding this configuration (token, treasury,
+ * fee, relayers); undefined when it is. Checked before the treasury is asked to delegate to it: a contract
+ * named by someone else (a compromised server's request) must never get the treasury's authorization.
+ */
+export async function executorConfigProblem(provider: Provider, executor: string, config: ExecutorConfig): Promise<string | undefined> {
+  if (!isExecutorCode(await provider.getCode(executor))) return `${getAddress(executor)} does not run the settlement executor`;
   const contract = new Contract(executor, executorInterface, provider);
   const [token, treasury, fee, relayers] = (await Promise.all([contract.token(), contract.treasury(), contract.fee(), contract.relayers()])) as [string, string, bigint, string[]];
-  const mismatch = configMismatch(config, { token, treasury, fee, relayers });
-  return mismatch ? { state: 'wrong_delegate', executor, why: mismatch } : { state: 'ready', executor };
+  return configMismatch(config, { token, treasury, fee, relayers });
 }
 
 function configMismatch(want: ExecutorConfig, have: { token: string; treasury: string; fee: bigint; relayers: string[] }): string | undefined {
@@ -107,8 +117,7 @@ export async function delegationProblem(provider: Provider, config: ExecutorConf
   if (signer !== getAddress(config.treasury)) return `the authorization is signed by ${signer}, not the treasury ${getAddress(config.treasury)}`;
   const nonce = BigInt(await provider.getTransactionCount(config.treasury, 'pending'));
   if (authorization.nonce !== nonce) return `the authorization is for the treasury's nonce ${authorization.nonce}, but its next nonce is ${nonce} (it sent a transaction since): print a new request`;
-  if (!isExecutorCode(await provider.getCode(authorization.address))) return `${authorization.address} does not run the settlement executor`;
-  return undefined;
+  return executorConfigProblem(provider, authorization.address, config);
 }
 
 /** Sends the treasury's signed authorization in a type-4 transaction from `sender`, then reads the status. */

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { getAddress, hashAuthorization, Signature, Wallet, type Authorization } from 'ethers';
 import { EnvReader, type Env } from '@facilitator/config';
-import { delegationRequest, deployExecutor, executorStatus, isExecutorCode, submitDelegation, type DelegationRequest } from '@facilitator/settlement-contract';
+import { delegationRequest, deployExecutor, executorConfigProblem, executorStatus, submitDelegation, type DelegationRequest } from '@facilitator/settlement-contract';
 import { connectChain, resolveChainSettings } from '../chain-context';
 import { CliError, oneLine } from '../errors';
 import { resolveExecutorSettings } from '../executor-settings';
@@ -35,7 +35,8 @@ export async function printAuthorizationCommand(flags: PrintAuthorizationFlags, 
     const sender = new Wallet(relayerKeys[0], chain.provider);
     let executor = flags.executor;
     if (executor !== undefined) {
-      if (!isExecutorCode(await chain.provider.getCode(executor))) throw new CliError(`--executor ${executor} does not run the settlement executor`);
+      const problem = await executorConfigProblem(chain.provider, executor, config);
+      if (problem) throw new CliError(`--executor: ${problem}`);
     } else {
       executor = await deployExecutor(config, sender, (p) => {
         if (p.step === 'deploying') out.line(`deploying   ${p.hash} (the executor with this configuration, paid by ${sender.address})`);
@@ -62,9 +63,18 @@ export async function printAuthorizationCommand(flags: PrintAuthorizationFlags, 
 export interface SignAuthorizationFlags {
   request: string;
   out?: string;
+  /** the executor the operator checked on its own (e.g. `executor status` from a trusted machine) */
+  executor?: string;
+  /** a read-only endpoint: the executor's code and configuration are checked against this machine's settings */
+  rpcUrl?: string;
 }
 
-/** `executor sign-authorization`: offline, with TREASURY_PRIVATE_KEY; checks the request before signing it. */
+/**
+ * `executor sign-authorization`: where TREASURY_PRIVATE_KEY is. The request comes from a server, which may be
+ * compromised: its address is signed only once checked, either on chain (`--rpc-url`: the settlement
+ * executor's code holding this machine's token, fee and relayers) or against the address the operator
+ * checked independently (`--executor`). Chain id 0 (valid on every chain) is refused.
+ */
 export async function signAuthorizationCommand(flags: SignAuthorizationFlags, out: Output, env: Env = process.env): Promise<number> {
   const reader = new EnvReader(env);
   const raw = reader.raw('TREASURY_PRIVATE_KEY');
@@ -72,6 +82,27 @@ export async function signAuthorizationCommand(flags: SignAuthorizationFlags, ou
   const treasury = new Wallet(reader.privateKey('TREASURY_PRIVATE_KEY', raw).privateKey);
   const request = parseRequest(readJson(flags.request, '--request'));
   if (getAddress(request.treasury) !== treasury.address) throw new CliError(`the request is for the treasury ${request.treasury}; this key is ${treasury.address}`);
+  if (request.chainId === 0) throw new CliError('the request is for chain id 0, which would be valid on every chain: refused');
+  if (flags.rpcUrl === undefined && flags.executor === undefined) {
+    throw new CliError(
+      'sign-authorization needs --rpc-url <url> (the executor is checked on chain, read only) or --executor <address> (the executor you checked yourself): the request comes from a server, which could name another contract',
+    );
+  }
+  if (flags.executor !== undefined && (!ADDRESS.test(flags.executor) || getAddress(flags.executor) !== request.address)) {
+    throw new CliError(`the request names the executor ${request.address}, not --executor ${flags.executor}: not signed`);
+  }
+  if (flags.rpcUrl !== undefined) {
+    const settings = resolveChainSettings({ network: `eip155:${request.chainId}`, rpcUrl: flags.rpcUrl }, env);
+    const { config } = resolveExecutorSettings(settings, env);
+    const chain = await connectChain(settings);
+    try {
+      const problem = await executorConfigProblem(chain.provider, request.address, config);
+      if (problem) throw new CliError(`not signed: ${problem}`);
+    } finally {
+      chain.close();
+    }
+  }
+  out.line(`signing for chain ${request.chainId}: the treasury ${treasury.address} delegates to the settlement executor at ${request.address}`);
   const signed = await treasury.authorize({ address: request.address, nonce: request.nonce, chainId: BigInt(request.chainId) });
   const json = authorizationJson(signed);
   if (flags.out) writeFileSync(flags.out, json + '\n');
