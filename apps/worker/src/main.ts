@@ -11,7 +11,10 @@ const logger = createLogger({
   service: 'worker',
   level: config.logLevel,
   // RPC URLs too: providers put API keys in them
-  secrets: [...(config.treasury ? [config.treasury.privateKey] : []), ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.flatMap((n) => n.rpcUrls), ...(config.transactionProvider.kind === 'openzeppelin-relayer' ? [config.transactionProvider.apiKey] : [])],
+  secrets: [...(config.treasury ? [config.treasury.privateKey] : []), ...config.relayers.map((r) => r.privateKey), config.webhookSecret, ...config.networks.flatMap((n) => n.rpcUrls), ...(config.transactionProvider.kind === 'openzeppelin-relayer' ? [config.transactionProvider.apiKey] : []),
+    // a PKCS#11 spec may carry its PIN (pin-value=); a KMS ARN is no secret and names the key in the logs
+    ...[...config.relayerSigners, ...(config.treasurySigner ? [config.treasurySigner] : [])].filter((spec) => /pin-value=/i.test(spec)),
+  ],
 });
 
 /** Every key opened and made to sign once; a key that cannot sign stops the worker with one line naming it. */

@@ -65,7 +65,8 @@ function attributes(text: string, separator: string, where: string): Map<string,
   for (const part of text.split(separator)) {
     if (part === '') continue;
     const equals = part.indexOf('=');
-    if (equals <= 0) throw new Pkcs11UriError(`"${part.slice(0, 40)}" in the ${where} is not attribute=value`);
+    // its text is not echoed: a mistyped `pin-value:1234` would print the PIN
+    if (equals <= 0) throw new Pkcs11UriError(`a part of the ${where} is not attribute=value`);
     const name = part.slice(0, equals).toLowerCase();
     if (found.has(name)) throw new Pkcs11UriError(`${name} appears twice`);
     found.set(name, part.slice(equals + 1));
