@@ -1,15 +1,15 @@
 import {
-  classifyNodeError,
   FeePolicy,
   minedReceiptFromRpc,
-  RpcUnavailableError,
+  SendingNodes,
   type MarketReading,
   type MinedTransactionReceipt,
   type NetworkFee,
+  type SendingNetworks,
 } from '@facilitator/chain';
 import { SharedReadings } from '@facilitator/core';
 import type { Fees } from '@facilitator/db';
-import { keccak256, Transaction, type JsonRpcProvider } from 'ethers';
+import { keccak256, Transaction } from 'ethers';
 import type { ResolvedRelayerProviderOptions } from './provider-options';
 
 /** A mined transaction read back from the chain (the relayer signed it: we hold no bytes of it until then). */
@@ -29,31 +29,16 @@ export interface MinedTransaction {
  * receipts with their logs, and a mined transaction's signed bytes. The fee reading and cap are the local
  * keys' own (FeePolicy), so both providers agree on when the network is too expensive.
  */
-export class ChainReader {
+export class ChainReader extends SendingNodes {
   private readonly marketReadings = new SharedReadings<number, MarketReading>();
   private readonly headReadings = new SharedReadings<number, number>();
   private readonly policies = new Map<number, FeePolicy>();
 
   constructor(
-    private readonly networks: ReadonlyMap<number, JsonRpcProvider>,
+    networks: SendingNetworks,
     private readonly options: ResolvedRelayerProviderOptions,
-  ) {}
-
-  network(chainId: number): JsonRpcProvider {
-    const provider = this.networks.get(chainId);
-    if (!provider) throw new Error(`chain ${chainId} is not enabled for sending`);
-    return provider;
-  }
-
-  /** Runs a read against our node, turning transport failures into RpcUnavailableError. */
-  async rpc<T>(chainId: number, call: (provider: JsonRpcProvider) => Promise<T>): Promise<T> {
-    try {
-      return await call(this.network(chainId));
-    } catch (error) {
-      const classified = classifyNodeError(error);
-      if (classified.category === 'rpc_unavailable') throw new RpcUnavailableError(chainId, classified.message, { cause: error });
-      throw error;
-    }
+  ) {
+    super(networks);
   }
 
   /** EIP-1559 fees for a new transaction: the market, capped (the same rule as the local keys). */

@@ -11,7 +11,6 @@ import {
   type TransactionRequest,
 } from '@facilitator/chain';
 import { ChainTransactionRepository, type ExternalTransaction, type Pool } from '@facilitator/db';
-import type { JsonRpcProvider } from 'ethers';
 import { OpenZeppelinRelayerClient, type RelayerApiClientOptions } from './api/relayer-api-client';
 import { ChainReader } from './chain-reader';
 import { OPENZEPPELIN_RELAYER_PROVIDER } from './provider-name';
@@ -71,7 +70,7 @@ export class OpenZeppelinRelayerProvider implements TransactionProvider {
     this.options = resolveRelayerProviderOptions(options, client.requestTimeoutMs);
     this.store = new ChainTransactionRepository(pool);
     this.bindings = new RelayerBindings(bindings);
-    this.chain = new ChainReader(toMap(networks), this.options);
+    this.chain = new ChainReader(networks, this.options);
     const tracker = new RelayerStatusTracker(client, this.store);
     const reconciler = new RelayerReconciler(client, this.options);
     this.submission = new RelayerSubmission(this.store, client, this.chain, this.bindings, reconciler, tracker, this.wakeups, this.options);
@@ -153,7 +152,3 @@ function toSubmitted(row: ExternalTransaction): SubmittedTransaction {
   return { id: row.id, from: row.fromAddress, nonce: row.nonce!, hash: row.minedHash ?? hashes[hashes.length - 1], hashes };
 }
 
-function toMap(networks: SendingNetworks): ReadonlyMap<number, JsonRpcProvider> {
-  if (networks instanceof Map) return networks;
-  return new Map(Object.entries(networks).map(([chainId, provider]) => [Number(chainId), provider as JsonRpcProvider]));
-}

@@ -12,3 +12,4 @@ export { decodeRevertData } from './revert-reason';
 export { FeePolicy, type MarketReading } from './fee-policy';
 export { estimateSendingGas, sendingGasLimit } from './gas-estimate';
 export { replayRevertReason, type MinedCall } from './revert-replay';
+export { SendingNodes, type SendingNetworks } from './sending-nodes';

@@ -1,5 +1,4 @@
 import type { Pool } from '@facilitator/db';
-import type { JsonRpcProvider } from 'ethers';
 import { ChainTransactionRepository, type StoredTransaction } from '@facilitator/db';
 import { IdempotencyConflictError } from './errors';
 import { FeePolicy } from './fee-policy';
@@ -7,6 +6,7 @@ import { estimateSendingGas, sendingGasLimit } from './gas-estimate';
 import { OutcomeWatcher } from './outcome-watcher';
 import { resolveSendingOptions, type LocalKeyTransactionProviderOptions, type ResolvedSendingOptions } from './sending-options';
 import type { Signer } from '@facilitator/signers';
+import type { SendingNetworks } from './sending-nodes';
 import { SignerKeyring, type SigningKey } from './signer-keyring';
 import { TransactionDispatcher } from './transaction-dispatcher';
 import type {
@@ -18,7 +18,6 @@ import type {
   TransactionRequest,
 } from './transaction-provider';
 
-export type SendingNetworks = ReadonlyMap<number, JsonRpcProvider> | Readonly<Record<number, JsonRpcProvider>>;
 
 /**
  * The transaction provider of the spec, with local private keys (the treasury and the relayers).
@@ -43,7 +42,7 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
     const policies = new Map(
       [...this.options.perNetwork].map(([chainId, o]) => [chainId, new FeePolicy(o.maxFeePerGasCap ?? this.options.maxFeePerGasCap, this.options.feeBumpPercent)]),
     );
-    this.dispatcher = new TransactionDispatcher(this.store, this.keyring, toMap(networks), (chainId) => policies.get(chainId) ?? fallback, this.options);
+    this.dispatcher = new TransactionDispatcher(this.store, this.keyring, networks, (chainId) => policies.get(chainId) ?? fallback, this.options);
     this.watcher = new OutcomeWatcher(this.store, this.dispatcher, this.options);
   }
 
@@ -116,7 +115,3 @@ function toSubmitted(row: StoredTransaction): SubmittedTransaction {
   return { id: row.id, from: row.fromAddress, nonce: row.nonce, hash: hashes[hashes.length - 1], hashes };
 }
 
-function toMap(networks: SendingNetworks): ReadonlyMap<number, JsonRpcProvider> {
-  if (networks instanceof Map) return networks;
-  return new Map(Object.entries(networks).map(([chainId, provider]) => [Number(chainId), provider as JsonRpcProvider]));
-}

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChainTransactionAttempt } from '@facilitator/db';
-import { keccak256, type JsonRpcProvider } from 'ethers';
+import { keccak256 } from 'ethers';
 import { ChainTransactionRepository, FINAL_STATUSES, type NewAttempt, type StoredTransaction } from '@facilitator/db';
 import { NonceConsumedError, RpcUnavailableError, TransactionRejectedError } from './errors';
 import { FeePolicy, type Fees, type MarketReading } from './fee-policy';
@@ -11,6 +11,7 @@ import { replayRevertReason } from './revert-replay';
 import { SharedReadings } from '@facilitator/core';
 import type { ResolvedSendingOptions, SendPhase } from './sending-options';
 import type { SignerKeyring } from './signer-keyring';
+import { SendingNodes, type SendingNetworks } from './sending-nodes';
 import { SyncSender } from './sync-sender';
 
 export interface MinedReceipt {
@@ -25,7 +26,7 @@ const NONCE_USED_CHECKS = 3;
  * Signs, stores and broadcasts versions of stored transactions, and reads their fate from the node. Every
  * signed version is stored before it is broadcast, and every node answer goes through classifyNodeError.
  */
-export class TransactionDispatcher {
+export class TransactionDispatcher extends SendingNodes {
   private readonly marketReadings = new SharedReadings<number, MarketReading>();
   private readonly headReadings = new SharedReadings<number, number>();
   readonly sync: SyncSender;
@@ -33,28 +34,12 @@ export class TransactionDispatcher {
   constructor(
     private readonly store: ChainTransactionRepository,
     private readonly keyring: SignerKeyring,
-    private readonly networks: ReadonlyMap<number, JsonRpcProvider>,
+    networks: SendingNetworks,
     private readonly feePolicies: (chainId: number) => FeePolicy,
     private readonly options: ResolvedSendingOptions,
   ) {
+    super(networks);
     this.sync = new SyncSender(options);
-  }
-
-  network(chainId: number): JsonRpcProvider {
-    const provider = this.networks.get(chainId);
-    if (!provider) throw new Error(`chain ${chainId} is not enabled for sending`);
-    return provider;
-  }
-
-  /** Runs a read against the node, turning transport failures into RpcUnavailableError. */
-  async rpc<T>(chainId: number, call: (provider: JsonRpcProvider) => Promise<T>): Promise<T> {
-    try {
-      return await call(this.network(chainId));
-    } catch (error) {
-      const classified = classifyNodeError(error);
-      if (classified.category === 'rpc_unavailable') throw new RpcUnavailableError(chainId, classified.message, { cause: error });
-      throw error;
-    }
   }
 
   /**
