@@ -1,5 +1,4 @@
-import type { TransactionLogger } from '@facilitator/chain';
-import { parseUnits } from 'ethers';
+import { SHARED_SENDING_DEFAULTS, SILENT_TRANSACTION_LOGGER, type TransactionLogger } from '@facilitator/chain';
 import type { RelayerSpeed } from './api/relayer-api-types';
 
 /** The durable steps of a send, each stored before the next starts. */
@@ -52,24 +51,22 @@ export interface OpenZeppelinRelayerProviderOptions {
 export type ResolvedRelayerProviderOptions = Required<Omit<OpenZeppelinRelayerProviderOptions, 'onPhase' | 'speed'>> &
   Pick<OpenZeppelinRelayerProviderOptions, 'onPhase' | 'speed'>;
 
-const SILENT: TransactionLogger = { info: () => {}, warn: () => {}, error: () => {} };
-
 export function resolveRelayerProviderOptions(options: OpenZeppelinRelayerProviderOptions, requestTimeoutMs: number): ResolvedRelayerProviderOptions {
   const resolved: ResolvedRelayerProviderOptions = {
     speed: options.speed,
-    maxFeePerGasCap: options.maxFeePerGasCap ?? parseUnits('100', 'gwei'),
+    maxFeePerGasCap: options.maxFeePerGasCap ?? SHARED_SENDING_DEFAULTS.maxFeePerGasCap,
     perNetworkMaxFeePerGasCap: options.perNetworkMaxFeePerGasCap ?? new Map(),
-    feeCacheMs: options.feeCacheMs ?? 500,
-    gasLimitMarginPercent: options.gasLimitMarginPercent ?? 20,
+    feeCacheMs: options.feeCacheMs ?? SHARED_SENDING_DEFAULTS.feeCacheMs,
+    gasLimitMarginPercent: options.gasLimitMarginPercent ?? SHARED_SENDING_DEFAULTS.gasLimitMarginPercent,
     statusPollIntervalMs: options.statusPollIntervalMs ?? 1_000,
-    receiptPollIntervalMs: options.receiptPollIntervalMs ?? 100,
+    receiptPollIntervalMs: options.receiptPollIntervalMs ?? SHARED_SENDING_DEFAULTS.receiptPollIntervalMs,
     signWaitMs: options.signWaitMs ?? 30_000,
-    outcomeTimeoutMs: options.outcomeTimeoutMs ?? 120_000,
+    outcomeTimeoutMs: options.outcomeTimeoutMs ?? SHARED_SENDING_DEFAULTS.outcomeTimeoutMs,
     finalGraceMs: options.finalGraceMs ?? 5_000,
     reconcileAfterMs: options.reconcileAfterMs ?? requestTimeoutMs + 35_000,
     clockSkewToleranceMs: options.clockSkewToleranceMs ?? 300_000,
     reconcilePageSize: options.reconcilePageSize ?? 50,
-    logger: options.logger ?? SILENT,
+    logger: options.logger ?? SILENT_TRANSACTION_LOGGER,
     onPhase: options.onPhase,
   };
   if (resolved.maxFeePerGasCap <= 0n) throw new Error('maxFeePerGasCap must be positive');

@@ -1,6 +1,7 @@
 export * from './transaction-provider';
 export * from './local-key-transaction-provider';
 export type { LocalKeyTransactionProviderOptions, SendPhase, SendPhaseHook, TransactionLogger } from './sending-options';
+export { SHARED_SENDING_DEFAULTS, SILENT_TRANSACTION_LOGGER } from './sending-options';
 export type { SigningKey } from './signer-keyring';
 export * from './relayer-rotation';
 export * from './node-error-classification';

@@ -64,23 +64,33 @@ export function replaceAfterMsOn(options: ResolvedSendingOptions, chainId: numbe
 
 export const MIN_FEE_BUMP_PERCENT = 12.5;
 
-const SILENT: TransactionLogger = { info: () => {}, warn: () => {}, error: () => {} };
+/** A logger that drops everything: the default of both transaction providers. */
+export const SILENT_TRANSACTION_LOGGER: TransactionLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** Defaults both transaction providers share, so that they price, estimate and wait alike. */
+export const SHARED_SENDING_DEFAULTS = {
+  maxFeePerGasCap: parseUnits('100', 'gwei'),
+  feeCacheMs: 500,
+  gasLimitMarginPercent: 20,
+  receiptPollIntervalMs: 100,
+  outcomeTimeoutMs: 120_000,
+} as const;
 
 export function resolveSendingOptions(options: LocalKeyTransactionProviderOptions): ResolvedSendingOptions {
   const resolved: ResolvedSendingOptions = {
-    receiptPollIntervalMs: options.receiptPollIntervalMs ?? 100,
+    receiptPollIntervalMs: options.receiptPollIntervalMs ?? SHARED_SENDING_DEFAULTS.receiptPollIntervalMs,
     rebroadcastIntervalMs: options.rebroadcastIntervalMs ?? 2_000,
     replaceAfterMs: options.replaceAfterMs ?? 10_000,
     feeBumpPercent: options.feeBumpPercent ?? MIN_FEE_BUMP_PERCENT,
-    maxFeePerGasCap: options.maxFeePerGasCap ?? parseUnits('100', 'gwei'),
-    feeCacheMs: options.feeCacheMs ?? 500,
-    gasLimitMarginPercent: options.gasLimitMarginPercent ?? 20,
-    outcomeTimeoutMs: options.outcomeTimeoutMs ?? 120_000,
+    maxFeePerGasCap: options.maxFeePerGasCap ?? SHARED_SENDING_DEFAULTS.maxFeePerGasCap,
+    feeCacheMs: options.feeCacheMs ?? SHARED_SENDING_DEFAULTS.feeCacheMs,
+    gasLimitMarginPercent: options.gasLimitMarginPercent ?? SHARED_SENDING_DEFAULTS.gasLimitMarginPercent,
+    outcomeTimeoutMs: options.outcomeTimeoutMs ?? SHARED_SENDING_DEFAULTS.outcomeTimeoutMs,
     rpcOutageToleranceMs: options.rpcOutageToleranceMs ?? 3_000,
     syncAcceptMs: options.syncAcceptMs ?? 300,
     syncTimeoutMs: options.syncTimeoutMs ?? 30_000,
     perNetwork: options.perNetwork ?? new Map(),
-    logger: options.logger ?? SILENT,
+    logger: options.logger ?? SILENT_TRANSACTION_LOGGER,
     onPhase: options.onPhase,
   };
   if (!(resolved.feeBumpPercent >= MIN_FEE_BUMP_PERCENT)) {
