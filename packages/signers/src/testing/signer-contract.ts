@@ -2,6 +2,7 @@
 // the protocol server, SoftHSM): a backend passes these or it is not a signer.
 import { inspect } from 'node:util';
 import { Transaction, Wallet, getAddress, getBytes, keccak256, parseUnits, randomBytes, recoverAddress, verifyAuthorization, verifyTypedData } from 'ethers';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/core';
 import { checkSigner } from '../check-signer';
 import { signAuthorization, signTransaction, signTypedData } from '../ethereum-signing';
 import { isLowS } from '../recoverable-signature';
@@ -17,17 +18,6 @@ export interface SignerUnderTest {
 }
 
 const SCHEME = { local: 'local:', 'aws-kms': 'kms:', pkcs11: 'pkcs11:' } as const;
-
-const TRANSFER_WITH_AUTHORIZATION = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-};
 
 function type2(nonce: number, to: string) {
   return {
@@ -99,9 +89,9 @@ export function signerContract(name: string, makeSigner: () => Promise<SignerUnd
     it('signs EIP-712 typed data that verifies to its address', async () => {
       const domain = { name: 'USDC', version: '2', chainId: 84532, verifyingContract: other };
       const value = { from: signer.address, to: other, value: 10_000n, validAfter: 0n, validBefore: 2n ** 40n, nonce: keccak256(randomBytes(32)) };
-      const signature = await signTypedData(signer, domain, TRANSFER_WITH_AUTHORIZATION, value);
+      const signature = await signTypedData(signer, domain, TRANSFER_WITH_AUTHORIZATION_TYPES, value);
       expect(getBytes(signature)).toHaveLength(65);
-      expect(verifyTypedData(domain, TRANSFER_WITH_AUTHORIZATION, value, signature)).toBe(signer.address);
+      expect(verifyTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, value, signature)).toBe(signer.address);
     });
 
     it('signs EIP-7702 authorizations that verify to its address (chain 0 included)', async () => {
