@@ -271,3 +271,28 @@ describe('keys held by signers (RELAYER_SIGNERS, TREASURY_SIGNER)', () => {
     );
   });
 });
+
+describe('TRANSACTION_PROVIDER=openzeppelin-relayer', () => {
+  const address = '0x19e7e376e7c213b7e7e7e46cc70a5dd086daff2a';
+  const relayerServer = {
+    ...base,
+    TREASURY_PRIVATE_KEY: undefined,
+    TREASURY_ADDRESS: address,
+    TRANSACTION_PROVIDER: 'openzeppelin-relayer',
+    OZ_RELAYER_URL: 'http://127.0.0.1:8080',
+    OZ_RELAYER_API_KEY: 'key',
+    OZ_RELAYER_IDS_84532: 'treasury,relayer-1',
+  };
+
+  it('holds no key, and leaves the sequential path to the relayer server (its treasury relayer is checked at start-up)', () => {
+    const config = loadWorkerConfig({ ...relayerServer, SETTLEMENT_MODE: 'sequential' });
+    expect(config.transactionProvider).toEqual({ kind: 'openzeppelin-relayer', url: 'http://127.0.0.1:8080', apiKey: 'key', relayerIds: new Map([[84532, ['treasury', 'relayer-1']]]) });
+    expect([config.treasury, config.treasurySigner, config.relayers, config.relayerSigners]).toEqual([undefined, undefined, [], []]);
+  });
+
+  it('refuses a key of its own, naming it', () => {
+    expect(failure({ ...relayerServer, RELAYER_PRIVATE_KEYS: '0x' + '5a'.repeat(32) }, loadWorkerConfig).message).toBe(
+      'RELAYER_PRIVATE_KEYS must be unset with TRANSACTION_PROVIDER=openzeppelin-relayer (the relayer server holds the keys)',
+    );
+  });
+});

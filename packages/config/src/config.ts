@@ -594,6 +594,32 @@ function readTransactionProvider(reader: EnvReader): TransactionProviderConfig {
 /** Variables only the worker uses: the keys (checked against the addresses when both are given). */
 function readWorkerSection(reader: EnvReader): WorkerSection {
   const worker = readWorker(reader);
+  const transactionProvider = readTransactionProvider(reader);
+  const keys = transactionProvider.kind === 'openzeppelin-relayer' ? readNoKeys(reader) : readLocalKeys(reader, worker);
+  return {
+    ...keys,
+    transactionProvider,
+    webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
+    worker,
+  };
+}
+
+type WorkerKeysSection = Pick<WorkerSection, 'treasury' | 'treasurySigner' | 'relayers' | 'relayerSigners' | 'treasuryAddress' | 'relayerAddresses'>;
+
+/**
+ * TRANSACTION_PROVIDER=openzeppelin-relayer: the relayer server holds every key (a key here as well would
+ * sign from an address the relayer also uses); the worker checks at start-up that the treasury's relayer is
+ * among them where the sequential path needs it.
+ */
+function readNoKeys(reader: EnvReader): WorkerKeysSection {
+  for (const name of ['TREASURY_PRIVATE_KEY', 'TREASURY_SIGNER', 'RELAYER_PRIVATE_KEYS', 'RELAYER_SIGNERS'] as const) {
+    if (reader.raw(name) !== undefined) throw new ConfigError(name, 'must be unset with TRANSACTION_PROVIDER=openzeppelin-relayer (the relayer server holds the keys)');
+  }
+  return { treasury: undefined, treasurySigner: undefined, relayers: [], relayerSigners: [], treasuryAddress: readTreasuryAddress(reader, undefined), relayerAddresses: [] };
+}
+
+/** The keys this worker signs with: local keys and signer specs. */
+function readLocalKeys(reader: EnvReader, worker: WorkerConfig): WorkerKeysSection {
   // the treasury key is the one that can take every merchant's whole allowance: read only when given, and
   // needed only where the treasury itself sends (the sequential path)
   const treasury = reader.raw('TREASURY_PRIVATE_KEY') === undefined ? undefined : reader.privateKey('TREASURY_PRIVATE_KEY', reader.raw('TREASURY_PRIVATE_KEY'));
@@ -603,24 +629,6 @@ function readWorkerSection(reader: EnvReader): WorkerSection {
     throw new ConfigError('TREASURY_PRIVATE_KEY', 'is required with SETTLEMENT_MODE=sequential (the treasury sends each fee itself); SETTLEMENT_MODE=atomic needs no treasury key in the worker');
   }
   const relayerSigners = readSignerSpecs(reader, 'RELAYER_SIGNERS');
-  const transactionProvider = readTransactionProvider(reader);
-  if (transactionProvider.kind === 'openzeppelin-relayer') {
-    // the relayer server holds every key; a key here as well would sign from an address the relayer also uses
-    for (const name of ['TREASURY_PRIVATE_KEY', 'TREASURY_SIGNER', 'RELAYER_PRIVATE_KEYS', 'RELAYER_SIGNERS'] as const) {
-      if (reader.raw(name) !== undefined) throw new ConfigError(name, 'must be unset with TRANSACTION_PROVIDER=openzeppelin-relayer (the relayer server holds the keys)');
-    }
-    return {
-      treasury: undefined,
-      treasurySigner: undefined,
-      relayers: [],
-      relayerSigners: [],
-      transactionProvider,
-      treasuryAddress: readTreasuryAddress(reader, undefined),
-      relayerAddresses: [],
-      webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
-      worker,
-    };
-  }
   const relayers = relayerSigners.length > 0 && reader.list('RELAYER_PRIVATE_KEYS').length === 0 ? [] : readRelayers(reader, treasury);
   const treasuryAddress = readTreasuryAddress(reader, treasury?.address);
   const relayerCount = relayers.length + relayerSigners.length;
@@ -632,12 +640,9 @@ function readWorkerSection(reader: EnvReader): WorkerSection {
     treasurySigner,
     relayers,
     relayerSigners,
-    transactionProvider,
     treasuryAddress,
-    // with signers, addresses are known once they are opened: the worker checks RELAYER_ADDRESSES then
+    // a signer's address is known only once the worker opens it: RELAYER_ADDRESSES is not compared with it (the API's own setting)
     relayerAddresses: relayerSigners.length > 0 ? relayers.map((r) => r.address) : readRelayerAddresses(reader, relayers.map((r) => r.address), treasuryAddress),
-    webhookRetryDelaysMs: reader.millisecondsList('WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS, 5),
-    worker,
   };
 }
 
