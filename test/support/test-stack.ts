@@ -177,11 +177,10 @@ function startRelayerServer(devnet: Devnet): Promise<LocalRelayerServer> {
 
 /** A worker sending through the relayer server: no key of its own; the treasury's relayer only when it may send fees. */
 function relayerServerEnv(env: Record<string, string>, server: LocalRelayerServer, treasuryRelayer: boolean): Record<string, string> {
-  const { TREASURY_PRIVATE_KEY: key, RELAYER_PRIVATE_KEYS: _relayerKeys, ...rest } = env;
+  const { RELAYER_PRIVATE_KEYS: _relayerKeys, ...rest } = workerEnvWithoutTreasuryKey(env);
   const ids = server.relayers.map((r) => r.id).filter((id) => treasuryRelayer || id !== 'treasury');
   return {
     ...rest,
-    ...(key ? { TREASURY_ADDRESS: new Wallet(key).address } : {}),
     TRANSACTION_PROVIDER: 'openzeppelin-relayer',
     OZ_RELAYER_URL: server.url,
     OZ_RELAYER_API_KEY: server.apiKey,
