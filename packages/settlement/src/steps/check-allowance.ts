@@ -95,10 +95,11 @@ export async function refusalBeforeWalletDeployment(ctx: StepContext): Promise<S
   if (paused) return failed(merchantPaused(paused, ctx.merchantPause.afterReverts), true);
   const refusedByAccounting = await accountingRefusal(ctx);
   if (refusedByAccounting) return refusedByAccounting;
-  const unavailable = sequentialPathUnavailable(ctx, pathOf(ctx));
+  const path = pathOf(ctx);
+  const unavailable = sequentialPathUnavailable(ctx, path);
   // a wait is decided again at check_allowance; a payment that can never settle here gets no wallet deployed
   if (unavailable && !isWait(unavailable)) return unavailable;
-  if (pathOf(ctx) === 'sequential' && ctx.accounting?.sequentialContractPayers === 'refuse') {
+  if (path === 'sequential' && ctx.accounting?.sequentialContractPayers === 'refuse') {
     return failed(settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'erc6492', path: 'sequential' }), true);
   }
   return undefined;
