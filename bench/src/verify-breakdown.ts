@@ -3,7 +3,7 @@
 // alone: CPU per operation in Node, in Postgres and in anvil, and the rate one process reaches with it.
 // It explains the verify benchmark; it is not a target itself.
 import http from 'node:http';
-import { createProvider, fiatTokenInterface, JsonRpcBatchClient, RpcChainReader } from '@facilitator/chain';
+import { createProvider, fiatTokenInterface, JsonRpcBatchClient, RpcChainReader } from '@facilitator/chain-rpc';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { loadConfig } from '@facilitator/config';
 import { domainSeparator, IdPrefix, newId, recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/core';

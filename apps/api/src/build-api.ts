@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { ApiConfig } from '@facilitator/config';
-import { FailoverJsonRpcProvider, RpcChainReader, RpcEndpointPool } from '@facilitator/chain';
+import { FailoverJsonRpcProvider, RpcChainReader, RpcEndpointPool } from '@facilitator/chain-rpc';
 import {
   ChainTransactionRepository,
   IdempotencyRepository,

@@ -1,4 +1,4 @@
-import type { RpcEndpointPool } from '@facilitator/chain';
+import type { RpcEndpointPool } from '@facilitator/chain-rpc';
 import type { ReadinessParts } from './routes/health';
 
 /**

@@ -1,6 +1,7 @@
 import { Worker } from 'bullmq';
 import type { WorkerProcessConfig } from '@facilitator/config';
-import { FailoverJsonRpcProvider, LocalKeyTransactionProvider, RpcEndpointPool, UsdcClient, type TransactionProvider } from '@facilitator/chain';
+import { FailoverJsonRpcProvider, RpcEndpointPool, UsdcClient } from '@facilitator/chain-rpc';
+import { LocalKeyTransactionProvider, type TransactionProvider } from '@facilitator/chain-sending';
 import { OpenZeppelinRelayerProvider } from '@facilitator/relayer-openzeppelin';
 import {
   ChainTransactionRepository,

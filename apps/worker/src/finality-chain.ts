@@ -1,5 +1,6 @@
 import { Transaction } from 'ethers';
-import { classifyNodeError, minedReceiptFromRpc } from '@facilitator/chain';
+import { classifyNodeError } from '@facilitator/chain-rpc';
+import { minedReceiptFromRpc } from '@facilitator/chain-sending';
 import type { FinalityChain } from '@facilitator/settlement';
 
 interface RawProvider {

@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { RpcUnavailableError } from '@facilitator/chain';
+import { RpcUnavailableError } from '@facilitator/chain-sending';
 import { createSilentLogger } from '@facilitator/logging';
 import { SettlementWaitingError, SettlementWaitReason, UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
 import { settlementBackoff, settlementHandler } from './settlement-handler';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { createProvider } from '@facilitator/chain';
+import { createProvider } from '@facilitator/chain-rpc';
 import { startAnvil } from './anvil-process';
 import { setTimeout as sleep } from 'node:timers/promises';
 

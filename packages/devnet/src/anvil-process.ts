@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { waitForRpc } from '@facilitator/chain';
+import { waitForRpc } from '@facilitator/chain-rpc';
 import { guardChild, type Guard } from './orphan-guard';
 
 export const BASE_SEPOLIA_CHAIN_ID = 84532;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Contract, Interface, Signature, TypedDataEncoder, Wallet, concat, hexlify, parseUnits, randomBytes } from 'ethers';
 import { bytesToHex, domainSeparator, recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/core';
-import { FIAT_TOKEN_ABI, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS } from '@facilitator/chain';
+import { FIAT_TOKEN_ABI, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS } from '@facilitator/chain-rpc';
 import { startDevnet, type Devnet } from './devnet';
 import { readDevnetInfo } from './devnet-info-file';
 import { fiatTokenAbi } from './usdc-artifacts';

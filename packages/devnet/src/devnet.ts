@@ -1,7 +1,7 @@
 import { Contract, parseEther, parseUnits, toQuantity, type JsonRpcProvider, type TransactionReceipt } from 'ethers';
 import type { Eip712Domain } from '@facilitator/core';
-import { createProvider } from '@facilitator/chain';
-import { FIAT_TOKEN_ABI } from '@facilitator/chain';
+import { createProvider } from '@facilitator/chain-rpc';
+import { FIAT_TOKEN_ABI } from '@facilitator/chain-rpc';
 import { startAnvil, type AnvilOptions, type AnvilProcess } from './anvil-process';
 import { writeDevnetInfo, type DevnetInfo } from './devnet-info-file';
 import { serialSender } from './serial-sender';

@@ -1,12 +1,12 @@
+import { readMarket, type MarketReading } from '@facilitator/chain-rpc';
 import {
   FeePolicy,
   minedReceiptFromRpc,
   SendingNodes,
-  type MarketReading,
   type MinedTransactionReceipt,
   type NetworkFee,
   type SendingNetworks,
-} from '@facilitator/chain';
+} from '@facilitator/chain-sending';
 import { SharedReadings } from '@facilitator/core';
 import type { Fees } from '@facilitator/db';
 import { keccak256, Transaction } from 'ethers';
@@ -107,7 +107,7 @@ export class ChainReader extends SendingNodes {
   }
 
   private marketReading(chainId: number): Promise<MarketReading> {
-    return this.marketReadings.get(chainId, this.options.feeCacheMs, () => this.rpc(chainId, (provider) => FeePolicy.read(provider)));
+    return this.marketReadings.get(chainId, this.options.feeCacheMs, () => this.rpc(chainId, (provider) => readMarket(provider)));
   }
 }
 

@@ -1,4 +1,4 @@
-import { TransactionSendingError } from '@facilitator/chain';
+import { TransactionSendingError } from '@facilitator/chain-sending';
 import type { RelayerTransactionStatus } from './api/relayer-api-types';
 
 /**

@@ -7,9 +7,9 @@ import {
   type SubmittedTransaction,
   type TransactionOutcome,
   type TransactionProvider,
-  type TransactionPurpose,
   type TransactionRequest,
-} from '@facilitator/chain';
+} from '@facilitator/chain-sending';
+import { type TransactionPurpose } from '@facilitator/db';
 import { ChainTransactionRepository, type ExternalTransaction, type Pool } from '@facilitator/db';
 import { OpenZeppelinRelayerClient, type RelayerApiClientOptions } from './api/relayer-api-client';
 import { ChainReader } from './chain-reader';

@@ -6,14 +6,16 @@ import { IdPrefix, newId } from '@facilitator/core';
 import {
   createProvider,
   fiatTokenInterface,
-  IdempotencyConflictError,
-  LocalKeyTransactionProvider,
   paidBetween,
   TRANSFER_WITH_AUTHORIZATION_BYTES,
+} from '@facilitator/chain-rpc';
+import {
+  IdempotencyConflictError,
+  LocalKeyTransactionProvider,
   TransactionWouldRevertError,
   type TransactionProvider,
   type TransactionRequest,
-} from '@facilitator/chain';
+} from '@facilitator/chain-sending';
 import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
 import { startOpenZeppelinRelayerServer, type LocalRelayerServer } from '@facilitator/relayer-openzeppelin/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';

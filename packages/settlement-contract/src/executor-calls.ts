@@ -1,4 +1,4 @@
-import { decodeRevertData } from '@facilitator/chain';
+import { decodeRevertData } from '@facilitator/chain-rpc';
 import type { TransferAuthorization } from '@facilitator/core';
 import { AbiCoder, dataSlice, Interface, type BytesLike } from 'ethers';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';

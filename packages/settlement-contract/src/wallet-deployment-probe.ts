@@ -1,4 +1,4 @@
-import { decodeRevertData } from '@facilitator/chain';
+import { decodeRevertData } from '@facilitator/chain-rpc';
 import { AbiCoder, concat, dataSlice, Interface, type BytesLike } from 'ethers';
 import { WALLET_DEPLOYMENT_PROBE_ARTIFACT } from './wallet-deployment-probe-artifact';
 

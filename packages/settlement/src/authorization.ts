@@ -1,4 +1,4 @@
-import { tokenSignature } from '@facilitator/chain';
+import { tokenSignature } from '@facilitator/chain-rpc';
 import type { TransferAuthorization } from '@facilitator/core';
 import type { SettlementWithVerification } from './step';
 

@@ -1,4 +1,4 @@
-import { RelayerRotation, type TransactionProvider } from '@facilitator/chain';
+import { RelayerRotation, type TransactionProvider } from '@facilitator/chain-sending';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import type { SettlementAccounting } from './accounting';

@@ -1,5 +1,6 @@
 import type { WalletDeploymentGuard } from './wallet-deployment-guard';
-import type { TransactionProvider, UsdcClient } from '@facilitator/chain';
+import type { UsdcClient } from '@facilitator/chain-rpc';
+import type { TransactionProvider } from '@facilitator/chain-sending';
 import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { StepWait } from './waiting';

@@ -1,4 +1,4 @@
-import { FailoverJsonRpcProvider, RpcEndpointPool } from '@facilitator/chain';
+import { FailoverJsonRpcProvider, RpcEndpointPool } from '@facilitator/chain-rpc';
 import { ServiceUnavailableError } from '@facilitator/core';
 import { FeeAllowances } from './fee-allowance';
 

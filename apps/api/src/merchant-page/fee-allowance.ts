@@ -1,5 +1,5 @@
 import type { JsonRpcProvider } from 'ethers';
-import { UsdcClient } from '@facilitator/chain';
+import { UsdcClient } from '@facilitator/chain-rpc';
 import { rpcUnavailable, SharedReadings } from '@facilitator/core';
 
 /** How long a reading of a merchant's allowance and balance is reused: a page reload does not ask the chain again. */

@@ -1,4 +1,4 @@
-import type { TransactionOutcome } from '@facilitator/chain';
+import type { TransactionOutcome } from '@facilitator/chain-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import type { ExecutorItem } from '@facilitator/settlement-contract';
 

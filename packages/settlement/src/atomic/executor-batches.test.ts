@@ -1,5 +1,5 @@
 import type { NewSettlementBatch, StoredSettlementBatch } from '@facilitator/db';
-import type { SubmittedTransaction, TransactionOutcome, TransactionRequest } from '@facilitator/chain';
+import type { SubmittedTransaction, TransactionOutcome, TransactionRequest } from '@facilitator/chain-sending';
 import { executorInterface, type ExecutorItem } from '@facilitator/settlement-contract';
 import { itemCalldataGas } from '@facilitator/settlement-contract';
 import { BATCH_OVERHEAD_GAS, ExecutorBatches, gasCapOf, itemEnvelope, ItemRefusedError, NoFundedRelayerError, type ExecutorBatchesOptions } from './executor-batches';

@@ -1,4 +1,4 @@
-import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/chain';
+import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/chain-sending';
 import type { BatchNotStored, SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
 import { SettlementEndedError } from '../settlement-ended';
 import { itemCalldataGas, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';

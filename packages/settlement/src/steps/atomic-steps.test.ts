@@ -1,4 +1,4 @@
-import { GasCapExceededError, type TransactionLog, type TransactionOutcome } from '@facilitator/chain';
+import { GasCapExceededError, type TransactionLog, type TransactionOutcome } from '@facilitator/chain-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import { executorInterface } from '@facilitator/settlement-contract';
 import { AbiCoder, id } from 'ethers';

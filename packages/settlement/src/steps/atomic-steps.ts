@@ -1,4 +1,4 @@
-import { GasCapExceededError, TransactionWouldRevertError, type TransactionOutcome } from '@facilitator/chain';
+import { GasCapExceededError, TransactionWouldRevertError, type TransactionOutcome } from '@facilitator/chain-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicSettlement } from '../atomic/atomic-settlement';

@@ -1,4 +1,4 @@
-import { paidBetween } from '@facilitator/chain';
+import { paidBetween } from '@facilitator/chain-rpc';
 import type { Step } from '../step';
 import { transferNotExecuted } from './transfer-not-executed';
 

@@ -1,4 +1,4 @@
-import { wrapErc6492Signature } from '@facilitator/chain';
+import { wrapErc6492Signature } from '@facilitator/chain-rpc';
 import { Interface } from 'ethers';
 import type { StepResult } from '../step';
 import { AMOUNT, ERC6492_SIGNATURE, FACTORY, FEE, PLAIN_SIGNATURE, settlementFixture, stepHarness } from '../testing/fakes';

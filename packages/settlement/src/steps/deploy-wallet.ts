@@ -1,5 +1,6 @@
 import { decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
-import { GasCapExceededError, parseErc6492Signature, TransactionWouldRevertError, type Erc6492Signature } from '@facilitator/chain';
+import { parseErc6492Signature, type Erc6492Signature } from '@facilitator/chain-rpc';
+import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
 import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';

@@ -1,4 +1,4 @@
-import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain';
+import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain-rpc';
 import { isWait, SettlementWaitReason } from '../waiting';
 import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, stepHarness } from '../testing/fakes';
 import { preflight, transferGasCap } from './preflight';

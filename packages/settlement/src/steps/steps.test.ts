@@ -1,4 +1,4 @@
-import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
+import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
 import { calldataGas } from '@facilitator/settlement-contract';
 import type { TransferAuthorization } from '@facilitator/core';
 import type { Step, StepContext, StepResult } from '../step';

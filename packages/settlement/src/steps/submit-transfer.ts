@@ -1,4 +1,4 @@
-import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain';
+import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
 import { authorizationOf, signatureOf } from '../authorization';
 import type { Step } from '../step';
 import { authorizationStillValid, fundedRelayer, waitForGas } from '../waiting';

@@ -1,4 +1,4 @@
-import type { AuthorizationUse } from '@facilitator/chain';
+import type { AuthorizationUse } from '@facilitator/chain-rpc';
 import { authorizationOf } from '../authorization';
 import { failed, settlementFailedAfterFee } from '../failures';
 import type { StepContext, StepResult } from '../step';

@@ -1,17 +1,16 @@
 // In-memory stand-ins for the chain, the transaction provider and the settlements table, for the unit
 // tests of the steps and the settlement machine (no Postgres, Redis or anvil). Not exported by the package.
 // Every fake appends to a shared call log, so a test can assert what happened before what.
+import { wrapErc6492Signature, type AuthorizationUse } from '@facilitator/chain-rpc';
 import {
-  wrapErc6492Signature,
-  type AuthorizationUse,
   type NetworkFee,
   type SubmittedTransaction,
   type TransactionLog,
   type TransactionOutcome,
   type TransactionProvider,
-  type TransactionPurpose,
   type TransactionRequest,
-} from '@facilitator/chain';
+} from '@facilitator/chain-sending';
+import { type TransactionPurpose } from '@facilitator/db';
 import type { TransferAuthorization } from '@facilitator/core';
 import { AbiCoder, Interface } from 'ethers';
 import type {

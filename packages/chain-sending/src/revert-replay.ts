@@ -1,8 +1,7 @@
 import type { JsonRpcProvider } from 'ethers';
 import { RpcUnavailableError } from './errors';
 import type { MinedTransactionReceipt } from './mined-receipt';
-import { classifyNodeError } from './node-error-classification';
-import { decodeRevert } from './revert-reason';
+import { classifyNodeError, decodeRevert } from '@facilitator/chain-rpc';
 
 export interface MinedCall {
   from: string;

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JsonRpcProvider } from 'ethers';
-import { JsonRpcError } from '../json-rpc-batch-client';
-import { FailoverJsonRpcProvider } from '../rpc/failover-provider';
+import { JsonRpcError, FailoverJsonRpcProvider } from '@facilitator/chain-rpc';
 import { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-receipt';
 import type { ResolvedSendingOptions } from './sending-options';
 

@@ -1,6 +1,6 @@
 import type { JsonRpcProvider } from 'ethers';
 import { RpcUnavailableError } from './errors';
-import { classifyNodeError } from './node-error-classification';
+import { classifyNodeError } from '@facilitator/chain-rpc';
 
 /** The node of each network a provider sends on, by chain id (a Map, or a record such as `{ 84532: provider }`). */
 export type SendingNetworks = ReadonlyMap<number, JsonRpcProvider> | Readonly<Record<number, JsonRpcProvider>>;

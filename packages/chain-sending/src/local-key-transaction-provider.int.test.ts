@@ -1,12 +1,10 @@
 import { Wallet, parseUnits, toQuantity, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createPgPool, type Pool } from '@facilitator/db';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
-import { createProvider } from '../rpc-provider';
-import { TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface } from '../token-abi';
+import { createProvider, TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface, classifyNodeError } from '@facilitator/chain-rpc';
 import { NonceConsumedError, RpcUnavailableError, TransactionWouldRevertError } from './errors';
-import { classifyNodeError } from './node-error-classification';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
 import type { LocalKeyTransactionProviderOptions, SendPhase } from './sending-options';
 import type { TransactionOutcome, TransactionRequest } from './transaction-provider';

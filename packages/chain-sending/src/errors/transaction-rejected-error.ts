@@ -1,4 +1,4 @@
-import type { NodeErrorCategory } from '../node-error-classification';
+import type { NodeErrorCategory } from '@facilitator/chain-rpc';
 import { TransactionSendingError } from './transaction-sending-error';
 
 /**

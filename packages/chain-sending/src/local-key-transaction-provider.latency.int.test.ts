@@ -1,9 +1,8 @@
 import { parseUnits, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
-import { createProvider } from '../rpc-provider';
-import { TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface } from '../token-abi';
+import { createProvider, TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface } from '@facilitator/chain-rpc';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
 import { RelayerRotation } from './relayer-rotation';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -5,7 +5,7 @@ import { ChainTransactionRepository, FINAL_STATUSES, type NewAttempt, type Store
 import { NonceConsumedError, RpcUnavailableError, TransactionRejectedError } from './errors';
 import { FeePolicy, type Fees, type MarketReading } from './fee-policy';
 import type { NetworkFee } from './transaction-provider';
-import { classifyNodeError } from './node-error-classification';
+import { classifyNodeError, readMarket } from '@facilitator/chain-rpc';
 import { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-receipt';
 import { replayRevertReason } from './revert-replay';
 import { SharedReadings } from '@facilitator/core';
@@ -59,7 +59,7 @@ export class TransactionDispatcher extends SendingNodes {
   }
 
   private marketReading(chainId: number, maxAgeMs: number): Promise<MarketReading> {
-    return this.marketReadings.get(chainId, maxAgeMs, () => this.rpc(chainId, (provider) => FeePolicy.read(provider)));
+    return this.marketReadings.get(chainId, maxAgeMs, () => this.rpc(chainId, (provider) => readMarket(provider)));
   }
 
   /**

@@ -1,16 +1,10 @@
-import type { JsonRpcProvider } from 'ethers';
 import type { Fees } from '@facilitator/db';
+import { cappedFees, marketFees, type MarketReading } from '@facilitator/chain-rpc';
 
 // the fee fields are stored with each signed version, so their type lives with the transaction repository
-export type { Fees };
+export type { Fees, MarketReading };
 
 const BASIS_POINTS = 10_000n;
-
-/** What the node says of the market now. */
-export interface MarketReading {
-  baseFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-}
 
 /**
  * EIP-1559 fees for new transactions and for replacements. A replacement must raise both fees by the
@@ -27,19 +21,9 @@ export class FeePolicy {
     this.bumpBasisPoints = BigInt(Math.round(bumpPercent * 100));
   }
 
-  /** The latest block's base fee and the node's suggested tip, as the node reports them (uncapped). */
-  static async read(provider: JsonRpcProvider): Promise<MarketReading> {
-    // raw answers: ethers' Block object formats every field (and hash) of the block, for one number
-    const [block, tip] = await Promise.all([
-      provider.send('eth_getBlockByNumber', ['latest', false]) as Promise<{ baseFeePerGas?: string } | null>,
-      provider.send('eth_maxPriorityFeePerGas', []) as Promise<string>,
-    ]);
-    return { baseFeePerGas: block?.baseFeePerGas ? BigInt(block.baseFeePerGas) : 0n, maxPriorityFeePerGas: BigInt(tip) };
-  }
-
   /** Twice the latest base fee plus the node's suggested tip: stays includable through several full blocks. */
   market(reading: MarketReading): Fees {
-    return this.capped({ maxFeePerGas: reading.baseFeePerGas * 2n + reading.maxPriorityFeePerGas, maxPriorityFeePerGas: reading.maxPriorityFeePerGas });
+    return this.capped(marketFees(reading));
   }
 
   /** Whether a transaction signed under the cap can be included at this base fee at all. */
@@ -48,9 +32,7 @@ export class FeePolicy {
   }
 
   capped(fees: Fees): Fees {
-    const maxFeePerGas = fees.maxFeePerGas < this.maxFeePerGasCap ? fees.maxFeePerGas : this.maxFeePerGasCap;
-    const maxPriorityFeePerGas = fees.maxPriorityFeePerGas < maxFeePerGas ? fees.maxPriorityFeePerGas : maxFeePerGas;
-    return { maxFeePerGas, maxPriorityFeePerGas };
+    return cappedFees(fees, this.maxFeePerGasCap);
   }
 
   /** The fees of a replacement for `previous`, or null when the cap leaves no room for a bump the node accepts. */

@@ -1,9 +1,11 @@
 import { Interface, JsonRpcProvider, toQuantity } from 'ethers';
 import { bytesToHex, domainSeparator } from '@facilitator/core';
-import { untrustedCall, UntrustedCallTimeoutError, type RpcCaller } from './rpc';
+import { untrustedCall, UntrustedCallTimeoutError } from './rpc/untrusted-call';
+import type { RpcCaller } from './rpc/rpc-endpoint-pool';
 import { JsonRpcError } from './json-rpc-batch-client';
-import { classifyNodeError } from './sending/node-error-classification';
-import { counterfactualCheckCall, counterfactualVerdict, parseErc6492Signature } from './erc6492';
+import { classifyNodeError } from './node-error-classification';
+import { counterfactualCheckCall, counterfactualVerdict } from './erc6492/erc6492-check';
+import { parseErc6492Signature } from './erc6492/erc6492-signature';
 import { UsdcClient } from './usdc-client';
 
 export interface ChainEndpoint {

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RpcEndpointPool, type RpcCaller } from '../rpc/rpc-endpoint-pool';
-import { FailoverJsonRpcProvider } from '../rpc/failover-provider';
+import { RpcEndpointPool, type RpcCaller, FailoverJsonRpcProvider } from '@facilitator/chain-rpc';
 import { resolveSendingOptions } from './sending-options';
 import { SyncSender } from './sync-sender';
 

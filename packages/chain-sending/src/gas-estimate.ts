@@ -1,7 +1,6 @@
 import type { JsonRpcProvider } from 'ethers';
 import { GasCapExceededError, RpcUnavailableError, TransactionRejectedError, TransactionWouldRevertError } from './errors';
-import { classifyNodeError } from './node-error-classification';
-import { decodeRevert } from './revert-reason';
+import { classifyNodeError, decodeRevert } from '@facilitator/chain-rpc';
 import type { TransactionRequest } from './transaction-provider';
 
 /**

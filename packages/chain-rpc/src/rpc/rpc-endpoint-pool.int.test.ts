@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Wallet } from 'ethers';
-import { classifyNodeError } from '../sending/node-error-classification';
+import { classifyNodeError } from '../node-error-classification';
 import { startAnvil, type AnvilProcess } from '@facilitator/devnet';
 import { ANVIL_DEFAULT_MNEMONIC, mnemonicAccount } from '@facilitator/devnet';
 import { FailoverJsonRpcProvider } from './failover-provider';

@@ -3,9 +3,7 @@ import { startDevnet, type Devnet } from '@facilitator/devnet';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Wallet } from 'ethers';
-import { RpcEndpointPool } from '../rpc/rpc-endpoint-pool';
-import { FailoverJsonRpcProvider } from '../rpc/failover-provider';
-import { classifyNodeError } from './node-error-classification';
+import { RpcEndpointPool, FailoverJsonRpcProvider, classifyNodeError } from '@facilitator/chain-rpc';
 import { resolveSendingOptions } from './sending-options';
 import { SyncSender } from './sync-sender';
 

@@ -6,10 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseUnits } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
-import { createProvider } from '../rpc-provider';
-import { fiatTokenInterface } from '../token-abi';
+import { createProvider, fiatTokenInterface } from '@facilitator/chain-rpc';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
 
 const GETH_DELEGATED_LIMIT = 'in-flight transaction limit reached for delegated accounts';

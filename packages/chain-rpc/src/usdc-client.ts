@@ -1,14 +1,16 @@
 import { id, toQuantity, type JsonRpcProvider } from 'ethers';
-import { FailoverJsonRpcProvider, untrustedCall, UntrustedCallTimeoutError, type RpcCaller } from './rpc';
+import { FailoverJsonRpcProvider } from './rpc/failover-provider';
+import { untrustedCall, UntrustedCallTimeoutError } from './rpc/untrusted-call';
+import type { RpcCaller } from './rpc/rpc-endpoint-pool';
 import { JsonRpcError } from './json-rpc-batch-client';
 import { SharedReadings } from '@facilitator/core';
-import { FeePolicy, type Fees, type MarketReading } from './sending/fee-policy';
-import { classifyNodeError } from './sending/node-error-classification';
-import { decodeRevert } from './sending/revert-reason';
+import { cappedFees, marketFees, readMarket, type Eip1559Fees, type MarketReading } from './market-fees';
+import { classifyNodeError } from './node-error-classification';
+import { decodeRevert } from './revert-reason';
 import type { TransferAuthorization } from '@facilitator/core';
 import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from './token-abi';
 import { addressWord, authorizationStateData, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
-import { revertReasonOf } from './sending/revert-reason';
+import { revertReasonOf } from './revert-reason';
 
 /** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce), lowercase */
 const AUTHORIZATION_USED_TOPIC = id('AuthorizationUsed(address,bytes32)');
@@ -148,12 +150,11 @@ export class UsdcClient {
    * `maxFeePerGasCap` as the sending provider caps them (uncapped when the cap is below the base fee, where
    * nothing is sent anyway and the simulation only needs a real gas price).
    */
-  async simulationFees(maxFeePerGasCap: bigint): Promise<Fees> {
+  async simulationFees(maxFeePerGasCap: bigint): Promise<Eip1559Fees> {
     // shared by concurrent pre-flights for a moment: two RPC calls per settlement would be a lot for a reading
-    const reading = await this.marketReadings.get('market', SIMULATION_FEES_MAX_AGE_MS, () => FeePolicy.read(this.provider));
-    const policy = new FeePolicy(maxFeePerGasCap, 12.5);
-    const market = policy.market(reading);
-    return market.maxFeePerGas >= reading.baseFeePerGas ? market : new FeePolicy(2n ** 255n, 12.5).market(reading);
+    const reading = await this.marketReadings.get('market', SIMULATION_FEES_MAX_AGE_MS, () => readMarket(this.provider));
+    const market = cappedFees(marketFees(reading), maxFeePerGasCap);
+    return market.maxFeePerGas >= reading.baseFeePerGas ? market : marketFees(reading);
   }
 
   /**

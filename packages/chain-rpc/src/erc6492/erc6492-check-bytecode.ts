@@ -1,5 +1,5 @@
 /**
- * Creation code of packages/chain/contracts/Erc6492Check.sol (solc 0.8.37, evmVersion cancun, optimizer
+ * Creation code of packages/chain-rpc/contracts/Erc6492Check.sol (solc 0.8.37, evmVersion cancun, optimizer
  * 200 runs). Kept compiled so production needs no compiler; erc6492-check-bytecode.test.ts recompiles the
  * source and fails when the two differ.
  */

@@ -1,2 +1,0 @@
-export * from './erc6492-signature';
-export * from './erc6492-check';
