@@ -62,7 +62,7 @@ describe('executor status and setup', () => {
     expect(run.stdout).toMatch(/state\s+ready/);
     expect(run.stdout).toContain(`executor  ${executor}`);
 
-    expect(await executorStatus(devnet.provider, config)).toEqual({ state: 'ready', executor: executor!.toLowerCase() });
+    expect(await executorStatus(devnet.provider, config)).toMatchObject({ state: 'ready', executor: executor!.toLowerCase() });
     expect(await devnet.provider.getCode(config.treasury)).toBe(`0xef0100${executor!.slice(2).toLowerCase()}`);
   });
 
@@ -190,7 +190,7 @@ describe('executor setup without the treasury key on the server', () => {
     expect(submitted.stderr).toBe('');
     expect(submitted.code).toBe(0);
     expect(submitted.stdout).toContain('delegated   confirmed in block');
-    expect(await executorStatus(chain.provider, chainConfig)).toEqual({ state: 'ready', executor: request.address.toLowerCase() });
+    expect(await executorStatus(chain.provider, chainConfig)).toMatchObject({ state: 'ready', executor: request.address.toLowerCase() });
     // the delegation spent the treasury's nonce 0 as an authorization, not as a transaction of its own
     expect(await chain.provider.getTransactionCount(chain.accounts.treasury.address)).toBe(1);
     expect(await chain.provider.getBalance(chain.accounts.treasury.address)).toBe(treasuryEthBefore);

@@ -139,7 +139,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       batches,
       transactions,
       treasury: config.treasuryAddress,
-      nextRelayer: (chainId) => machine.nextFundedRelayer(chainId),
+      nextRelayer: (chainId) => machine.nextFundedRelayer(chainId, paths.batchRelayers(chainId)),
       gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
       windowMs: config.worker.batchWindowMs,
       // one batch in the making per relayer key: their nonces are independent

@@ -13,10 +13,12 @@ import type { JsonRpcProvider } from 'ethers';
 export class SettlementPaths {
   private timer?: NodeJS.Timeout;
   readonly firstCheck: Promise<void>;
+  /** per chain, this worker's relayers that the executor names: the only ones that may send its batches */
+  private readonly executorRelayers = new Map<number, readonly string[]>();
 
   constructor(
     private readonly config: WorkerProcessConfig,
-    /** the relayers' lowercase addresses (the executor must name exactly these) and whether the treasury's key is here */
+    /** the relayers' lowercase addresses (the executor must name at least one of them) and whether the treasury's key is here */
     private readonly keys: { relayers: readonly string[]; treasurySigns: boolean },
     private readonly networks: ReadonlyMap<number, SettlementNetwork>,
     private readonly providers: ReadonlyMap<number, JsonRpcProvider>,
@@ -28,6 +30,16 @@ export class SettlementPaths {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /**
+   * The relayers that send this chain's atomic batches: this worker's relayers that the executor names.
+   * Between two steps of a key rotation the executor may name a key this worker does not hold (added to
+   * the executor first) or this worker may hold a key the executor no longer names (retired from the
+   * executor first): a batch from the latter would revert, so only keys both name send batches.
+   */
+  batchRelayers(chainId: number): readonly string[] {
+    return this.executorRelayers.get(chainId) ?? this.keys.relayers;
   }
 
   private async checkAll(): Promise<void> {
@@ -49,12 +61,13 @@ export class SettlementPaths {
         treasury: this.config.treasuryAddress,
         fee: this.config.feeAmount,
         relayers: this.keys.relayers,
-      });
+      }, 'some');
     } catch (error) {
       status = { state: 'unknown', why: `the delegation could not be read: ${(error as Error).message}` };
     }
     // an unreadable delegation keeps the path already chosen; at start-up it means sequential until the next check
     if (status.state === 'unknown' && previous !== undefined) return;
+    if (status.state === 'ready') this.useRelayers(network, status.relayers);
     network.settlementMode = status.state === 'ready' ? 'atomic' : 'sequential';
     if (network.settlementMode === previous) return;
     if (status.state === 'ready') {
@@ -70,5 +83,19 @@ export class SettlementPaths {
         why: status.why,
       });
     }
+  }
+
+  private useRelayers(network: SettlementNetwork, named: readonly string[]): void {
+    const executor = named.map((a) => a.toLowerCase());
+    const both = this.keys.relayers.filter((a) => executor.includes(a));
+    const before = this.executorRelayers.get(network.chainId);
+    this.executorRelayers.set(network.chainId, both);
+    if (before !== undefined && before.join() === both.join()) return;
+    const notHeld = executor.filter((a) => !this.keys.relayers.includes(a));
+    const notNamed = this.keys.relayers.filter((a) => !executor.includes(a));
+    const fields = { network: network.caip2, sendingBatches: both, ...(notHeld.length ? { executorAlsoNames: notHeld } : {}), ...(notNamed.length ? { notNamedByExecutor: notNamed } : {}) };
+    if (notHeld.length === 0 && notNamed.length === 0) this.logger.info('atomic batches are sent by every relayer key of this worker', fields);
+    // a rotation in progress, or a configuration that drifted: either way nothing stops, but an operator should know
+    else this.logger.warn('the executor and this worker name different relayer keys: batches are sent only by the keys both name (finish the rotation: README, "Rotating relayer keys")', fields);
   }
 }

@@ -14,23 +14,32 @@ export interface ExecutorConfig {
 }
 
 export type ExecutorStatus =
-  | { state: 'ready'; executor: string }
+  | { state: 'ready'; executor: string; /** the relayers the executor names (checksummed) */ relayers: string[] }
   | { state: 'not_delegated'; why: string }
   | { state: 'wrong_delegate'; executor: string; why: string };
+
+/**
+ * How the executor's relayers must compare with the configured ones. `exact` (setting up, the CLI): a key no
+ * longer configured must not keep the right to drive it. `some` (a running worker): it settles with the
+ * relayers both name, so keys can be added and retired one step at a time while settlements run (README,
+ * "Rotating relayer keys").
+ */
+export type RelayerMatch = 'exact' | 'some';
 
 /**
  * Whether the atomic path can run on a network: the treasury delegates (EIP-7702) to a contract whose
  * code is the committed executor and whose immutables are this configuration.
  */
-export async function executorStatus(provider: Provider, config: ExecutorConfig): Promise<ExecutorStatus> {
+export async function executorStatus(provider: Provider, config: ExecutorConfig, relayerMatch: RelayerMatch = 'exact'): Promise<ExecutorStatus> {
   const treasuryCode = await provider.getCode(config.treasury);
   const executor = delegateOf(treasuryCode);
   if (!executor) {
     return { state: 'not_delegated', why: treasuryCode === '0x' ? 'the treasury has no delegation' : 'the treasury is a contract, not a delegating EOA' };
   }
   if (!isExecutorCode(await provider.getCode(executor))) return { state: 'wrong_delegate', executor, why: 'the treasury delegates to code that is not the settlement executor' };
-  const mismatch = await executorConfigProblem(provider, executor, config);
-  return mismatch ? { state: 'wrong_delegate', executor, why: mismatch } : { state: 'ready', executor };
+  const have = await executorImmutables(provider, executor);
+  const mismatch = configMismatch(config, have, relayerMatch);
+  return mismatch ? { state: 'wrong_delegate', executor, why: mismatch } : { state: 'ready', executor, relayers: have.relayers.map((a) => getAddress(a)) };
 }
 
 /**
@@ -40,17 +49,34 @@ export async function executorStatus(provider: Provider, config: ExecutorConfig)
  */
 export async function executorConfigProblem(provider: Provider, executor: string, config: ExecutorConfig): Promise<string | undefined> {
   if (!isExecutorCode(await provider.getCode(executor))) return `${getAddress(executor)} does not run the settlement executor`;
-  const contract = new Contract(executor, executorInterface, provider);
-  const [token, treasury, fee, relayers] = (await Promise.all([contract.token(), contract.treasury(), contract.fee(), contract.relayers()])) as [string, string, bigint, string[]];
-  return configMismatch(config, { token, treasury, fee, relayers });
+  return configMismatch(config, await executorImmutables(provider, executor), 'exact');
 }
 
-function configMismatch(want: ExecutorConfig, have: { token: string; treasury: string; fee: bigint; relayers: string[] }): string | undefined {
+interface ExecutorImmutables {
+  token: string;
+  treasury: string;
+  fee: bigint;
+  relayers: string[];
+}
+
+async function executorImmutables(provider: Provider, executor: string): Promise<ExecutorImmutables> {
+  const contract = new Contract(executor, executorInterface, provider);
+  const [token, treasury, fee, relayers] = (await Promise.all([contract.token(), contract.treasury(), contract.fee(), contract.relayers()])) as [string, string, bigint, string[]];
+  return { token, treasury, fee, relayers: [...relayers] };
+}
+
+function configMismatch(want: ExecutorConfig, have: ExecutorImmutables, relayerMatch: RelayerMatch): string | undefined {
   if (getAddress(have.token) !== getAddress(want.token)) return `the executor's token is ${have.token}, configured ${want.token}`;
   if (getAddress(have.treasury) !== getAddress(want.treasury)) return `the executor's treasury is ${have.treasury}, configured ${want.treasury}`;
   if (have.fee !== want.fee) return `the executor's fee is ${have.fee}, configured ${want.fee}`;
-  const set = (list: readonly string[]) => [...new Set(list.map((a) => getAddress(a)))].sort().join(',');
-  if (set(have.relayers) !== set(want.relayers)) return `the executor's relayers are [${have.relayers.join(', ')}], configured [${want.relayers.join(', ')}]`;
+  const set = (list: readonly string[]) => [...new Set(list.map((a) => getAddress(a)))].sort();
+  const named = set(have.relayers);
+  const configured = set(want.relayers);
+  const relayersDiffer = relayerMatch === 'exact' ? named.join(',') !== configured.join(',') : !configured.some((a) => named.includes(a));
+  if (relayersDiffer) {
+    const how = relayerMatch === 'exact' ? '' : ' (none of them)';
+    return `the executor's relayers are [${have.relayers.join(', ')}], configured [${want.relayers.join(', ')}]${how}`;
+  }
   return undefined;
 }
 

@@ -1,7 +1,7 @@
 // The executor on anvil with Circle's real USDC: what it does for our relayers, and that nobody else and no
 // other arguments can make it move funds (property-based, fast-check).
 import { startDevnet, type Devnet } from '@facilitator/devnet';
-import { Contract, hexlify, id, parseEther, parseUnits, Wallet, type TransactionReceipt } from 'ethers';
+import { Contract, getAddress, hexlify, id, parseEther, parseUnits, Wallet, type TransactionReceipt } from 'ethers';
 import fc from 'fast-check';
 import { itemKey, itemOutcomes, settleCalldata, executorInterface, type ExecutorItem } from './executor-calls';
 import { executorStatus, setUpExecutor, type ExecutorConfig, type SetupProgress } from './executor-setup';
@@ -58,7 +58,7 @@ describe('set-up', () => {
   it('reports the delegation ready, and a second set-up sends nothing', async () => {
     const progress: SetupProgress[] = [];
     const status = await setUpExecutor(devnet.provider, config, { treasuryKey: devnet.accounts.treasury.privateKey, senderKey: relayerKey() }, (p) => progress.push(p));
-    expect(status).toEqual({ state: 'ready', executor });
+    expect(status).toEqual({ state: 'ready', executor, relayers: config.relayers.map((a) => getAddress(a)) });
     expect(progress.map((p) => p.step)).toEqual(['checked']);
   });
 
@@ -67,6 +67,22 @@ describe('set-up', () => {
     expect(await executorStatus(devnet.provider, { ...config, relayers: [config.relayers[0]] })).toMatchObject({ state: 'wrong_delegate', why: expect.stringContaining('relayers') });
     const stranger = Wallet.createRandom().address;
     expect(await executorStatus(devnet.provider, { ...config, treasury: stranger })).toMatchObject({ state: 'not_delegated' });
+  });
+
+  it("accepts, for a running worker, an executor that names some of its relayers (a key rotation's middle), and says which it names", async () => {
+    const stranger = Wallet.createRandom().address;
+    const [first] = config.relayers;
+    // the worker holds one key the executor names and one it does not (added to the workers first)
+    expect(await executorStatus(devnet.provider, { ...config, relayers: [first, stranger] }, 'some')).toEqual({
+      state: 'ready',
+      executor,
+      relayers: config.relayers.map((a) => getAddress(a)),
+    });
+    // ... but never one whose keys the executor does not name at all, nor with another fee
+    expect(await executorStatus(devnet.provider, { ...config, relayers: [stranger] }, 'some')).toMatchObject({ state: 'wrong_delegate', why: expect.stringContaining('(none of them)') });
+    expect(await executorStatus(devnet.provider, { ...config, fee: 5_000n }, 'some')).toMatchObject({ state: 'wrong_delegate', why: expect.stringContaining('fee is 10000') });
+    // setting up (and the CLI's status) keeps the exact rule
+    expect(await executorStatus(devnet.provider, { ...config, relayers: [first, stranger] })).toMatchObject({ state: 'wrong_delegate' });
   });
 });
 

@@ -78,10 +78,14 @@ export class SettlementMachine {
     this.rotation = new RelayerRotation(options.relayers);
   }
 
-  /** The next relayer in turn whose balance is at least its minimum; undefined when none is. */
-  async nextFundedRelayer(chainId: number): Promise<string | undefined> {
+  /**
+   * The next relayer in turn whose balance is at least its minimum; undefined when none is. `among` limits
+   * the choice (the atomic batches: only the keys the executor names, during a key rotation).
+   */
+  async nextFundedRelayer(chainId: number, among?: readonly string[]): Promise<string | undefined> {
     for (let tried = 0; tried < this.options.relayers.length; tried++) {
       const relayer = this.rotation.next();
+      if (among && !among.includes(relayer.toLowerCase())) continue;
       if (await this.isFunded(chainId, relayer)) return relayer;
     }
     return undefined;
