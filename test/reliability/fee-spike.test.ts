@@ -21,7 +21,7 @@ const report = new ScenarioReport(
 let stack: TestStack;
 
 beforeAll(async () => {
-  stack = await startTestStack({ devnet: { blockTime: 1 }, env: { MAX_FEE_PER_GAS_GWEI_84532: String(CAP_GWEI) } });
+  stack = await startTestStack({ executor: true, devnet: { blockTime: 1 }, env: { MAX_FEE_PER_GAS_GWEI_84532: String(CAP_GWEI) } });
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();

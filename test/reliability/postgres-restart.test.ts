@@ -42,6 +42,7 @@ beforeAll(async () => {
   const prisma = createPrismaClient(url, { poolMax: 4 });
   const pool = createPgPool(url, 4);
   stack = await startTestStack({
+    executor: true,
     database: { url, prisma, pool, drop: async () => void (await Promise.all([prisma.$disconnect(), pool.end()])) },
     devnet: { blockTime: 1 },
   });

@@ -14,7 +14,7 @@ describeWithRedisServer('a Redis restart during settlements', () => {
 
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    stack = await startTestStack({ devnet: { blockTime: 1 }, env: { QUEUE_BACKEND: 'redis', REDIS_URL: redis.url } });
+    stack = await startTestStack({ executor: true, devnet: { blockTime: 1 }, env: { QUEUE_BACKEND: 'redis', REDIS_URL: redis.url } });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -37,7 +37,7 @@ let workerDead: TcpProxy;
 beforeAll(async () => {
   // no target: every connection is reset as soon as it is accepted
   [apiDead, workerDead] = await Promise.all([startTcpProxy(), startTcpProxy()]);
-  stack = await startTestStack({ devnet: { blockTime: 1 } });
+  stack = await startTestStack({ executor: true, devnet: { blockTime: 1 } });
   api = await startApiProcess({ ...stack.env, RPC_URL_84532: `${apiDead.url}/${SECRET_PATH},${stack.devnet.rpcUrl}`, API_PROCESSES: '1', LOG_LEVEL: 'warn' });
   recorder = recordAnswers(forwardTo(api.url));
 }, 60_000);

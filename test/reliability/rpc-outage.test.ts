@@ -32,7 +32,7 @@ let recorder: AnswerRecorder;
 
 beforeAll(async () => {
   proxy = await startTcpProxy();
-  stack = await startTestStack({ devnet: { blockTime: 1 }, env: { RPC_URL_84532: proxy.url } });
+  stack = await startTestStack({ executor: true, devnet: { blockTime: 1 }, env: { RPC_URL_84532: proxy.url } });
   proxy.setTarget(stack.devnet.port);
   api = await startApiProcess({ ...stack.env, API_PROCESSES: '1', LOG_LEVEL: 'warn' });
   recorder = recordAnswers(forwardTo(api.url));
