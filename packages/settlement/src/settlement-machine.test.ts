@@ -481,3 +481,15 @@ describe('SettlementMachine: waiting for the chain', () => {
     expect(h.transactions.sent.map((r) => r.purpose)).toEqual(['fee']);
   });
 });
+
+describe('SettlementMachine.nextFundedRelayer', () => {
+  it('takes the relayers in turn, and only those named when limited (a key rotation: the keys the executor names)', async () => {
+    const { machine } = harness();
+    const [a, b] = [RELAYER_A, RELAYER_B];
+    expect([await machine.nextFundedRelayer(CHAIN_ID), await machine.nextFundedRelayer(CHAIN_ID)].sort()).toEqual([a, b].sort());
+    const limited = await Promise.all([1, 2, 3].map(() => machine.nextFundedRelayer(CHAIN_ID, [b.toLowerCase()])));
+    expect(limited).toEqual([b, b, b]);
+    // a limit naming none of this worker's keys gives none, as when every key is dry
+    await expect(machine.nextFundedRelayer(CHAIN_ID, ['0x000000000000000000000000000000000000dead'])).resolves.toBeUndefined();
+  });
+});
