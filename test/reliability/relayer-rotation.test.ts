@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { executorStatus, setUpExecutor } from '@facilitator/settlement-contract';
 import type { DevnetAccount } from '@facilitator/devnet';
 import { startTestStack, type TestStack } from '../support/test-stack';
+import { until as waitUntil } from '../support/until';
 import type { WorkerProcess } from '../support/worker-process';
 import { checkLedger, ledgerStart, startSettlement, summarizeWarnings, verifyMany } from './flows';
 import { ScenarioReport } from './scenario-report';
@@ -59,12 +60,9 @@ async function minedFrom(relayer: DevnetAccount, since: Date): Promise<number> {
   return stack.db.prisma.chainTransaction.count({ where: { purpose: 'settle', fromAddress: relayer.address.toLowerCase(), status: 'confirmed', createdAt: { gt: since } } });
 }
 
-async function until(what: string, done: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; open settlements: ${await openSettlements()}; workers said: ${workers.map((w) => summarizeWarnings(w.lines)).join(' | ')}`);
-    await sleep(200);
-  }
+/** Polls until `done`; a timeout names what was awaited, the open settlements and the workers' warnings. */
+function until(what: string, done: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  return waitUntil(what, done, timeoutMs, async () => `open settlements: ${await openSettlements()}; workers said: ${workers.map((w) => summarizeWarnings(w.lines)).join(' | ')}`);
 }
 
 async function openSettlements(): Promise<string> {

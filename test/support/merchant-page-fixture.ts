@@ -6,18 +6,13 @@ import { MerchantAction } from '@facilitator/merchants';
 import { merchantProof } from './merchant-client';
 import type { TestStack } from './test-stack';
 import type { WebhookReceiver } from './webhook-receiver';
+import { until } from './until';
+
+// shared with the suites that import it from here
+export { until };
 
 /** Short retry delays: a refused first attempt is retried within a second. */
 export const FAST_WEBHOOK_RETRIES = { WEBHOOK_RETRY_DELAYS_MS: '200,400,600,800,1000', WEBHOOK_RECEIVER_CONCURRENCY: '20', WEBHOOK_BREAKER_FAILURES: '1000' };
-
-/** Polls `check` until it holds; the failure names what was awaited. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /**
  * `count` payments to the devnet merchant, each verified with a webhook to `endpoint` (whose first request

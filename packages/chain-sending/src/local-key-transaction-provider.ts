@@ -1,5 +1,4 @@
-import type { Pool } from '@facilitator/db';
-import { ChainTransactionRepository, type StoredTransaction } from '@facilitator/db';
+import { ChainTransactionRepository, type Pool, type StoredTransaction, type TransactionPurpose } from '@facilitator/db';
 import { IdempotencyConflictError } from './errors';
 import { FeePolicy } from './fee-policy';
 import { estimateSendingGas, sendingGasLimit } from './gas-estimate';
@@ -14,7 +13,6 @@ import type {
   SubmittedTransaction,
   TransactionOutcome,
   TransactionProvider,
-  TransactionPurpose,
   TransactionRequest,
 } from './transaction-provider';
 

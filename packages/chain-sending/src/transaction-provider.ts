@@ -1,15 +1,13 @@
 /**
- * "The external transaction provider" of the spec: whatever lands our transactions on chain. One
- * implementation today (local keys, LocalKeyTransactionProvider); a hosted relayer can replace it
- * behind this interface.
+ * "The external transaction provider" of the spec: whatever lands our transactions on chain. Two
+ * implementations: the local keys (LocalKeyTransactionProvider, here) and OpenZeppelin Relayer
+ * (packages/relayer-openzeppelin).
  *
  * Every transaction has an idempotency key, (settlementId, purpose): however often `submit` is called
  * for one key, across crashes and processes, at most one transaction for it is ever mined.
  */
+// the purpose is part of the idempotency key the transaction repository stores, so it is defined there
 import type { TransactionPurpose } from '@facilitator/db';
-
-// part of the idempotency key the transaction repository stores, so it is defined there
-export type { TransactionPurpose };
 
 export interface TransactionRequest {
   settlementId: string;
