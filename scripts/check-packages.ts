@@ -1,6 +1,8 @@
 // Guardrails run by `npm run lint`: every workspace package declares the workspace packages and libraries
 // its sources import; packages never import apps; there is no import cycle between packages; only tests
-// import a package's test helpers (`@facilitator/<name>/testing`).
+// import a package's test helpers (`@facilitator/<name>/testing`); every workspace package a compiled source
+// imports (src/testing included, `*.test.ts` excluded) is a project reference in its tsconfig.json, or a build
+// on a clean clone compiles it before what it imports and fails (only a machine with an old dist/ passes).
 // `--fix` writes the missing declarations (versions from the root package.json, workspaces as "*").
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -54,6 +56,7 @@ const graph = new Map<string, Set<string>>();
 for (const workspace of workspaces) {
   const runtime = new Set<string>();
   const testOnly = new Set<string>();
+  const compiled = new Set<string>();
   for (const file of sourceFiles(path.join(workspace.dir, 'src'))) {
     // test files and the fakes and fixtures only tests use (src/testing/)
     const isTest = file.endsWith('.test.ts') || file.includes(`${path.sep}testing${path.sep}`);
@@ -63,11 +66,20 @@ for (const workspace of workspaces) {
       const name = packageOf(specifier);
       if (!name || name === workspace.name) continue;
       (isTest ? testOnly : runtime).add(name);
+      if (!file.endsWith('.test.ts') && byName.has(name)) compiled.add(name);
       const target = byName.get(name);
       if (target?.kind === 'app' && !isTest) problems.push(`${workspace.name} imports the app ${name} (${path.relative(ROOT, file)}): packages and apps never import apps`);
     }
   }
   for (const name of runtime) testOnly.delete(name);
+  const references = new Set(
+    ((JSON.parse(readFileSync(path.join(workspace.dir, 'tsconfig.json'), 'utf8')).references ?? []) as { path: string }[]).map((r) =>
+      path.resolve(workspace.dir, r.path),
+    ),
+  );
+  for (const name of compiled) {
+    if (!references.has(byName.get(name)!.dir)) problems.push(`${workspace.name} compiles an import of ${name} but its tsconfig.json has no reference to ${path.relative(workspace.dir, byName.get(name)!.dir)}`);
+  }
   graph.set(workspace.name, new Set([...runtime].filter((n) => byName.has(n))));
   const declared = (field: string) => (workspace.manifest[field] ?? {}) as Record<string, string>;
   const missing = (names: Set<string>, field: 'dependencies' | 'devDependencies') =>
@@ -106,4 +118,4 @@ if (problems.length > 0) {
   process.stderr.write(problems.map((p) => `check-packages: ${p}\n`).join(''));
   process.exit(1);
 }
-process.stdout.write(`check-packages: ${workspaces.length} workspaces declare what they import; no cycles; no package imports an app\n`);
+process.stdout.write(`check-packages: ${workspaces.length} workspaces declare what they import and reference what they compile; no cycles; no package imports an app\n`);

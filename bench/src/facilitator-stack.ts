@@ -40,8 +40,13 @@ export async function startChain(options: ChainOptions): Promise<Devnet> {
 export type SettlementModeName = 'atomic' | 'sequential';
 
 export interface FacilitatorOptions {
-  /** the relayer keys the worker sends from */
-  relayerKeys: string[];
+  /** the relayer keys the worker sends from (in its environment) */
+  relayerKeys?: string[];
+  /**
+   * or relayer keys held elsewhere: RELAYER_SIGNERS (`kms:arn…`, `pkcs11:…`) with the environment those
+   * signers need (KMS endpoint and credentials, SOFTHSM2_CONF); the worker then holds no private key at all
+   */
+  relayerSigners?: { spec: string; env: Record<string, string> };
   apiProcesses: number;
   /** the worker's environment besides the stack's: SETTLEMENT_MODE, BATCH_WINDOW_MS, ... */
   workerEnv: Record<string, string>;
@@ -82,7 +87,11 @@ async function workerMode(worker: AppProcess, expected: SettlementModeName | und
 /** One facilitator (API cluster + worker, fresh database, own queue prefix) against `devnet`. */
 export async function startFacilitator(devnet: Devnet, options: FacilitatorOptions): Promise<Facilitator> {
   const database = await createDatabase();
-  const env = stackEnv(devnet, database.url, { API_PROCESSES: String(options.apiProcesses), RELAYER_PRIVATE_KEYS: options.relayerKeys.join(',') });
+  const env = stackEnv(devnet, database.url, { API_PROCESSES: String(options.apiProcesses), RELAYER_PRIVATE_KEYS: (options.relayerKeys ?? []).join(',') });
+  if (options.relayerSigners) {
+    delete env.RELAYER_PRIVATE_KEYS;
+    Object.assign(env, { RELAYER_SIGNERS: options.relayerSigners.spec }, options.relayerSigners.env);
+  }
   const db = new Client({ connectionString: database.url });
   await db.connect();
   const watchers: Array<{ problems(): LogProblems }> = [];

@@ -17,19 +17,10 @@
 // phase (back-to-back requests would all start just after a block). Concurrent phase: one facilitator at a
 // time, BENCH_PAID_CONCURRENCY requests in flight. For ours the request → `settled` latency is read from
 // settlement_transitions afterwards (same machine clock), matched to each request by the payment's nonce.
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import express from 'express';
-import { getAddress } from 'ethers';
-import { decodePaymentResponseHeader, decodePaymentSignatureHeader } from '@x402/core/http';
-import { HTTPFacilitatorClient } from '@x402/core/server';
-import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
-import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
-import { paymentMiddleware, x402ResourceServer } from '@x402/express';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import { privateKeyToAccount } from 'viem/accounts';
-import { setUpDevnetExecutor, type Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor } from '@facilitator/devnet';
+import type { x402Client } from '@x402/fetch';
 import {
   describeProblems,
   FEE_UNITS,
@@ -44,8 +35,8 @@ import { startCpuMeter, waitForQuietMachine, type CpuUsage } from './proc';
 import { startReferenceFacilitator, type ReferenceFacilitator } from './reference-facilitator';
 import { envNumber, log, runBenchmarkMain, table } from './results';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
+import { buyerOf, listen, merchantApp, paidRequest, PAID_PRICE_UNITS, type PaidSample as Sample } from './x402-buyer';
 
-export const PAID_PRICE_UNITS = 50_000n; // $0.05: the merchant nets $0.04 after our $0.01 fee
 export const PAID_TARGETS = { requestToSettledSlackMs: 300 };
 
 export type PaidTargetName = 'atomic' | 'sequential' | 'reference';
@@ -125,88 +116,11 @@ interface Target {
   ours?: Facilitator;
 }
 
-interface Sample {
-  startedAt: number;
-  endedAt: number;
-  ok: boolean;
-  nonce?: string;
-  transaction?: string;
-  error?: string;
-}
-
-function listen(app: express.Express, servers: Server[]): Promise<string> {
-  return new Promise((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
-    servers.push(server);
-  });
-}
-
-/** A merchant's app selling GET /resource through @x402/express with `facilitatorUrl` as its facilitator. */
-function merchantApp(devnet: Devnet, facilitatorUrl: string): express.Express {
-  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(`eip155:${devnet.chainId}`, new ExactEvmServerScheme());
-  const app = express();
-  app.use(
-    paymentMiddleware(
-      {
-        'GET /resource': {
-          accepts: {
-            scheme: 'exact',
-            network: `eip155:${devnet.chainId}`,
-            payTo: getAddress(devnet.accounts.merchant.address),
-            // the devnet's USDC is not the public Base Sepolia address, so the asset is spelled out
-            price: { amount: PAID_PRICE_UNITS.toString(), asset: getAddress(devnet.token), extra: { name: devnet.eip712Domain.name, version: devnet.eip712Domain.version } },
-          },
-          description: 'a paid resource',
-        },
-      },
-      resourceServer,
-    ),
-  );
-  app.get('/resource', (_req, res) => {
-    res.json({ forecast: 'sunny', temperature: 21 });
-  });
-  return app;
-}
-
-function buyerOf(devnet: Devnet): x402Client {
-  return new x402Client()
-    .register('eip155:*', new ExactEvmClientScheme(privateKeyToAccount(devnet.accounts.payer.privateKey as `0x${string}`)))
-    .setSpendControls({ allowedAssets: [{ network: `eip155:${devnet.chainId}`, asset: getAddress(devnet.token), maxAmountPerPayment: '1000000' }] });
-}
-
-/** One paid request, the way a buyer's program makes it; the payment's nonce is caught on its way out. */
-async function paidRequest(url: string, buyer: x402Client): Promise<Sample> {
-  let signatureHeader: string | undefined;
-  const watching: typeof fetch = (input, init) => {
-    const request = input instanceof Request ? input : new Request(input, init);
-    signatureHeader = request.headers.get('PAYMENT-SIGNATURE') ?? signatureHeader;
-    return fetch(request);
-  };
-  const pay = wrapFetchWithPayment(watching, buyer);
-  const startedAt = epochMs();
-  const sample: Sample = { startedAt, endedAt: startedAt, ok: false };
-  try {
-    const response = await pay(url);
-    const body = (await response.json()) as { forecast?: string };
-    sample.endedAt = epochMs();
-    sample.ok = response.status === 200 && body.forecast === 'sunny';
-    const receipt = response.headers.get('PAYMENT-RESPONSE');
-    if (receipt) sample.transaction = decodePaymentResponseHeader(receipt).transaction;
-    if (!sample.ok) sample.error = `${response.status}: ${JSON.stringify(body).slice(0, 300)}${receipt ? ` ${JSON.stringify(decodePaymentResponseHeader(receipt))}` : ''}`;
-  } catch (err) {
-    sample.endedAt = epochMs();
-    sample.error = err instanceof Error ? err.message : String(err);
-  }
-  if (signatureHeader) {
-    const payload = decodePaymentSignatureHeader(signatureHeader).payload as { authorization?: { nonce?: string } };
-    sample.nonce = payload.authorization?.nonce?.toLowerCase();
-  }
-  return sample;
-}
+export type SettlementsOfRequests = Pick<PaidTargetResult, 'requestToSettledMs' | 'settledToResponseMsP50' | 'settlements' | 'meanBatchSize' | 'stagesMsP50'>;
 
 /** Settlement outcomes of our facilitator for the payments of `samples`, by nonce. */
-async function oursOf(target: Target, samples: Sample[]): Promise<Pick<PaidTargetResult, 'requestToSettledMs' | 'settledToResponseMsP50' | 'settlements' | 'meanBatchSize' | 'stagesMsP50'>> {
-  const db = target.ours!.db;
+export async function settlementsOfRequests(ours: Facilitator, samples: Sample[]): Promise<SettlementsOfRequests> {
+  const db = ours.db;
   const nonces = samples.filter((s) => s.nonce).map((s) => s.nonce!);
   const { rows } = await db.query<{ id: string; nonce: string; state: string; error_code: string | null; created_ms: string; settled_ms: string | null }>(
     `SELECT s.id, lower(s.nonce) AS nonce, s.state, s.error_code, extract(epoch FROM s.created_at) * 1000 AS created_ms,
@@ -244,7 +158,7 @@ async function oursOf(target: Target, samples: Sample[]): Promise<Pick<PaidTarge
       if (sample.ok) settledToResponse.push(sample.endedAt - Number(row.settled_ms));
     }
   }
-  const result: Pick<PaidTargetResult, 'requestToSettledMs' | 'settledToResponseMsP50' | 'settlements' | 'meanBatchSize' | 'stagesMsP50'> = {
+  const result: SettlementsOfRequests = {
     requestToSettledMs: roundSummary(summarize(toSettled), 0),
     settledToResponseMsP50: round(summarize(settledToResponse).p50, 0),
     settlements,
@@ -254,15 +168,21 @@ async function oursOf(target: Target, samples: Sample[]): Promise<Pick<PaidTarge
         .map((state) => [state, round(summarize(stages[state]).p50, 0)]),
     ),
   };
-  if (target.ours!.mode === 'atomic') {
-    const batches = await db.query<{ batches: string; items: string }>(
-      `SELECT count(DISTINCT i.batch_id) AS batches, count(*) AS items FROM settlement_batch_items i WHERE i.settlement_id = ANY($1)`,
-      [rows.map((r) => r.id)],
-    );
-    const { batches: b, items } = batches.rows[0];
-    if (Number(b) > 0) result.meanBatchSize = round(Number(items) / Number(b), 2);
+  if (ours.mode === 'atomic') {
+    const { batches, meanBatchSize } = await batchesOf(db, rows.map((r) => r.id));
+    if (batches > 0) result.meanBatchSize = meanBatchSize;
   }
   return result;
+}
+
+/** How many executor batches (settle transactions) held these settlements, and their mean size (0 without any). */
+export async function batchesOf(db: Facilitator['db'], settlementIds: string[]): Promise<{ batches: number; meanBatchSize: number }> {
+  const { rows } = await db.query<{ batches: string; items: string }>(
+    `SELECT count(DISTINCT i.batch_id) AS batches, count(*) AS items FROM settlement_batch_items i WHERE i.settlement_id = ANY($1)`,
+    [settlementIds],
+  );
+  const batches = Number(rows[0].batches);
+  return { batches, meanBatchSize: batches > 0 ? round(Number(rows[0].items) / batches, 2) : 0 };
 }
 
 async function summarizeTarget(target: Target, samples: Sample[], phaseSeconds?: number): Promise<PaidTargetResult> {
@@ -277,7 +197,7 @@ async function summarizeTarget(target: Target, samples: Sample[], phaseSeconds?:
     ...(failures[0] ? { firstError: failures[0].error } : {}),
     latencyMs: roundSummary(summarize(paid.map((s) => s.endedAt - s.startedAt)), 0),
     ...(phaseSeconds ? { perSecond: round(paid.length / phaseSeconds, 2) } : {}),
-    ...(target.ours ? await oursOf(target, samples) : {}),
+    ...(target.ours ? await settlementsOfRequests(target.ours, samples) : {}),
   };
 }
 

@@ -1,8 +1,10 @@
 // Renders BENCHMARKS.md from the JSON results, so the document never disagrees with the measurements.
 import type { MachineInfo } from './machine';
+import type { CustodyResults } from './custody-bench';
 import type { MixedResults } from './mixed-bench';
 import type { PaidResults } from './paid-request-bench';
 import { gasSection, paidSection } from './report-atomic';
+import { custodySection } from './report-custody';
 import { curveSection, header, interference, mixedSection, n, row, webhookSection } from './report-load';
 import type { CurveResults } from './settle-curve';
 import type { SettleResults } from './settle-bench';
@@ -22,6 +24,7 @@ export interface AllResults {
   webhooks?: WebhookResults;
   mixed?: MixedResults;
   paid?: PaidResults;
+  custody?: CustodyResults;
   settleGas?: GasResults;
   status?: StatusResults;
 }
@@ -194,6 +197,7 @@ export function renderBenchmarks(r: AllResults): string {
     ...(r.webhooks ? webhookSection(r.webhooks, r.settle) : ['## Webhooks', '', 'not measured', '']),
     ...(r.mixed ? mixedSection(r.mixed, r.settle) : ['## Mixed verify + settle', '', 'not measured', '']),
     ...(r.paid ? paidSection(r.paid) : ['## Paid requests through the x402 middleware', '', 'not measured', '']),
+    ...(r.custody ? custodySection(r.custody) : ['## Relayer keys in the environment, in KMS and in an HSM', '', 'not measured', '']),
     ...(r.settleGas ? gasSection(r.settleGas) : ['## Gas per settlement', '', 'not measured', '']),
     ...(r.status ? statusSection(r.status) : ['## Status page under load', '', 'not measured', '']),
   ];

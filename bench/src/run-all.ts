@@ -16,6 +16,8 @@ const PARTS: Array<{ script: string; result: string; key: keyof AllResults; opti
   { script: 'webhook-bench.js', result: 'webhooks', key: 'webhooks' },
   { script: 'mixed-bench.js', result: 'mixed', key: 'mixed' },
   { script: 'paid-request-bench.js', result: 'paid-request', key: 'paid' },
+  // relayer keys in the environment, in KMS (protocol server) and in an HSM (SoftHSM2) side by side
+  { script: 'custody-bench.js', result: 'custody', key: 'custody' },
   { script: 'settle-gas-bench.js', result: 'settle-gas', key: 'settleGas' },
   { script: 'status-bench.js', result: 'status-page', key: 'status' },
 ];

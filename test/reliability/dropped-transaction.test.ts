@@ -1,15 +1,27 @@
 // Scenario: the chain drops our transactions from its mempool (anvil_dropTransaction) before mining them.
+// Atomic path, worker without the treasury key: each batch of settlements is one `settle` transaction of the
+// treasury's executor (its chain_transactions row keyed by the batch id), and every signed version of it is
+// dropped once, as soon as the node has it. The worker must hand it to the node again (the same signed
+// transaction, or a fee-bumped replacement) until it is mined, and every settlement must end settled, once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestStack, TestStack } from '../support/test-stack';
-import { checkLedger, ledgerStart, startSettlement, verifyMany, waitAllFinal } from './flows';
+import { checkLedger, ledgerStart, startSettlement, summarizeWarnings, verifyMany, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
-const COUNT = 5;
-const report = new ScenarioReport('5-dropped-transaction', 'The chain drops a transaction', 'every fee and transfer transaction of 5 settlements removed from the mempool (anvil_dropTransaction) right after broadcast, 2 s blocks');
+const BURSTS = 3;
+const PER_BURST = 2;
+const COUNT = BURSTS * PER_BURST;
+const BURST_GAP_MS = 3_000;
+const ATOMIC = { SETTLEMENT_MODE: 'atomic', BATCH_WINDOW_MS: '300' };
+const report = new ScenarioReport(
+  '5-dropped-transaction',
+  'The chain drops a transaction',
+  `every signed settle transaction of ${COUNT} settlements (${BURSTS} bursts of ${PER_BURST}, ${BURST_GAP_MS / 1000} s apart; atomic path, BATCH_WINDOW_MS=300, no treasury key in the worker) removed from the mempool (anvil_dropTransaction) as soon as the node has it, 2 s blocks`,
+);
 let stack: TestStack;
 
 beforeAll(async () => {
-  stack = await startTestStack({ devnet: { blockTime: 2 } });
+  stack = await startTestStack({ executor: true, devnet: { blockTime: 2 } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -17,33 +29,77 @@ afterAll(async () => {
   report.save();
 });
 
-it('the worker notices dropped transactions and sends them again', async () => {
-  await stack.startWorker();
+/** One JSON-RPC call to anvil itself: not through ethers, whose provider holds each call back to batch it. */
+async function anvil<T>(method: string, params: unknown[]): Promise<T> {
+  const res = await fetch(stack.devnet.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await res.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+/** The hashes of every transaction in the node's pool, pending or queued behind a nonce gap. */
+async function poolHashes(): Promise<string[]> {
+  type Pool = Record<string, Record<string, { hash: string }>>;
+  const pool = await anvil<{ pending: Pool; queued: Pool }>('txpool_content', []);
+  return [pool.pending, pool.queued].flatMap((byAccount) => Object.values(byAccount).flatMap((byNonce) => Object.values(byNonce).map((tx) => tx.hash.toLowerCase())));
+}
+
+it('the worker notices dropped settle transactions and sends them again', async () => {
+  const worker = await stack.startWorker(ATOMIC, { treasuryKey: false });
   const verificationIds = await verifyMany(stack, COUNT);
   const ledger = await ledgerStart(stack);
-  const settlementIds = await Promise.all(verificationIds.map((id) => startSettlement(stack, id)));
-
-  // drop each transaction once, as soon as the node has it (until it is mined, keep trying)
-  const dropped = new Set<string>();
-  const mined = new Set<string>();
-  let removed = 0;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && dropped.size + mined.size < COUNT * 2) {
-    const attempts = await stack.db.prisma.chainTransactionAttempt.findMany({ where: { transaction: { settlementId: { in: settlementIds } } } });
-    for (const attempt of attempts) {
-      if (dropped.has(attempt.hash) || mined.has(attempt.hash)) continue;
-      if ((await stack.devnet.provider.send('anvil_dropTransaction', [attempt.hash])) !== null) {
-        dropped.add(attempt.hash);
-        removed++;
-      } else if (await stack.devnet.provider.getTransactionReceipt(attempt.hash)) {
-        mined.add(attempt.hash);
+  const settlementIds: string[] = [];
+  let streaming = true;
+  const stream = (async () => {
+    try {
+      for (let burst = 0; burst < BURSTS; burst++) {
+        if (burst > 0) await sleep(BURST_GAP_MS);
+        const ids = verificationIds.slice(burst * PER_BURST, (burst + 1) * PER_BURST);
+        settlementIds.push(...(await Promise.all(ids.map((id) => startSettlement(stack, id)))));
       }
+    } finally {
+      streaming = false;
     }
-    await sleep(10);
+  })();
+
+  // the node's pool is read directly, every few ms (no database query in between, so that almost nothing can
+  // be mined before it is seen): a transaction is dropped the first time it is seen there, and the worker's
+  // own rebroadcast of that same signed transaction is then left to be mined
+  const dropped = new Set<string>();
+  let open = COUNT;
+  let openReadAt = 0;
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline && (streaming || open > 0); await sleep(5)) {
+    for (const hash of await poolHashes()) {
+      if (!dropped.has(hash) && (await anvil<string | null>('anvil_dropTransaction', [hash])) !== null) dropped.add(hash);
+    }
+    if (!streaming && Date.now() - openReadAt > 250) {
+      open = await stack.db.prisma.settlement.count({ where: { id: { in: settlementIds }, state: { notIn: ['settled', 'failed'] } } });
+      openReadAt = Date.now();
+    }
   }
-  report.note(`${removed} transactions removed from the mempool; ${mined.size} were mined before we could`);
-  const open = await waitAllFinal(stack, settlementIds, 90_000);
-  expect(report.assert('transactions removed from the mempool before mining', `at least ${COUNT}`, removed, removed >= COUNT)).toBe(true);
-  expect(report.check('settlements still open at the end', 0, open)).toBe(true);
-  expect(await checkLedger(report, stack, { settlementIds, verificationIds, ...ledger })).toBe(true);
+  await stream;
+  open = await waitAllFinal(stack, settlementIds, 90_000);
+
+  // what was dropped: every hash must be a signed version of one of these settlements' settle transactions
+  const items = await stack.db.prisma.settlementBatchItem.findMany({ where: { settlementId: { in: settlementIds } }, select: { batchId: true } });
+  const batchIds = [...new Set(items.map((i) => i.batchId))];
+  const droppedAttempts = await stack.db.prisma.chainTransactionAttempt.findMany({
+    where: { hash: { in: [...dropped] } },
+    select: { transaction: { select: { settlementId: true, purpose: true } } },
+  });
+  const ofTheseBatches = droppedAttempts.filter((a) => a.transaction.purpose === 'settle' && batchIds.includes(a.transaction.settlementId));
+  const batchesHit = new Set(ofTheseBatches.map((a) => a.transaction.settlementId)).size;
+  const settleTxs = await stack.db.prisma.chainTransaction.findMany({ where: { settlementId: { in: batchIds }, purpose: 'settle' }, select: { minedHash: true, _count: { select: { attempts: true } } } });
+  const minedAsDropped = settleTxs.filter((t) => t.minedHash && dropped.has(t.minedHash.toLowerCase())).length;
+  report.note(`${dropped.size} transactions removed from the mempool; ${batchIds.length} batches of ${items.length} settlements; signed versions per settle transaction: ${settleTxs.map((t) => t._count.attempts).join(', ')}; ${minedAsDropped} mined as the worker's rebroadcast of a dropped version, ${settleTxs.length - minedAsDropped} as a later version`);
+  report.note(`worker warnings and errors: ${summarizeWarnings(worker.lines)}`);
+
+  const results = [
+    report.assert('batches formed (one settle transaction each)', `at least ${BURSTS}, one per burst`, batchIds.length, batchIds.length >= BURSTS),
+    report.check('batches whose settle transaction was removed from the mempool before mining', batchIds.length, batchesHit),
+    report.check('removed transactions that were not a settle transaction of these batches', 0, dropped.size - ofTheseBatches.length),
+    report.check('settlements still open at the end', 0, open),
+    await checkLedger(report, stack, { settlementIds, verificationIds, ...ledger, atomic: true }),
+  ];
+  expect(results.every(Boolean)).toBe(true);
 }, 180_000);

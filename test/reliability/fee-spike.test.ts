@@ -60,7 +60,9 @@ it('settlements wait through the spike, then all settle once, with no double fee
   while (Date.now() - spikeStarted < SPIKE_MS) {
     maxWaiting = Math.max(maxWaiting, await stack.db.prisma.settlement.count({ where: { id: { in: settlementIds }, waitingReason: 'gas_price_above_cap' } }));
     failedDuringSpike = await stack.db.prisma.settlement.count({ where: { id: { in: settlementIds }, state: 'failed' } });
-    sentDuringSpike = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: settlementIds } } });
+    // a settle transaction's row is keyed by its batch, not by a settlement: both kinds are counted
+    const batches = await stack.db.prisma.settlementBatchItem.findMany({ where: { settlementId: { in: settlementIds } }, select: { batchId: true } });
+    sentDuringSpike = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: [...settlementIds, ...batches.map((b) => b.batchId)] } } });
     await sleep(500);
   }
   const sample = await stack.http.get(`/v1/settlements/${settlementIds[0]}`);

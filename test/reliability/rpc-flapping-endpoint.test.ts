@@ -1,9 +1,10 @@
 // Scenario: the network has two JSON-RPC endpoints, two TCP proxies in front of the same anvil (1 s
 // blocks). Endpoint 1 flaps for the whole run: every 3 s it goes down (new connections refused, open ones
-// reset, as in rpc-outage.test.ts) or comes back; endpoint 2 stays up. 20 payments arrive over 15 s, each
-// verified and settled through the compiled API. Every settlement must end settled with one fee and one
-// transfer, none parked for an operator, and since endpoint 2 answers throughout, the API must answer no
-// 5xx and /readyz must stay 200. Reads fail over between the endpoints and signed transactions go to every
+// reset, as in rpc-outage.test.ts) or comes back; endpoint 2 stays up. 28 payments arrive over 21 s, each
+// verified and settled through the compiled API. Atomic path, worker without the treasury key: settlements
+// go out in batches, one executor `settle` transaction each. Every settlement must end settled, in exactly
+// one batch, with one fee and one payment on chain, none parked for an operator, and since endpoint 2
+// answers throughout, the API must answer no 5xx and /readyz must stay 200. Reads fail over between the endpoints and signed transactions go to every
 // healthy one, so a transaction may reach anvil twice: the ledger check shows whether that ever cost twice.
 //
 // The API runs compiled, as its own process (see rpc-outage.test.ts for why). The test's own provider
@@ -18,9 +19,14 @@ import { startTestStack, TestStack } from '../support/test-stack';
 import { checkLedger, ledgerStart, startSettlement, summarizeWarnings, waitAllFinal } from './flows';
 import { ScenarioReport } from './scenario-report';
 
-const COUNT = 20;
 const ARRIVAL_MS = 750;
 const FLAP_MS = 3_000;
+const CUTS = 3;
+// payments keep arriving for (2 × CUTS + 1) flaps, 21 s: past the last asserted cut (at 15 s) and the up phase
+// after it. The atomic path settles each payment within a block or two of its arrival, so the run lasts
+// about as long as the arrivals do; 20 payments over 15 s ended before the third cut.
+const COUNT = ((2 * CUTS + 1) * FLAP_MS) / ARRIVAL_MS;
+const ATOMIC = { SETTLEMENT_MODE: 'atomic' };
 const READYZ_EVERY_MS = 500;
 /** an RPC call timeout: a verify this slow waited on endpoint 1 instead of failing over */
 const SLOWEST_VERIFY_MS = 3_000;
@@ -28,7 +34,7 @@ const MOVING: SettlementState[] = ['collect_fee', 'fee_collected', 'executing'];
 const report = new ScenarioReport(
   '7-rpc-flapping-endpoint',
   'One RPC endpoint flapping every few seconds',
-  `RPC_URL_84532 of the API and the worker lists two TCP proxies in front of the same anvil (1 s blocks); the first goes down (new connections refused, open ones reset) and up again every ${FLAP_MS / 1000} s for the whole run, the second stays up; ${COUNT} payments arrive ${ARRIVAL_MS} ms apart, each verified and settled`,
+  `RPC_URL_84532 of the API and the worker lists two TCP proxies in front of the same anvil (1 s blocks); the first goes down (new connections refused, open ones reset) and up again every ${FLAP_MS / 1000} s for the whole run, the second stays up; ${COUNT} payments arrive ${ARRIVAL_MS} ms apart, each verified and settled (atomic path, no treasury key in the worker)`,
 );
 let flapping: TcpProxy;
 let steady: TcpProxy;
@@ -38,7 +44,7 @@ let recorder: AnswerRecorder;
 
 beforeAll(async () => {
   [flapping, steady] = await Promise.all([startTcpProxy(), startTcpProxy()]);
-  stack = await startTestStack({ devnet: { blockTime: 1 }, env: { RPC_URL_84532: `${flapping.url},${steady.url}` } });
+  stack = await startTestStack({ executor: true, devnet: { blockTime: 1 }, env: { RPC_URL_84532: `${flapping.url},${steady.url}` } });
   flapping.setTarget(stack.devnet.port);
   steady.setTarget(stack.devnet.port);
   api = await startApiProcess({ ...stack.env, API_PROCESSES: '1', LOG_LEVEL: 'warn' });
@@ -55,7 +61,7 @@ afterAll(async () => {
 
 it('every payment settles while endpoint 1 flaps; no 5xx while endpoint 2 answers', async () => {
   const observed: TestStack = { ...stack, http: supertest(recorder.listener) };
-  const worker = await stack.startWorker();
+  const worker = await stack.startWorker(ATOMIC, { treasuryKey: false });
   const ledger = await ledgerStart(stack);
   const verificationIds: string[] = [];
   const settlementIds: string[] = [];
@@ -148,7 +154,7 @@ it('every payment settles while endpoint 1 flaps; no 5xx while endpoint 2 answer
   const failedChecks: string[] = [];
   const check = (what: string, expected: unknown, observedValue: unknown) => void (report.check(what, expected, observedValue) || failedChecks.push(`${what}: expected ${expected}, observed ${observedValue}`));
   const assert = (what: string, expected: string, observedValue: unknown, ok: boolean) => void (report.assert(what, expected, observedValue, ok) || failedChecks.push(`${what}: expected ${expected}, observed ${observedValue}`));
-  assert('cuts of endpoint 1 during the run', 'at least 3', cuts.length, cuts.length >= 3);
+  assert('cuts of endpoint 1 during the run', `at least ${CUTS}`, cuts.length, cuts.length >= CUTS);
   assert('cuts while settlements were moving money', 'at least 1', cuts.filter((c) => c.moving > 0).length, cuts.some((c) => c.moving > 0));
   assert('open connections to endpoint 1 reset by the cuts', 'at least 1', resets, resets >= 1);
   assert('cuts that found endpoint 1 back in use after an earlier cut', 'at least 1', servedAgain, servedAgain >= 1);
@@ -161,6 +167,6 @@ it('every payment settles while endpoint 1 flaps; no 5xx while endpoint 2 answer
   check('settlements still open at the end', 0, open);
   check('settlements parked for an operator', 0, parked);
   check('API and worker processes still running (neither restarted)', true, api.alive() && worker.child.exitCode === null && worker.child.signalCode === null);
-  if (!(await checkLedger(report, stack, { settlementIds, verificationIds, ...ledger }))) failedChecks.push('ledger checks (see the scenario record)');
+  if (!(await checkLedger(report, stack, { settlementIds, verificationIds, ...ledger, atomic: true }))) failedChecks.push('ledger checks (see the scenario record)');
   expect(failedChecks).toEqual([]);
 }, 150_000);

@@ -1,6 +1,6 @@
 import type { WorkerProcessConfig } from '@facilitator/config';
 import type { Logger } from '@facilitator/logging';
-import type { SettlementNetwork } from '@facilitator/settlement';
+import type { SettlementNetwork, SettlementPathPolicy } from '@facilitator/settlement';
 import { executorStatus, type ExecutorStatus } from '@facilitator/settlement-contract';
 import type { JsonRpcProvider } from 'ethers';
 
@@ -8,10 +8,13 @@ import type { JsonRpcProvider } from 'ethers';
  * Decides, per network, which path new settlements take: atomic only when SETTLEMENT_MODE=atomic and the
  * treasury's delegation to the settlement executor with this configuration is in place; otherwise
  * sequential, with a warning saying why. Checked at start-up (settlements wait for the first check) and
- * again every EXECUTOR_RECHECK_MS.
+ * again every EXECUTOR_RECHECK_MS. The answer lives here and is only read by others (`pathOf`): no step or
+ * batch holds an object this timer rewrites.
  */
-export class SettlementPaths {
+export class SettlementPaths implements SettlementPathPolicy {
   private timer?: NodeJS.Timeout;
+  /** per chain, the path the last check found; absent until the first check ends */
+  private readonly modes = new Map<number, 'atomic' | 'sequential'>();
   readonly firstCheck: Promise<void>;
   /** per chain, this worker's relayers that the executor names: the only ones that may send its batches */
   private readonly executorRelayers = new Map<number, readonly string[]>();
@@ -38,6 +41,10 @@ export class SettlementPaths {
    * the executor first) or this worker may hold a key the executor no longer names (retired from the
    * executor first): a batch from the latter would revert, so only keys both name send batches.
    */
+  pathOf(chainId: number): 'atomic' | 'sequential' {
+    return this.modes.get(chainId) ?? 'sequential';
+  }
+
   batchRelayers(chainId: number): readonly string[] {
     return this.executorRelayers.get(chainId) ?? this.keys.relayers;
   }
@@ -47,9 +54,9 @@ export class SettlementPaths {
   }
 
   private async check(network: SettlementNetwork): Promise<void> {
-    const previous = network.settlementMode;
+    const previous = this.modes.get(network.chainId);
     if (this.config.worker.settlementMode === 'sequential') {
-      network.settlementMode = 'sequential';
+      this.modes.set(network.chainId, 'sequential');
       if (previous === undefined) this.logger.info('settlements are sequential (SETTLEMENT_MODE=sequential): fee and transfer in two transactions', { network: network.caip2 });
       return;
     }
@@ -68,8 +75,9 @@ export class SettlementPaths {
     // an unreadable delegation keeps the path already chosen; at start-up it means sequential until the next check
     if (status.state === 'unknown' && previous !== undefined) return;
     if (status.state === 'ready') this.useRelayers(network, status.relayers);
-    network.settlementMode = status.state === 'ready' ? 'atomic' : 'sequential';
-    if (network.settlementMode === previous) return;
+    const mode = status.state === 'ready' ? 'atomic' : 'sequential';
+    this.modes.set(network.chainId, mode);
+    if (mode === previous) return;
     if (status.state === 'ready') {
       this.logger.info('settlements are atomic: fee and transfer in one transaction of the settlement executor', { network: network.caip2, executor: status.executor });
     } else if (!this.keys.treasurySigns) {

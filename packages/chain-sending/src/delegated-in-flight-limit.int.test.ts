@@ -5,11 +5,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseUnits } from 'ethers';
-import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { createProvider, fiatTokenInterface } from '@facilitator/chain-rpc';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
+import { insertDevnetSettlement } from './testing';
 
 const GETH_DELEGATED_LIMIT = 'in-flight transaction limit reached for delegated accounts';
 const SEND_METHODS = new Set(['eth_sendRawTransaction', 'eth_sendRawTransactionSync']);
@@ -57,21 +57,7 @@ async function forward(call: RpcCall): Promise<unknown> {
   return response.json();
 }
 
-async function newSettlement(): Promise<string> {
-  const verificationId = newId(IdPrefix.Verification);
-  const settlementId = newId(IdPrefix.Settlement);
-  await db.prisma.verification.create({
-    data: { id: verificationId, status: 'verified', protocolVersion: 2, surface: 'x402', chainId: devnet.chainId, network: 'eip155:84532', request: {} },
-  });
-  await db.prisma.settlement.create({
-    data: {
-      id: settlementId, verificationId, surface: 'x402', chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase(),
-      payer: devnet.accounts.payer.address.toLowerCase(), merchant: devnet.accounts.merchant.address.toLowerCase(),
-      amount: '1000000', nonce: `0x${settlementId.slice(4).padStart(64, '0')}`, feeAmount: '1000',
-    },
-  });
-  return settlementId;
-}
+const newSettlement = () => insertDevnetSettlement(db.pool, devnet);
 
 it('a broadcast refused for the delegated in-flight limit is a wait: the fee is kept, sent again and mined', async () => {
   const rpc = createProvider(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, devnet.chainId);

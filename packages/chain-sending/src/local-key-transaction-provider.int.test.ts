@@ -1,13 +1,14 @@
 import { Wallet, parseUnits, toQuantity, type JsonRpcProvider } from 'ethers';
-import { IdPrefix, newId } from '@facilitator/core';
 import { createPgPool, type Pool } from '@facilitator/db';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
-import { createProvider, TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface, classifyNodeError } from '@facilitator/chain-rpc';
+import type { TransferAuthorization } from '@facilitator/core';
+import { createProvider, fiatTokenInterface, classifyNodeError } from '@facilitator/chain-rpc';
 import { NonceConsumedError, RpcUnavailableError, TransactionWouldRevertError } from './errors';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
 import type { LocalKeyTransactionProviderOptions, SendPhase } from './sending-options';
 import type { TransactionOutcome, TransactionRequest } from './transaction-provider';
+import { feeLegRequest, insertDevnetSettlement, transferLegRequest, transferLegRequestFor } from './testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const usdc = (amount: string) => parseUnits(amount, 6);
@@ -53,64 +54,11 @@ function newProvider(options: LocalKeyTransactionProviderOptions = {}, pool = db
 }
 
 /** A settlement row for the chain_transactions foreign key (and its verification). */
-async function newSettlement(): Promise<string> {
-  const verificationId = newId(IdPrefix.Verification);
-  const settlementId = newId(IdPrefix.Settlement);
-  const { payer, merchant } = devnet.accounts;
-  await db.prisma.verification.create({
-    data: { id: verificationId, status: 'verified', protocolVersion: 2, surface: 'x402', chainId: devnet.chainId, network: 'eip155:84532', request: {} },
-  });
-  await db.prisma.settlement.create({
-    data: {
-      id: settlementId,
-      verificationId,
-      surface: 'x402',
-      chainId: devnet.chainId,
-      tokenAddress: devnet.token.toLowerCase(),
-      payer: payer.address.toLowerCase(),
-      merchant: merchant.address.toLowerCase(),
-      amount: '1000000',
-      nonce: `0x${settlementId.slice(4).padStart(64, '0')}`,
-      feeAmount: '1000',
-    },
-  });
-  return settlementId;
-}
+const newSettlement = () => insertDevnetSettlement(db.pool, devnet);
 
-/** The fee leg: transferFrom(merchant, treasury, fee) sent by the treasury. */
-function feeRequest(settlementId: string, amount = 1_000n, merchant = devnet.accounts.merchant.address): TransactionRequest {
-  const { treasury } = devnet.accounts;
-  return {
-    settlementId,
-    purpose: 'fee',
-    chainId: devnet.chainId,
-    from: treasury.address,
-    to: devnet.token,
-    data: fiatTokenInterface.encodeFunctionData('transferFrom', [merchant, treasury.address, amount]),
-  };
-}
-
-/** The payer's leg: transferWithAuthorization sent by a relayer. */
-async function transferRequest(settlementId: string, value: bigint, relayer = devnet.accounts.relayers[0]): Promise<TransactionRequest> {
-  const signed = await devnet.signTransferAuthorization(devnet.accounts.payer.privateKey, { to: devnet.accounts.merchant.address, value });
-  return transferRequestFor(settlementId, signed.authorization, signed.signature, relayer);
-}
-
-function transferRequestFor(
-  settlementId: string,
-  a: { from: string; to: string; value: bigint; validAfter: bigint; validBefore: bigint; nonce: string },
-  signature: string,
-  relayer = devnet.accounts.relayers[0],
-): TransactionRequest {
-  return {
-    settlementId,
-    purpose: 'transfer',
-    chainId: devnet.chainId,
-    from: relayer.address,
-    to: devnet.token,
-    data: fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature]),
-  };
-}
+const feeRequest = (settlementId: string, amount?: bigint, merchant?: string) => feeLegRequest(devnet, settlementId, amount, merchant);
+const transferRequest = (settlementId: string, value: bigint, relayer?: DevnetAccount) => transferLegRequest(devnet, settlementId, value, relayer);
+const transferRequestFor = (settlementId: string, a: TransferAuthorization, signature: string, relayer?: DevnetAccount) => transferLegRequestFor(devnet, settlementId, a, signature, relayer);
 
 function storedRow(settlementId: string, purpose: 'fee' | 'transfer' = 'fee') {
   return db.prisma.chainTransaction.findUnique({

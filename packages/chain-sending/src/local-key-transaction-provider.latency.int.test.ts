@@ -1,11 +1,11 @@
 import { parseUnits, type JsonRpcProvider } from 'ethers';
-import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { createProvider, TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface } from '@facilitator/chain-rpc';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
 import { RelayerRotation } from './relayer-rotation';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { insertDevnetSettlement } from './testing';
 
 // Its own file so that it runs beside the main provider tests: with 1 s blocks it takes seconds of wall time.
 
@@ -27,21 +27,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function newSettlement(): Promise<string> {
-  const verificationId = newId(IdPrefix.Verification);
-  const id = newId(IdPrefix.Settlement);
-  await db.prisma.verification.create({
-    data: { id: verificationId, status: 'verified', protocolVersion: 2, surface: 'x402', chainId: devnet.chainId, network: 'eip155:84532', request: {} },
-  });
-  await db.prisma.settlement.create({
-    data: {
-      id, verificationId, surface: 'x402', chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase(),
-      payer: devnet.accounts.payer.address.toLowerCase(), merchant: devnet.accounts.merchant.address.toLowerCase(),
-      amount: '10000', nonce: `0x${id.slice(4).padStart(64, '0')}`, feeAmount: '1000',
-    },
-  });
-  return id;
-}
+const newSettlement = () => insertDevnetSettlement(db.pool, devnet, { amount: '10000' });
 
 describe('LocalKeyTransactionProvider latency', () => {
   it(`lands fee + transfer within ${P50_BUDGET_MS} ms at the median with 1 s blocks and default options`, async () => {

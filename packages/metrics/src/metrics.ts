@@ -166,7 +166,7 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
     }),
     settlementsWaiting: new Gauge({
       name: 'x402_settlements_waiting',
-      help: 'Settlements waiting in their state for the chain, by reason (gas_price_above_cap, no_funded_relayer, payer_funds_in_flight, treasury_busy, atomic_path_not_ready)',
+      help: 'Settlements waiting in their state for the chain, by reason (gas_price_above_cap, no_funded_relayer, payer_funds_in_flight, treasury_busy, atomic_path_not_ready, fee_differs_from_executor)',
       labelNames: ['reason'] as const,
       registers: [registry],
       aggregator: 'sum',

@@ -2,21 +2,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keccak256, parseUnits, Wallet, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
-import {
-  createProvider,
-  fiatTokenInterface,
-  paidBetween,
-  TRANSFER_WITH_AUTHORIZATION_BYTES,
-} from '@facilitator/chain-rpc';
+import { createProvider, paidBetween } from '@facilitator/chain-rpc';
 import {
   IdempotencyConflictError,
   LocalKeyTransactionProvider,
   TransactionWouldRevertError,
   type TransactionOutcome,
-  type TransactionRequest,
 } from '@facilitator/chain-sending';
 import { ForeignProviderTransactionError } from '@facilitator/db';
 import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
+import { feeLegRequest, transferLegRequest } from '@facilitator/chain-sending/testing';
 import { startOpenZeppelinRelayerServer, type LocalRelayerServer } from '@facilitator/relayer-openzeppelin/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { OpenZeppelinRelayerClient } from './api/relayer-api-client';
@@ -95,30 +90,8 @@ function newProvider(options: OpenZeppelinRelayerProviderOptions = {}, bindings 
   );
 }
 
-function feeRequest(settlementId: string, amount = 1_000n, merchant = devnet.accounts.merchant.address): TransactionRequest {
-  const { treasury } = devnet.accounts;
-  return {
-    settlementId,
-    purpose: 'fee',
-    chainId: devnet.chainId,
-    from: treasury.address,
-    to: devnet.token,
-    data: fiatTokenInterface.encodeFunctionData('transferFrom', [merchant, treasury.address, amount]),
-  };
-}
-
-async function transferRequest(settlementId: string, value: bigint, sender: DevnetAccount = devnet.accounts.relayers[0]): Promise<TransactionRequest> {
-  const signed = await devnet.signTransferAuthorization(devnet.accounts.payer.privateKey, { to: devnet.accounts.merchant.address, value });
-  const a = signed.authorization;
-  return {
-    settlementId,
-    purpose: 'transfer',
-    chainId: devnet.chainId,
-    from: sender.address,
-    to: devnet.token,
-    data: fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signed.signature]),
-  };
-}
+const feeRequest = (settlementId: string, amount?: bigint, merchant?: string) => feeLegRequest(devnet, settlementId, amount, merchant);
+const transferRequest = (settlementId: string, value: bigint, sender?: DevnetAccount) => transferLegRequest(devnet, settlementId, value, sender);
 
 const newSettlementId = () => newId(IdPrefix.Settlement);
 

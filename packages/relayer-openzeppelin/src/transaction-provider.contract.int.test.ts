@@ -3,12 +3,7 @@
 // What the settlement engine relies on must hold the same way whoever signs.
 import { parseUnits, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
-import {
-  createProvider,
-  fiatTokenInterface,
-  paidBetween,
-  TRANSFER_WITH_AUTHORIZATION_BYTES,
-} from '@facilitator/chain-rpc';
+import { createProvider, paidBetween } from '@facilitator/chain-rpc';
 import {
   IdempotencyConflictError,
   LocalKeyTransactionProvider,
@@ -16,6 +11,7 @@ import {
   type TransactionProvider,
   type TransactionRequest,
 } from '@facilitator/chain-sending';
+import { transferLegRequest } from '@facilitator/chain-sending/testing';
 import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
 import { startOpenZeppelinRelayerServer, type LocalRelayerServer } from '@facilitator/relayer-openzeppelin/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
@@ -73,18 +69,7 @@ const implementations: Array<[string, Implementation]> = [
   ],
 ];
 
-async function transferRequest(sender: DevnetAccount, value: bigint): Promise<TransactionRequest> {
-  const signed = await devnet.signTransferAuthorization(devnet.accounts.payer.privateKey, { to: devnet.accounts.merchant.address, value });
-  const a = signed.authorization;
-  return {
-    settlementId: newId(IdPrefix.Settlement),
-    purpose: 'transfer',
-    chainId: devnet.chainId,
-    from: sender.address,
-    to: devnet.token,
-    data: fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signed.signature]),
-  };
-}
+const transferRequest = (sender: DevnetAccount, value: bigint): Promise<TransactionRequest> => transferLegRequest(devnet, newId(IdPrefix.Settlement), value, sender);
 
 describe.each(implementations)('TransactionProvider contract: %s', (_name, implementation) => {
   it('has nothing for a new key, sends once, and finds it from any instance', async () => {

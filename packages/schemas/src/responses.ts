@@ -135,9 +135,9 @@ export const statusRecordSchema = {
     waiting: {
       type: ['object', 'null'],
       description:
-        'settlements only: set while the settlement waits in its state for the chain instead of failing — reason gas_price_above_cap (the base fee is above MAX_FEE_PER_GAS_GWEI_<chainId>), no_funded_relayer (every relayer is under RELAYER_MIN_BALANCE_<chainId>), payer_funds_in_flight (the payer\'s other payments in flight use its balance, or a contract-wallet payer has CONTRACT_PAYER_MAX_IN_FLIGHT in flight) treasury_busy (a delegated treasury has a transaction unmined: its fees go one at a time) or atomic_path_not_ready (the settlement executor of the network is not set up and the worker holds no treasury key to settle sequentially) — with since and details; null otherwise',
+        'settlements only: set while the settlement waits in its state for the chain instead of failing — reason gas_price_above_cap (the base fee is above MAX_FEE_PER_GAS_GWEI_<chainId>), no_funded_relayer (every relayer is under RELAYER_MIN_BALANCE_<chainId>), payer_funds_in_flight (the payer\'s other payments in flight use its balance, or a contract-wallet payer has CONTRACT_PAYER_MAX_IN_FLIGHT in flight), treasury_busy (a delegated treasury has a transaction unmined: its fees go one at a time), atomic_path_not_ready (the settlement executor of the network is not set up and the worker holds no treasury key to settle sequentially) or fee_differs_from_executor (the settlement\'s fee, fixed when it was created, is not the one the network\'s executor takes, and the worker holds no treasury key to charge it sequentially) — with since and details; null otherwise',
       properties: {
-        reason: { enum: ['gas_price_above_cap', 'no_funded_relayer', 'payer_funds_in_flight', 'treasury_busy', 'atomic_path_not_ready'] },
+        reason: { enum: ['gas_price_above_cap', 'no_funded_relayer', 'payer_funds_in_flight', 'treasury_busy', 'atomic_path_not_ready', 'fee_differs_from_executor'] },
         since: isoTime,
         details: { type: 'object' },
       },

@@ -1,4 +1,4 @@
-import { decodeRevertData } from '@facilitator/chain-rpc';
+import { decodeRevertData, decodeUint, TRANSFER_TOPIC } from '@facilitator/chain-rpc';
 import type { TransferAuthorization } from '@facilitator/core';
 import { AbiCoder, dataSlice, Interface, type BytesLike } from 'ethers';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
@@ -19,7 +19,11 @@ export function settleCalldata(items: readonly ExecutorItem[]): string {
 }
 
 export type ItemOutcome =
-  | { settled: true }
+  /**
+   * `toTreasury`: the token transfers to the treasury among the item's own logs (those between the previous
+   * item's outcome and its own): the fee the executor actually took, whatever fee it was configured with
+   */
+  | { settled: true; toTreasury?: Array<{ token: string; from: string; value: bigint }> }
   /** `stage`: which call failed (both were undone); `reason`: the token's revert reason, or why none is known */
   | { settled: false; stage: 'fee' | 'transfer' | 'unknown'; reason: string };
 
@@ -49,16 +53,29 @@ export function itemOutcomes(logs: readonly LogLike[], treasury: string): Map<st
   const cached = outcomesByLogs.get(logs);
   if (cached && cached.treasury === account) return cached.outcomes;
   const outcomes = new Map<string, ItemOutcome>();
+  // the logs since the previous item's outcome: an item's fee and transfer logs come before its Settled
+  let segment: LogLike[] = [];
   for (const log of logs) {
-    if (log.address.toLowerCase() !== account || log.topics.length !== 3) continue;
     const [topic, payer, nonce] = log.topics;
-    if (topic !== SETTLED_TOPIC && topic !== NOT_SETTLED_TOPIC) continue;
+    const isOutcome = log.address.toLowerCase() === account && log.topics.length === 3 && (topic === SETTLED_TOPIC || topic === NOT_SETTLED_TOPIC);
+    if (!isOutcome) {
+      segment.push(log);
+      continue;
+    }
     const key = itemKey('0x' + payer.slice(26), nonce);
-    if (topic === SETTLED_TOPIC) outcomes.set(key, { settled: true });
+    if (topic === SETTLED_TOPIC) outcomes.set(key, { settled: true, toTreasury: transfersTo(segment, account) });
     else outcomes.set(key, { settled: false, ...failureOf(AbiCoder.defaultAbiCoder().decode(['bytes'], log.data)[0] as string) });
+    segment = [];
   }
   outcomesByLogs.set(logs, { treasury: account, outcomes });
   return outcomes;
+}
+
+/** ERC-20 Transfer logs to `account` (lower-case), with their token and sender; a log not shaped like one is no transfer. */
+function transfersTo(logs: readonly LogLike[], account: string): Array<{ token: string; from: string; value: bigint }> {
+  return logs
+    .filter((l) => l.topics.length === 3 && l.topics[0] === TRANSFER_TOPIC && l.data.length === 66 && ('0x' + l.topics[2].slice(26)).toLowerCase() === account)
+    .map((l) => ({ token: l.address.toLowerCase(), from: ('0x' + l.topics[1].slice(26)).toLowerCase(), value: decodeUint(l.data) }));
 }
 
 /** Which call of an item failed and why, from `settleOne`'s revert data. */

@@ -93,7 +93,12 @@ describe('settle', () => {
     const one = await item({ value: usdc('2') });
     const receipt = await send(relayerKey(), [one]);
     expect(receipt.status).toBe(1);
-    expect(itemOutcomes(receipt.logs, treasury.address).get(itemKey(one.from, one.nonce))).toEqual({ settled: true });
+    // the fee the executor took, read from the item's own logs
+    const token = devnet.token.toLowerCase();
+    expect(itemOutcomes(receipt.logs, treasury.address).get(itemKey(one.from, one.nonce))).toEqual({
+      settled: true,
+      toTreasury: [{ token, from: merchant.address.toLowerCase(), value: FEE }],
+    });
     const after = await moneyState();
     expect(after.balances[payer.address]).toBe(before.balances[payer.address] - usdc('2'));
     expect(after.balances[merchant.address]).toBe(before.balances[merchant.address] + usdc('2') - FEE);
@@ -119,11 +124,13 @@ describe('settle', () => {
     const receipt = await send(relayerKey(), items);
     const outcomes = itemOutcomes(receipt.logs, treasury.address);
     const outcome = (i: number) => outcomes.get(itemKey(items[i].from, items[i].nonce));
-    expect(outcome(0)).toEqual({ settled: true });
+    // each settled item sees only its own fee, not the earlier items' (the undone ones logged nothing)
+    const feeOf = (i: number) => ({ settled: true, toTreasury: [{ token: devnet.token.toLowerCase(), from: items[i].to.toLowerCase(), value: FEE }] });
+    expect(outcome(0)).toEqual(feeOf(0));
     expect(outcome(1)).toMatchObject({ settled: false, stage: 'fee', reason: expect.stringContaining('allowance') });
     expect(outcome(2)).toMatchObject({ settled: false, stage: 'transfer', reason: expect.stringContaining('balance') });
     expect(outcome(3)).toMatchObject({ settled: false, stage: 'transfer', reason: expect.stringContaining('expired') });
-    expect(outcome(4)).toEqual({ settled: true });
+    expect(outcome(4)).toEqual(feeOf(4));
     const after = await moneyState([poorMerchant.address, poorPayer.address]);
     // exactly two fees and two payments moved
     expect(after.balances[treasury.address]).toBe(before.balances[treasury.address] + 2n * FEE);

@@ -3,6 +3,7 @@ export * from './step';
 export * from './failures';
 export * from './approval-command';
 export * from './settlement-machine';
+export * from './settlement-path-policy';
 export * from './settlement-requests';
 export * from './settlement-events';
 export * from './error-classes';

@@ -22,6 +22,7 @@ import {
   settlementFixture,
   TOKEN,
   TREASURY,
+  transferFromCalldata,
   ERC6492_SIGNATURE,
   FakeWalletDeployments,
 } from './testing/fakes';
@@ -47,11 +48,12 @@ function harness(
   const waits: string[] = [];
   const machine = new SettlementMachine({
     settlements: store,
-    networks: new Map([[CHAIN_ID, { ...networkFixture(chain), settlementMode: options.settlementMode }]]),
+    networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
+    paths: { pathOf: () => options.settlementMode ?? 'sequential' },
     transactions,
     treasury: TREASURY,
     relayers: [RELAYER_A, RELAYER_B],
-    feeAmount: FEE,
+    executorFee: FEE,
     expiryMarginSeconds: 30,
     outbox,
     merchantPause: { afterReverts: 3, windowMs: 600_000 },
@@ -89,6 +91,17 @@ describe('SettlementMachine.advance', () => {
     ]);
     expect(h.events.map((e) => `${e.from}->${e.to}`)).toEqual(h.path());
     expect(h.events[0].settlement.state).toBe('pending');
+  });
+
+  it('charges and reserves the fee stored on the row, not its own FEE_AMOUNT (issue 25: a settlement owns its fee)', async () => {
+    const rowFee = FEE / 2n;
+    const h = harness([settlementFixture({ feeAmount: rowFee.toString() }, { webhookUrl: WEBHOOK_URL })], { settlementMode: 'atomic' });
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    // the executor takes FEE with each item, so this settlement went sequentially, charged its own fee
+    expect(h.row()).toMatchObject({ state: 'settled', settlementMode: 'sequential', feeAmount: rowFee.toString() });
+    expect(h.store.reservations.map((r) => r.fee)).toEqual([rowFee]);
+    const fee = h.transactions.sent.find((r) => r.purpose === 'fee')!;
+    expect(fee.data).toBe(transferFromCalldata(MERCHANT, TREASURY, rowFee));
   });
 
   it('sends nothing of a settlement that a settle request stopped just before the fee was claimed, and ends with its final state', async () => {
@@ -399,6 +412,24 @@ describe('SettlementMachine.giveUp', () => {
       await expect(h.machine.giveUp('stl_1', boom, 'transient')).resolves.toBe('failed');
       expect(h.row().errorDetails).toMatchObject({ fee_status: 'not_collected', merchant_charged: false });
     });
+
+    it.each([
+      ['sent', false],
+      ['stored but never signed', true],
+    ] as const)(
+      'parks a settlement fixed atomic whose fee went on sequentially (%s): the row still says atomic, the fee may be mined',
+      async (_label, unsigned) => {
+        // the network left the atomic path, or a worker whose executor takes another fee charged the row's fee
+        // sequentially; the row becomes sequential only with its next transition (found by review: it ended
+        // "failed, nothing charged" while its fee transaction could still be mined)
+        const h = harness([settlementFixture({ state: 'collect_fee', settlementMode: 'atomic' })], { atomic: atomicWith(null) });
+        if (unsigned) h.transactions.unsigned.add('stl_1:fee');
+        else h.transactions.seed('stl_1', 'fee');
+        await expect(h.machine.giveUp('stl_1', boom, 'permanent')).resolves.toBe('parked');
+        expect(h.store.transitions).toEqual([]);
+        expect(h.store.attention.get('stl_1')).toBe('collect_fee: permanent error: boom');
+      },
+    );
 
     it('parks a settlement whose batch is stored: another settlement of the batch may still send it', async () => {
       const h = harness([settlementFixture({ state: 'collect_fee', settlementMode: 'atomic' })], { atomic: atomicWith(batch) });

@@ -2,6 +2,7 @@ import { RelayerRotation, type TransactionProvider } from '@facilitator/chain-se
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import type { SettlementAccounting } from './accounting';
+import { SEQUENTIAL_EVERYWHERE, type SettlementPathPolicy } from './settlement-path-policy';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { WalletDeploymentGuard } from './wallet-deployment-guard';
 import type { ErrorClass } from './error-classes';
@@ -35,13 +36,19 @@ export interface SettlementMachineOptions {
   /** this worker holds the treasury's key, so it can take the sequential path (default true) */
   treasurySigns?: boolean;
   relayers: readonly string[];
-  feeAmount: bigint;
+  /**
+   * the fee this worker's executor takes (FEE_AMOUNT, checked against the delegation): only settlements
+   * whose own stored fee equals it go through the executor; each settlement is charged its row's fee
+   */
+  executorFee: bigint;
   expiryMarginSeconds: number;
   outbox: Pick<WebhookOutbox, 'enqueue'>;
   merchantPause: MerchantPausePolicy;
   /** without it every relayer counts as funded */
   relayerFunds?: RelayerFunds;
-  /** the atomic path's batches (networks whose settlementMode is atomic need it) */
+  /** which path each network allows new settlements (default: sequential everywhere) */
+  paths?: SettlementPathPolicy;
+  /** the atomic path's batches (networks the path policy calls atomic need it) */
   atomic?: AtomicSettlement;
   /** checks and limits before an ERC-6492 payer's wallet is deployed; absent: no wallet is deployed */
   walletDeployments?: WalletDeploymentGuard;
@@ -184,12 +191,16 @@ export class SettlementMachine {
   }
 
   /**
-   * Atomic path: only a settlement never placed in a batch is known to have moved nothing. A stored batch
-   * may still be sent by another of its settlements, and after collect_fee both fee and transfer happened.
+   * Atomic path: only a settlement never placed in a batch, and with no fee of its own, is known to have
+   * moved nothing. A stored batch may still be sent by another of its settlements; a row fixed atomic whose
+   * fee went on sequentially (the network left the atomic path, or this worker's executor takes another fee)
+   * says so only with its next transition, and its fee transaction, even unsigned, may still be mined; after
+   * collect_fee both fee and transfer happened.
    */
   private async atomicEnding(settlement: StepContext['settlement'], reason: string): Promise<StepResult | undefined> {
     if (settlement.state !== 'collect_fee') return undefined;
     if (!this.options.atomic || (await this.options.atomic.batchOf(settlement.id))) return undefined;
+    if (await this.options.transactions.hasAny(settlement.id, 'fee')) return undefined;
     return failed(settlementDoomed(reason), true);
   }
 
@@ -251,7 +262,10 @@ export class SettlementMachine {
       anyFundedRelayer: () => this.anyFundedRelayer(settlement.chainId),
       treasury: this.options.treasury,
       treasurySigns: this.options.treasurySigns ?? true,
-      feeAmount: this.options.feeAmount,
+      networkPath: (this.options.paths ?? SEQUENTIAL_EVERYWHERE).pathOf(settlement.chainId),
+      // the row's fee, never this worker's configuration: what is charged is what the merchant is told
+      feeAmount: BigInt(settlement.feeAmount),
+      executorFee: this.options.executorFee,
       expiryMarginSeconds: this.options.expiryMarginSeconds,
       now: this.options.now ?? (() => Math.floor(Date.now() / 1000)),
       merchantPause: this.options.merchantPause,

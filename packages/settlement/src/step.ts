@@ -41,11 +41,6 @@ export interface SettlementNetwork<Chain extends SettlementChain = UsdcClient> {
   walletFactories: readonly string[];
   /** lowercase; the wallet implementations (singletons) such a factory may deploy (WALLET_IMPLEMENTATIONS_<chainId>) */
   walletImplementations: readonly string[];
-  /**
-   * The path new settlements take from collect_fee on: `atomic` only where the start-up check found the
-   * treasury's delegation in place (default sequential)
-   */
-  settlementMode?: 'atomic' | 'sequential';
 }
 
 /** When a merchant's fee transfers keep reverting, its settlements pause for a while (griefing). */
@@ -70,7 +65,21 @@ export interface StepContext {
    * from the treasury and runs only then; without it a settlement goes atomic or waits for the atomic path
    */
   treasurySigns: boolean;
+  /**
+   * the path this network allows new settlements now (the worker's SettlementPathPolicy, read when the step
+   * began): `atomic` only where the treasury's delegation to the executor is in place
+   */
+  networkPath: 'atomic' | 'sequential';
+  /**
+   * the settlement's own fee, decided once when it was created and stored on its row: every step reserves,
+   * charges and reports this amount, whatever this worker's FEE_AMOUNT says
+   */
   feeAmount: bigint;
+  /**
+   * the fee the atomic path's executor takes with each item: this worker's FEE_AMOUNT, which its executor
+   * was checked against; a settlement whose own fee differs never goes through the executor
+   */
+  executorFee: bigint;
   /** an authorization must stay valid this long when the transfer is attempted */
   expiryMarginSeconds: number;
   /** Unix seconds */

@@ -20,6 +20,12 @@ export const SettlementWaitReason = {
    * holds no treasury key to settle sequentially: it waits for `executor setup`, within its authorization
    */
   AtomicPathNotReady: 'atomic_path_not_ready',
+  /**
+   * the settlement's own fee (stored when it was created) is not the fee this worker's executor takes, and
+   * this worker holds no treasury key to charge it sequentially: it waits for a worker that can charge
+   * exactly that fee (during a change of FEE_AMOUNT, one still configured with it), within its authorization
+   */
+  FeeDiffersFromExecutor: 'fee_differs_from_executor',
 } as const;
 export type SettlementWaitReason = (typeof SettlementWaitReason)[keyof typeof SettlementWaitReason];
 
@@ -31,6 +37,7 @@ export const WAIT_RETRY_MS: Record<SettlementWaitReason, number> = {
   treasury_busy: 1_000,
   // the delegation is read again every EXECUTOR_RECHECK_MS (a minute by default)
   atomic_path_not_ready: 10_000,
+  fee_differs_from_executor: 10_000,
 };
 
 /** A step's answer when the chain does not let the settlement go on yet; nothing was sent. */
@@ -90,8 +97,9 @@ export function noFundedRelayer(ctx: StepContext): StepWait {
 
 /**
  * A settlement that would take the sequential path in a worker without the treasury's key: a payment smaller
- * than the fee fails at once (only the sequential path settles it; nothing was charged), any other waits for
- * the network's atomic path within its authorization. Undefined: the path can run here.
+ * than the fee fails at once (only the sequential path settles it; nothing was charged), one whose own fee the
+ * executor cannot take waits for a worker that can charge it, any other waits for the network's atomic path;
+ * both waits last only as long as the authorization. Undefined: the path can run here.
  */
 export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'sequential'): StepResult | StepWait | undefined {
   if (path === 'atomic' || ctx.treasurySigns) return undefined;
@@ -106,11 +114,18 @@ export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'se
       true,
     );
   }
+  const feeDiffers = ctx.networkPath === 'atomic' && ctx.feeAmount !== ctx.executorFee;
   if (!authorizationStillValid(ctx)) {
-    return failed(settlementDoomed('authorization expired while the atomic path was not set up on this network', { validBefore, path: 'sequential' }), true);
+    const reason = feeDiffers
+      ? "authorization expired while no worker could charge the settlement's fee: the executor takes another fee and this worker holds no treasury key"
+      : 'authorization expired while the atomic path was not set up on this network';
+    return failed(settlementDoomed(reason, { validBefore, path: 'sequential', ...(feeDiffers ? feeDetail(ctx) : {}) }), true);
   }
+  if (feeDiffers) return { wait: { reason: SettlementWaitReason.FeeDiffersFromExecutor, detail: { network: ctx.network.caip2, ...feeDetail(ctx) } } };
   return { wait: { reason: SettlementWaitReason.AtomicPathNotReady, detail: { network: ctx.network.caip2, treasury: ctx.treasury } } };
 }
+
+const feeDetail = (ctx: StepContext) => ({ fee_amount: ctx.feeAmount.toString(), executor_fee: ctx.executorFee.toString() });
 
 /** Whether the payer's authorization is still valid for the expiry margin (a wait must not outlive it). */
 export function authorizationStillValid(ctx: StepContext): boolean {

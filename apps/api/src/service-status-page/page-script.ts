@@ -11,7 +11,8 @@ var REASONS = {
   no_funded_relayer: 'No relayer with gas',
   payer_funds_in_flight: "Payer's other payments in flight",
   treasury_busy: 'Treasury transaction pending',
-  atomic_path_not_ready: 'Settlement executor not set up'
+  atomic_path_not_ready: 'Settlement executor not set up',
+  fee_differs_from_executor: "Fee differs from the executor's"
 };
 var lastGood = null;
 

@@ -16,6 +16,11 @@ export interface SettlementUpdate {
   errorDetails?: object | null;
   /** set on entering collect_fee: which path moves the money */
   settlementMode?: 'atomic' | 'sequential';
+  /**
+   * decided once when the settlement is created; rewritten only when the chain took another amount (the
+   * executor's delegation changed while a batch was in flight), so that the row reports what was taken
+   */
+  feeAmount?: string;
 }
 
 /** Column of each updatable field; the order fixes the order of the SET list and of its values. */
@@ -30,6 +35,7 @@ export const UPDATE_COLUMNS: ReadonlyArray<readonly [keyof SettlementUpdate, str
   ['errorMessage', 'error_message'],
   ['errorDetails', 'error_details'],
   ['settlementMode', 'settlement_mode'],
+  ['feeAmount', 'fee_amount'],
 ];
 
 /** A settlements row as `pg` returns it (snake_case), in Prisma's shape. */

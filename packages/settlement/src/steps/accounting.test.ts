@@ -134,7 +134,7 @@ describe('checkAllowance with the failure accounting', () => {
     expect(moved.note).toMatchObject({ payer_balance: (5n * AMOUNT).toString(), payer_kind: 'eoa' });
 
     const contract = stepHarness(checking(), { accounting: true });
-    contract.ctx.network = { ...contract.ctx.network, settlementMode: 'atomic' };
+    contract.ctx.networkPath = 'atomic';
     contract.chain.withCode.add(PAYER);
     expect(result(await checkAllowance(contract.ctx)).reserveFee?.request.payer).toMatchObject({ maxInFlight: 1 });
   });
@@ -188,7 +188,7 @@ describe('checkAllowance with the failure accounting', () => {
 
     const atomic = stepHarness(checking(), { accounting: true });
     atomic.chain.withCode.add(PAYER);
-    atomic.ctx.network = { ...atomic.ctx.network, settlementMode: 'atomic' };
+    atomic.ctx.networkPath = 'atomic';
     expect(result(await checkAllowance(atomic.ctx)).data).toEqual({ settlementMode: 'atomic' });
 
     const allowed = stepHarness(checking(), { accounting: { sequentialContractPayers: 'allow' } });
@@ -243,7 +243,7 @@ describe('SettlementMachine: a payment the payer\'s balance backs only after its
       transactions,
       treasury: TREASURY,
       relayers: [RELAYER_A],
-      feeAmount: FEE,
+      executorFee: FEE,
       expiryMarginSeconds: 30,
       outbox: new FakeOutbox(log),
       merchantPause: { afterReverts: 3, windowMs: 600_000 },

@@ -5,7 +5,7 @@ import { AbiCoder, id } from 'ethers';
 import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError } from '../atomic/executor-batches';
 import type { StepResult } from '../step';
-import { FEE, GAS_CAPS, MERCHANT, NONCE, PAYER, settlementFixture, stepHarness, TREASURY } from '../testing/fakes';
+import { FEE, GAS_CAPS, MERCHANT, NONCE, PAYER, settlementFixture, stepHarness, transferLog, TREASURY } from '../testing/fakes';
 import { isWait } from '../waiting';
 import { collectFeeAndTransfer, recordAtomicExecution, recordAtomicSettlement } from './atomic-steps';
 
@@ -46,7 +46,7 @@ const atomicSettlement = () => settlementFixture({ state: 'collect_fee', settlem
 /** A step harness on a network that settles atomically. */
 function atomicHarness(atomic: AtomicSettlement, settlement = atomicSettlement()) {
   const h = stepHarness(settlement, { overrides: { atomic } });
-  h.ctx.network = { ...h.ctx.network, settlementMode: 'atomic' };
+  h.ctx.networkPath = 'atomic';
   return h;
 }
 
@@ -65,6 +65,26 @@ describe('collect_fee on the atomic path', () => {
     expect(atomic.placed).toHaveLength(1);
     expect(atomic.placed[0].item).toMatchObject({ from: PAYER, to: MERCHANT, nonce: NONCE, gas: GAS_CAPS.fee + GAS_CAPS.transfer });
     expect(result).toMatchObject({ to: 'fee_collected', data: { feeTxHash: HASH }, note: { atomic: true, batch_id: 'bat_1', batch_size: 3 } });
+  });
+
+  it('reads the fee taken from its own item\'s logs: the stored fee, nothing rewritten', async () => {
+    const logs = [transferLog(MERCHANT, TREASURY, FEE), transferLog(PAYER, MERCHANT, 1n), executorLog('Settled', [PAYER, NONCE])];
+    const { result } = await run(confirmedWith(logs));
+    expect(result.to).toBe('fee_collected');
+    expect(result.data).not.toHaveProperty('feeAmount');
+    expect(result.note).not.toHaveProperty('fee_taken_differs');
+  });
+
+  it('records what the chain took when the executor took another fee than the stored one (its delegation changed in flight)', async () => {
+    // the previous item's fee (another settlement of the same merchant) is not this item's
+    const previous = [transferLog(MERCHANT, TREASURY, FEE), executorLog('Settled', [PAYER, '0x' + '01'.repeat(32)])];
+    const logs = [...previous, transferLog(MERCHANT, TREASURY, 2n * FEE), transferLog(PAYER, MERCHANT, 1n), executorLog('Settled', [PAYER, NONCE])];
+    const { result } = await run(confirmedWith(logs));
+    expect(result).toMatchObject({
+      to: 'fee_collected',
+      data: { feeTxHash: HASH, feeAmount: (2n * FEE).toString() },
+      note: { fee_taken_differs: { stored: FEE.toString(), taken: (2n * FEE).toString() } },
+    });
   });
 
   it('only reads its own item: another payment settled in the same transaction is not this one', async () => {
@@ -116,7 +136,7 @@ describe('collect_fee on the atomic path', () => {
   it('goes on sequentially when the network left the atomic path before the settlement was placed', async () => {
     const atomic = new FakeAtomic(confirmedWith([]));
     const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
-    h.ctx.network = { ...h.ctx.network, settlementMode: 'sequential' };
+    h.ctx.networkPath = 'sequential';
     const result = await collectFeeAndTransfer(h.ctx);
     expect(result).toMatchObject({ to: 'fee_collected', data: { settlementMode: 'sequential' } });
     expect(atomic.placed).toEqual([]);

@@ -7,7 +7,7 @@ import { authorizationOf, signatureOf } from '../authorization';
 import { executedElsewhereNoFee, failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
-import { isWait, noFundedRelayer } from '../waiting';
+import { isWait, noFundedRelayer, sequentialPathUnavailable } from '../waiting';
 import { transferExecutionGasCap } from './preflight';
 import { authorizationUseOf } from './transfer-not-executed';
 
@@ -21,8 +21,17 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
   const atomic = atomicOf(ctx);
   let batch = await atomic.batchOf(ctx.settlement.id);
   // the network left the atomic path (its delegation is gone) before this settlement was placed, or a
-  // run already sent its fee sequentially: it goes on sequentially, and says so with its next transition
-  if (!batch && (ctx.network.settlementMode !== 'atomic' || (await ctx.transactions.hasAny(ctx.settlement.id, 'fee')))) {
+  // run already sent its fee sequentially, or this worker's executor takes another fee than the settlement's
+  // own (a worker configured differently from the one that chose the path): it goes on sequentially, and
+  // says so with its next transition; without the treasury key, a fee that differs waits for a worker that
+  // can charge it (nothing was sent)
+  const feeDiffers = ctx.feeAmount !== ctx.executorFee;
+  const feeSent = !batch && (await ctx.transactions.hasAny(ctx.settlement.id, 'fee'));
+  if (!batch && (ctx.networkPath !== 'atomic' || feeDiffers || feeSent)) {
+    if (feeDiffers && !feeSent) {
+      const held = sequentialPathUnavailable(ctx, 'sequential');
+      if (held) return held;
+    }
     const sequential = await collectFee(ctx);
     return isWait(sequential) ? sequential : { ...sequential, data: { ...sequential.data, settlementMode: 'sequential' } };
   }
@@ -108,7 +117,13 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     throw new Error(`settle transaction ${outcome.hash} has no outcome for settlement ${ctx.settlement.id}`);
   }
   if (item.settled) {
-    return { to: 'fee_collected', data: { feeTxHash: outcome.hash, feeCollectedAt: new Date() }, note: { fee_tx_hash: outcome.hash, atomic: true, ...batchNote } };
+    const taken = feeTakenBy(ctx, item.toTreasury);
+    const result: StepResult = { to: 'fee_collected', data: { feeTxHash: outcome.hash, feeCollectedAt: new Date() }, note: { fee_tx_hash: outcome.hash, atomic: true, ...batchNote } };
+    if (taken === undefined || taken === ctx.feeAmount) return result;
+    // the executor took another fee than the settlement's own: its delegation changed (another FEE_AMOUNT)
+    // while this batch was in flight. The money moved; the row records what was taken, so that what the
+    // merchant is told is what the chain did, and the transition says so
+    return { ...result, data: { ...result.data, feeAmount: taken.toString() }, note: { ...result.note, fee_taken_differs: { stored: ctx.feeAmount.toString(), taken: taken.toString() } } };
   }
   if (item.stage === 'fee') {
     // the fee hash is kept, as for a reverted fee transfer: it counts toward the merchant's pause
@@ -124,6 +139,17 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
   }
   const result = failed(transferFailedFeeReturned(item.reason, outcome.hash), true);
   return { ...result, note: { ...result.note, ...batchNote } };
+}
+
+/**
+ * The merchant's token transfers to the treasury in the item's own logs: the fee the executor took. Undefined
+ * when none is found (logs not read): nothing is rewritten on a guess.
+ */
+function feeTakenBy(ctx: StepContext, toTreasury: Array<{ token: string; from: string; value: bigint }> | undefined): bigint | undefined {
+  const token = ctx.network.usdc.tokenAddress.toLowerCase();
+  const merchant = ctx.settlement.merchant.toLowerCase();
+  const fees = (toTreasury ?? []).filter((t) => t.token === token && t.from === merchant);
+  return fees.length === 0 ? undefined : fees.reduce((sum, t) => sum + t.value, 0n);
 }
 
 function atomicOf(ctx: StepContext): AtomicSettlement {

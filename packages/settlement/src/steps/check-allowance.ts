@@ -77,10 +77,13 @@ export const checkAllowance: Step = async (ctx) => {
 
 /**
  * Atomic where the network is, except for a payment smaller than the fee (a merchant may set its minimum
- * that low): the executor refuses those, so that no item ever leaves a merchant worse off.
+ * that low): the executor refuses those, so that no item ever leaves a merchant worse off; and except for
+ * a settlement whose own fee is not the one the executor takes (FEE_AMOUNT changed between the API that
+ * created it and this worker): the executor would charge its fee, not the one the merchant is told.
  */
 function pathOf(ctx: StepContext): 'atomic' | 'sequential' {
-  return ctx.network.settlementMode === 'atomic' && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
+  const executorCanCharge = ctx.feeAmount === ctx.executorFee;
+  return ctx.networkPath === 'atomic' && executorCanCharge && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
 }
 
 /**

@@ -56,11 +56,11 @@ describe('an ERC-6492 wallet is deployed at our expense only when', () => {
     expect(sequential.log.some((l) => l.includes('simulateDeployment'))).toBe(false);
 
     const atomic = stepHarness(settlementFixture({}, { signature }), { accounting: true });
-    atomic.ctx.network = { ...atomic.ctx.network, settlementMode: 'atomic' };
+    atomic.ctx.networkPath = 'atomic';
     expect(await preflight(atomic.ctx)).toMatchObject({ to: 'deploying_wallet' });
 
     const paused = stepHarness(settlementFixture({}, { signature }), { accounting: true });
-    paused.ctx.network = { ...paused.ctx.network, settlementMode: 'atomic' };
+    paused.ctx.networkPath = 'atomic';
     paused.accounting!.payerFailures = { count: 3, lastAt: new Date() };
     expect(await preflight(paused.ctx)).toMatchObject({ to: 'failed', data: { errorDetails: { paused: 'payer', merchant_charged: false } } });
     expect(paused.walletDeployments.reserved).toEqual([]);

@@ -317,10 +317,10 @@ describe('checkAllowance (check_allowance)', () => {
 
   it('fixes the atomic path where the network has it, but sequential for a payment smaller than the fee', async () => {
     const h = stepHarness();
-    h.ctx.network = { ...h.ctx.network, settlementMode: 'atomic' };
+    h.ctx.networkPath = 'atomic';
     expect((await checkAllowance(h.ctx)).data).toEqual({ settlementMode: 'atomic' });
     const small = stepHarness(settlementFixture({ amount: (FEE - 1n).toString() }));
-    small.ctx.network = { ...small.ctx.network, settlementMode: 'atomic' };
+    small.ctx.networkPath = 'atomic';
     expect((await checkAllowance(small.ctx)).data).toEqual({ settlementMode: 'sequential' });
   });
 
@@ -677,7 +677,7 @@ describe('transferNotExecuted', () => {
 describe('a worker without the treasury key (the atomic path only)', () => {
   function keyless(settlement = settlementFixture({ state: 'check_allowance' }), mode: 'atomic' | 'sequential' = 'sequential') {
     const h = stepHarness(settlement, { overrides: { treasurySigns: false } });
-    h.ctx.network = { ...h.ctx.network, settlementMode: mode };
+    h.ctx.networkPath = mode;
     return h;
   }
 

@@ -391,7 +391,10 @@ export function stepHarness(
     anyFundedRelayer: async () => true,
     treasury: TREASURY,
     treasurySigns: true,
-    feeAmount: FEE,
+    networkPath: 'sequential',
+    // as the machine does: the row's own fee, and the fee this worker's executor takes
+    feeAmount: BigInt(settlement.feeAmount),
+    executorFee: FEE,
     expiryMarginSeconds: 30,
     now: () => NOW,
     merchantPause: { afterReverts: 3, windowMs: 600_000 },

@@ -116,6 +116,13 @@ export function settlementStoreContract(name: string, open: () => Promise<StoreU
         expect(await t.store.transition({ id: 'stl_missing', from: 'pending', to: 'failed' })).toBeNull();
       });
 
+      it('records the fee the chain took when it is not the stored one (the one rewrite of a settlement\'s fee)', async () => {
+        const row = await seeded({ state: 'collect_fee', settlementMode: 'atomic', feeAmount: '10000' });
+        const moved = await t.store.transition({ id: row.id, from: 'collect_fee', to: 'fee_collected', data: { feeTxHash: '0x' + 'fe'.repeat(32), feeAmount: '20000' } });
+        expect(moved).toMatchObject({ state: 'fee_collected', feeAmount: '20000' });
+        expect((await t.store.findWithVerification(row.id))!.feeAmount).toBe('20000');
+      });
+
       it('writes null to clear a field and leaves the fields not given alone', async () => {
         const row = await seeded({ state: 'collect_fee', feeTxHash: '0x' + 'fe'.repeat(32), errorMessage: 'earlier' });
         const moved = await t.store.transition({ id: row.id, from: 'collect_fee', to: 'failed', data: { feeTxHash: null, errorCode: 'fee_collection_failed' } });

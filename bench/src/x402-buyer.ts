@@ -1,0 +1,99 @@
+// A buyer and a merchant of the x402 ecosystem, for the benchmarks that time paid HTTP requests
+// (bench:paid, bench:custody): a merchant's Express app selling one resource through @x402/express's
+// `paymentMiddleware` with a given facilitator, and @x402/fetch's `wrapFetchWithPayment` paying for it with
+// the devnet payer's key. Each request is timed from the client's call to the resource's body.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import { getAddress } from 'ethers';
+import { decodePaymentResponseHeader, decodePaymentSignatureHeader } from '@x402/core/http';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Devnet } from '@facilitator/devnet';
+import { epochMs } from './stats';
+
+export const PAID_PRICE_UNITS = 50_000n; // $0.05: the merchant nets $0.04 after our $0.01 fee
+
+export interface PaidSample {
+  startedAt: number;
+  endedAt: number;
+  ok: boolean;
+  nonce?: string;
+  transaction?: string;
+  error?: string;
+}
+
+export function listen(app: express.Express, servers: Server[]): Promise<string> {
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    servers.push(server);
+  });
+}
+
+/** A merchant's app selling GET /resource through @x402/express with `facilitatorUrl` as its facilitator. */
+export function merchantApp(devnet: Devnet, facilitatorUrl: string): express.Express {
+  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(`eip155:${devnet.chainId}`, new ExactEvmServerScheme());
+  const app = express();
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /resource': {
+          accepts: {
+            scheme: 'exact',
+            network: `eip155:${devnet.chainId}`,
+            payTo: getAddress(devnet.accounts.merchant.address),
+            // the devnet's USDC is not the public Base Sepolia address, so the asset is spelled out
+            price: { amount: PAID_PRICE_UNITS.toString(), asset: getAddress(devnet.token), extra: { name: devnet.eip712Domain.name, version: devnet.eip712Domain.version } },
+          },
+          description: 'a paid resource',
+        },
+      },
+      resourceServer,
+    ),
+  );
+  app.get('/resource', (_req, res) => {
+    res.json({ forecast: 'sunny', temperature: 21 });
+  });
+  return app;
+}
+
+export function buyerOf(devnet: Devnet): x402Client {
+  return new x402Client()
+    .register('eip155:*', new ExactEvmClientScheme(privateKeyToAccount(devnet.accounts.payer.privateKey as `0x${string}`)))
+    .setSpendControls({ allowedAssets: [{ network: `eip155:${devnet.chainId}`, asset: getAddress(devnet.token), maxAmountPerPayment: '1000000' }] });
+}
+
+/** One paid request, the way a buyer's program makes it; the payment's nonce is caught on its way out. */
+export async function paidRequest(url: string, buyer: x402Client): Promise<PaidSample> {
+  let signatureHeader: string | undefined;
+  const watching: typeof fetch = (input, init) => {
+    const request = input instanceof Request ? input : new Request(input, init);
+    signatureHeader = request.headers.get('PAYMENT-SIGNATURE') ?? signatureHeader;
+    return fetch(request);
+  };
+  const pay = wrapFetchWithPayment(watching, buyer);
+  const startedAt = epochMs();
+  const sample: PaidSample = { startedAt, endedAt: startedAt, ok: false };
+  try {
+    const response = await pay(url);
+    const body = (await response.json()) as { forecast?: string };
+    sample.endedAt = epochMs();
+    sample.ok = response.status === 200 && body.forecast === 'sunny';
+    const receipt = response.headers.get('PAYMENT-RESPONSE');
+    if (receipt) sample.transaction = decodePaymentResponseHeader(receipt).transaction;
+    if (!sample.ok) sample.error = `${response.status}: ${JSON.stringify(body).slice(0, 300)}${receipt ? ` ${JSON.stringify(decodePaymentResponseHeader(receipt))}` : ''}`;
+  } catch (err) {
+    sample.endedAt = epochMs();
+    sample.error = err instanceof Error ? err.message : String(err);
+  }
+  if (signatureHeader) {
+    const payload = decodePaymentSignatureHeader(signatureHeader).payload as { authorization?: { nonce?: string } };
+    sample.nonce = payload.authorization?.nonce?.toLowerCase();
+  }
+  return sample;
+}
+
