@@ -22,7 +22,7 @@ function start(app: 'api' | 'worker', env: Record<string, string | undefined>) {
 const both: Array<[Record<string, string | undefined>, string]> = [
   [{ DATABASE_URL: undefined }, 'configuration error: DATABASE_URL is required but not set'],
   [{ WEBHOOK_SECRET: 'too-short' }, "configuration error: WEBHOOK_SECRET must be at least 32 characters (it is the master key of the merchants' webhook secrets)"],
-  [{ RPC_URL_84532: undefined }, 'configuration error: RPC_URL_8453 / RPC_URL_84532 must be set for at least one network (a network is enabled only when its RPC URL is set)'],
+  [{ RPC_URL_84532: undefined }, 'configuration error: RPC_URL_<chainId> must be set for at least one network (a network is enabled only when its RPC URL is set; chain ids: 8453, 84532, 137, 80002, 42161, 421614, 43114, 43113, 10, 11155420)'],
 ];
 // each app validates only the configuration it uses: the API knows the treasury by address, the worker by key
 const cases = {

@@ -60,7 +60,7 @@ export function resolveChainSettings(flags: ChainFlags, env: Env = process.env):
     network,
     rpcUrl,
     rpcSource,
-    tokenAddress: parseAddress(`TOKEN_ADDRESS_${id}`, reader.address(`TOKEN_ADDRESS_${id}`, network.defaultTokenAddress)),
+    tokenAddress: parseAddress(`TOKEN_ADDRESS_${id}`, reader.address(`TOKEN_ADDRESS_${id}`, network.usdc.address)),
     feeAmount,
     confirmations: reader.integer(`CONFIRMATIONS_${id}`, 1, 1, 100),
   };

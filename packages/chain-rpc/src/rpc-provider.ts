@@ -52,12 +52,23 @@ function describe(error: unknown): string {
  *   of leaving a detection loop retrying forever.
  * - `cacheTimeout: -1`: ethers otherwise answers identical calls made within 250 ms from a cache, so
  *   back-to-back `eth_getTransactionCount` calls return a stale nonce ("nonce has already been used").
+ * - a plain network (`plainNetwork`), never ethers' named one.
  */
 export function createProvider(
   url: string,
   chainId: number,
   options: JsonRpcApiProviderOptions = {},
 ): JsonRpcProvider {
-  const network = Network.from(chainId);
+  const network = plainNetwork(chainId);
   return new JsonRpcProvider(url, network, { staticNetwork: network, cacheTimeout: -1, ...options });
 }
+
+/**
+ * The chain by id alone. ethers' named networks carry plugins: Polygon's (137, 80002) fetches fee data from
+ * Polygon's gas station over the internet, so fees would come from a third party instead of the node and the
+ * fee policy, and fail where that site is unreachable.
+ */
+export function plainNetwork(chainId: number): Network {
+  return new Network(`eip155:${chainId}`, chainId);
+}
+

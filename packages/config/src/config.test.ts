@@ -160,7 +160,7 @@ describe('loadConfig', () => {
     [{ PORT: 'eighty' }, 'PORT must be a whole number (got "eighty")'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of error, warn, info, http, verbose, debug, silly (got "loud")'],
     [{ RPC_URL_84532: 'ftp://x' }, 'RPC_URL_84532 must be a http or https URL'],
-    [{ RPC_URL_84532: undefined }, 'RPC_URL_8453 / RPC_URL_84532 must be set for at least one network'],
+    [{ RPC_URL_84532: undefined }, 'RPC_URL_<chainId> must be set for at least one network'],
     [{ TOKEN_ADDRESS_84532: '0x1234' }, 'TOKEN_ADDRESS_84532 must be a 20-byte 0x-prefixed hex address'],
     [{ CONFIRMATIONS_84532: '0' }, 'CONFIRMATIONS_84532 must be between 1 and 100 (got 0)'],
     [{ RELAYER_PRIVATE_KEYS: `${TREASURY},0xbad` }, 'RELAYER_PRIVATE_KEYS entry 2 must be a 32-byte hex private key'],

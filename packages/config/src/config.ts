@@ -1,7 +1,7 @@
 import { ALL_QUEUES, isQueueName, type QueueName } from '@facilitator/queue';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { NETWORKS } from '@facilitator/core';
+import { NETWORKS, type GasCaps } from '@facilitator/core';
 import { ConfigError } from './config-error';
 import { readMasterSecret, readRelayerAddresses, readRelayers, readSignerSpecs, readTreasuryAddress, readWebhookPorts } from './key-addresses';
 import { Env, EnvReader } from './parsers';
@@ -41,17 +41,6 @@ export interface NetworkConfig {
   finalityDepth: number;
   /** the most gas the items of one atomic settle transaction may be given together (BATCH_GAS_BUDGET_<chainId>) */
   batchGasBudget: bigint;
-}
-
-export interface GasCaps {
-  /** the merchant's fee: transferFrom */
-  fee: bigint;
-  /** transferWithAuthorization from an ordinary key (EOA) payer */
-  transfer: bigint;
-  /** transferWithAuthorization from a contract-wallet payer (ERC-1271 signature check included) */
-  contractTransfer: bigint;
-  /** the factory call that deploys an ERC-6492 payer's wallet before its transfer */
-  walletDeploy: bigint;
 }
 
 /** Abuse limits of the public verify and settle endpoints (see docs/decisions.md, "Abuse"). */
@@ -284,11 +273,6 @@ const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const QUEUE_BACKENDS = ['redis', 'postgres'] as const;
 
 /**
- * Measured on the real USDC (FiatTokenV2_2): transferFrom ~40k, transferWithAuthorization ~80-96k from an
- * EOA; a Safe's ERC-1271 check adds ~15-30k. The caps leave room for storage-cold accounts and no more.
- */
-export const DEFAULT_GAS_CAPS: GasCaps = { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n, walletDeploy: 500_000n };
-/**
  * Canonical Safe 1.4.1 SafeProxyFactory and Coinbase Smart Wallet factory (same address on every chain):
  * the ERC-6492 factories used unless WALLET_FACTORIES_<chainId> says otherwise (docs/decisions.md).
  */
@@ -302,13 +286,6 @@ export const DEFAULT_WALLET_IMPLEMENTATIONS = [
   '0x29fcb43b46531bca003ddc8fcb67ffe91900c762',
   '0x000100abaad02f1cfc8bbe32bd5a564817339e72',
 ] as const;
-export const DEFAULT_MAX_FEE_PER_GAS_GWEI = 100;
-/** 0.001 ETH: about a thousand transfers at Base's usual fees, so the alert comes well before the last one */
-export const DEFAULT_RELAYER_MIN_BALANCE = 10n ** 15n;
-/** room for about 24 EOA payments (each item is given the fee and transfer caps); far under Base's block gas limit */
-export const DEFAULT_BATCH_GAS_BUDGET = 6_000_000n;
-/** 10 blocks (20 s on Base): deeper than any reorg of Base's sequencer seen so far (see docs/decisions.md) */
-export const DEFAULT_FINALITY_DEPTH = 10;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
@@ -353,27 +330,27 @@ function readNetworks(reader: EnvReader): NetworkConfig[] {
       rpcTimeoutMs: reader.integer('RPC_TIMEOUT_MS', 3_000, 100, 60_000),
       walletFactories: readAddressList(reader, `WALLET_FACTORIES_${id}`, DEFAULT_WALLET_FACTORIES),
       walletImplementations: readAddressList(reader, `WALLET_IMPLEMENTATIONS_${id}`, DEFAULT_WALLET_IMPLEMENTATIONS),
-      tokenAddress: reader.address(`TOKEN_ADDRESS_${id}`, network.defaultTokenAddress),
+      tokenAddress: reader.address(`TOKEN_ADDRESS_${id}`, network.usdc.address),
       eip712Name: reader.optionalString(`TOKEN_EIP712_NAME_${id}`),
       eip712Version: reader.optionalString(`TOKEN_EIP712_VERSION_${id}`),
       confirmations: reader.integer(`CONFIRMATIONS_${id}`, 1, 1, 100),
       gasCaps: {
-        fee: reader.bigint(`GAS_CAP_FEE_${id}`, DEFAULT_GAS_CAPS.fee),
-        transfer: reader.bigint(`GAS_CAP_TRANSFER_${id}`, DEFAULT_GAS_CAPS.transfer),
-        contractTransfer: reader.bigint(`GAS_CAP_CONTRACT_TRANSFER_${id}`, DEFAULT_GAS_CAPS.contractTransfer),
-        walletDeploy: reader.bigint(`GAS_CAP_WALLET_DEPLOY_${id}`, DEFAULT_GAS_CAPS.walletDeploy),
+        fee: reader.bigint(`GAS_CAP_FEE_${id}`, network.gasCaps.fee),
+        transfer: reader.bigint(`GAS_CAP_TRANSFER_${id}`, network.gasCaps.transfer),
+        contractTransfer: reader.bigint(`GAS_CAP_CONTRACT_TRANSFER_${id}`, network.gasCaps.contractTransfer),
+        walletDeploy: reader.bigint(`GAS_CAP_WALLET_DEPLOY_${id}`, network.gasCaps.walletDeploy),
       },
-      maxFeePerGas: BigInt(reader.integer(`MAX_FEE_PER_GAS_GWEI_${id}`, DEFAULT_MAX_FEE_PER_GAS_GWEI, 1, 100_000)) * 1_000_000_000n,
+      maxFeePerGas: BigInt(reader.integer(`MAX_FEE_PER_GAS_GWEI_${id}`, network.maxFeePerGasGwei, 1, 100_000)) * 1_000_000_000n,
       replaceAfterMs: reader.integer(`REPLACE_AFTER_MS_${id}`, 10_000, 1_000, 600_000),
-      relayerMinBalance: reader.bigint(`RELAYER_MIN_BALANCE_${id}`, DEFAULT_RELAYER_MIN_BALANCE),
-      finalityDepth: reader.integer(`FINALITY_DEPTH_${id}`, DEFAULT_FINALITY_DEPTH, 1, 10_000),
-      batchGasBudget: reader.bigint(`BATCH_GAS_BUDGET_${id}`, DEFAULT_BATCH_GAS_BUDGET),
+      relayerMinBalance: reader.bigint(`RELAYER_MIN_BALANCE_${id}`, network.relayerMinBalance),
+      finalityDepth: reader.integer(`FINALITY_DEPTH_${id}`, network.finalityDepth, 1, 10_000),
+      batchGasBudget: reader.bigint(`BATCH_GAS_BUDGET_${id}`, network.batchGasBudget),
     });
   }
   if (enabled.length === 0) {
     throw new ConfigError(
-      NETWORKS.map((n) => `RPC_URL_${n.chainId}`).join(' / '),
-      'must be set for at least one network (a network is enabled only when its RPC URL is set)',
+      'RPC_URL_<chainId>',
+      `must be set for at least one network (a network is enabled only when its RPC URL is set; chain ids: ${NETWORKS.map((n) => n.chainId).join(', ')})`,
     );
   }
   return enabled;

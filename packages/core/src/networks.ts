@@ -1,44 +1,256 @@
 /**
- * The networks the facilitator can serve. A network is *enabled* only when configuration gives it an
- * RPC URL; this table only knows what each network is called in the different protocol versions.
+ * The network registry: the only table of the networks the facilitator can serve. A network is *enabled* only
+ * when configuration gives it an RPC URL (`RPC_URL_<chainId>`); everything else here is a default that
+ * `config` lets an operator override per network, and what the routes, `/x402/supported`, the CLI and the
+ * devnet read. Adding a network is one entry (docs/architecture.md, "Adding a network").
  */
 export interface NetworkInfo {
   chainId: number;
   /** CAIP-2 id used by x402Version 2 (Form A). */
   caip2: string;
+  label: string;
+  testnet: boolean;
   /** Short name the spec's Form B uses and answers with. */
   legacyName: string;
-  /** Every short name accepted on input: the spec's and the one real x402 v1 clients send. */
+  /** Every short name accepted on Form B input: the spec's and the one real x402 v1 clients send. */
   legacyAliases: readonly string[];
-  /** Circle's USDC on this network, the default token. */
-  defaultTokenAddress: string;
-  label: string;
+  /** The name x402 v1 (`@x402/evm`'s v1 network list) gives this chain; none: served on x402 v2 only. */
+  x402V1Name?: string;
+  /** Circle's native USDC: the default token, and its EIP-712 domain (what `name()` and `version()` return). */
+  usdc: { address: string; eip712: { name: string; version: string } };
   /** a public RPC endpoint, for commands we show to merchants (never our own, which may carry a key) */
   publicRpcUrl: string;
+  /** default FINALITY_DEPTH_<chainId>: a settled transaction is watched for reorgs until its block is this deep */
+  finalityDepth: number;
+  /** default GAS_CAP_*_<chainId> */
+  gasCaps: GasCaps;
+  /** default MAX_FEE_PER_GAS_GWEI_<chainId>: the highest max fee per gas ever signed here */
+  maxFeePerGasGwei: number;
+  /** default RELAYER_MIN_BALANCE_<chainId>, in the native token's wei: below it a relayer is reported dry */
+  relayerMinBalance: bigint;
+  /** default BATCH_GAS_BUDGET_<chainId>: the most gas the items of one atomic settle transaction may be given together */
+  batchGasBudget: bigint;
+  /** the payment mechanisms this network settles (x402 scheme and how the token moves) */
+  mechanisms: readonly PaymentMechanismId[];
 }
+
+/** Gas ceilings per transaction kind, checked before anything is sent. */
+export interface GasCaps {
+  /** the merchant's fee: transferFrom */
+  fee: bigint;
+  /** transferWithAuthorization from an ordinary key (EOA) payer */
+  transfer: bigint;
+  /** transferWithAuthorization from a contract-wallet payer (ERC-1271 signature check included) */
+  contractTransfer: bigint;
+  /** the factory call that deploys an ERC-6492 payer's wallet before its transfer */
+  walletDeploy: bigint;
+}
+
+/** `exact` through EIP-3009 `transferWithAuthorization`: the one mechanism every registry network has today. */
+export const EXACT_EIP3009 = 'exact/eip3009';
+export type PaymentMechanismId = typeof EXACT_EIP3009;
+
+/** The x402 scheme a mechanism answers to in `/x402/supported` and in payment requirements. */
+export function schemeOf(mechanism: PaymentMechanismId): string {
+  return mechanism.split('/')[0];
+}
+
+/**
+ * Measured on the real USDC (FiatTokenV2_2): transferFrom ~40k, transferWithAuthorization ~80-96k from an
+ * EOA; a Safe's ERC-1271 check adds ~15-30k. The caps leave room for storage-cold accounts and no more.
+ */
+const EVM_GAS_CAPS: GasCaps = { fee: 100_000n, transfer: 150_000n, contractTransfer: 300_000n, walletDeploy: 500_000n };
+/**
+ * Arbitrum's gas used includes the L1 data cost of the calldata, priced in L2 gas: it follows the ratio of L1
+ * to L2 gas prices, so the same call takes several times the gas it does elsewhere (docs/decisions.md).
+ */
+const ARBITRUM_GAS_CAPS: GasCaps = { fee: 1_000_000n, transfer: 1_500_000n, contractTransfer: 3_000_000n, walletDeploy: 5_000_000n };
+/** room for about 24 EOA payments (each item is given the fee and transfer caps); far under these chains' block gas limits */
+const BATCH_GAS_BUDGET = 6_000_000n;
+/** the same 24 payments at Arbitrum's caps; its blocks hold 32M gas */
+const ARBITRUM_BATCH_GAS_BUDGET = 24_000_000n;
+/** 0.001 of the native token: about a thousand transfers at an L2's usual fees */
+const MILLI = 10n ** 15n;
+
+const FIAT_TOKEN_V2 = '2';
 
 export const NETWORKS: readonly NetworkInfo[] = [
   {
     chainId: 8453,
     caip2: 'eip155:8453',
+    label: 'Base',
+    testnet: false,
     legacyName: 'layer2',
     legacyAliases: ['layer2', 'base'],
-    defaultTokenAddress: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
-    label: 'Base',
+    x402V1Name: 'base',
+    usdc: { address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://mainnet.base.org',
+    // 10 blocks (20 s): deeper than any reorg of Base's sequencer seen so far (see docs/decisions.md)
+    finalityDepth: 10,
+    gasCaps: EVM_GAS_CAPS,
+    maxFeePerGasGwei: 100,
+    relayerMinBalance: MILLI,
+    batchGasBudget: BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
   },
   {
     chainId: 84532,
     caip2: 'eip155:84532',
+    label: 'Base Sepolia',
+    testnet: true,
     legacyName: 'layer2-sepolia',
     legacyAliases: ['layer2-sepolia', 'base-sepolia'],
-    defaultTokenAddress: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-    label: 'Base Sepolia',
+    x402V1Name: 'base-sepolia',
+    usdc: { address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', eip712: { name: 'USDC', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://sepolia.base.org',
+    finalityDepth: 10,
+    gasCaps: EVM_GAS_CAPS,
+    maxFeePerGasGwei: 100,
+    relayerMinBalance: MILLI,
+    batchGasBudget: BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
+  },
+  {
+    chainId: 137,
+    caip2: 'eip155:137',
+    label: 'Polygon PoS',
+    testnet: false,
+    legacyName: 'polygon',
+    legacyAliases: ['polygon'],
+    x402V1Name: 'polygon',
+    usdc: { address: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
+    publicRpcUrl: 'https://polygon-rpc.com',
+    // Polygon PoS has reorged dozens of blocks deep (157 in 2023); milestones now finalize in seconds, but a
+    // settlement's block is watched well past the old depths
+    finalityDepth: 64,
+    gasCaps: EVM_GAS_CAPS,
+    // its priority fee floor is 25-30 gwei and base fees spike into the hundreds
+    maxFeePerGasGwei: 3_000,
+    // POL is worth far less than ETH: one POL is a few hundred transfers
+    relayerMinBalance: 10n ** 18n,
+    batchGasBudget: BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
+  },
+  {
+    chainId: 80002,
+    caip2: 'eip155:80002',
+    label: 'Polygon Amoy',
+    testnet: true,
+    legacyName: 'polygon-amoy',
+    legacyAliases: ['polygon-amoy'],
+    x402V1Name: 'polygon-amoy',
+    usdc: { address: '0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582', eip712: { name: 'USDC', version: FIAT_TOKEN_V2 } },
+    publicRpcUrl: 'https://rpc-amoy.polygon.technology',
+    finalityDepth: 64,
+    gasCaps: EVM_GAS_CAPS,
+    maxFeePerGasGwei: 3_000,
+    relayerMinBalance: 10n ** 18n,
+    batchGasBudget: BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
+  },
+  {
+    chainId: 42161,
+    caip2: 'eip155:42161',
+    label: 'Arbitrum One',
+    testnet: false,
+    legacyName: 'arbitrum',
+    legacyAliases: ['arbitrum'],
+    usdc: { address: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
+    publicRpcUrl: 'https://arb1.arbitrum.io/rpc',
+    // the sequencer's order is final unless it misbehaves, as on Base
+    finalityDepth: 10,
+    gasCaps: ARBITRUM_GAS_CAPS,
+    maxFeePerGasGwei: 100,
+    relayerMinBalance: MILLI,
+    batchGasBudget: ARBITRUM_BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
+  },
+  {
+    chainId: 421614,
+    caip2: 'eip155:421614',
+    label: 'Arbitrum Sepolia',
+    testnet: true,
+    legacyName: 'arbitrum-sepolia',
+    legacyAliases: ['arbitrum-sepolia'],
+    usdc: { address: '0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
+    publicRpcUrl: 'https://sepolia-rollup.arbitrum.io/rpc',
+    finalityDepth: 10,
+    gasCaps: ARBITRUM_GAS_CAPS,
+    maxFeePerGasGwei: 100,
+    relayerMinBalance: MILLI,
+    batchGasBudget: ARBITRUM_BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
+  },
+  {
+    chainId: 43114,
+    caip2: 'eip155:43114',
+    label: 'Avalanche C-Chain',
+    testnet: false,
+    legacyName: 'avalanche',
+    legacyAliases: ['avalanche'],
+    x402V1Name: 'avalanche',
+    usdc: { address: '0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
+    publicRpcUrl: 'https://api.avax.network/ext/bc/C/rpc',
+    // Snowman consensus: an accepted block is final, there are no reorgs to watch for
+    finalityDepth: 1,
+    gasCaps: EVM_GAS_CAPS,
+    maxFeePerGasGwei: 1_000,
+    // 0.01 AVAX
+    relayerMinBalance: 10n ** 16n,
+    batchGasBudget: BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
+  },
+  {
+    chainId: 43113,
+    caip2: 'eip155:43113',
+    label: 'Avalanche Fuji',
+    testnet: true,
+    legacyName: 'avalanche-fuji',
+    legacyAliases: ['avalanche-fuji'],
+    x402V1Name: 'avalanche-fuji',
+    usdc: { address: '0x5425890298aed601595a70AB815c96711a31Bc65', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
+    publicRpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc',
+    finalityDepth: 1,
+    gasCaps: EVM_GAS_CAPS,
+    maxFeePerGasGwei: 1_000,
+    relayerMinBalance: 10n ** 16n,
+    batchGasBudget: BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
+  },
+  {
+    chainId: 10,
+    caip2: 'eip155:10',
+    label: 'OP Mainnet',
+    testnet: false,
+    legacyName: 'optimism',
+    legacyAliases: ['optimism'],
+    usdc: { address: '0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
+    publicRpcUrl: 'https://mainnet.optimism.io',
+    // the OP Stack, as Base
+    finalityDepth: 10,
+    gasCaps: EVM_GAS_CAPS,
+    maxFeePerGasGwei: 100,
+    relayerMinBalance: MILLI,
+    batchGasBudget: BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
+  },
+  {
+    chainId: 11155420,
+    caip2: 'eip155:11155420',
+    label: 'OP Sepolia',
+    testnet: true,
+    legacyName: 'optimism-sepolia',
+    legacyAliases: ['optimism-sepolia'],
+    usdc: { address: '0x5fd84259d66Cd46123540766Be93DFE6D43130D7', eip712: { name: 'USDC', version: FIAT_TOKEN_V2 } },
+    publicRpcUrl: 'https://sepolia.optimism.io',
+    finalityDepth: 10,
+    gasCaps: EVM_GAS_CAPS,
+    maxFeePerGasGwei: 100,
+    relayerMinBalance: MILLI,
+    batchGasBudget: BATCH_GAS_BUDGET,
+    mechanisms: [EXACT_EIP3009],
   },
 ];
-
-export const SUPPORTED_CHAIN_IDS = NETWORKS.map((n) => n.chainId);
 
 export function networkByChainId(chainId: number): NetworkInfo | undefined {
   return NETWORKS.find((n) => n.chainId === chainId);
@@ -50,6 +262,10 @@ export function networkByCaip2(caip2: string): NetworkInfo | undefined {
 
 export function networkByLegacyName(name: string): NetworkInfo | undefined {
   return NETWORKS.find((n) => n.legacyAliases.includes(name));
+}
+
+export function networkByX402V1Name(name: string): NetworkInfo | undefined {
+  return NETWORKS.find((n) => n.x402V1Name !== undefined && n.x402V1Name === name);
 }
 
 /** Accepts either naming, for places (such as the CLI) where both are natural. */

@@ -201,4 +201,25 @@ describe('startDevnet options', () => {
       await custom.stop();
     }
   });
+
+  it('places the real token at a given address (a network\'s own USDC address), initialized there', async () => {
+    const polygonUsdc = '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359';
+    const placed = await startDevnet({ chainId: 137, tokenAddress: polygonUsdc, tokenName: 'USD Coin' });
+    try {
+      const { payer, merchant } = placed.accounts;
+      expect(placed.token).toBe(polygonUsdc);
+      expect(await placed.usdc.name()).toBe('USD Coin');
+      expect(await placed.usdc.version()).toBe('2');
+      expect(await placed.usdc.DOMAIN_SEPARATOR()).toBe(TypedDataEncoder.hashDomain({ name: 'USD Coin', version: '2', chainId: 137, verifyingContract: polygonUsdc }));
+      const signed = await placed.signTransferAuthorization(payer.privateKey, { to: merchant.address, value: 7n });
+      const relayer = new Wallet(placed.accounts.relayers[0].privateKey, placed.provider);
+      const { v, r, s } = Signature.from(signed.signature);
+      const a = signed.authorization;
+      const sent = await (placed.usdc.connect(relayer) as Contract).getFunction(TRANSFER_WITH_AUTHORIZATION_VRS)(a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, v, r, s);
+      await sent.wait();
+      expect(await placed.balanceOf(merchant.address)).toBe(usdc('1000') + 7n);
+    } finally {
+      await placed.stop();
+    }
+  });
 });

@@ -25,6 +25,8 @@ export interface DevnetOptions extends Pick<AnvilOptions, 'port' | 'host' | 'cha
   payerEth?: bigint;
   /** EIP-712 domain name and token name; default "USDC" as on Base Sepolia ("USD Coin" on Base mainnet). */
   tokenName?: string;
+  /** Where the token lives, e.g. the network's own USDC address from the registry; default where the deployer creates it. */
+  tokenAddress?: string;
   /** Where to write the JSON description of the devnet (see DevnetInfo). */
   infoFile?: string;
   /** How long to wait for a transaction's receipt; default 30 s. */
@@ -91,7 +93,11 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
 async function deployAndFund(provider: JsonRpcProvider, accounts: DevnetAccounts, options: DevnetOptions): Promise<string> {
   const timeoutMs = options.receiptTimeoutMs ?? 30_000;
   const { deployer, merchant, payer, treasury } = accounts;
-  const plan = planUsdcDeployment(deployer.address, 0, options.tokenName);
+  const plan = planUsdcDeployment(deployer.address, 0, options.tokenName, options.tokenAddress);
+  if (plan.placedCreationCode) {
+    const runtime = await provider.call({ from: deployer.address, data: plan.placedCreationCode });
+    await provider.send('anvil_setCode', [plan.token, runtime]);
+  }
   const mints = [
     { to: payer.address, amount: options.payerBalance ?? usdc('1000') },
     { to: merchant.address, amount: options.merchantBalance ?? usdc('1000') },

@@ -10,6 +10,8 @@ export const USDC_DECIMALS = 6;
 export interface UsdcDeploymentPlan {
   token: string;
   signatureChecker: string;
+  /** Set when the token is placed at a given address: the creation code whose runtime code goes there (anvil_setCode). */
+  placedCreationCode?: string;
   /** To be sent by the deployer with consecutive nonces from the one the plan was made for. */
   transactions: PlannedTransaction[];
 }
@@ -22,18 +24,22 @@ const GAS = { library: 1_000_000n, token: 7_000_000n, initialize: 400_000n, call
  * deployer holds every admin role and becomes a minter with an unlimited allowance. Contract addresses are
  * computed from the deployer's nonces so the whole plan can be sent without waiting for receipts.
  */
-export function planUsdcDeployment(deployer: string, firstNonce: number, tokenName = DEVNET_TOKEN_NAME): UsdcDeploymentPlan {
+export function planUsdcDeployment(deployer: string, firstNonce: number, tokenName = DEVNET_TOKEN_NAME, placedAt?: string): UsdcDeploymentPlan {
   const signatureChecker = getCreateAddress({ from: deployer, nonce: firstNonce });
-  const token = getCreateAddress({ from: deployer, nonce: firstNonce + 1 });
+  // placed: FiatTokenV2_2 has no constructor state, so its runtime code at the network's own USDC address,
+  // initialized there, is the real token at its real address (and its domain separator names that address)
+  const token = placedAt ?? getCreateAddress({ from: deployer, nonce: firstNonce + 1 });
+  const deployToken = placedAt ? [] : [{ label: 'deploy FiatTokenV2_2', data: linkedFiatTokenBytecode(signatureChecker), gasLimit: GAS.token }];
   const fiatToken = fiatTokenFullInterface();
   const call = (label: string, data: string, gasLimit: bigint = GAS.call): PlannedTransaction => ({ label, to: token, data, gasLimit });
   const symbol = 'USDC';
   return {
     token,
     signatureChecker,
+    placedCreationCode: placedAt ? linkedFiatTokenBytecode(signatureChecker) : undefined,
     transactions: [
       { label: 'deploy SignatureChecker', data: signatureCheckerBytecode(), gasLimit: GAS.library },
-      { label: 'deploy FiatTokenV2_2', data: linkedFiatTokenBytecode(signatureChecker), gasLimit: GAS.token },
+      ...deployToken,
       call(
         'initialize',
         fiatToken.encodeFunctionData('initialize', [tokenName, symbol, 'USD', USDC_DECIMALS, deployer, deployer, deployer, deployer]),

@@ -8,7 +8,7 @@ export const verifyFormBSchema = {
   required: ['transaction_hash', 'chain', 'seller_address', 'expected_amount', 'expected_token', 'metadata'],
   properties: {
     transaction_hash: { ...bytes32, description: 'the authorization nonce' },
-    chain: { ...shortString, description: 'layer2 or layer2-sepolia (base and base-sepolia also accepted)' },
+    chain: { ...shortString, description: 'layer2 or layer2-sepolia (base and base-sepolia also accepted); another enabled registry network by its short name (polygon, polygon-amoy, arbitrum, arbitrum-sepolia, avalanche, avalanche-fuji, optimism, optimism-sepolia)' },
     seller_address: { ...address, description: 'merchant' },
     expected_amount: { ...uintString, description: 'smallest units' },
     expected_token: { ...address, description: 'token' },

@@ -1,5 +1,5 @@
 import type { NetworkConfig } from '@facilitator/config';
-import { networkByCaip2, networkByChainId, networkByLegacyName, UnsupportedNetworkError } from '@facilitator/core';
+import { networkByCaip2, networkByChainId, networkByLegacyName, networkByX402V1Name, UnsupportedNetworkError } from '@facilitator/core';
 
 /** Resolves client-written network names to the enabled networks, in either naming. */
 export class EnabledNetworks {
@@ -23,6 +23,19 @@ export class EnabledNetworks {
     const enabled = known && this.byChainId(known.chainId);
     if (!enabled) throw new UnsupportedNetworkError(name, this.all.flatMap((n) => networkByChainId(n.chainId)?.legacyAliases ?? []));
     return enabled;
+  }
+
+  /** x402 v1 (`/x402/*`): the names of `@x402/evm`'s v1 network list; a network without one is served on v2 only. */
+  fromX402V1Name(name: string): NetworkConfig {
+    const known = networkByX402V1Name(name);
+    const enabled = known && this.byChainId(known.chainId);
+    if (!enabled) throw new UnsupportedNetworkError(name, this.x402V1Names());
+    return enabled;
+  }
+
+  /** The x402 v1 names of the enabled networks that have one. */
+  x402V1Names(): string[] {
+    return this.all.flatMap((n) => networkByChainId(n.chainId)?.x402V1Name ?? []);
   }
 }
 

@@ -12,9 +12,6 @@ import { payloadOf, uint } from './normalize';
 import type { Payment } from './payment';
 import { X402Reason } from './x402-reasons';
 
-/** The network names x402 v1 uses (its `Network` enum) for the chains we serve. */
-export const X402_V1_NETWORK_NAMES: Readonly<Record<number, string>> = { 8453: 'base', 84532: 'base-sepolia' };
-
 /** The EIP-712 domain a request claims for the token (`extra.name` / `extra.version`); either may be absent. */
 export interface ClaimedDomain {
   name?: string;
@@ -188,18 +185,7 @@ function fromV1(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
   if (paymentPayload.network !== requirements.network) {
     throw reject(X402Reason.InvalidNetwork, `paymentPayload.network ${JSON.stringify(paymentPayload.network)} disagrees with paymentRequirements.network ${JSON.stringify(requirements.network)}`);
   }
-  const network = resolveNetwork(
-    requirements.network,
-    () => {
-      const chainId = Number(Object.entries(X402_V1_NETWORK_NAMES).find(([, name]) => name === requirements.network)?.[0]);
-      const enabled = networks.byChainId(chainId);
-      if (!enabled) {
-        throw new UnsupportedNetworkError(requirements.network, networks.all.map((n) => X402_V1_NETWORK_NAMES[n.chainId]).filter(Boolean));
-      }
-      return enabled;
-    },
-    reject,
-  );
+  const network = resolveNetwork(requirements.network, () => networks.fromX402V1Name(requirements.network), reject);
   const payload = paymentPayload.payload;
   return {
     x402Version: 1,

@@ -69,7 +69,8 @@ async function demo(flags: DemoFlags): Promise<void> {
   const network = networkByChainId(info.chainId);
   const caip2 = network?.caip2 ?? `eip155:${info.chainId}`;
   const chain = await connectChain({
-    network: network ?? { chainId: info.chainId, caip2, legacyName: caip2, legacyAliases: [], defaultTokenAddress: info.token.address, label: caip2, publicRpcUrl: info.rpcUrl },
+    // a devnet on a chain id the registry does not know: Base Sepolia's defaults, under its own names
+    network: network ?? { ...networkByChainId(84532)!, chainId: info.chainId, caip2, legacyName: caip2, legacyAliases: [], label: caip2, publicRpcUrl: info.rpcUrl, usdc: { address: info.token.address, eip712: info.token.eip712 } },
     rpcUrl: info.rpcUrl,
     rpcSource: flags.devnetFile,
     tokenAddress: info.token.address,

@@ -1,5 +1,6 @@
-import { JsonRpcProvider, Network, type JsonRpcApiProviderOptions, type JsonRpcError as EthersJsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
+import { JsonRpcProvider, type JsonRpcApiProviderOptions, type JsonRpcError as EthersJsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
 import { JsonRpcError } from '../json-rpc-batch-client';
+import { plainNetwork } from '../rpc-provider';
 import type { RpcEndpointPool } from './rpc-endpoint-pool';
 import { UntrustedCallTimeoutError } from './untrusted-call';
 
@@ -24,8 +25,8 @@ export class FailoverJsonRpcProvider extends JsonRpcProvider {
     readonly pool: RpcEndpointPool,
     options: JsonRpcApiProviderOptions = {},
   ) {
-    const network = Network.from(pool.chainId);
-    // see createProvider: no network detection, no 250 ms answer cache
+    const network = plainNetwork(pool.chainId);
+    // see createProvider: no network detection, no 250 ms answer cache, no ethers network plugins
     super(UNUSED_URL, network, { staticNetwork: network, cacheTimeout: -1, ...options });
   }
 

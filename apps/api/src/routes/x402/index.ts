@@ -1,12 +1,11 @@
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { FacilitatorError, PaymentConflictError, PaymentIdentifierConflictError } from '@facilitator/core';
+import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, schemeOf } from '@facilitator/core';
 import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
   EnabledNetworks,
   parseX402Request,
-  X402_V1_NETWORK_NAMES,
   x402InvalidMessageOf,
   x402InvalidReasonOf,
   X402Reason,
@@ -147,10 +146,13 @@ function problemOf(err: unknown, unexpected: X402Reason, logger: Logger): { stat
 
 function supportedOf(networks: EnabledNetworks, signers: readonly string[]): X402SupportedResponse {
   const kinds: X402SupportedResponse['kinds'] = [];
+  // every (scheme, network) the registry says an enabled network settles; x402 v1 where it has a v1 name
   for (const network of networks.all) {
-    kinds.push({ x402Version: 2, scheme: 'exact', network: network.caip2 });
-    const v1Name = X402_V1_NETWORK_NAMES[network.chainId];
-    if (v1Name) kinds.push({ x402Version: 1, scheme: 'exact', network: v1Name });
+    const known = networkByChainId(network.chainId)!;
+    for (const scheme of new Set(known.mechanisms.map(schemeOf))) {
+      kinds.push({ x402Version: 2, scheme, network: network.caip2 });
+      if (known.x402V1Name) kinds.push({ x402Version: 1, scheme, network: known.x402V1Name });
+    }
   }
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
   // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers")
