@@ -20,7 +20,7 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
-import { ExecutorBatches, FinalityWatcher, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { ExecutorBatches, FinalityWatcher, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
@@ -98,7 +98,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   });
   const webhookEvents = new WebhookEventRepository(prisma, pool);
   const outbox = new WebhookOutbox(webhookEvents, queues);
-  const funds = relayerFunds(config, providers, metrics);
+  // one rotation over the relayer keys for the sequential sends and the atomic batches alike
+  const relayers = new FundedRelayers(keys.relayerAddresses, relayerFunds(config, providers, metrics));
   const batches = new SettlementBatchRepository(pool);
   const walletDeployments = new WalletDeploymentRepository(pool);
   const chainTransactions = new ChainTransactionRepository(pool);
@@ -116,12 +117,11 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     treasury: config.treasuryAddress,
     treasurySigns,
     paths,
-    relayers: keys.relayerAddresses,
+    relayers,
     executorFee: config.feeAmount,
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
     outbox,
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
-    relayerFunds: funds,
     walletDeployments: new RpcWalletDeploymentGuard(providers, walletDeployments, config.walletDeployLimits),
     // who pays for failures, the merchant's minimum again before the fee, the payer's value in flight
     accounting: {
@@ -140,7 +140,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       batches,
       transactions,
       treasury: config.treasuryAddress,
-      nextRelayer: (chainId) => machine.nextFundedRelayer(chainId, paths.batchRelayers(chainId)),
+      nextRelayer: (chainId) => relayers.next(chainId, paths.batchRelayers(chainId)),
       gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
       windowMs: config.worker.batchWindowMs,
       // one batch in the making per relayer key: their nonces are independent

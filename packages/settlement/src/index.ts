@@ -17,3 +17,4 @@ export * from './accounting';
 export * from './settlement-ended';
 export * from './final-transition';
 export * from './unsent-settlement-stop';
+export { FundedRelayers, type RelayerFunds } from './funded-relayers';

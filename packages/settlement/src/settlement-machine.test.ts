@@ -1,5 +1,6 @@
 import type { SettlementState } from '@facilitator/db';
-import { SettlementMachine, UnknownSettlementError, type RelayerFunds, type SettlementTransitionEvent } from './settlement-machine';
+import { FundedRelayers, type RelayerFunds } from './funded-relayers';
+import { SettlementMachine, UnknownSettlementError, type SettlementTransitionEvent } from './settlement-machine';
 import { SettlementWaitingError, SettlementWaitReason } from './waiting';
 import { TRANSITIONS, canTransition } from './states';
 import { UnsentSettlementStop } from './unsent-settlement-stop';
@@ -52,7 +53,7 @@ function harness(
     paths: { pathOf: () => options.settlementMode ?? 'sequential' },
     transactions,
     treasury: TREASURY,
-    relayers: [RELAYER_A, RELAYER_B],
+    relayers: new FundedRelayers([RELAYER_A, RELAYER_B], options.relayerFunds),
     executorFee: FEE,
     expiryMarginSeconds: 30,
     outbox,
@@ -60,7 +61,6 @@ function harness(
     now: () => NOW,
     onTransition: (event) => events.push(event),
     onWaiting: (settlementId, reason) => waits.push(`${settlementId}:${reason}`),
-    relayerFunds: options.relayerFunds,
     atomic: options.atomic,
     walletDeployments: options.walletDeployments,
   });
@@ -510,17 +510,5 @@ describe('SettlementMachine: waiting for the chain', () => {
     await expect(h.machine.advance('stl_1')).rejects.toMatchObject({ reason: SettlementWaitReason.NoFundedRelayer });
     expect(h.row()).toMatchObject({ state: 'fee_collected', waitingReason: 'no_funded_relayer' });
     expect(h.transactions.sent.map((r) => r.purpose)).toEqual(['fee']);
-  });
-});
-
-describe('SettlementMachine.nextFundedRelayer', () => {
-  it('takes the relayers in turn, and only those named when limited (a key rotation: the keys the executor names)', async () => {
-    const { machine } = harness();
-    const [a, b] = [RELAYER_A, RELAYER_B];
-    expect([await machine.nextFundedRelayer(CHAIN_ID), await machine.nextFundedRelayer(CHAIN_ID)].sort()).toEqual([a, b].sort());
-    const limited = await Promise.all([1, 2, 3].map(() => machine.nextFundedRelayer(CHAIN_ID, [b.toLowerCase()])));
-    expect(limited).toEqual([b, b, b]);
-    // a limit naming none of this worker's keys gives none, as when every key is dry
-    await expect(machine.nextFundedRelayer(CHAIN_ID, ['0x000000000000000000000000000000000000dead'])).resolves.toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
-import { RelayerRotation, type TransactionProvider } from '@facilitator/chain-sending';
+import type { TransactionProvider } from '@facilitator/chain-sending';
 import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import type { SettlementAccounting } from './accounting';
+import type { FundedRelayers } from './funded-relayers';
 import { SEQUENTIAL_EVERYWHERE, type SettlementPathPolicy } from './settlement-path-policy';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { WalletDeploymentGuard } from './wallet-deployment-guard';
@@ -20,14 +21,6 @@ export type SettlementMachineStore = Pick<
   'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'markWaiting' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant' | 'claimSend'
 >;
 
-/** A relayer's native balance and the minimum under which it is skipped (RELAYER_MIN_BALANCE_<chainId>). */
-export interface RelayerFunds {
-  balanceOf(chainId: number, relayer: string): Promise<bigint>;
-  minimum(chainId: number): bigint;
-  /** told after each reading: the alert metric of a dry relayer */
-  onReading?(chainId: number, relayer: string, dry: boolean): void;
-}
-
 export interface SettlementMachineOptions {
   settlements: SettlementMachineStore;
   networks: ReadonlyMap<number, SettlementNetwork<SettlementChain>>;
@@ -35,7 +28,8 @@ export interface SettlementMachineOptions {
   treasury: string;
   /** this worker holds the treasury's key, so it can take the sequential path (default true) */
   treasurySigns?: boolean;
-  relayers: readonly string[];
+  /** this worker's relayer keys in turn, the funded ones only: the same rotation the atomic batches use */
+  relayers: FundedRelayers;
   /**
    * the fee this worker's executor takes (FEE_AMOUNT, checked against the delegation): only settlements
    * whose own stored fee equals it go through the executor; each settlement is charged its row's fee
@@ -44,8 +38,6 @@ export interface SettlementMachineOptions {
   expiryMarginSeconds: number;
   outbox: Pick<WebhookOutbox, 'enqueue'>;
   merchantPause: MerchantPausePolicy;
-  /** without it every relayer counts as funded */
-  relayerFunds?: RelayerFunds;
   /** which path each network allows new settlements (default: sequential everywhere) */
   paths?: SettlementPathPolicy;
   /** the atomic path's batches (networks the path policy calls atomic need it) */
@@ -78,38 +70,7 @@ export class UnknownSettlementError extends Error {}
  * crash at any moment resumes from the last persisted state; steps are idempotent against the chain.
  */
 export class SettlementMachine {
-  // transfers spread over the relayer keys instead of queueing behind one key's nonces
-  private readonly rotation: RelayerRotation;
-
-  constructor(private readonly options: SettlementMachineOptions) {
-    this.rotation = new RelayerRotation(options.relayers);
-  }
-
-  /**
-   * The next relayer in turn whose balance is at least its minimum; undefined when none is. `among` limits
-   * the choice (the atomic batches: only the keys the executor names, during a key rotation).
-   */
-  async nextFundedRelayer(chainId: number, among?: readonly string[]): Promise<string | undefined> {
-    for (let tried = 0; tried < this.options.relayers.length; tried++) {
-      const relayer = this.rotation.next();
-      if (among && !among.includes(relayer.toLowerCase())) continue;
-      if (await this.isFunded(chainId, relayer)) return relayer;
-    }
-    return undefined;
-  }
-
-  private async anyFundedRelayer(chainId: number): Promise<boolean> {
-    for (const relayer of this.options.relayers) if (await this.isFunded(chainId, relayer)) return true;
-    return false;
-  }
-
-  private async isFunded(chainId: number, relayer: string): Promise<boolean> {
-    const funds = this.options.relayerFunds;
-    if (!funds) return true;
-    const dry = (await funds.balanceOf(chainId, relayer)) < funds.minimum(chainId);
-    funds.onReading?.(chainId, relayer, dry);
-    return !dry;
-  }
+  constructor(private readonly options: SettlementMachineOptions) {}
 
   async advance(settlementId: string): Promise<SettlementState> {
     let settlement = await this.load(settlementId);
@@ -257,9 +218,9 @@ export class SettlementMachine {
       settlement,
       network,
       transactions: this.options.transactions,
-      relayers,
-      nextRelayer: () => this.nextFundedRelayer(settlement.chainId),
-      anyFundedRelayer: () => this.anyFundedRelayer(settlement.chainId),
+      relayers: relayers.addresses,
+      nextRelayer: () => relayers.next(settlement.chainId),
+      anyFundedRelayer: () => relayers.anyFunded(settlement.chainId),
       treasury: this.options.treasury,
       treasurySigns: this.options.treasurySigns ?? true,
       networkPath: (this.options.paths ?? SEQUENTIAL_EVERYWHERE).pathOf(settlement.chainId),

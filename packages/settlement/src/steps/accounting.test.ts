@@ -2,6 +2,7 @@
 // again, contract-wallet payers on the sequential path and a delegated treasury's fees, step by step.
 import type { FeeReverts } from '@facilitator/db';
 import { failurePauseOf, type FailureCounts } from '../accounting';
+import { FundedRelayers } from '../funded-relayers';
 import { SettlementMachine } from '../settlement-machine';
 import type { StepResult } from '../step';
 import {
@@ -242,7 +243,7 @@ describe('SettlementMachine: a payment the payer\'s balance backs only after its
       networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
       transactions,
       treasury: TREASURY,
-      relayers: [RELAYER_A],
+      relayers: new FundedRelayers([RELAYER_A]),
       executorFee: FEE,
       expiryMarginSeconds: 30,
       outbox: new FakeOutbox(log),
