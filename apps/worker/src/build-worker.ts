@@ -131,7 +131,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
         windowMs: config.abuse.failurePauseWindowMs,
       },
       counts: settlements,
-      minimumFor: async (merchant) => (await merchants.minimumFor(merchant)) ?? config.abuse.minPaymentAmount,
+      minimumFor: async (merchant) => (await merchants.minimumFor(merchant)) ?? config.abuse.configuredMinPaymentAmount,
       contractPayerMaxInFlight: config.abuse.contractPayerMaxInFlight,
       sequentialContractPayers: config.abuse.sequentialContractPayers,
       unfinishedTransactionsOf: (chainId, from) => chainTransactions.countUnfinishedFrom(chainId, from),

@@ -123,9 +123,9 @@ describe('loadConfig', () => {
     const config = loadConfig({ ...base, GAS_CAP_TRANSFER_84532: '120000', MAX_FEE_PER_GAS_GWEI_84532: '5', MIN_PAYMENT_AMOUNT: '0', FEE_AMOUNT: '500' });
     expect(config.networks[0].gasCaps.transfer).toBe(120_000n);
     expect(config.networks[0].maxFeePerGas).toBe(5_000_000_000n);
-    expect(config.abuse.minPaymentAmount).toBe(0n);
-    // the minimum follows the fee unless set
-    expect(loadConfig({ ...base, FEE_AMOUNT: '500' }).abuse.minPaymentAmount).toBe(500n);
+    expect(config.abuse).toMatchObject({ minPaymentAmount: 0n, configuredMinPaymentAmount: 0n });
+    // the minimum follows the fee unless set; unset, the worker takes each settlement's own fee instead
+    expect(loadConfig({ ...base, FEE_AMOUNT: '500' }).abuse).toMatchObject({ minPaymentAmount: 500n, configuredMinPaymentAmount: undefined });
   });
 
   it('reads the failure accounting: defaults, and each variable', () => {

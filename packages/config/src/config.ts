@@ -45,8 +45,13 @@ export interface NetworkConfig {
 
 /** Abuse limits of the public verify and settle endpoints (see docs/decisions.md, "Abuse"). */
 export interface AbuseConfig {
-  /** payments below this value fail verification (MIN_PAYMENT_AMOUNT; 0n: no minimum) */
+  /** payments below this value fail verification (MIN_PAYMENT_AMOUNT, else FEE_AMOUNT; 0n: no minimum) */
   minPaymentAmount: bigint;
+  /**
+   * MIN_PAYMENT_AMOUNT as set, undefined when unset: the worker's minimum before the fee is then the
+   * settlement's own fee, never its own FEE_AMOUNT (a settlement owns its fee, docs/decisions.md)
+   */
+  configuredMinPaymentAmount?: bigint;
   /** a payment whose fee transfer reverted may be settled again only this long after (doubling per revert) */
   feeRevertBackoffMs: number;
   /** this many fee reverts for one merchant within `merchantPauseWindowMs` pause its settlements */
@@ -291,6 +296,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
   return {
     minPaymentAmount: reader.bigint('MIN_PAYMENT_AMOUNT', feeAmount),
+    configuredMinPaymentAmount: reader.raw('MIN_PAYMENT_AMOUNT') === undefined ? undefined : reader.bigint('MIN_PAYMENT_AMOUNT', 0n),
     feeRevertBackoffMs: reader.integer('FEE_REVERT_BACKOFF_MS', 60_000, 0, DAY_MS),
     merchantPauseAfterReverts: reader.integer('MERCHANT_PAUSE_AFTER_REVERTS', 3, 1, 1000),
     merchantPauseWindowMs: reader.integer('MERCHANT_PAUSE_WINDOW_MS', 10 * 60_000, 1_000, DAY_MS),

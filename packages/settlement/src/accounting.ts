@@ -60,8 +60,11 @@ function pauseAfter(failures: FeeReverts, threshold: number, windowMs: number): 
 export interface SettlementAccounting {
   pause: FailurePausePolicy;
   counts: FailureCounts;
-  /** the minimum payment the merchant accepts now: its own, else the service's (MIN_PAYMENT_AMOUNT) */
-  minimumFor(merchant: string): Promise<bigint>;
+  /**
+   * the minimum payment the merchant accepts now: its own, else the service's MIN_PAYMENT_AMOUNT when set;
+   * undefined: the settlement's own fee (what the API's default minimum was when it decided that fee)
+   */
+  minimumFor(merchant: string): Promise<bigint | undefined>;
   /** a contract-wallet payer's settlements in the sending states at once (CONTRACT_PAYER_MAX_IN_FLIGHT) */
   contractPayerMaxInFlight: number;
   /** `refuse`: a contract-wallet payer never takes the sequential path (SEQUENTIAL_CONTRACT_PAYERS) */

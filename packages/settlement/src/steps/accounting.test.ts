@@ -122,6 +122,17 @@ describe('checkAllowance with the failure accounting', () => {
     expect(result(await checkAllowance(h.ctx)).to).toBe('collect_fee');
   });
 
+  it('without a merchant minimum or MIN_PAYMENT_AMOUNT, the minimum is the settlement\'s own fee, not the worker\'s FEE_AMOUNT', async () => {
+    // the row's fee is above the amount: the API decided a fee the payment does not cover (its FEE_AMOUNT was
+    // raised after verify); the worker's own fee (executorFee) is lower and must not be the measure
+    const h = stepHarness(checking(), { accounting: true, overrides: { feeAmount: AMOUNT + 1n, executorFee: AMOUNT - 1n } });
+    h.accounting!.minimum = undefined;
+    expect(failure(await checkAllowance(h.ctx)).details).toMatchObject({ reason: 'amount below minimum', minimum_amount: (AMOUNT + 1n).toString() });
+    const covered = stepHarness(checking(), { accounting: true, overrides: { feeAmount: AMOUNT, executorFee: AMOUNT + 1n } });
+    covered.accounting!.minimum = undefined;
+    expect(result(await checkAllowance(covered.ctx)).to).toBe('collect_fee');
+  });
+
   it('asks to reserve the payment against the payer\'s balance too; a contract-wallet payer is also capped in items', async () => {
     const h = stepHarness(checking(), { accounting: true });
     h.chain.balances.set(PAYER, 5n * AMOUNT);

@@ -115,7 +115,7 @@ async function accountingRefusal(ctx: StepContext): Promise<StepResult | undefin
   const { payer, merchant } = ctx.settlement;
   const pause = await failurePauseOf(accounting.counts, accounting.pause, { payer, merchant, chainId: ctx.network.chainId });
   if (pause) return failed(failurePaused(pause), true);
-  const minimum = await accounting.minimumFor(merchant);
+  const minimum = (await accounting.minimumFor(merchant)) ?? ctx.feeAmount;
   const value = BigInt(ctx.settlement.amount);
   if (value < minimum) {
     // the same reason verify gives: the merchant raised its minimum (or lost settle protection) after verify

@@ -320,7 +320,8 @@ export class FakeAccounting {
   payerFailures: FeeReverts = { count: 0, lastAt: null };
   merchantFailures: FeeReverts = { count: 0, lastAt: null };
   paidBefore = false;
-  minimum = 0n;
+  /** the merchant's own minimum or MIN_PAYMENT_AMOUNT; undefined: neither is set (the settlement's fee is the minimum) */
+  minimum: bigint | undefined = 0n;
   unfinishedTreasuryTransactions = 0;
 
   constructor(readonly log: string[] = []) {}
