@@ -1,6 +1,6 @@
 // Scenario: the network has two JSON-RPC endpoints, two TCP proxies in front of the same anvil (1 s
 // blocks). Endpoint 1 flaps for the whole run: every 3 s it goes down (new connections refused, open ones
-// reset, as in rpc-outage.test.ts) or comes back; endpoint 2 stays up. 28 payments arrive over 21 s, each
+// reset, as in rpc-outage.test.ts; a cut waits up to 1 s more for money to be moving) or comes back; endpoint 2 stays up. 28 payments arrive over 21 s, each
 // verified and settled through the compiled API. Atomic path, worker without the treasury key: settlements
 // go out in batches, one executor `settle` transaction each. Every settlement must end settled, in exactly
 // one batch, with one fee and one payment on chain, none parked for an operator, and since endpoint 2
@@ -34,7 +34,7 @@ const MOVING: SettlementState[] = ['collect_fee', 'fee_collected', 'executing'];
 const report = new ScenarioReport(
   '7-rpc-flapping-endpoint',
   'One RPC endpoint flapping every few seconds',
-  `RPC_URL_84532 of the API and the worker lists two TCP proxies in front of the same anvil (1 s blocks); the first goes down (new connections refused, open ones reset) and up again every ${FLAP_MS / 1000} s for the whole run, the second stays up; ${COUNT} payments arrive ${ARRIVAL_MS} ms apart, each verified and settled (atomic path, no treasury key in the worker)`,
+  `RPC_URL_84532 of the API and the worker lists two TCP proxies in front of the same anvil (1 s blocks); the first goes down (new connections refused, open ones reset; each cut waits up to ${FLAP_MS / 3000} s more for a transaction in flight) and up again every ${FLAP_MS / 1000} s for the whole run, the second stays up; ${COUNT} payments arrive ${ARRIVAL_MS} ms apart, each verified and settled (atomic path, no treasury key in the worker)`,
 );
 let flapping: TcpProxy;
 let steady: TcpProxy;
@@ -87,7 +87,14 @@ it('every payment settles while endpoint 1 flaps; no 5xx while endpoint 2 answer
       await sleep(FLAP_MS);
       if (!running) break;
       if (flapping.isOpen()) {
-        const moving = await movingMoney();
+        // cut while money moves when it does within a third of a flap: the cuts would otherwise fall on the
+        // arrivals' own rhythm (every 3 s is every fourth arrival), in the same lull between two settlements
+        const until = Date.now() + FLAP_MS / 3;
+        let moving = await movingMoney();
+        while (moving === 0 && running && Date.now() < until) {
+          await sleep(20);
+          moving = await movingMoney();
+        }
         const before = flapping.stats();
         toggles.push({ at: Date.now(), down: true });
         await flapping.close();
