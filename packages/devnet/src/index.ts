@@ -1,4 +1,6 @@
 export * from './anvil-process';
+// a child process that dies with the one that started it (the benchmarks' apps)
+export { guardChild } from './orphan-guard';
 export * from './devnet';
 export * from './devnet-info-file';
 export * from './test-accounts';
