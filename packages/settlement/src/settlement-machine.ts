@@ -28,7 +28,7 @@ export interface RelayerFunds {
   onReading?(chainId: number, relayer: string, dry: boolean): void;
 }
 
-export interface SettlementMachineOptions {
+interface SettlementMachineOptions {
   settlements: SettlementMachineStore;
   networks: ReadonlyMap<number, SettlementNetwork<SettlementChain>>;
   transactions: TransactionProvider;
