@@ -3,6 +3,8 @@
 // import a package's test helpers (`@facilitator/<name>/testing`); every workspace package a compiled source
 // imports (src/testing included, `*.test.ts` excluded) is a project reference in its tsconfig.json, or a build
 // on a clean clone compiles it before what it imports and fails (only a machine with an old dist/ passes).
+// Public surfaces: a package's index names what it exports (no `export *`), and its package.json has an
+// `exports` map (".", and "./testing" where src/testing/index.ts exists) so no other file of dist/ is reachable.
 // `--fix` writes the missing declarations (versions from the root package.json, workspaces as "*").
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -100,6 +102,37 @@ for (const workspace of workspaces) {
   if (fix) writeFileSync(path.join(workspace.dir, 'package.json'), JSON.stringify(workspace.manifest, null, 2) + '\n');
 }
 
+// public surfaces: what a package's index exports is named there, and nothing past its `exports` is reachable
+const EXPORT_STAR = /^\s*export\s+(?:type\s+)?\*/;
+for (const workspace of workspaces.filter((w) => w.kind === 'package')) {
+  const index = path.join(workspace.dir, 'src', 'index.ts');
+  readFileSync(index, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (EXPORT_STAR.test(line)) {
+        problems.push(`${path.relative(ROOT, index)}:${i + 1}: \`${line.trim()}\`: a package index names what it exports (export { a, type B } from './x')`);
+      }
+    });
+  const exportsMap = workspace.manifest.exports as Record<string, { types?: string; default?: string }> | undefined;
+  const manifestPath = path.relative(ROOT, path.join(workspace.dir, 'package.json'));
+  if (!exportsMap || typeof exportsMap !== 'object') {
+    problems.push(`${manifestPath} has no "exports" (".": ./dist/index.d.ts and ./dist/index.js, "./testing" where src/testing/index.ts exists): without it any file of dist/ can be imported`);
+    continue;
+  }
+  const hasTesting = statSync(path.join(workspace.dir, 'src', 'testing', 'index.ts'), { throwIfNoEntry: false })?.isFile() ?? false;
+  if (!exportsMap['.']) problems.push(`${manifestPath}: "exports" has no "." entry`);
+  if (hasTesting && !exportsMap['./testing']) problems.push(`${manifestPath}: "exports" has no "./testing" entry, but the package has src/testing/index.ts`);
+  for (const [subpath, targets] of Object.entries(exportsMap)) {
+    // every target is a compiled file of src/ (dist/x.js and dist/x.d.ts come from src/x.ts)
+    for (const target of [targets?.types, targets?.default]) {
+      const source = target && /^\.\/dist\/(.+?)(?:\.d\.ts|\.js)$/.exec(target)?.[1];
+      if (!source || !statSync(path.join(workspace.dir, 'src', `${source}.ts`), { throwIfNoEntry: false })?.isFile()) {
+        problems.push(`${manifestPath}: "exports" entry "${subpath}" points at ${target ?? 'nothing'}, which no file of src/ compiles to`);
+      }
+    }
+  }
+}
+
 // cycles between workspace packages: depth-first search over the runtime import graph
 const state = new Map<string, 'visiting' | 'done'>();
 function visit(name: string, trail: string[]): void {
@@ -118,4 +151,6 @@ if (problems.length > 0) {
   process.stderr.write(problems.map((p) => `check-packages: ${p}\n`).join(''));
   process.exit(1);
 }
-process.stdout.write(`check-packages: ${workspaces.length} workspaces declare what they import and reference what they compile; no cycles; no package imports an app\n`);
+process.stdout.write(
+  `check-packages: ${workspaces.length} workspaces declare what they import and reference what they compile; no cycles; no package imports an app; every package index names its exports and every package.json has "exports"\n`,
+);

@@ -6,8 +6,7 @@
 // went wrong in the facilitator while it measured.
 import { parseUnits } from 'ethers';
 import { Client } from 'pg';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
-import { guardChild } from '@facilitator/devnet/dist/orphan-guard';
+import { guardChild, startDevnet, type Devnet } from '@facilitator/devnet';
 import { mergeProblems, watchProblems, type LogProblems } from './app-logs';
 import { log } from './results';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker, type AppProcess, type BenchDatabase } from './stack';

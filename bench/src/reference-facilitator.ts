@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { guardChild } from '@facilitator/devnet/dist/orphan-guard';
+import { guardChild } from '@facilitator/devnet';
 import { watchProblems, type LogProblems } from './app-logs';
 import { cleanupOnSignal, freePort } from './stack';
 

@@ -17,7 +17,7 @@ export type NodeErrorCategory =
   | 'rpc_unavailable'
   | 'unknown';
 
-export type NodeErrorAction =
+type NodeErrorAction =
   /** the node holds this exact transaction already: the broadcast succeeded */
   | 'treat_as_sent'
   /** the nonce is used on chain: look for a receipt of any of our hashes before concluding anything */
@@ -35,7 +35,7 @@ export type NodeErrorAction =
   /** this transaction can never be accepted as it is */
   | 'abandon';
 
-export interface NodeErrorRule {
+interface NodeErrorRule {
   category: NodeErrorCategory;
   action: NodeErrorAction;
   /** whether the caller should run its job again later */
@@ -46,7 +46,7 @@ export interface NodeErrorRule {
   patterns: readonly RegExp[];
 }
 
-export interface NodeErrorClassification {
+interface NodeErrorClassification {
   category: NodeErrorCategory;
   action: NodeErrorAction;
   retryable: boolean;

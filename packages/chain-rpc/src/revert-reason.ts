@@ -1,6 +1,6 @@
 import { AbiCoder, dataSlice, isHexString } from 'ethers';
 
-export interface DecodedRevert {
+interface DecodedRevert {
   /** "ERC20: transfer amount exceeds balance", "panic 0x11", ...; "execution reverted" when the contract gave nothing */
   reason: string;
   /** the raw revert data, when the node returned some */

@@ -8,7 +8,7 @@ import { counterfactualCheckCall, counterfactualVerdict } from './erc6492/erc649
 import { parseErc6492Signature } from './erc6492/erc6492-signature';
 import { UsdcClient } from './usdc-client';
 
-export interface ChainEndpoint {
+interface ChainEndpoint {
   chainId: number;
   provider: JsonRpcProvider;
   /** the hot path's lean client (authorizationState on every verify): a JsonRpcBatchClient, or the network's endpoint pool */
@@ -30,13 +30,13 @@ export interface ChainEndpoint {
 }
 
 /** The defaults of GAS_CAP_CONTRACT_TRANSFER_<id> and GAS_CAP_WALLET_DEPLOY_<id> (packages/config). */
-export const DEFAULT_UNTRUSTED_GAS = { contractTransfer: 300_000n, walletDeploy: 500_000n } as const;
+const DEFAULT_UNTRUSTED_GAS = { contractTransfer: 300_000n, walletDeploy: 500_000n } as const;
 
 /** EIP-7702: an EOA delegated to a contract has the code 0xef0100 ++ address (23 bytes). */
-export const DELEGATION_PREFIX = '0xef0100';
+const DELEGATION_PREFIX = '0xef0100';
 
 /** A contract wallet's answer: accepted, refused (with why), or undefined when the signer is an ordinary key. */
-export type ContractSignatureVerdict = boolean | { refused: string } | undefined;
+type ContractSignatureVerdict = boolean | { refused: string } | undefined;
 
 const erc1271 = new Interface(['function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)']);
 /** what USDC's SignatureChecker compares the first word of the answer with: bytes32(bytes4(0x1626ba7e)) */

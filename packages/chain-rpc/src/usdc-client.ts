@@ -271,7 +271,7 @@ export function paidBetween(
 }
 
 /** 65 bytes with v 27 or 28: what USDC's ECRecover accepts from an ordinary key. */
-export function isPlainEcdsaSignature(signature: string): boolean {
+function isPlainEcdsaSignature(signature: string): boolean {
   if (signature.length !== 2 + 65 * 2) return false;
   const v = parseInt(signature.slice(130, 132), 16);
   return v === 27 || v === 28;

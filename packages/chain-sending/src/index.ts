@@ -6,9 +6,8 @@
 // the port every provider implements (the local keys here; OpenZeppelin Relayer in its own package)
 export type { NetworkFee, SubmittedTransaction, TransactionLog, TransactionOutcome, TransactionProvider, TransactionRequest } from './transaction-provider';
 export { LocalKeyTransactionProvider } from './local-key-transaction-provider';
-export type { LocalKeyTransactionProviderOptions, SendPhase, SendPhaseHook, TransactionLogger } from './sending-options';
+export type { TransactionLogger } from './sending-options';
 export { SHARED_SENDING_DEFAULTS, SILENT_TRANSACTION_LOGGER } from './sending-options';
-export type { SigningKey } from './signer-keyring';
 export { RelayerRotation } from './relayer-rotation';
 
 // how a send ends
@@ -26,5 +25,5 @@ export { minedReceiptFromRpc, type MinedTransactionReceipt } from './mined-recei
 // simulation, gas margin, fee cap and revert replay as the local keys
 export { FeePolicy } from './fee-policy';
 export { estimateSendingGas, sendingGasLimit } from './gas-estimate';
-export { replayRevertReason, type MinedCall } from './revert-replay';
+export { replayRevertReason } from './revert-replay';
 export { SendingNodes, type SendingNetworks } from './sending-nodes';

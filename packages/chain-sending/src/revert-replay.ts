@@ -3,7 +3,7 @@ import { RpcUnavailableError } from './errors';
 import type { MinedTransactionReceipt } from './mined-receipt';
 import { classifyNodeError, decodeRevert } from '@facilitator/chain-rpc';
 
-export interface MinedCall {
+interface MinedCall {
   from: string;
   to: string;
   data: string;

@@ -14,7 +14,7 @@ export type SendPhase = 'nonce_allocated' | 'attempt_stored' | 'broadcast';
  * Called right after each durable step. A testing seam: throwing from it stops `submit` exactly where a
  * crash would, leaving the database as that crash would.
  */
-export type SendPhaseHook = (phase: SendPhase, transaction: { id: string; nonce: bigint; hash?: string }) => void | Promise<void>;
+type SendPhaseHook = (phase: SendPhase, transaction: { id: string; nonce: bigint; hash?: string }) => void | Promise<void>;
 
 export interface LocalKeyTransactionProviderOptions {
   /** How often receipts are polled; default 100 ms (a 1 s block is seen within a tenth of its time). */

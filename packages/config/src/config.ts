@@ -6,8 +6,8 @@ import { ConfigError } from './config-error';
 import { readMasterSecret, readRelayerAddresses, readRelayers, readSignerSpecs, readTreasuryAddress, readWebhookPorts } from './key-addresses';
 import { Env, EnvReader } from './parsers';
 
-export const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
-export const NODE_ENVS = ['development', 'production', 'test'] as const;
+const LOG_LEVELS = ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const;
+const NODE_ENVS = ['development', 'production', 'test'] as const;
 
 export interface NetworkConfig {
   chainId: number;
@@ -44,7 +44,7 @@ export interface NetworkConfig {
 }
 
 /** Abuse limits of the public verify and settle endpoints (see docs/decisions.md, "Abuse"). */
-export interface AbuseConfig {
+interface AbuseConfig {
   /** payments below this value fail verification (MIN_PAYMENT_AMOUNT, else FEE_AMOUNT; 0n: no minimum) */
   minPaymentAmount: bigint;
   /**
@@ -77,7 +77,7 @@ export interface AbuseConfig {
   sequentialContractPayers: (typeof SEQUENTIAL_CONTRACT_PAYER_POLICIES)[number];
 }
 
-export interface WalletDeployLimits {
+interface WalletDeployLimits {
   /** WALLET_DEPLOYS_PER_MERCHANT */
   perMerchant: number;
   /** WALLET_DEPLOYS_PER_FACTORY */
@@ -86,7 +86,7 @@ export interface WalletDeployLimits {
   windowMs: number;
 }
 
-export const SEQUENTIAL_CONTRACT_PAYER_POLICIES = ['refuse', 'allow'] as const;
+const SEQUENTIAL_CONTRACT_PAYER_POLICIES = ['refuse', 'allow'] as const;
 
 export interface RetentionConfig {
   /** rejected verifications older than this are deleted */
@@ -199,7 +199,7 @@ export interface Config {
   admin?: { username: string; password: string };
 }
 
-export interface WebhookDnsConfig {
+interface WebhookDnsConfig {
   /** WEBHOOK_DNS_SERVERS: `ip` or `ip:port`; empty: the system's (resolv.conf) */
   servers: string[];
   /** WEBHOOK_DNS_TIMEOUT_MS: one query's timeout */
@@ -210,7 +210,7 @@ export interface WebhookDnsConfig {
   maxInFlight: number;
 }
 
-export interface WorkerConfig {
+interface WorkerConfig {
   /** which queues this worker process serves (WORKER_QUEUES); default both */
   queues: QueueName[];
   settlementConcurrency: number;
@@ -254,8 +254,8 @@ export interface WorkerConfig {
   executorRecheckMs: number;
 }
 
-export const SETTLEMENT_MODES = ['atomic', 'sequential'] as const;
-export const TRANSACTION_PROVIDERS = ['local', 'openzeppelin-relayer'] as const;
+const SETTLEMENT_MODES = ['atomic', 'sequential'] as const;
+const TRANSACTION_PROVIDERS = ['local', 'openzeppelin-relayer'] as const;
 
 export type TransactionProviderConfig =
   | { kind: 'local' }
@@ -275,18 +275,18 @@ export const EXECUTOR_MAX_RELAYERS = 8;
 export const WEBHOOK_RETRY_DELAYS_MS = [60_000, 300_000, 900_000, 1_800_000, 3_600_000] as const;
 
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
-export const QUEUE_BACKENDS = ['redis', 'postgres'] as const;
+const QUEUE_BACKENDS = ['redis', 'postgres'] as const;
 
 /**
  * Canonical Safe 1.4.1 SafeProxyFactory and Coinbase Smart Wallet factory (same address on every chain):
  * the ERC-6492 factories used unless WALLET_FACTORIES_<chainId> says otherwise (docs/decisions.md).
  */
-export const DEFAULT_WALLET_FACTORIES = ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'] as const;
+const DEFAULT_WALLET_FACTORIES = ['0x4e1dcf7ad4e460cfd30791ccc4f9c8a4f820ec67', '0x0ba5ed0c6aa8c49038f819e587e2633c4a9f428a'] as const;
 /**
  * Safe 1.4.1 `Safe` and `SafeL2` singletons and the Coinbase Smart Wallet v1 implementation, at their canonical
  * addresses: the wallets an ERC-6492 deployment may create unless WALLET_IMPLEMENTATIONS_<chainId> says otherwise.
  */
-export const DEFAULT_WALLET_IMPLEMENTATIONS = [
+const DEFAULT_WALLET_IMPLEMENTATIONS = [
   '0x41675c099f32341bf84bfc5382af534df5c7461a',
   '0x29fcb43b46531bca003ddc8fcb67ffe91900c762',
   '0x000100abaad02f1cfc8bbe32bd5a564817339e72',

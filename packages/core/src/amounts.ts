@@ -1,6 +1,6 @@
 /** Amount parsing. Every amount is a bigint of the token's smallest unit; a float never touches money. */
 
-export const UINT256_MAX = (1n << 256n) - 1n;
+const UINT256_MAX = (1n << 256n) - 1n;
 
 /** USDC has 6 decimals on every supported network. */
 export const TOKEN_DECIMALS = 6;

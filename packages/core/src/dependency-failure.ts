@@ -13,7 +13,7 @@ interface ErrorLike {
   meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } };
 }
 
-export type Dependency = 'database' | 'queue' | 'network';
+type Dependency = 'database' | 'queue' | 'network';
 
 /** Every place a Postgres SQLSTATE can sit: on the error, its cause, or (Prisma) the driver adapter's error. */
 function sqlStates(e: ErrorLike): string[] {

@@ -97,7 +97,7 @@ export function transferAuthorizationDigest(separator: Uint8Array, auth: Transfe
 // secp256k1n / 2: signatures with a larger s are malleable twins that USDC's ECRecover rejects.
 const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
-export type RecoverResult = { ok: true; address: string } | { ok: false; reason: string };
+type RecoverResult = { ok: true; address: string } | { ok: false; reason: string };
 
 /**
  * Recovers the signer of a 65-byte (r ‖ s ‖ v) signature the way USDC's ECRecover does, including its

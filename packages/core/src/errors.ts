@@ -1,9 +1,9 @@
 import { ErrorCode } from './error-codes';
 
-export type ErrorDetails = Record<string, unknown>;
+type ErrorDetails = Record<string, unknown>;
 
 /** The spec's error envelope: `{ "error": { "code", "message", "details"? } }`. */
-export interface ErrorEnvelope {
+interface ErrorEnvelope {
   error: { code: ErrorCode; message: string; details?: ErrorDetails };
 }
 

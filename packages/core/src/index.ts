@@ -1,12 +1,49 @@
-export * from './networks';
-export * from './error-codes';
-export * from './errors';
-export * from './amounts';
-export * from './eip712';
-export * from './authorization-fingerprint';
-export * from './signature-recovery';
-export * from './ids';
-export * from './canonical-json';
-export * from './dependency-failure';
-export * from './shared-readings';
-export * from './rpc-endpoint-snapshot';
+export {
+  schemeOf,
+  networkByChainId,
+  networkByCaip2,
+  networkByLegacyName,
+  networkByX402V1Name,
+  networkByAnyName,
+  type NetworkInfo,
+  type GasCaps,
+  NETWORKS,
+} from './networks';
+export { ErrorCode } from './error-codes';
+export {
+  rpcUnavailable,
+  internalErrorEnvelope,
+  FacilitatorError,
+  InvalidRequestError,
+  UnsupportedNetworkError,
+  VerificationFailedError,
+  InsufficientAllowanceError,
+  FeeCollectionFailedError,
+  SettlementFailedError,
+  NotFoundError,
+  UnauthorizedError,
+  PaymentConflictError,
+  PaymentIdentifierConflictError,
+  IdempotencyKeyInFlightError,
+  IdempotencyKeyReusedError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  ServiceUnavailableError,
+} from './errors';
+export { parseAtomicAmount, parsePrice, TOKEN_DECIMALS, AmountFormatError } from './amounts';
+export {
+  bytesToHex,
+  domainSeparator,
+  transferAuthorizationDigest,
+  recoverAuthorizationSigner,
+  authorizationToJson,
+  type Eip712Domain,
+  type TransferAuthorization,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+} from './eip712';
+export { authorizationFingerprint } from './authorization-fingerprint';
+export { newId, isId, IdPrefix } from './ids';
+export { canonicalJson } from './canonical-json';
+export { unavailableDependencyOf } from './dependency-failure';
+export { SharedReadings } from './shared-readings';
+export type { RpcEndpointSnapshot } from './rpc-endpoint-snapshot';

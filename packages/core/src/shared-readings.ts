@@ -1,4 +1,4 @@
-export interface SharedReadingsOptions {
+interface SharedReadingsOptions {
   /** when a new key would go beyond this many, stale readings are dropped first (all of them if none is stale) */
   maxEntries?: number;
   now?: () => number;

@@ -5,7 +5,7 @@ import { SigningKey } from 'ethers';
  * JavaScript), falling back to ethers when the binding cannot load. `secp256k1`'s own index silently
  * falls back to the slow `elliptic`, so the native module is loaded directly to know which one runs.
  */
-export interface SignatureRecovery {
+interface SignatureRecovery {
   readonly backend: 'libsecp256k1' | 'ethers';
   /** 65-byte uncompressed public key, or null when nothing recovers. */
   recoverPublicKey(rs: Uint8Array, recoveryId: number, digest: Uint8Array): Uint8Array | null;

@@ -1,6 +1,66 @@
-export { createPrismaClient, type CreatePrismaClientOptions } from './prisma-client';
+export { createPrismaClient } from './prisma-client';
 export { createPgPool, type Pool } from './pg-pool';
-export { applyMigrations, findMigrationsDir, type ApplyMigrationsOptions } from './migrations';
-// The generated client's models, enums and `Prisma` namespace, so no other package reaches into `generated/`.
-export * from './generated/prisma/client';
-export * from './repositories';
+export { applyMigrations } from './migrations';
+// The generated client's models and enums other packages use, so no other package reaches into `generated/`.
+export type {
+  PrismaClient,
+  Verification,
+  Settlement,
+  ChainTransactionAttempt,
+  WebhookEvent,
+  WebhookAttempt,
+  SettlementState,
+  VerificationStatus,
+  WebhookDeliveryStatus,
+} from './generated/prisma/client';
+export {
+  type VerificationRow,
+  type NewVerificationRow,
+  type StoredVerification,
+  type RetentionCursor,
+  RETENTION_START,
+  type RetentionPage,
+  VerificationRepository,
+  type SettlementUpdate,
+  type SettlementRow,
+  type TransitionRequest,
+  type NewSettlementRow,
+  type FeeReservationRequest,
+  type PayerInFlight,
+  type FeeReverts,
+  SettlementRepository,
+  IdempotencyRepository,
+  type MerchantRecord,
+  type StoredWebhookSecret,
+  MerchantRepository,
+  type WebhookEventRow,
+  type WebhookEventWithMerchant,
+  type AttemptRecord,
+  WebhookEventRepository,
+  type TransactionPurpose,
+  type Fees,
+  ForeignProviderTransactionError,
+  type StoredTransaction,
+  type ExternalTransaction,
+  type ExternalTransactionStatements,
+  type ProviderProgress,
+  type NewAttempt,
+  type AwaitingFinality,
+  FINAL_STATUSES,
+  ChainTransactionRepository,
+  type NewSettlementBatch,
+  type StoredSettlementBatch,
+  type BatchNotStored,
+  SettlementBatchRepository,
+  type WalletDeploymentRequest,
+  type WalletDeploymentLimits,
+  type WalletDeploymentReservation,
+  WalletDeploymentRepository,
+  PaymentIdentifierRepository,
+  type StatusWindow,
+  type WindowLatency,
+  type WindowSettleOutcomes,
+  type WaitingCount,
+  MerchantSessionRepository,
+  type KeysetCursor,
+} from './repositories';

@@ -1,5 +1,5 @@
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { Prisma, SettlementState, VerificationStatus } from '@facilitator/db';
+import { Prisma, SettlementState, VerificationStatus } from './generated/prisma/client';
 
 let db: TestDatabase;
 

@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from './generated/prisma/client';
 
-export interface CreatePrismaClientOptions {
+interface CreatePrismaClientOptions {
   /** Most connections the pool opens; pg's default (10) when omitted. */
   poolMax?: number;
 }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { waitForRpc } from '@facilitator/chain-rpc';
 import { guardChild, type Guard } from './orphan-guard';
 
-export const BASE_SEPOLIA_CHAIN_ID = 84532;
+const BASE_SEPOLIA_CHAIN_ID = 84532;
 
 export interface AnvilOptions {
   /** TCP port on 127.0.0.1; 0 or absent lets the OS pick a free one (no race between parallel tests). */
@@ -40,7 +40,7 @@ const HOST = '127.0.0.1';
 const OUTPUT_TAIL_CHARS = 4_000;
 const KILL_GRACE_MS = 2_000;
 
-export function anvilBinaryPath(): string {
+function anvilBinaryPath(): string {
   // The @foundry-rs/anvil wrapper script would stand between us and anvil's pid, so run the binary itself.
   try {
     return require.resolve('@foundry-rs/anvil-linux-amd64/bin/anvil');
@@ -52,7 +52,7 @@ export function anvilBinaryPath(): string {
   }
 }
 
-export function anvilArgs(options: AnvilOptions): string[] {
+function anvilArgs(options: AnvilOptions): string[] {
   const args = ['--host', options.host ?? HOST, '--port', String(options.port ?? 0)];
   args.push('--chain-id', String(options.chainId ?? BASE_SEPOLIA_CHAIN_ID));
   if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));

@@ -50,7 +50,7 @@ function mnemonicRoot(mnemonic: string): HDNodeWallet {
  * Payer and merchant keys come from a fixed label rather than the mnemonic so that they start with no
  * ETH (a payer never pays gas in x402) and stay the same from run to run.
  */
-export function labelledAccount(label: string): DevnetAccount {
+function labelledAccount(label: string): DevnetAccount {
   const wallet = new Wallet(id(`x402-facilitator devnet ${label}`));
   return { address: wallet.address, privateKey: wallet.privateKey };
 }

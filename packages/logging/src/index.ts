@@ -1,1 +1,1 @@
-export * from './logger';
+export { createLogger, createSilentLogger, type Logger } from './logger';

@@ -3,7 +3,7 @@ import { redactSecrets } from './redact';
 
 export type Logger = winston.Logger;
 
-export interface LoggerOptions {
+interface LoggerOptions {
   service: string;
   level?: string;
   /** Values that must never appear in a log line (private keys, webhook secret). */

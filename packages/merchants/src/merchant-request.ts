@@ -38,7 +38,7 @@ export interface MerchantRequestBinding {
 }
 
 /** Version 2: version 1 had no treasury, so its signatures were good at any deployment. */
-export const MERCHANT_REQUEST_DOMAIN_VERSION = '2';
+const MERCHANT_REQUEST_DOMAIN_VERSION = '2';
 
 export function merchantRequestDomain(binding: MerchantRequestBinding) {
   return { name: 'x402 Facilitator', version: MERCHANT_REQUEST_DOMAIN_VERSION, chainId: binding.chainId, verifyingContract: getAddress(binding.treasury) };
@@ -58,7 +58,7 @@ export function deploymentBinding(enabledChainIds: readonly number[], treasury: 
   return { chainId: merchantIdentityChainId(enabledChainIds), treasury };
 }
 
-export interface MerchantRequestFields {
+interface MerchantRequestFields {
   action: MerchantAction;
   /** the payTo address whose control is proven */
   merchant: string;

@@ -7,7 +7,7 @@ import { newSettleKey, newWebhookSecret, settleKeyHash } from './random-secrets'
 import { OpenedSecrets } from './opened-secrets';
 import type { SecretBox } from './secret-box';
 
-export interface MerchantServiceOptions {
+interface MerchantServiceOptions {
   repository: MerchantRepository;
   secretBox: SecretBox;
   /** how long a rotated webhook secret keeps signing beside the new one */
@@ -22,7 +22,7 @@ export interface MerchantServiceOptions {
 }
 
 /** A request a merchant signed with its payTo address's key (see merchant-request.ts). */
-export interface SignedMerchantRequest {
+interface SignedMerchantRequest {
   /** lowercase */
   merchant: string;
   action: MerchantAction;
@@ -34,14 +34,14 @@ export interface SignedMerchantRequest {
   signature: string;
 }
 
-export interface MerchantWebhookSecrets {
+interface MerchantWebhookSecrets {
   current: string;
   /** the secret before the last rotation, while it still signs */
   previous?: { secret: string; retiresAt: Date };
 }
 
 /** Whether a settle request may go on for a merchant: no protection, the right key, or neither. */
-export type SettleAccess = 'open' | 'granted' | 'denied';
+type SettleAccess = 'open' | 'granted' | 'denied';
 
 /**
  * Merchant identity without accounts: the payTo address is the merchant, and it proves control by

@@ -2,14 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { MerchantSessionRepository } from '@facilitator/db';
 
 /** How long a merchant page sign-in lasts: long enough to look around, short enough that a leak soon stops mattering. */
-export const MERCHANT_SESSION_SECONDS = 30 * 60;
+const MERCHANT_SESSION_SECONDS = 30 * 60;
 
 const TOKEN_PREFIX = 'fms_';
 const TOKEN = /^fms_[A-Za-z0-9_-]{43}$/;
 
 const hashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
-export interface OpenedMerchantSession {
+interface OpenedMerchantSession {
   /** the bearer token, shown once: only its SHA-256 is stored */
   token: string;
   merchant: string;

@@ -3,12 +3,12 @@ import type { TypedDataDomain, TypedDataField } from 'ethers';
 import { merchantRequestDomain, merchantRequestMessage, MERCHANT_REQUEST_TYPES, type MerchantAction } from './merchant-request';
 
 /** Anything that signs EIP-712 typed data: an ethers Wallet, a Safe owner's wallet, a hardware signer. */
-export interface TypedDataSigner {
+interface TypedDataSigner {
   signTypedData(domain: TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>): Promise<string>;
 }
 
 /** The `proof` of a merchant request body, as the API expects it. */
-export interface MerchantProof {
+interface MerchantProof {
   network: string;
   nonce: string;
   expires_at: number;

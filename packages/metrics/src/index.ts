@@ -1,2 +1,2 @@
-export * from './metrics';
-export * from './queue-depth';
+export { createMetrics, type KeyBalance, type Metrics } from './metrics';
+export { snapshotQueue } from './queue-depth';

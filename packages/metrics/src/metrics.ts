@@ -12,7 +12,7 @@ export interface KeyBalance {
 }
 
 /** Where the gauges read their values at scrape time. */
-export interface MetricSources {
+interface MetricSources {
   queues?: readonly Queue[];
   balances?: () => Promise<KeyBalance[]>;
   /** settlements parked for an operator (money state unknown after their job gave up) */

@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized'] as const;
 
-export interface QueueSnapshot {
+interface QueueSnapshot {
   name: string;
   counts: Record<(typeof QUEUE_STATES)[number], number>;
   /** seconds since the oldest waiting job was added; null when none waits */

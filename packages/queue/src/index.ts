@@ -1,7 +1,7 @@
-export * from './queue-names';
-export * from './job-payloads';
-export * from './redis-connection';
-export * from './queues';
-export * from './delete-queue-keys';
-export * from './queue-store';
-export * from './jobs';
+export { isQueueName, type QueueName, ALL_QUEUES } from './queue-names';
+export type { SettlementJobData, WebhookJobData, MaintenanceJobData } from './job-payloads';
+export { createRedisConnection } from './redis-connection';
+export { createQueues, WEBHOOK_ATTEMPTS, type Queues, queueDefaults } from './queues';
+export { deleteQueueKeys } from './delete-queue-keys';
+export { openQueueStore, queueStoreTargetOf } from './queue-store';
+export { enqueueSettlement, enqueueWebhookDelivery, scheduleMaintenance, JobName, type JobDataOf } from './jobs';

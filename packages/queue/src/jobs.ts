@@ -13,7 +13,7 @@ export const JobName = {
   Finality: 'finality',
 } as const;
 
-export type MaintenanceJobName = typeof JobName.Retention | typeof JobName.Sweep | typeof JobName.Finality;
+type MaintenanceJobName = typeof JobName.Retention | typeof JobName.Sweep | typeof JobName.Finality;
 
 /** The payload type of each queue's jobs, for typed handlers. */
 export interface JobDataOf {

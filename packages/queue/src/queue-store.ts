@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { createRedisConnection, type RedisTarget } from './redis-connection';
 import { queuesOn, type Queues } from './queues';
 
-export type QueueBackendName = 'redis' | 'postgres';
+type QueueBackendName = 'redis' | 'postgres';
 
 /** Where the queues live: Redis (the default), or BullMQ's PostgreSQL backend in the service's own database. */
 export type QueueStoreTarget =
@@ -11,7 +11,7 @@ export type QueueStoreTarget =
   | { backend: 'postgres'; databaseUrl: string; /** largest pg pool of one queue or worker */ poolMax?: number };
 
 /** What a worker needs besides its processor (BullMQ's own options minus the connection). */
-export type QueueWorkerOptions = Omit<WorkerOptions, 'connection' | 'prefix'>;
+type QueueWorkerOptions = Omit<WorkerOptions, 'connection' | 'prefix'>;
 
 /**
  * The queues' datastore, whichever it is: the same BullMQ Queue and Worker API on both. Producers share
@@ -32,7 +32,7 @@ export interface QueueStore {
 }
 
 // BullMQ keeps its tables in this schema of DATABASE_URL's database, apart from ours
-export const POSTGRES_QUEUE_SCHEMA = 'bullmq';
+const POSTGRES_QUEUE_SCHEMA = 'bullmq';
 
 export function openQueueStore(target: QueueStoreTarget): QueueStore {
   return target.backend === 'redis' ? redisStore(target.redis, target.prefix) : postgresStore(target.databaseUrl, target.poolMax ?? 10);

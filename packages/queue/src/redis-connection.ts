@@ -1,6 +1,6 @@
 import IORedis, { Cluster, type ClusterNode, type Redis, type RedisOptions } from 'ioredis';
 
-export type RedisRole = 'producer' | 'worker';
+type RedisRole = 'producer' | 'worker';
 
 /** Where the queues live: one Redis by URL, or a Redis Cluster by its seed nodes. */
 export interface RedisTarget {

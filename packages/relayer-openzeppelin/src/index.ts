@@ -1,10 +1,3 @@
 export { OpenZeppelinRelayerProvider } from './openzeppelin-relayer-provider';
-export { OPENZEPPELIN_RELAYER_PROVIDER } from './provider-name';
-export type { OpenZeppelinRelayerProviderOptions, RelayerSendPhase, RelayerSendPhaseHook } from './provider-options';
-export { RelayerBindings, resolveRelayerBindings, type RelayerBinding } from './relayer-bindings';
-export { RelayerRequestRefusedError, RelayerTransactionFailedError, RelayerUnavailableError } from './errors';
-export { RelayerWebhookHandler, type RelayerWebhookResult, type WebhookHeaders } from './webhook-handler';
-export { RELAYER_SIGNATURE_HEADER, signRelayerWebhook, verifyRelayerWebhook } from './webhook-signature';
-export { OpenZeppelinRelayerClient, type RelayerApiClientOptions, type TransactionPage } from './api/relayer-api-client';
-export type * from './api/relayer-api-types';
-export { FINAL_RELAYER_STATUSES } from './api/relayer-api-types';
+export { resolveRelayerBindings, type RelayerBinding } from './relayer-bindings';
+export { OpenZeppelinRelayerClient } from './api/relayer-api-client';

@@ -8,7 +8,7 @@ export type RelayerSendPhase = 'stored' | 'requested' | 'accepted';
  * Called right after each step. A testing seam: throwing from it stops `submit` where a crash would
  * (`accepted`: the relayer took the transaction, its id not yet stored, as when the answer is lost).
  */
-export type RelayerSendPhaseHook = (phase: RelayerSendPhase, transaction: { id: string; relayerTransactionId?: string }) => void | Promise<void>;
+type RelayerSendPhaseHook = (phase: RelayerSendPhase, transaction: { id: string; relayerTransactionId?: string }) => void | Promise<void>;
 
 export interface OpenZeppelinRelayerProviderOptions {
   /** Price by the relayer's own speed instead of explicit EIP-1559 fees read from our node under our cap. */

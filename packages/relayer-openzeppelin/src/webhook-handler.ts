@@ -2,9 +2,9 @@ import type { RelayerWebhookNotification } from './api/relayer-api-types';
 import type { StatusWakeups } from './status-wakeups';
 import { RELAYER_SIGNATURE_HEADER, verifyRelayerWebhook } from './webhook-signature';
 
-export type WebhookHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
+type WebhookHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
 
-export interface RelayerWebhookResult {
+interface RelayerWebhookResult {
   /** the HTTP status to answer with: 200 taken, 400 unreadable, 401 bad signature */
   status: 200 | 400 | 401;
   /** whether a waiter was woken */

@@ -5,14 +5,10 @@ import type { FormARequest, FormBSettleRequest, FormBVerifyRequest } from './req
 import { resolveSettlementSchema, type ResolveSettlementRequest } from './operator-requests';
 import { settlementLookupQuerySchema, type SettlementLookupQuery } from './payment-identifier';
 
-export * from './primitives';
-export * from './verify-form-a';
-export * from './verify-form-b';
-export * from './request-types';
-export * from './validator';
-export * from './nesting';
-export * from './operator-requests';
-export * from './payment-identifier';
+export { verifyFormASchema } from './verify-form-a';
+export type { AuthorizationBody, ExactEvmPayloadBody, RequirementsBody, FormARequest, FormBVerifyRequest } from './request-types';
+export { findJsonProblem, assertStorableJson } from './nesting';
+export { paymentIdOf, PAYMENT_IDENTIFIER, type SettlementLookupQuery } from './payment-identifier';
 
 export const validateVerifyFormA = compileValidator<FormARequest>(verifyFormASchema, 'verify request (Form A)');
 export const validateVerifyFormB = compileValidator<FormBVerifyRequest>(verifyFormBSchema, 'verify request (Form B)');
@@ -20,13 +16,23 @@ export const validateSettleFormA = compileValidator<FormARequest>(settleFormASch
 export const validateResolveSettlement = compileValidator<ResolveSettlementRequest>(resolveSettlementSchema, 'resolve request');
 export const validateSettleFormB = compileValidator<FormBSettleRequest>(settleFormBSchema, 'settle request (Form B)');
 export const validateSettlementLookupQuery = compileValidator<SettlementLookupQuery>(settlementLookupQuerySchema, 'settlement lookup');
-export * from './responses';
-export * from './openapi';
-export * from './x402-requests';
-export * from './x402-openapi';
-export * from './merchant-requests';
-export * from './merchant-openapi';
-export * from './merchant-page';
-export * from './operator-openapi';
-export * from './lookup-openapi';
-export * from './service-status';
+export { buildOpenApiDocument } from './openapi';
+export { type X402Eip712Extra, validateX402RequestV2, validateX402RequestV1 } from './x402-requests';
+export { x402OpenApiSchemas, x402OpenApiPaths } from './x402-openapi';
+export {
+  type MerchantProofBody,
+  validateMerchantActionRequest,
+  validateMerchantMinimumRequest,
+  validateMerchantRotateRequest,
+} from './merchant-requests';
+export { merchantOpenApiSchemas, merchantOpenApiPaths } from './merchant-openapi';
+export { MERCHANT_PAGE_DEFAULT_LIMIT, validateMerchantPageQuery } from './merchant-page';
+export { operatorOpenApiSchemas, operatorOpenApiPaths } from './operator-openapi';
+export { lookupOpenApiSchemas, lookupOpenApiPaths } from './lookup-openapi';
+export {
+  serviceStatusSchema,
+  type ServiceStatus,
+  type NetworkStatus,
+  serviceStatusOpenApiSchemas,
+  serviceStatusOpenApiPaths,
+} from './service-status';

@@ -5,7 +5,7 @@ import { compileValidator } from './validator';
  * their query strings and their answers. Pages are newest first and bounded; `before` is the opaque
  * cursor of the previous page's `next_before`.
  */
-export const MERCHANT_PAGE_MAX_LIMIT = 100;
+const MERCHANT_PAGE_MAX_LIMIT = 100;
 export const MERCHANT_PAGE_DEFAULT_LIMIT = 20;
 
 export const merchantPageQuerySchema = {
@@ -18,7 +18,7 @@ export const merchantPageQuerySchema = {
   additionalProperties: false,
 } as const;
 
-export interface MerchantPageQuery {
+interface MerchantPageQuery {
   limit?: string;
   before?: string;
 }
@@ -69,7 +69,7 @@ export const merchantAccountSchema = {
   },
 } as const;
 
-export const merchantSettlementSchema = {
+const merchantSettlementSchema = {
   type: 'object',
   required: ['id', 'created_at', 'network', 'payer', 'amount', 'fee', 'fee_collected', 'state', 'settlement_tx_hash', 'fee_tx_hash'],
   properties: {

@@ -6,7 +6,7 @@ import { compileValidator } from './validator';
  * EIP-712 signature of a `MerchantRequest` naming the action, the merchant (the path's address), the
  * other body fields as canonical JSON, a random nonce and a short expiry (see packages/merchants).
  */
-export const merchantProofSchema = {
+const merchantProofSchema = {
   type: 'object',
   description:
     'EIP-712 signature by the merchant address (ECDSA, or ERC-1271 for a contract wallet such as a Safe) of MerchantRequest(string action,address merchant,string parameters,bytes32 nonce,uint256 expiresAt), with the domain GET /v1/merchants/request-domain publishes: { name: "x402 Facilitator", version: "2", chainId: the identity chain, verifyingContract: the treasury }',

@@ -1,9 +1,9 @@
 import { InvalidRequestError } from '@facilitator/core';
 
 /** Deeper than any real request; free-form fields (metadata) would otherwise let a body nest without end. */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 
-export interface JsonProblem {
+interface JsonProblem {
   kind: 'too_deep' | 'unstorable_text';
   /** JSON Pointer of the offending value ("" is the body) */
   path: string;

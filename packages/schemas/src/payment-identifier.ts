@@ -8,7 +8,7 @@ import { address, bytes32, shortString } from './primitives';
  */
 export { PAYMENT_IDENTIFIER };
 
-export const paymentId = {
+const paymentId = {
   type: 'string',
   minLength: PAYMENT_ID_MIN_LENGTH,
   maxLength: PAYMENT_ID_MAX_LENGTH,

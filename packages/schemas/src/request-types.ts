@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { authorization, exactEvmPayload } from './primitives';
-import type { paymentSchema, requirementsSchema, verifyFormASchema } from './verify-form-a';
+import type { requirementsSchema, verifyFormASchema } from './verify-form-a';
 import type { settleFormBSchema, verifyFormBSchema } from './verify-form-b';
 
 /**
@@ -10,7 +10,6 @@ import type { settleFormBSchema, verifyFormBSchema } from './verify-form-b';
 export type AuthorizationBody = FromSchema<typeof authorization>;
 export type ExactEvmPayloadBody = FromSchema<typeof exactEvmPayload>;
 export type RequirementsBody = FromSchema<typeof requirementsSchema>;
-export type PaymentBody = FromSchema<typeof paymentSchema>;
 export type FormARequest = FromSchema<typeof verifyFormASchema>;
 export type FormBVerifyRequest = FromSchema<typeof verifyFormBSchema>;
 export type FormBSettleRequest = FromSchema<typeof settleFormBSchema>;

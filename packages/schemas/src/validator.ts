@@ -6,7 +6,7 @@ import { InvalidRequestError } from '@facilitator/core';
 const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, verbose: true });
 addFormats(ajv);
 
-export interface RequestProblem {
+interface RequestProblem {
   /** JSON Pointer into the request body ("" is the body itself) */
   path: string;
   message: string;
@@ -37,7 +37,7 @@ function describe(error: ErrorObject): RequestProblem {
 /** At most this many problems are listed, so a hostile body cannot make the answer huge. */
 const MAX_PROBLEMS = 20;
 
-export function problemsOf(validate: ValidateFunction): RequestProblem[] {
+function problemsOf(validate: ValidateFunction): RequestProblem[] {
   const problems = (validate.errors ?? [])
     // anyOf and oneOf repeat their branches' errors; the summary line says it better
     .filter((e) => !(e.keyword === 'required' && (e.schemaPath.includes('/anyOf/') || e.schemaPath.includes('/oneOf/'))))
@@ -46,7 +46,7 @@ export function problemsOf(validate: ValidateFunction): RequestProblem[] {
   return unique.slice(0, MAX_PROBLEMS);
 }
 
-export type Validator<T> = (body: unknown) => T;
+type Validator<T> = (body: unknown) => T;
 
 /** Compiles a schema into a function that returns the typed body or throws a 400 listing each problem. */
 export function compileValidator<T>(schema: object, what: string): Validator<T> {

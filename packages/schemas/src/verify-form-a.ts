@@ -24,7 +24,7 @@ export const requirementsSchema = {
 } as const;
 
 /** Spec "Payment" (Form A, x402Version 2). */
-export const paymentSchema = {
+const paymentSchema = {
   type: 'object',
   required: ['x402Version', 'payload'],
   properties: {

@@ -26,7 +26,7 @@ const eip712Extra = {
 const maxTimeoutSeconds = { type: 'integer', minimum: 0, maximum: 31_536_000 } as const;
 
 /** x402 v2 `PaymentRequirements`. */
-export const x402RequirementsV2Schema = {
+const x402RequirementsV2Schema = {
   type: 'object',
   required: ['scheme', 'network', 'amount', 'asset', 'payTo'],
   properties: {
@@ -42,7 +42,7 @@ export const x402RequirementsV2Schema = {
 } as const;
 
 /** x402 v1 `PaymentRequirements`. */
-export const x402RequirementsV1Schema = {
+const x402RequirementsV1Schema = {
   type: 'object',
   required: ['scheme', 'network', 'maxAmountRequired', 'asset', 'payTo'],
   properties: {
@@ -109,7 +109,7 @@ export interface X402Eip712Extra {
   [extra: string]: unknown;
 }
 
-export interface X402RequirementsV2Body {
+interface X402RequirementsV2Body {
   scheme: string;
   network: string;
   amount: string;
@@ -120,7 +120,7 @@ export interface X402RequirementsV2Body {
   [extra: string]: unknown;
 }
 
-export interface X402RequirementsV1Body {
+interface X402RequirementsV1Body {
   scheme: string;
   network: string;
   maxAmountRequired: string;
@@ -131,14 +131,14 @@ export interface X402RequirementsV1Body {
   [extra: string]: unknown;
 }
 
-export interface X402RequestV2 {
+interface X402RequestV2 {
   x402Version?: 2;
   paymentPayload: { x402Version: 2; accepted: X402RequirementsV2Body; payload: ExactEvmPayloadBody; extensions?: Record<string, unknown>; [extra: string]: unknown };
   paymentRequirements: X402RequirementsV2Body;
   [extra: string]: unknown;
 }
 
-export interface X402RequestV1 {
+interface X402RequestV1 {
   x402Version?: 1;
   paymentPayload: { x402Version: 1; scheme: string; network: string; payload: ExactEvmPayloadBody; [extra: string]: unknown };
   paymentRequirements: X402RequirementsV1Body;

@@ -1,2 +1,1 @@
-export * from './single-flight-cache';
-export * from './service-status';
+export { ServiceStatusReader } from './service-status';

@@ -4,7 +4,7 @@ import type { NetworkStatus, ServiceStatus } from '@facilitator/schemas';
 import { SingleFlightCache } from './single-flight-cache';
 
 /** The windows of the page: the last 5 minutes, hour and day. */
-export const STATUS_WINDOWS = [
+const STATUS_WINDOWS = [
   { name: '5m', seconds: 300 },
   { name: '1h', seconds: 3_600 },
   { name: '24h', seconds: 86_400 },
@@ -25,7 +25,7 @@ interface WindowFigures {
   settle: WindowSettleOutcomes[];
 }
 
-export interface StatusNetwork {
+interface StatusNetwork {
   chainId: number;
   caip2: string;
   /** MAX_FEE_PER_GAS_GWEI_<chainId> in wei */

@@ -18,7 +18,7 @@ export function settleCalldata(items: readonly ExecutorItem[]): string {
   return executorInterface.encodeFunctionData('settle', [items.map((i) => [i.from, i.to, i.value, i.validAfter, i.validBefore, i.nonce, i.signature, i.gas])]);
 }
 
-export type ItemOutcome =
+type ItemOutcome =
   /**
    * `toTreasury`: the token transfers to the treasury among the item's own logs (those between the previous
    * item's outcome and its own): the fee the executor actually took, whatever fee it was configured with
@@ -79,7 +79,7 @@ function transfersTo(logs: readonly LogLike[], account: string): Array<{ token: 
 }
 
 /** Which call of an item failed and why, from `settleOne`'s revert data. */
-export function failureOf(revertData: BytesLike): { stage: 'fee' | 'transfer' | 'unknown'; reason: string } {
+function failureOf(revertData: BytesLike): { stage: 'fee' | 'transfer' | 'unknown'; reason: string } {
   const data = typeof revertData === 'string' ? revertData : '0x' + Buffer.from(revertData).toString('hex');
   // no data: the item ran out of its gas, or a check outside both calls failed
   if (data.length < 10) return { stage: 'unknown', reason: 'item reverted without a reason (out of its gas?)' };

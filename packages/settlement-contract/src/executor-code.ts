@@ -1,7 +1,7 @@
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
 
 /** The EIP-7702 delegation designator: 0xef0100 followed by the delegate's address. */
-export const DELEGATION_PREFIX = '0xef0100';
+const DELEGATION_PREFIX = '0xef0100';
 
 /** The address an account's code delegates to (EIP-7702), or undefined when it does not delegate. */
 export function delegateOf(code: string): string | undefined {

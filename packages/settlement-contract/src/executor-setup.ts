@@ -24,7 +24,7 @@ export type ExecutorStatus =
  * relayers both name, so keys can be added and retired one step at a time while settlements run (README,
  * "Rotating relayer keys").
  */
-export type RelayerMatch = 'exact' | 'some';
+type RelayerMatch = 'exact' | 'some';
 
 /**
  * Whether the atomic path can run on a network: the treasury delegates (EIP-7702) to a contract whose
@@ -137,7 +137,7 @@ export async function delegationRequest(provider: Provider, config: ExecutorConf
 }
 
 /** Why a signed authorization cannot delegate the treasury now; undefined when it can. */
-export async function delegationProblem(provider: Provider, config: ExecutorConfig, authorization: Authorization): Promise<string | undefined> {
+async function delegationProblem(provider: Provider, config: ExecutorConfig, authorization: Authorization): Promise<string | undefined> {
   if (Number(authorization.chainId) !== config.chainId) return `the authorization is for chain ${authorization.chainId}, not ${config.chainId}`;
   const signer = verifyAuthorization(authorization, authorization.signature);
   if (signer !== getAddress(config.treasury)) return `the authorization is signed by ${signer}, not the treasury ${getAddress(config.treasury)}`;

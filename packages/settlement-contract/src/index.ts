@@ -1,7 +1,22 @@
-export * from './calldata-gas';
-export * from './executor-calls';
-export * from './executor-code';
-export * from './executor-setup';
-export { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
-export * from './wallet-deployment-probe';
-export * from './wallet-factory-calls';
+export { calldataGas, itemCalldataGas } from './calldata-gas';
+export { settleCalldata, itemKey, itemOutcomes, executorInterface, type ExecutorItem } from './executor-calls';
+export {
+  executorStatus,
+  executorConfigProblem,
+  deployExecutor,
+  delegationRequest,
+  submitDelegation,
+  setUpExecutor,
+  type ExecutorConfig,
+  type ExecutorStatus,
+  type SetupProgress,
+  type ExecutorSetupKeys,
+  type DelegationRequest,
+} from './executor-setup';
+export {
+  walletDeploymentProbeCode,
+  walletDeploymentProbeResult,
+  walletDeploymentProbeFailure,
+  type WalletDeploymentProbeRequest,
+} from './wallet-deployment-probe';
+export { implementationOfFactoryCall, decodeImplementation, IMPLEMENTATION_VIEW } from './wallet-factory-calls';

@@ -10,7 +10,7 @@ const COINBASE_FACTORY = new Interface(['function createAccount(bytes[] owners, 
 /** `implementation()` of the Coinbase Smart Wallet factory (an immutable of the factory). */
 export const IMPLEMENTATION_VIEW = COINBASE_FACTORY.encodeFunctionData('implementation');
 
-export type FactoryCallImplementation =
+type FactoryCallImplementation =
   /** the singleton a Safe proxy factory is asked to point the new proxy at */
   | { implementation: string }
   /** a factory that always deploys its own implementation (Coinbase Smart Wallet): read it from the factory */

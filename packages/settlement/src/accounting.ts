@@ -21,7 +21,7 @@ export interface FailureCounts {
   hasPaid(payer: string, merchant: string, chainId: number): Promise<boolean>;
 }
 
-export interface FailurePause {
+interface FailurePause {
   who: 'payer' | 'merchant';
   until: Date;
   failures: number;

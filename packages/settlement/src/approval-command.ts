@@ -1,7 +1,7 @@
 import { networkByChainId } from '@facilitator/core';
 
 /** How many settlements the suggested allowance covers. */
-export const SUGGESTED_SETTLEMENTS = 100n;
+const SUGGESTED_SETTLEMENTS = 100n;
 
 /**
  * The commands a merchant can paste to grant the fee allowance: our CLI's, and the equivalent Foundry

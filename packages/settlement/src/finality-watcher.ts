@@ -20,7 +20,7 @@ export interface FinalityChain {
   rebroadcast(chainId: number, rawTransaction: string, hash: string): Promise<'sent' | 'nonce_taken'>;
 }
 
-export interface FinalityWatcherOptions {
+interface FinalityWatcherOptions {
   transactions: Pick<ChainTransactionRepository, 'findAwaitingFinality' | 'markFinal' | 'markReorged' | 'markReincluded' | 'markLost'>;
   settlements: Pick<SettlementRepository, 'recordFinality' | 'markFinalWhereSettled' | 'findWithVerification'>;
   /** the settlements of an executor batch: a `settle` transaction's reorg is each of theirs */
@@ -35,7 +35,7 @@ export interface FinalityWatcherOptions {
   batch?: number;
 }
 
-export interface FinalityRun {
+interface FinalityRun {
   watched: number;
   final: number;
   reorged: number;

@@ -5,7 +5,7 @@ import type { WebhookOutbox } from '@facilitator/webhooks';
 import { transitionWithFinalEvent } from './final-transition';
 import { canTransition } from './states';
 
-export interface ResolveRequest {
+interface ResolveRequest {
   /** what the operator found on chain */
   outcome: 'settled' | 'failed';
   /** why, for the history and the merchant (e.g. "transfer 0xabc… confirmed in block 123") */

@@ -21,7 +21,7 @@ export type SettlementMachineStore = Pick<
   'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'markWaiting' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant' | 'claimSend'
 >;
 
-export interface SettlementMachineOptions {
+interface SettlementMachineOptions {
   settlements: SettlementMachineStore;
   networks: ReadonlyMap<number, SettlementNetwork<SettlementChain>>;
   transactions: TransactionProvider;

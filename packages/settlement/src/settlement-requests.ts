@@ -5,7 +5,7 @@ import { failurePauseOf, type FailurePausePolicy } from './accounting';
 import { failurePaused } from './failures';
 
 /** Mirrors verification's payment identity: "chainId:token:payer:nonce". */
-export function settlementPaymentKey(v: Pick<Verification, 'chainId' | 'tokenAddress' | 'payer' | 'nonce'>): string {
+function settlementPaymentKey(v: Pick<Verification, 'chainId' | 'tokenAddress' | 'payer' | 'nonce'>): string {
   return `${v.chainId}:${v.tokenAddress}:${v.payer}:${v.nonce}`.toLowerCase();
 }
 

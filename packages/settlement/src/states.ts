@@ -18,7 +18,7 @@ export const TRANSITIONS: Readonly<Record<SettlementState, readonly SettlementSt
   failed: [],
 };
 
-export const FINAL_STATES: readonly SettlementState[] = ['settled', 'failed'];
+const FINAL_STATES: readonly SettlementState[] = ['settled', 'failed'];
 
 export function isFinal(state: SettlementState): boolean {
   return FINAL_STATES.includes(state);

@@ -25,7 +25,7 @@ export interface WalletDeploymentGuard {
 }
 
 /** The one thing the guard needs of a network's provider (ethers' JsonRpcProvider has it). */
-export interface JsonRpcSender {
+interface JsonRpcSender {
   send(method: string, params: unknown[]): Promise<unknown>;
 }
 

@@ -5,7 +5,7 @@ import { recoverableSignature } from './recoverable-signature';
 import type { Signer } from './signer';
 import { SignerError, oneLine, signerErrorOf } from './signer-error';
 
-export interface AwsKmsSignerOptions {
+interface AwsKmsSignerOptions {
   /** Key ARN, alias ARN, key id or `alias/…`. */
   keyId: string;
   /** Default: the ARN's region. */

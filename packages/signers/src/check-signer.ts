@@ -8,7 +8,7 @@ import { SignerError, signerErrorOf } from './signer-error';
  * nor an authorization's digest (each of those hashes a prefixed encoding), so this signature authorizes
  * nothing if it leaks.
  */
-export const SIGNER_CHECK_DIGEST = getBytes(id('x402 facilitator: signer check (authorizes nothing)'));
+const SIGNER_CHECK_DIGEST = getBytes(id('x402 facilitator: signer check (authorizes nothing)'));
 
 /**
  * Start-up check that a signer can sign and signs as its address: one signature of a fixed digest,

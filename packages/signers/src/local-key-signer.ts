@@ -4,9 +4,9 @@ import type { Signer } from './signer';
 import { SignerError } from './signer-error';
 
 /** Which code computes a local key's signatures; both are RFC 6979 deterministic and low-s (same bytes). */
-export type LocalSigningEngine = 'libsecp256k1' | 'ethers';
+type LocalSigningEngine = 'libsecp256k1' | 'ethers';
 
-export interface LocalKeySignerOptions {
+interface LocalKeySignerOptions {
   /** The address the key must derive (a mismatched pair would sign from an address nobody tracks). */
   expectedAddress?: string;
   /** Force ethers' pure-JavaScript signing (tests compare it with libsecp256k1); default: native when it loads. */

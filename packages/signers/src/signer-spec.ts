@@ -9,7 +9,7 @@ import { Pkcs11UriError, parsePkcs11Uri, type Pkcs11Uri } from './pkcs11/pkcs11-
 import type { Signer } from './signer';
 import { SignerError, SignerSpecError, signerErrorOf } from './signer-error';
 
-export type SignerSpec =
+type SignerSpec =
   | { backend: 'local'; privateKey: string }
   | { backend: 'aws-kms'; keyId: string }
   | { backend: 'pkcs11'; uri: Pkcs11Uri };

@@ -1,7 +1,7 @@
 import type { Signature } from 'ethers';
 
 /** Where a signer's key lives. */
-export type SignerBackend = 'local' | 'aws-kms' | 'pkcs11';
+type SignerBackend = 'local' | 'aws-kms' | 'pkcs11';
 
 /**
  * One key that signs 32-byte digests; everything Ethereum signs (transactions, EIP-712 typed data, EIP-7702

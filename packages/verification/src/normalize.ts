@@ -18,7 +18,7 @@ export function uint(text: string, path: string): bigint {
 }
 
 /** The signed authorization with lowercase addresses and bigint numbers. */
-export function authorizationOf(body: AuthorizationBody, path: string) {
+function authorizationOf(body: AuthorizationBody, path: string) {
   return {
     from: body.from.toLowerCase(),
     to: body.to.toLowerCase(),
@@ -85,7 +85,7 @@ export function payloadOf(payload: ExactEvmPayloadBody, path: string) {
  * Largest free-form `metadata` (everything but the signed `paymentPayload`), as JSON, in bytes: it is
  * stored with the verification and its settlement, so a stranger must not be able to make rows large.
  */
-export const MAX_METADATA_BYTES = 4096;
+const MAX_METADATA_BYTES = 4096;
 
 function checkMetadataSize(metadata: Record<string, unknown>): void {
   const { paymentPayload: _signed, ...freeForm } = metadata;

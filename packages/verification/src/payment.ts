@@ -29,8 +29,3 @@ export interface Payment {
   /** what was received, stored with the verification so it can be settled later */
   request: unknown;
 }
-
-/** "chainId:token:payer:nonce": the identity of one payment, whatever form it came in. */
-export function paymentKey(chainId: number, token: string, payer: string, nonce: string): string {
-  return `${chainId}:${token}:${payer}:${nonce}`.toLowerCase();
-}

@@ -13,7 +13,7 @@ export interface VerificationOutcome {
 }
 
 /** Told about each stored verification, e.g. to emit webhook events. Must not throw. */
-export type VerificationListener = (outcome: VerificationOutcome, payment: Payment) => Promise<void>;
+type VerificationListener = (outcome: VerificationOutcome, payment: Payment) => Promise<void>;
 
 /** What verification stores through (VerificationRepository): narrowed so tests can pass an in-memory one. */
 export type VerificationStore = Pick<VerificationRepository, 'create' | 'createCheckingNonce' | 'reject'>;

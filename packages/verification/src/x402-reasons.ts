@@ -99,7 +99,7 @@ export function x402InvalidMessageOf(failure: X402VerificationFailure): string {
 }
 
 /** What a failed settlement row carries (errorCode, errorMessage, errorDetails of the settlement). */
-export interface FailedSettlementLike {
+interface FailedSettlementLike {
   errorCode: string | null;
   errorMessage: string | null;
   errorDetails: unknown;

@@ -9,12 +9,12 @@ import type { VerificationService } from './verification-service';
 import type { ClaimedDomain, X402Payment } from './x402';
 import type { DomainFailure, X402VerificationFailure } from './x402-reasons';
 
-export interface X402VerificationOutcome {
+interface X402VerificationOutcome {
   record: VerificationRow;
   failure?: X402VerificationFailure;
 }
 
-export interface X402VerifierOptions {
+interface X402VerifierOptions {
   /** the engine: every check and record of /v1 */
   service: VerificationService;
   chain: ChainReader;

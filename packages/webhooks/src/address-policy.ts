@@ -19,7 +19,7 @@ export function isPublicAddress(address: string): boolean {
   return parsed.range() === 'unicast';
 }
 
-export interface WebhookUrlPolicy {
+interface WebhookUrlPolicy {
   /** production: https only */
   requireHttps: boolean;
   /** development and tests only: lift the public-address rule (and the port rule) */
@@ -28,10 +28,10 @@ export interface WebhookUrlPolicy {
   allowedPorts?: readonly number[];
 }
 
-export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443, 80];
+const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443, 80];
 
 /** The port a URL connects to, explicit or the scheme's default. */
-export function portOf(url: URL): number {
+function portOf(url: URL): number {
   return url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 

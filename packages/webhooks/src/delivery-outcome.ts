@@ -4,7 +4,7 @@ import type { PostResult } from './safe-http-post';
  * What a delivery attempt's outcome is called in the deliveries listing: a category, never the raw
  * socket error, so the listing cannot be used to probe hosts and ports (a port-scan oracle).
  */
-export type DeliveryOutcome = 'delivered' | 'timeout' | 'refused' | 'dns' | 'tls' | 'port_not_allowed' | 'network' | `http_${number}`;
+type DeliveryOutcome = 'delivered' | 'timeout' | 'refused' | 'dns' | 'tls' | 'port_not_allowed' | 'network' | `http_${number}`;
 
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTPUBLIC', 'EPIPE']);
 const DNS = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA']);

@@ -1,7 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 
-export interface HostResolverOptions {
+interface HostResolverOptions {
   /** DNS servers (`ip` or `ip:port`); the system's (resolv.conf) when unset (WEBHOOK_DNS_SERVERS, also the tests' seam) */
   servers?: readonly string[];
   /** one query's timeout (WEBHOOK_DNS_TIMEOUT_MS) */
@@ -12,7 +12,7 @@ export interface HostResolverOptions {
   maxInFlight: number;
 }
 
-export const DEFAULT_HOST_RESOLVER_OPTIONS: HostResolverOptions = { timeoutMs: 2_000, tries: 2, maxInFlight: 64 };
+const DEFAULT_HOST_RESOLVER_OPTIONS: HostResolverOptions = { timeoutMs: 2_000, tries: 2, maxInFlight: 64 };
 
 /** Error codes of a lookup that did not answer (as opposed to "no such host"). */
 export const LOOKUP_BUSY = 'ELOOKUPBUSY';

@@ -1,9 +1,9 @@
-export * from './event-types';
-export * from './address-policy';
-export * from './webhook-outbox';
-export * from './signature';
-export * from './safe-http-post';
-export * from './webhook-delivery';
-export * from './delivery-outcome';
-export * from './host-resolver';
-export * from './receiver-gate';
+export { WebhookEventType } from './event-types';
+export { parseWebhookUrl, assertPublicHost, WebhookUrlRejected } from './address-policy';
+export { webhookEventRow, type NewWebhookEvent, WebhookOutbox } from './webhook-outbox';
+export { verifyWebhookDelivery, verifyWebhookHeaders, type WebhookCheck } from './signature';
+export { safeHttpPost } from './safe-http-post';
+export { WEBHOOK_TIMEOUT_MS, type AttemptResult, WebhookDelivery } from './webhook-delivery';
+export { categoryOf } from './delivery-outcome';
+export { HostResolver } from './host-resolver';
+export { ReceiverGate } from './receiver-gate';

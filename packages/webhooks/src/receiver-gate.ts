@@ -9,7 +9,7 @@ export function receiverOf(url: URL): string {
   return `${url.hostname.toLowerCase().replace(/\.$/, '')}:${port}`;
 }
 
-export interface ReceiverGateOptions {
+interface ReceiverGateOptions {
   /** deliveries in flight to one receiver at a time, in this process (WEBHOOK_RECEIVER_CONCURRENCY) */
   maxPerReceiver: number;
   /** consecutive failed attempts that open a receiver's breaker (WEBHOOK_BREAKER_FAILURES) */
@@ -25,7 +25,7 @@ export interface ReceiverGateOptions {
 }
 
 /** What the delivery reports when it releases its place: success and failure move the breaker; neutral does not. */
-export type ReceiverOutcome = 'success' | 'failure' | 'neutral';
+type ReceiverOutcome = 'success' | 'failure' | 'neutral';
 
 export type Admission =
   | { admitted: true; release(outcome: ReceiverOutcome): void }

@@ -23,7 +23,7 @@ export interface PostResult {
  * address checked is the address connected to: a DNS answer that changes after validation (rebinding)
  * gains nothing.
  */
-export function publicOnlyLookup(allowPrivate: boolean, resolver: HostResolver = defaultHostResolver()): LookupFunction {
+function publicOnlyLookup(allowPrivate: boolean, resolver: HostResolver = defaultHostResolver()): LookupFunction {
   return (hostname, options, callback) => {
     const family = (options as { family?: number | string }).family;
     resolver.resolve(hostname).then(

@@ -10,7 +10,7 @@ import { PREVIOUS_SIGNATURE_HEADER, signWebhookPayload, standardWebhookSignature
 export const WEBHOOK_TIMEOUT_MS = 5_000;
 
 /** The secrets that sign a merchant's events now: the current one first, then one in its grace period. */
-export type MerchantSigningSecrets = (merchant: string) => Promise<string[]>;
+type MerchantSigningSecrets = (merchant: string) => Promise<string[]>;
 
 export interface WebhookDeliveryOptions {
   events: WebhookEventRepository;
@@ -45,7 +45,7 @@ export type AttemptResult =
  * and `webhook-signature` (one `v1,` entry per live secret, space-separated), so the official library
  * verifies a delivery and refuses it when replayed later than its tolerance.
  */
-export function deliveryHeaders(eventId: string, body: string, signatures: { spec: string[]; secrets: string[] }, nowSeconds: number) {
+function deliveryHeaders(eventId: string, body: string, signatures: { spec: string[]; secrets: string[] }, nowSeconds: number) {
   return {
     'x-webhook-signature': signatures.spec[0],
     ...(signatures.spec[1] ? { [PREVIOUS_SIGNATURE_HEADER]: signatures.spec[1] } : {}),

@@ -3,7 +3,7 @@ import { ERC6492_CHECK_BYTECODE } from './erc6492-check-bytecode';
 import type { Erc6492Signature } from './erc6492-signature';
 
 /** What a counterfactual wallet would say about a signature once its factory deployed it. */
-export type CounterfactualVerdict = 'accepted' | 'refused' | 'not_deployed';
+type CounterfactualVerdict = 'accepted' | 'refused' | 'not_deployed';
 
 /**
  * The eth_call that asks it: the Erc6492Check creation code with its constructor arguments, run as a call

@@ -1,7 +1,7 @@
 import { AbiCoder } from 'ethers';
 
 /** ERC-6492's suffix: a signature ending in these 32 bytes wraps a factory call and the wallet's own signature. */
-export const ERC6492_MAGIC_SUFFIX = '6492649264926492649264926492649264926492649264926492649264926492';
+const ERC6492_MAGIC_SUFFIX = '6492649264926492649264926492649264926492649264926492649264926492';
 
 export interface Erc6492Signature {
   /** lowercase */

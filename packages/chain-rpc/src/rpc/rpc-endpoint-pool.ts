@@ -30,7 +30,7 @@ export class RpcEndpointsUnavailableError extends Error {
   }
 }
 
-export interface RpcEndpointPoolOptions extends Partial<HealthPolicy> {
+interface RpcEndpointPoolOptions extends Partial<HealthPolicy> {
   /** a call an endpoint has not answered within this is failed over to the next one; default 3 s */
   callTimeoutMs?: number;
 }

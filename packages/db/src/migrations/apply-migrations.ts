@@ -23,7 +23,7 @@ const CREATE_MIGRATIONS_TABLE = `
     "applied_steps_count" INTEGER NOT NULL DEFAULT 0
   )`;
 
-export interface ApplyMigrationsOptions {
+interface ApplyMigrationsOptions {
   /** Defaults to the repository's `prisma/migrations`. */
   migrationsDir?: string;
   log?: (message: string) => void;

@@ -1,2 +1,1 @@
-export { applyMigrations, type ApplyMigrationsOptions } from './apply-migrations';
-export { findMigrationsDir } from './find-migrations-dir';
+export { applyMigrations } from './apply-migrations';

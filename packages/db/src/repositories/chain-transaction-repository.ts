@@ -18,8 +18,8 @@ export interface Fees {
   maxPriorityFeePerGas: bigint;
 }
 
-export { ForeignProviderTransactionError, LOCAL_PROVIDER, type StoredTransaction } from './chain-transaction-row';
-export type { ExternalMined, ExternalTransaction, ExternalTransactionStatements, NewExternalTransaction, ProviderProgress } from './external-transaction-statements';
+export { ForeignProviderTransactionError, type StoredTransaction } from './chain-transaction-row';
+export type { ExternalTransaction, ExternalTransactionStatements, NewExternalTransaction, ProviderProgress } from './external-transaction-statements';
 
 export interface NewTransaction {
   settlementId: string;

@@ -2,7 +2,7 @@ import type { ChainTransaction, ChainTransactionAttempt } from '../generated/pri
 import { dateColumn, optionalDateColumn } from './pg-query';
 
 /** The provider of the rows the local keys sign (ChainTransaction.provider). */
-export const LOCAL_PROVIDER = 'local';
+const LOCAL_PROVIDER = 'local';
 
 /** A transaction the local keys sign, with every signed version of it, oldest first. Its nonce is always set. */
 export type StoredTransaction = Omit<ChainTransaction, 'nonce'> & { nonce: bigint; attempts: ChainTransactionAttempt[] };

@@ -35,7 +35,7 @@ export interface ProviderProgress {
   broadcast: boolean;
 }
 
-export interface ExternalMined {
+interface ExternalMined {
   status: MinedStatus;
   hash: string;
   blockNumber: number;

@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../generated/prisma/client';
 
-export type IdempotencyClaim =
+type IdempotencyClaim =
   | { kind: 'claimed' }
   | { kind: 'in_flight' }
   | { kind: 'mismatch' }

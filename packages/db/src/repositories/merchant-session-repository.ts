@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { dateColumn, runCount, runQuery } from './pg-query';
 
-export interface StoredMerchantSession {
+interface StoredMerchantSession {
   /** lowercase */
   merchant: string;
   expiresAt: Date;

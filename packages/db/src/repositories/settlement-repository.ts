@@ -197,7 +197,7 @@ export interface FeeReservationRequest {
 }
 
 /** What the payer can pay right now, read from the chain just before reserving. */
-export interface PayerReservationRequest {
+interface PayerReservationRequest {
   address: string;
   value: bigint;
   balance: bigint;

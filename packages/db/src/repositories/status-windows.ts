@@ -29,7 +29,7 @@ export interface WaitingCount {
 }
 
 /** The windows as the two arrays the statements unnest (one fixed prepared statement for any windows). */
-export function windowParameters(windows: readonly StatusWindow[]): [string[], number[]] {
+function windowParameters(windows: readonly StatusWindow[]): [string[], number[]] {
   return [windows.map((w) => w.name), windows.map((w) => w.seconds)];
 }
 

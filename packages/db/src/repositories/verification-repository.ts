@@ -81,7 +81,7 @@ export interface RetentionPage {
 }
 
 /** What makes a verified verification that was never settled deletable (see UNSETTLED_PAGE). */
-export interface UnsettledRetention {
+interface UnsettledRetention {
   /** its authorization's validBefore is before this (unix seconds): it can never settle */
   validBefore: bigint;
   /** ...or it was made before this, still valid or not (a settle then asks for a new verify) */

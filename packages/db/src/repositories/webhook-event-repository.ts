@@ -16,7 +16,7 @@ export interface WebhookEventRow {
   merchant?: string;
 }
 
-export type WebhookEventWithAttempts = WebhookEvent & { attempts: WebhookAttempt[] };
+type WebhookEventWithAttempts = WebhookEvent & { attempts: WebhookAttempt[] };
 export type WebhookEventWithMerchant = WebhookEvent & { verification: { merchant: string | null } | null };
 
 export interface AttemptRecord {

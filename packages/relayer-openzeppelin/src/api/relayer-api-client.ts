@@ -10,7 +10,7 @@ export interface RelayerApiClientOptions {
   requestTimeoutMs?: number;
 }
 
-export interface TransactionPage {
+interface TransactionPage {
   items: EvmTransactionResponse[];
   totalItems: number;
 }

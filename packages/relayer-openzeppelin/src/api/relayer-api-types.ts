@@ -14,9 +14,6 @@
  */
 export type RelayerTransactionStatus = 'pending' | 'sent' | 'submitted' | 'mined' | 'confirmed' | 'failed' | 'expired' | 'canceled';
 
-/** The statuses after which the relayer does nothing more with a transaction. */
-export const FINAL_RELAYER_STATUSES: ReadonlySet<RelayerTransactionStatus> = new Set(['confirmed', 'failed', 'expired', 'canceled']);
-
 /** The relayer's own speeds, for pricing by the relayer instead of explicit fees. */
 export type RelayerSpeed = 'fastest' | 'fast' | 'average' | 'safeLow';
 

@@ -31,7 +31,7 @@ export interface ExecutorBatchesOptions {
 /** Gas of the `settle` transaction around its items: the base cost, the call and the loop's start. */
 export const BATCH_OVERHEAD_GAS = 60_000n;
 /** Per item, besides the gas it is given and its calldata: the ABI copy, the self-call, memory and the event. */
-export const ITEM_OVERHEAD_GAS = 20_000n;
+const ITEM_OVERHEAD_GAS = 20_000n;
 
 /**
  * What an item may cost the transaction: its own gas, plus the 1/64 the EVM keeps back from a call for the

@@ -13,7 +13,7 @@ const QUERY_ATTRIBUTES = ['module-path', 'module-name', 'pin-source', 'pin-value
  * 47 ms on one session and 32 ms on two (no better on 4 or 8, 2 cores); a network HSM, where each signature
  * is a round trip, gains more from more sessions, and some HSMs have few sessions to share.
  */
-export const DEFAULT_PKCS11_SESSIONS = 2;
+const DEFAULT_PKCS11_SESSIONS = 2;
 
 export interface Pkcs11Uri {
   /** Token label (CK_TOKEN_INFO.label). */
