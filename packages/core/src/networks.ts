@@ -74,6 +74,32 @@ const MILLI = 10n ** 15n;
 
 const FIAT_TOKEN_V2 = '2';
 
+/** What a network's entry takes from its family unless it says otherwise. */
+type NetworkDefaults = Pick<NetworkInfo, 'finalityDepth' | 'gasCaps' | 'maxFeePerGasGwei' | 'relayerMinBalance' | 'batchGasBudget' | 'mechanisms'>;
+
+/**
+ * The OP Stack (Base, OP Mainnet) and their test networks: the sequencer's order is final unless it misbehaves;
+ * 10 blocks (20 s) is deeper than any reorg of Base's sequencer seen so far (see docs/decisions.md).
+ */
+const OP_STACK: NetworkDefaults = {
+  finalityDepth: 10,
+  gasCaps: EVM_GAS_CAPS,
+  maxFeePerGasGwei: 100,
+  relayerMinBalance: MILLI,
+  batchGasBudget: BATCH_GAS_BUDGET,
+  mechanisms: [EXACT_EIP3009],
+};
+/** Arbitrum One and Sepolia: sequencer order as on the OP Stack; gas as ARBITRUM_GAS_CAPS says */
+const ARBITRUM: NetworkDefaults = { ...OP_STACK, gasCaps: ARBITRUM_GAS_CAPS, batchGasBudget: ARBITRUM_BATCH_GAS_BUDGET };
+/**
+ * Polygon PoS and Amoy: it has reorged dozens of blocks deep (157 in 2023); milestones now finalize in seconds,
+ * but a settlement's block is watched well past the old depths. Its priority fee floor is 25-30 gwei and base
+ * fees spike into the hundreds; POL is worth far less than ETH (one POL is a few hundred transfers).
+ */
+const POLYGON_POS: NetworkDefaults = { ...OP_STACK, finalityDepth: 64, maxFeePerGasGwei: 3_000, relayerMinBalance: 10n ** 18n };
+/** Avalanche C-Chain and Fuji: an accepted Snowman block is final, there are no reorgs to watch for; 0.01 AVAX */
+const AVALANCHE: NetworkDefaults = { ...OP_STACK, finalityDepth: 1, maxFeePerGasGwei: 1_000, relayerMinBalance: 10n ** 16n };
+
 export const NETWORKS: readonly NetworkInfo[] = [
   {
     chainId: 8453,
@@ -85,13 +111,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     x402V1Name: 'base',
     usdc: { address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://mainnet.base.org',
-    // 10 blocks (20 s): deeper than any reorg of Base's sequencer seen so far (see docs/decisions.md)
-    finalityDepth: 10,
-    gasCaps: EVM_GAS_CAPS,
-    maxFeePerGasGwei: 100,
-    relayerMinBalance: MILLI,
-    batchGasBudget: BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...OP_STACK,
   },
   {
     chainId: 84532,
@@ -103,12 +123,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     x402V1Name: 'base-sepolia',
     usdc: { address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', eip712: { name: 'USDC', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://sepolia.base.org',
-    finalityDepth: 10,
-    gasCaps: EVM_GAS_CAPS,
-    maxFeePerGasGwei: 100,
-    relayerMinBalance: MILLI,
-    batchGasBudget: BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...OP_STACK,
   },
   {
     chainId: 137,
@@ -120,16 +135,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     x402V1Name: 'polygon',
     usdc: { address: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://polygon-rpc.com',
-    // Polygon PoS has reorged dozens of blocks deep (157 in 2023); milestones now finalize in seconds, but a
-    // settlement's block is watched well past the old depths
-    finalityDepth: 64,
-    gasCaps: EVM_GAS_CAPS,
-    // its priority fee floor is 25-30 gwei and base fees spike into the hundreds
-    maxFeePerGasGwei: 3_000,
-    // POL is worth far less than ETH: one POL is a few hundred transfers
-    relayerMinBalance: 10n ** 18n,
-    batchGasBudget: BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...POLYGON_POS,
   },
   {
     chainId: 80002,
@@ -141,12 +147,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     x402V1Name: 'polygon-amoy',
     usdc: { address: '0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582', eip712: { name: 'USDC', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://rpc-amoy.polygon.technology',
-    finalityDepth: 64,
-    gasCaps: EVM_GAS_CAPS,
-    maxFeePerGasGwei: 3_000,
-    relayerMinBalance: 10n ** 18n,
-    batchGasBudget: BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...POLYGON_POS,
   },
   {
     chainId: 42161,
@@ -157,13 +158,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     legacyAliases: ['arbitrum'],
     usdc: { address: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://arb1.arbitrum.io/rpc',
-    // the sequencer's order is final unless it misbehaves, as on Base
-    finalityDepth: 10,
-    gasCaps: ARBITRUM_GAS_CAPS,
-    maxFeePerGasGwei: 100,
-    relayerMinBalance: MILLI,
-    batchGasBudget: ARBITRUM_BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...ARBITRUM,
   },
   {
     chainId: 421614,
@@ -174,12 +169,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     legacyAliases: ['arbitrum-sepolia'],
     usdc: { address: '0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://sepolia-rollup.arbitrum.io/rpc',
-    finalityDepth: 10,
-    gasCaps: ARBITRUM_GAS_CAPS,
-    maxFeePerGasGwei: 100,
-    relayerMinBalance: MILLI,
-    batchGasBudget: ARBITRUM_BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...ARBITRUM,
   },
   {
     chainId: 43114,
@@ -191,14 +181,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     x402V1Name: 'avalanche',
     usdc: { address: '0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://api.avax.network/ext/bc/C/rpc',
-    // Snowman consensus: an accepted block is final, there are no reorgs to watch for
-    finalityDepth: 1,
-    gasCaps: EVM_GAS_CAPS,
-    maxFeePerGasGwei: 1_000,
-    // 0.01 AVAX
-    relayerMinBalance: 10n ** 16n,
-    batchGasBudget: BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...AVALANCHE,
   },
   {
     chainId: 43113,
@@ -210,12 +193,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     x402V1Name: 'avalanche-fuji',
     usdc: { address: '0x5425890298aed601595a70AB815c96711a31Bc65', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc',
-    finalityDepth: 1,
-    gasCaps: EVM_GAS_CAPS,
-    maxFeePerGasGwei: 1_000,
-    relayerMinBalance: 10n ** 16n,
-    batchGasBudget: BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...AVALANCHE,
   },
   {
     chainId: 10,
@@ -226,13 +204,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     legacyAliases: ['optimism'],
     usdc: { address: '0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://mainnet.optimism.io',
-    // the OP Stack, as Base
-    finalityDepth: 10,
-    gasCaps: EVM_GAS_CAPS,
-    maxFeePerGasGwei: 100,
-    relayerMinBalance: MILLI,
-    batchGasBudget: BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...OP_STACK,
   },
   {
     chainId: 11155420,
@@ -243,12 +215,7 @@ export const NETWORKS: readonly NetworkInfo[] = [
     legacyAliases: ['optimism-sepolia'],
     usdc: { address: '0x5fd84259d66Cd46123540766Be93DFE6D43130D7', eip712: { name: 'USDC', version: FIAT_TOKEN_V2 } },
     publicRpcUrl: 'https://sepolia.optimism.io',
-    finalityDepth: 10,
-    gasCaps: EVM_GAS_CAPS,
-    maxFeePerGasGwei: 100,
-    relayerMinBalance: MILLI,
-    batchGasBudget: BATCH_GAS_BUDGET,
-    mechanisms: [EXACT_EIP3009],
+    ...OP_STACK,
   },
 ];
 
