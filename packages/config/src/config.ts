@@ -294,9 +294,10 @@ const DEFAULT_WALLET_IMPLEMENTATIONS = [
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
+  const configuredMinPaymentAmount = reader.raw('MIN_PAYMENT_AMOUNT') === undefined ? undefined : reader.bigint('MIN_PAYMENT_AMOUNT', 0n);
   return {
-    minPaymentAmount: reader.bigint('MIN_PAYMENT_AMOUNT', feeAmount),
-    configuredMinPaymentAmount: reader.raw('MIN_PAYMENT_AMOUNT') === undefined ? undefined : reader.bigint('MIN_PAYMENT_AMOUNT', 0n),
+    minPaymentAmount: configuredMinPaymentAmount ?? feeAmount,
+    configuredMinPaymentAmount,
     feeRevertBackoffMs: reader.integer('FEE_REVERT_BACKOFF_MS', 60_000, 0, DAY_MS),
     merchantPauseAfterReverts: reader.integer('MERCHANT_PAUSE_AFTER_REVERTS', 3, 1, 1000),
     merchantPauseWindowMs: reader.integer('MERCHANT_PAUSE_WINDOW_MS', 10 * 60_000, 1_000, DAY_MS),

@@ -9,7 +9,6 @@ export interface NetworkInfo {
   /** CAIP-2 id used by x402Version 2 (Form A). */
   caip2: string;
   label: string;
-  testnet: boolean;
   /** Short name the spec's Form B uses and answers with. */
   legacyName: string;
   /** Every short name accepted on Form B input: the spec's and the one real x402 v1 clients send. */
@@ -105,7 +104,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 8453,
     caip2: 'eip155:8453',
     label: 'Base',
-    testnet: false,
     legacyName: 'layer2',
     legacyAliases: ['layer2', 'base'],
     x402V1Name: 'base',
@@ -117,7 +115,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 84532,
     caip2: 'eip155:84532',
     label: 'Base Sepolia',
-    testnet: true,
     legacyName: 'layer2-sepolia',
     legacyAliases: ['layer2-sepolia', 'base-sepolia'],
     x402V1Name: 'base-sepolia',
@@ -129,7 +126,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 137,
     caip2: 'eip155:137',
     label: 'Polygon PoS',
-    testnet: false,
     legacyName: 'polygon',
     legacyAliases: ['polygon'],
     x402V1Name: 'polygon',
@@ -141,7 +137,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 80002,
     caip2: 'eip155:80002',
     label: 'Polygon Amoy',
-    testnet: true,
     legacyName: 'polygon-amoy',
     legacyAliases: ['polygon-amoy'],
     x402V1Name: 'polygon-amoy',
@@ -153,7 +148,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 42161,
     caip2: 'eip155:42161',
     label: 'Arbitrum One',
-    testnet: false,
     legacyName: 'arbitrum',
     legacyAliases: ['arbitrum'],
     usdc: { address: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
@@ -164,7 +158,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 421614,
     caip2: 'eip155:421614',
     label: 'Arbitrum Sepolia',
-    testnet: true,
     legacyName: 'arbitrum-sepolia',
     legacyAliases: ['arbitrum-sepolia'],
     usdc: { address: '0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
@@ -175,7 +168,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 43114,
     caip2: 'eip155:43114',
     label: 'Avalanche C-Chain',
-    testnet: false,
     legacyName: 'avalanche',
     legacyAliases: ['avalanche'],
     x402V1Name: 'avalanche',
@@ -187,7 +179,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 43113,
     caip2: 'eip155:43113',
     label: 'Avalanche Fuji',
-    testnet: true,
     legacyName: 'avalanche-fuji',
     legacyAliases: ['avalanche-fuji'],
     x402V1Name: 'avalanche-fuji',
@@ -199,7 +190,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 10,
     caip2: 'eip155:10',
     label: 'OP Mainnet',
-    testnet: false,
     legacyName: 'optimism',
     legacyAliases: ['optimism'],
     usdc: { address: '0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85', eip712: { name: 'USD Coin', version: FIAT_TOKEN_V2 } },
@@ -210,7 +200,6 @@ export const NETWORKS: readonly NetworkInfo[] = [
     chainId: 11155420,
     caip2: 'eip155:11155420',
     label: 'OP Sepolia',
-    testnet: true,
     legacyName: 'optimism-sepolia',
     legacyAliases: ['optimism-sepolia'],
     usdc: { address: '0x5fd84259d66Cd46123540766Be93DFE6D43130D7', eip712: { name: 'USDC', version: FIAT_TOKEN_V2 } },

@@ -11,31 +11,23 @@ export class EnabledNetworks {
 
   /** Form A / x402 v2: CAIP-2 ids only. */
   fromCaip2(name: string): NetworkConfig {
-    const known = networkByCaip2(name);
-    const enabled = known && this.byChainId(known.chainId);
-    if (!enabled) throw new UnsupportedNetworkError(name, this.all.map((n) => n.caip2));
-    return enabled;
+    return this.enabled(name, networkByCaip2(name), (n) => [n.caip2]);
   }
 
   /** Form B / x402 v1: short names (the spec's, and those real v1 clients send). */
   fromLegacyName(name: string): NetworkConfig {
-    const known = networkByLegacyName(name);
-    const enabled = known && this.byChainId(known.chainId);
-    if (!enabled) throw new UnsupportedNetworkError(name, this.all.flatMap((n) => networkByChainId(n.chainId)?.legacyAliases ?? []));
-    return enabled;
+    return this.enabled(name, networkByLegacyName(name), (n) => networkByChainId(n.chainId)?.legacyAliases ?? []);
   }
 
   /** x402 v1 (`/x402/*`): the names of `@x402/evm`'s v1 network list; a network without one is served on v2 only. */
   fromX402V1Name(name: string): NetworkConfig {
-    const known = networkByX402V1Name(name);
+    return this.enabled(name, networkByX402V1Name(name), (n) => networkByChainId(n.chainId)?.x402V1Name ?? []);
+  }
+
+  /** The registry network `name` named, if enabled; else unsupported, listing the enabled networks in that naming. */
+  private enabled(name: string, known: { chainId: number } | undefined, namesOf: (n: NetworkConfig) => string | readonly string[]): NetworkConfig {
     const enabled = known && this.byChainId(known.chainId);
-    if (!enabled) throw new UnsupportedNetworkError(name, this.x402V1Names());
+    if (!enabled) throw new UnsupportedNetworkError(name, this.all.flatMap(namesOf));
     return enabled;
   }
-
-  /** The x402 v1 names of the enabled networks that have one. */
-  x402V1Names(): string[] {
-    return this.all.flatMap((n) => networkByChainId(n.chainId)?.x402V1Name ?? []);
-  }
 }
-
