@@ -1,14 +1,19 @@
 // Reorgs after `settled` on the atomic path: the settle transaction of a batch is one transaction for
 // several settlements. When a reorg removes it, it is sent again once, and every settlement of the batch
-// records the reorg and the re-inclusion, then becomes final.
+// records the reorg and the re-inclusion, then becomes final. The batch can succeed again while one of its
+// items fails inside it: that settlement, and only it, is `changed` and its merchant told.
+import { Wallet } from 'ethers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { transfersOnChain } from './support/chain-actions';
 import { startTestStack, type TestStack } from './support/test-stack';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 const DEPTH = 3;
 let stack: TestStack;
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
+  receiver = await new WebhookReceiver().start();
   stack = await startTestStack({
     executor: true,
     env: { SETTLEMENT_MODE: 'atomic', BATCH_WINDOW_MS: '300', FINALITY_DEPTH_84532: String(DEPTH), FINALITY_POLL_MS: '300' },
@@ -18,6 +23,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
+  await receiver?.stop();
 });
 
 async function finalityOf(id: string): Promise<{ status: string; reorgs: number } | null> {
@@ -63,3 +69,72 @@ it('a batch removed by a reorg is mined again once; each of its settlements reco
   expect(await transfersOnChain(stack.devnet, start, merchant.address, treasury.address)).toBe(2);
   expect(await transfersOnChain(stack.devnet, start, payer.address, merchant.address)).toBe(2);
 }, 60_000);
+
+it('a payer who spends the nonce of a paid item while its batch is out of the chain: the batch succeeds again, that settlement is changed and its merchant told; the other is final', async () => {
+  const { merchant, payer, treasury, deployer } = stack.devnet.accounts;
+  const url = receiver.endpoint('batch-item-changed');
+  await stack.devnet.provider.send('evm_mine', []);
+  const start = (await stack.devnet.provider.getBlockNumber()) + 1;
+  const payments = await Promise.all([stack.payment(), stack.payment()]);
+  const ids = await Promise.all(
+    payments.map(async (p) => {
+      const v = await stack.http.post('/v1/verify').send(p.formB({ webhook_url: url }));
+      const s = await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: merchant.address });
+      expect(s.status).toBe(200);
+      return s.body.settlement_id as string;
+    }),
+  );
+  await until(async () => (await Promise.all(ids.map(async (id) => (await stack.http.get(`/v1/settlements/${id}`)).body.status))).every((s) => s === 'settled'));
+  await receiver.waitFor('batch-item-changed', 2); // settlement.completed, each
+  const items = await stack.db.prisma.settlementBatchItem.findMany({ where: { settlementId: { in: ids } } });
+  expect(new Set(items.map((i) => i.batchId)).size).toBe(1);
+  const [tx] = await stack.db.prisma.chainTransaction.findMany({ where: { settlementId: items[0].batchId } });
+
+  // the worker is away while the chain reorganises, and the payer signs another authorization with the
+  // nonce of its first payment (to itself, elsewhere) and has it mined first
+  await stack.killWorkers();
+  await stack.devnet.provider.send('anvil_reorg', [DEPTH, []]);
+  expect(await stack.devnet.provider.getTransactionReceipt(tx.minedHash!)).toBeNull();
+  const [cheated, honest] = ids;
+  const other = await stack.devnet.signTransferAuthorization(payer.privateKey, { to: deployer.address, value: 1n, nonce: payments[0].authorization.nonce });
+  const token = stack.devnet.usdc.connect(new Wallet(deployer.privateKey, stack.devnet.provider)) as unknown as {
+    'transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)': (...a: unknown[]) => Promise<{ wait(): Promise<{ status: number }> }>;
+  };
+  const a = other.authorization;
+  expect((await (await token['transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)'](a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, other.signature)).wait()).status).toBe(1);
+  await stack.startWorker();
+
+  // the batch is sent again and succeeds; its first item fails inside it
+  await until(async () => (await stack.devnet.provider.getTransactionReceipt(tx.minedHash!))?.status === 1, 30_000);
+  await until(async () => (await finalityOf(cheated))?.status === 'changed', 30_000);
+  expect(await finalityOf(cheated)).toEqual({ status: 'changed', reorgs: 1 });
+  const events = await receiver.waitFor('batch-item-changed', 3);
+  const reorged = events.filter((e) => e.body.event_type === 'settlement.reorged');
+  expect(reorged).toHaveLength(1);
+  expect(reorged[0].body).toMatchObject({
+    settlement_id: cheated,
+    status: 'changed',
+    data: {
+      state: 'settled',
+      merchant_paid: false,
+      fee_collected: false,
+      change: {
+        purpose: 'settle',
+        tx_hash: tx.minedHash,
+        now: 'confirmed',
+        item: { reported: { merchant_paid: true, fee_collected: true }, now: { merchant_paid: false, fee_collected: false, reason: expect.stringMatching(/used or canceled/) } },
+      },
+    },
+  });
+
+  for (let i = 0; i < DEPTH; i++) await stack.devnet.provider.send('evm_mine', []);
+  await until(async () => (await finalityOf(honest))?.status === 'final');
+  expect(await finalityOf(honest)).toEqual({ status: 'final', reorgs: 1 });
+  expect(await finalityOf(cheated)).toEqual({ status: 'changed', reorgs: 1 });
+  // no second event for either settlement
+  expect((await receiver.waitFor('batch-item-changed', 3)).filter((e) => e.body.event_type === 'settlement.reorged')).toHaveLength(1);
+  // on the chain as it is now: one fee and one payment, the honest payer's
+  expect(await transfersOnChain(stack.devnet, start, merchant.address, treasury.address)).toBe(1);
+  expect(await transfersOnChain(stack.devnet, start, payer.address, merchant.address)).toBe(1);
+}, 90_000);
+

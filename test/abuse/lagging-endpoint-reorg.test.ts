@@ -2,7 +2,7 @@
 // The reorg watcher reads through the network's endpoint pool; when the endpoint it prefers lags a few
 // blocks behind, the blocks of freshly settled transactions (and their receipts) do not exist there yet.
 // That must be waited for, never taken for a reorg, let alone for a lost transaction.
-import { FailoverJsonRpcProvider, RpcEndpointPool } from '@facilitator/chain-rpc';
+import { FailoverJsonRpcProvider, RpcEndpointPool, UsdcClient } from '@facilitator/chain-rpc';
 import { ChainTransactionRepository, createPgPool, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
 import { createSilentLogger } from '@facilitator/logging';
 import { FinalityWatcher } from '@facilitator/settlement';
@@ -62,7 +62,8 @@ it('an endpoint lagging 5 blocks makes no false reorg, no lost transaction, no f
     settlements: new SettlementRepository(stack.db.prisma, pgPool),
     batches: new SettlementBatchRepository(pgPool),
     outbox: { enqueue: async () => undefined },
-    chain: finalityChain(new Map([[chainId, provider]])),
+    chain: finalityChain(new Map([[chainId, provider]]), new Map([[chainId, new UsdcClient(provider, stack.devnet.token)]])),
+    treasury: stack.devnet.accounts.treasury.address,
     depths: new Map([[chainId, DEPTH]]),
     logger: createSilentLogger(),
   });

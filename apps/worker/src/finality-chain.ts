@@ -1,5 +1,5 @@
 import { Transaction } from 'ethers';
-import { classifyNodeError } from '@facilitator/chain-rpc';
+import { classifyNodeError, type UsdcClient } from '@facilitator/chain-rpc';
 import { minedReceiptFromRpc } from '@facilitator/chain-sending';
 import type { FinalityChain } from '@facilitator/settlement';
 
@@ -7,8 +7,11 @@ interface RawProvider {
   send(method: string, params: unknown[]): Promise<unknown>;
 }
 
-/** The reorg watcher's chain access, over each network's failover provider (raw JSON-RPC answers). */
-export function finalityChain(providers: ReadonlyMap<number, RawProvider>): FinalityChain {
+/**
+ * The reorg watcher's chain access, over each network's failover provider (raw JSON-RPC answers), and its
+ * token client for finding who used an authorization.
+ */
+export function finalityChain(providers: ReadonlyMap<number, RawProvider>, tokens: ReadonlyMap<number, Pick<UsdcClient, 'findAuthorizationUse'>>): FinalityChain {
   const provider = (chainId: number) => {
     const found = providers.get(chainId);
     if (!found) throw new Error(`chain ${chainId} is not enabled`);
@@ -16,7 +19,7 @@ export function finalityChain(providers: ReadonlyMap<number, RawProvider>): Fina
   };
   const receipt: FinalityChain['receipt'] = async (chainId, hash) => {
     const mined = minedReceiptFromRpc(await provider(chainId).send('eth_getTransactionReceipt', [hash]));
-    return mined && { blockNumber: mined.blockNumber, blockHash: mined.blockHash, status: mined.status === 1 ? 'confirmed' : 'reverted' };
+    return mined && { blockNumber: mined.blockNumber, blockHash: mined.blockHash, status: mined.status === 1 ? 'confirmed' : 'reverted', logs: mined.logs };
   };
   return {
     head: async (chainId) => Number(BigInt((await provider(chainId).send('eth_blockNumber', [])) as string)),
@@ -25,6 +28,11 @@ export function finalityChain(providers: ReadonlyMap<number, RawProvider>): Fina
       return block?.hash ?? null;
     },
     receipt,
+    async authorizationUse(chainId, payer, nonce, merchant) {
+      const token = tokens.get(chainId);
+      if (!token) throw new Error(`chain ${chainId} is not enabled`);
+      return token.findAuthorizationUse(payer, nonce, merchant);
+    },
     async rebroadcast(chainId, rawTransaction, hash) {
       try {
         await provider(chainId).send('eth_sendRawTransaction', [rawTransaction]);

@@ -1,20 +1,32 @@
 import type { AwaitingFinality, SettlementRow, WebhookEventRow } from '@facilitator/db';
 import { createSilentLogger } from '@facilitator/logging';
-import { FinalityWatcher, type FinalityChain } from './finality-watcher';
+import { executorInterface } from '@facilitator/settlement-contract';
+import { Interface } from 'ethers';
+import { FinalityWatcher, type FinalityChain, type FinalityReceipt } from './finality-watcher';
+import type { SettlementWithVerification } from './step';
 import { CHAIN_ID, settlementFixture } from './testing/fakes';
 
 // Reorg watching against in-memory rows and a scripted chain: what is marked, noted, sent again and told.
 
 const DEPTH = 5;
 const WEBHOOK_URL = 'https://merchant.example/hooks';
+const TREASURY = '0x7ea5000000000000000000000000000000000001';
 
 function transferRow(fields: Partial<AwaitingFinality> = {}): AwaitingFinality {
   return { id: 'ctx_1', settlementId: 'stl_1', purpose: 'transfer', status: 'confirmed', minedHash: '0xabc', blockNumber: 100, blockHash: '0xb100', reorgCount: 0, rawTransaction: '0x02f8raw', ...fields };
 }
 
-type Receipt = { blockNumber: number; blockHash: string; status: 'confirmed' | 'reverted' };
+type Receipt = Omit<FinalityReceipt, 'logs'> & { logs?: FinalityReceipt['logs'] };
+type ChainState = {
+  head: number;
+  blocks: Map<number, string>;
+  receipts: Map<string, Receipt>;
+  nonceTaken?: boolean;
+  /** payer:nonce -> the transaction that used the authorization, and what it paid the merchant */
+  authorizationUses?: Map<string, { transactionHash: string; paidToMerchant: bigint }>;
+};
 
-function harness(rows: AwaitingFinality[], chainState: { head: number; blocks: Map<number, string>; receipts: Map<string, Receipt>; nonceTaken?: boolean }) {
+function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: SettlementWithVerification[]) {
   const calls: string[] = [];
   const finality: Array<{ id: string; update: { finality?: string; reorg?: boolean; note: Record<string, unknown> }; event?: WebhookEventRow }> = [];
   const stored = rows.map((r) => ({ ...r }));
@@ -23,14 +35,17 @@ function harness(rows: AwaitingFinality[], chainState: { head: number; blocks: M
     blockHash: async (_chainId, n) => chainState.blocks.get(n) ?? null,
     receipt: async (_chainId, hash) => {
       calls.push(`receipt(${hash})`);
-      return chainState.receipts.get(hash) ?? null;
+      const receipt = chainState.receipts.get(hash);
+      return receipt ? { logs: [], ...receipt } : null;
     },
+    authorizationUse: async (_chainId, payer, nonce) => chainState.authorizationUses?.get(`${payer}:${nonce}`),
     rebroadcast: async (_chainId, raw, hash) => {
       calls.push(`rebroadcast(${raw},${hash})`);
       return chainState.nonceTaken ? 'nonce_taken' : 'sent';
     },
   };
   const settlement = settlementFixture({ state: 'settled', merchantPaid: true, feeCollectedAt: new Date() }, { webhookUrl: WEBHOOK_URL });
+  const settlementById = (id: string) => batch?.find((b) => b.id === id) ?? settlement;
   const watcher = new FinalityWatcher({
     transactions: {
       findAwaitingFinality: async () => stored.filter((r) => !calls.includes(`final(${r.id})`) && !calls.includes(`lost(${r.id})`)).map((r) => ({ ...r })),
@@ -51,13 +66,16 @@ function harness(rows: AwaitingFinality[], chainState: { head: number; blocks: M
     },
     settlements: {
       recordFinality: async (id, update, event) => {
-        const row = { ...settlement, finality: update.finality ?? null } as SettlementRow;
+        calls.push(`finality(${id},${update.finality})`);
+        const row = { ...settlementById(id), finality: update.finality ?? null } as SettlementRow;
         finality.push({ id, update, event: event?.(row) });
         return row;
       },
       markFinalWhereSettled: async () => (calls.push('settlementsFinal'), 1),
-      findWithVerification: async () => settlement,
+      findWithVerification: async (id) => settlementById(id),
     },
+    batches: { settlementsOf: async () => (batch ?? []).map((b) => b.id) },
+    treasury: TREASURY,
     chain,
     outbox: { enqueue: async (eventId) => void calls.push(`enqueue(${eventId.slice(0, 4)})`) },
     depths: new Map([[CHAIN_ID, DEPTH]]),
@@ -171,6 +189,87 @@ describe('FinalityWatcher', () => {
       expect(h.calls).not.toContain('lost(ctx_1)');
       expect(h.calls).toContain('reincluded(ctx_1,108,confirmed)');
       expect(h.finality.map((f) => f.update.finality)).toEqual(['reorged']);
+    });
+  });
+
+  describe('an executor batch mined again is judged item by item', () => {
+    const payers = ['0x1000000000000000000000000000000000000001', '0x2000000000000000000000000000000000000002'];
+    const nonce = '0x' + 'ab'.repeat(32);
+    const settled = (i: number, fields: Partial<SettlementWithVerification> = {}) =>
+      settlementFixture({ id: `stl_${i}`, payer: payers[i], nonce, state: 'settled', merchantPaid: true, feeCollectedAt: new Date(), ...fields }, { webhookUrl: WEBHOOK_URL });
+    const settleRow = (fields: Partial<AwaitingFinality> = {}) => transferRow({ id: 'ctx_batch', settlementId: 'bat_1', purpose: 'settle', minedHash: '0xbatch', ...fields });
+    // the executor runs as the treasury: its item outcomes are the treasury's own logs
+    const outcome = (event: 'Settled' | 'NotSettled', payer: string, reason?: string) => {
+      const args = event === 'Settled' ? [payer, nonce] : [payer, nonce, new Interface(['error Error(string)']).encodeErrorResult('Error', [reason])];
+      const log = executorInterface.encodeEventLog(event, args);
+      return { address: TREASURY, topics: log.topics, data: log.data };
+    };
+
+    it('a batch that succeeds again while one item now fails (another authorization of its nonce went first): that settlement is changed and told, the other is not', async () => {
+      const batch = [settled(0), settled(1)];
+      const logs = [outcome('Settled', payers[0]), outcome('NotSettled', payers[1], 'FiatTokenV2: authorization is used or canceled')];
+      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs }]]) }, batch);
+      expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+      const changed = h.finality.filter((f) => f.update.finality === 'changed');
+      expect(changed.map((f) => f.id)).toEqual(['stl_1']);
+      expect(changed[0].event?.payload).toMatchObject({
+        event_type: 'settlement.reorged',
+        settlement_id: 'stl_1',
+        data: {
+          merchant_paid: false,
+          fee_collected: false,
+          change: {
+            purpose: 'settle',
+            tx_hash: '0xbatch',
+            reported: 'confirmed',
+            now: 'confirmed',
+            item: { reported: { merchant_paid: true, fee_collected: true }, now: { merchant_paid: false, fee_collected: false, reason: expect.stringContaining('used or canceled') } },
+          },
+        },
+      });
+      // the settlement whose item settled again only records the re-inclusion
+      expect(h.finality.filter((f) => f.id === 'stl_0').map((f) => f.update.finality)).toEqual(['reorged']);
+      // told before the re-inclusion is stored: a crash in between tells again, never not at all
+      expect(h.calls.indexOf('finality(stl_1,changed)')).toBeLessThan(h.calls.indexOf('reincluded(ctx_batch,105,confirmed)'));
+      // judged once: the next run sees the stored block
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+    });
+
+    it("an item whose authorization someone else executed to the merchant: paid, but no fee; told so", async () => {
+      const batch = [settled(0)];
+      const logs = [outcome('NotSettled', payers[0], 'FiatTokenV2: authorization is used or canceled')];
+      const h = harness(
+        [settleRow()],
+        {
+          head: 110,
+          blocks: new Map([[100, '0xb100-replaced'], [106, '0xb106']]),
+          receipts: new Map([['0xbatch', { blockNumber: 106, blockHash: '0xb106', status: 'confirmed', logs }]]),
+          authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xstranger', paidToMerchant: 10n ** 6n }]]),
+        },
+        batch,
+      );
+      await h.watcher.run(); // suspected
+      expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+      expect(h.finality.at(-1)?.event?.payload).toMatchObject({
+        data: { merchant_paid: true, fee_collected: false, change: { item: { now: { merchant_paid: true, fee_collected: false, paid_by_tx: '0xstranger' } } } },
+      });
+    });
+
+    it('an item that failed before and fails again is no change; a batch that now reverts changes only the settlements it had paid', async () => {
+      const batch = [settled(0), settled(1, { state: 'failed', merchantPaid: false, feeCollectedAt: null })];
+      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'reverted' }]]) }, batch);
+      expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+      const changed = h.finality.filter((f) => f.update.finality === 'changed');
+      expect(changed.map((f) => f.id)).toEqual(['stl_0']);
+      expect(changed[0].event?.payload).toMatchObject({ data: { merchant_paid: false, fee_collected: false, change: { now: 'reverted', item: { now: { reason: 'the settle transaction reverted' } } } } });
+    });
+
+    it('a batch whose nonce went to another transaction: each settlement it paid is told, before the row is marked lost', async () => {
+      const h = harness([settleRow()], { head: 101, blocks: new Map([[100, '0xb100-replaced']]), receipts: new Map(), nonceTaken: true }, [settled(0), settled(1)]);
+      for (let i = 0; i < 3; i++) await h.watcher.run();
+      expect(h.finality.filter((f) => f.update.finality === 'changed').map((f) => f.id)).toEqual(['stl_0', 'stl_1']);
+      expect(h.calls.indexOf('finality(stl_1,changed)')).toBeLessThan(h.calls.indexOf('lost(ctx_batch)'));
+      expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: false, fee_collected: false, change: { now: 'lost' } } });
     });
   });
 });

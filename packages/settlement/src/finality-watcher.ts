@@ -1,7 +1,10 @@
 import type { AwaitingFinality, ChainTransactionRepository, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
+import { itemKey, itemOutcomes } from '@facilitator/settlement-contract';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
-import { reorgEvent, type ReorgChange } from './settlement-events';
+import { authorizationOf } from './authorization';
+import { reorgEvent, type ReorgChange, type SettlementMoney } from './settlement-events';
+import type { SettlementWithVerification } from './step';
 
 type Outcome = 'watching' | 'final' | 'reorged' | 'changed';
 
@@ -11,13 +14,26 @@ export interface FinalityChain {
   /** the hash of the chain's block at this height now (null past the head: of a lagging endpoint too) */
   blockHash(chainId: number, blockNumber: number): Promise<string | null>;
   /** the receipt of a mined transaction, or null when no block of the chain holds it */
-  receipt(chainId: number, hash: string): Promise<{ blockNumber: number; blockHash: string; status: 'confirmed' | 'reverted' } | null>;
+  receipt(chainId: number, hash: string): Promise<FinalityReceipt | null>;
+  /**
+   * the transaction that used this EIP-3009 authorization (anyone's), with what it paid the merchant; none
+   * when the authorization is unused
+   */
+  authorizationUse(chainId: number, payer: string, nonce: string, merchant: string): Promise<{ transactionHash: string; paidToMerchant: bigint } | undefined>;
   /**
    * sends a signed transaction (of this hash) again: `nonce_taken` when another transaction of its key holds
    * the nonce now, as seen by an endpoint that has itself reached the block using it (a lagging endpoint
    * that does not know the receipt yet must not make it `nonce_taken`)
    */
   rebroadcast(chainId: number, rawTransaction: string, hash: string): Promise<'sent' | 'nonce_taken'>;
+}
+
+export interface FinalityReceipt {
+  blockNumber: number;
+  blockHash: string;
+  status: 'confirmed' | 'reverted';
+  /** read for an executor batch: each item's outcome is in them */
+  logs: ReadonlyArray<{ address: string; topics: readonly string[]; data: string }>;
 }
 
 interface FinalityWatcherOptions {
@@ -28,6 +44,8 @@ interface FinalityWatcherOptions {
   /** enqueues a settlement.reorged event once its row is stored */
   outbox: Pick<WebhookOutbox, 'enqueue'>;
   chain: FinalityChain;
+  /** the treasury, whose executor runs `settle` batches: its logs say what each item did */
+  treasury: string;
   /** FINALITY_DEPTH_<chainId> of each enabled network */
   depths: ReadonlyMap<number, number>;
   logger: Logger;
@@ -124,8 +142,9 @@ export class FinalityWatcher {
         }
       }
       if ((await chain.rebroadcast(chainId, row.rawTransaction, row.minedHash)) === 'nonce_taken' && this.confirmed(row.id, 'lost')) {
+        // the merchants are told before the row stops being watched: a crash in between tells them twice, never not at all
+        await this.changed(chainId, { ...row, blockNumber: row.blockNumber ?? this.removedFrom.get(row.id) ?? null }, null);
         await transactions.markLost(row.id);
-        await this.changed({ ...row, blockNumber: row.blockNumber ?? this.removedFrom.get(row.id) ?? null }, 'lost');
         this.removedFrom.delete(row.id);
         return 'changed';
       }
@@ -134,19 +153,19 @@ export class FinalityWatcher {
     this.suspects.delete(row.id);
     this.removedFrom.delete(row.id);
     if (row.blockNumber !== receipt.blockNumber || row.blockHash !== receipt.blockHash) {
-      await transactions.markReincluded(row.id, receipt);
-      if (receipt.status !== row.status) {
-        await this.changed(row, receipt.status);
-        return 'changed';
-      }
+      // judged before the re-inclusion is stored, which ends this branch: a crash in between judges again
+      const changedIds = await this.changed(chainId, row, receipt);
       if (row.blockNumber === null) {
         for (const settlementId of await this.settlementsOf(row)) {
+          if (changedIds.has(settlementId)) continue;
           await this.options.settlements.recordFinality(settlementId, {
             finality: 'reorged',
             note: { reincluded: { purpose: row.purpose, tx_hash: row.minedHash, block: receipt.blockNumber, outcome: receipt.status } },
           });
         }
       }
+      await transactions.markReincluded(row.id, receipt);
+      if (changedIds.size > 0) return 'changed';
     }
     return this.deepEnough(depth, head, receipt.blockNumber, row);
   }
@@ -164,14 +183,49 @@ export class FinalityWatcher {
     return this.options.batches.settlementsOf(row.settlementId);
   }
 
-  /** The outcome the merchants were told is no longer the chain's: record it and tell each merchant. */
-  private async changed(row: AwaitingFinality, now: ReorgChange['now']): Promise<void> {
-    for (const settlementId of await this.settlementsOf(row)) await this.changedFor(settlementId, row, now);
+  /**
+   * Records and tells each settlement of the transaction whose outcome on chain (now: `receipt`, or null when
+   * its nonce went to another transaction) is not what was reported; returns their ids. A fee or transfer
+   * transaction is its settlement's outcome. A `settle` batch is not: it can succeed while an item fails
+   * inside it (in the new order a payer's balance was spent, or another authorization of the same nonce was
+   * mined first), and an item that failed can now succeed, so each settlement is judged by its own item.
+   */
+  private async changed(chainId: number, row: AwaitingFinality, receipt: FinalityReceipt | null): Promise<Set<string>> {
+    const now = receipt?.status ?? 'lost';
+    const ids = new Set<string>();
+    if (row.purpose !== 'settle') {
+      if (now === row.status) return ids;
+      await this.changedFor(row.settlementId, { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber });
+      return ids.add(row.settlementId);
+    }
+    const outcomes = receipt?.status === 'confirmed' ? itemOutcomes(receipt.logs, this.options.treasury) : new Map();
+    for (const settlementId of await this.settlementsOf(row)) {
+      const settlement = await this.options.settlements.findWithVerification(settlementId);
+      if (!settlement) continue;
+      const reported: SettlementMoney = { merchant_paid: settlement.merchantPaid, fee_collected: settlement.feeCollectedAt !== null };
+      const item = outcomes.get(itemKey(settlement.payer, settlement.nonce));
+      const itemNow = item?.settled
+        ? { merchant_paid: true, fee_collected: true }
+        : { ...(await this.paidElsewhere(chainId, row, settlement)), fee_collected: false, reason: item?.reason ?? whyNoItem(receipt) };
+      if (itemNow.merchant_paid === reported.merchant_paid && itemNow.fee_collected === reported.fee_collected) continue;
+      const change: ReorgChange = { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber, item: { reported, now: itemNow } };
+      await this.changedFor(settlementId, change, settlement);
+      ids.add(settlementId);
+    }
+    return ids;
   }
 
-  private async changedFor(settlementId: string, row: AwaitingFinality, now: ReorgChange['now']): Promise<void> {
-    const settlement = await this.options.settlements.findWithVerification(settlementId);
-    const change: ReorgChange = { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber };
+  /** Whether another transaction executed this settlement's authorization to its merchant (then it was paid, with no fee). */
+  private async paidElsewhere(chainId: number, row: AwaitingFinality, settlement: SettlementWithVerification): Promise<{ merchant_paid: boolean; paid_by_tx?: string }> {
+    const auth = authorizationOf(settlement);
+    const use = await this.options.chain.authorizationUse(chainId, auth.from, auth.nonce, auth.to);
+    if (!use || use.transactionHash.toLowerCase() === row.minedHash.toLowerCase() || use.paidToMerchant < auth.value) return { merchant_paid: false };
+    return { merchant_paid: true, paid_by_tx: use.transactionHash };
+  }
+
+  /** `settlement`: the row when the caller read it already */
+  private async changedFor(settlementId: string, change: ReorgChange, settlement?: SettlementWithVerification | null): Promise<void> {
+    settlement ??= await this.options.settlements.findWithVerification(settlementId);
     const url = settlement?.verification.webhookUrl;
     let eventId: string | undefined;
     await this.options.settlements.recordFinality(
@@ -189,4 +243,11 @@ export class FinalityWatcher {
     if (eventId) await this.options.outbox.enqueue(eventId).catch(() => undefined);
     this.options.logger.error('a reorg changed the outcome of a settled transaction', { settlementId, ...change });
   }
+}
+
+/** Why a settlement has no settled item in its batch when the executor's logs give no reason. */
+function whyNoItem(receipt: FinalityReceipt | null): string {
+  if (!receipt) return 'the settle transaction is lost: its nonce went to another transaction';
+  if (receipt.status === 'reverted') return 'the settle transaction reverted';
+  return 'the settle transaction ran no executor item for it';
 }

@@ -31,6 +31,17 @@ export interface ReorgChange {
   /** what the chain has now: mined with the other outcome, or never to be mined (its nonce went to another transaction) */
   now: 'confirmed' | 'reverted' | 'lost';
   block_before_reorg: number | null;
+  /**
+   * a `settle` transaction (an executor batch) serves several settlements, and it can succeed while one of
+   * its items fails inside it: this settlement's own part, as reported and as the chain has it now
+   */
+  item?: { reported: SettlementMoney; now: SettlementMoney & { reason?: string; paid_by_tx?: string } };
+}
+
+/** What a settlement moved: the merchant's payment and the fee. */
+export interface SettlementMoney {
+  merchant_paid: boolean;
+  fee_collected: boolean;
 }
 
 /** settlement.reorged: the outcome of a settlement's transaction changed after a reorg. */
@@ -46,8 +57,12 @@ export function reorgEvent(settlement: Settlement, url: string, change: ReorgCha
       state: settlement.state,
       change,
       // the merchant's money as the chain has it now
-      merchant_paid: change.purpose === 'transfer' ? change.now === 'confirmed' : settlement.merchantPaid,
-      fee_collected: change.purpose === 'fee' ? change.now === 'confirmed' : settlement.feeCollectedAt !== null,
+      ...(change.item
+        ? { merchant_paid: change.item.now.merchant_paid, fee_collected: change.item.now.fee_collected }
+        : {
+            merchant_paid: change.purpose === 'transfer' ? change.now === 'confirmed' : settlement.merchantPaid,
+            fee_collected: change.purpose === 'fee' ? change.now === 'confirmed' : settlement.feeCollectedAt !== null,
+          }),
     },
   };
 }
