@@ -159,7 +159,7 @@ describe('verification failures, each with the spec message and details', () => 
     const stranger = Wallet.createRandom();
     const p = await stack.payment();
     // the payer's authorization, signed by a stranger's key
-    const { TRANSFER_WITH_AUTHORIZATION_TYPES } = await import('@facilitator/core');
+    const { TRANSFER_WITH_AUTHORIZATION_TYPES } = await import('@facilitator/payment-mechanisms');
     const forged = await stranger.signTypedData(stack.devnet.eip712Domain, TRANSFER_WITH_AUTHORIZATION_TYPES, p.authorization);
     const body = p.formA();
     (body.payment.payload as { signature: string }).signature = forged;

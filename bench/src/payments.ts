@@ -4,14 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { Signature, verifyTypedData } from 'ethers';
 import type { Devnet } from '@facilitator/devnet';
-import {
-  authorizationToJson,
-  domainSeparator,
-  recoverAuthorizationSigner,
-  TRANSFER_WITH_AUTHORIZATION_TYPES,
-  transferAuthorizationDigest,
-  type TransferAuthorization,
-} from '@facilitator/core';
+import { authorizationToJson, domainSeparator, type TransferAuthorization } from '@facilitator/core';
+import { recoverAuthorizationSigner, TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest } from '@facilitator/payment-mechanisms';
 
 // The `secp256k1` package's index silently falls back to pure-JS elliptic; its `bindings` entry is native only.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

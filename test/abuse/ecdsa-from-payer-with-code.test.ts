@@ -9,6 +9,7 @@ import { checkPayerSignature, type Payment } from '@facilitator/verification';
 import { compileTestContract, deploy } from '../support/solidity';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
+import { exactEip3009 } from '@facilitator/payment-mechanisms';
 
 let stack: TestStack;
 let rpc: JsonRpcBatchClient;
@@ -33,6 +34,7 @@ async function signedBy(key: Wallet): Promise<{ payment: Payment; transferData: 
   const network = stack.config.networks[0];
   const payment: Payment = {
     protocolVersion: 1,
+    mechanism: exactEip3009,
     surface: 'v1',
     network,
     networkName: 'layer2-sepolia',

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Wallet } from 'ethers';
-import { authorizationFingerprint } from '@facilitator/core';
+import { authorizationFingerprint } from '@facilitator/payment-mechanisms';
 import { MerchantAction } from '@facilitator/merchants';
 import { newMerchant, transfersOnChain } from '../support/chain-actions';
 import { merchantCall } from '../support/merchant-client';

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Wallet } from 'ethers';
 import { loadConfig } from '@facilitator/config';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/core';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi, type ApiRuntime } from '../../apps/api/src/build-api';
 import { DnsResponder } from '../../packages/webhooks/src/testing/dns-responder';

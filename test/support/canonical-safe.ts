@@ -3,7 +3,8 @@
 // counterfactual Safe payer needs: its address, its factory call and an owner's signature.
 import { AbiCoder, Contract, Interface, TypedDataEncoder, ZeroAddress, type BaseWallet, type JsonRpcProvider } from 'ethers';
 import { wrapErc6492Signature } from '@facilitator/chain-rpc';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
+import { type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 
 const ARTIFACTS = '@safe-global/safe-contracts/build/artifacts/contracts';
 // eslint-disable-next-line @typescript-eslint/no-require-imports

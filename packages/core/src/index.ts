@@ -1,5 +1,6 @@
 export {
-  schemeOf,
+  EXACT_EIP3009,
+  type PaymentMechanismId,
   networkByChainId,
   networkByCaip2,
   networkByLegacyName,
@@ -33,15 +34,15 @@ export {
 export { parseAtomicAmount, parsePrice, TOKEN_DECIMALS, AmountFormatError } from './amounts';
 export {
   bytesToHex,
+  hexToBytes,
+  writeUint,
+  writeBytes,
   domainSeparator,
-  transferAuthorizationDigest,
-  recoverAuthorizationSigner,
   authorizationToJson,
   type Eip712Domain,
   type TransferAuthorization,
-  TRANSFER_WITH_AUTHORIZATION_TYPES,
 } from './eip712';
-export { authorizationFingerprint } from './authorization-fingerprint';
+export { signatureRecovery } from './signature-recovery';
 export { newId, isId, IdPrefix } from './ids';
 export { canonicalJson } from './canonical-json';
 export { unavailableDependencyOf } from './dependency-failure';

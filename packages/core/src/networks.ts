@@ -49,11 +49,6 @@ export interface GasCaps {
 export const EXACT_EIP3009 = 'exact/eip3009';
 export type PaymentMechanismId = typeof EXACT_EIP3009;
 
-/** The x402 scheme a mechanism answers to in `/x402/supported` and in payment requirements. */
-export function schemeOf(mechanism: PaymentMechanismId): string {
-  return mechanism.split('/')[0];
-}
-
 /**
  * Measured on the real USDC (FiatTokenV2_2): transferFrom ~40k, transferWithAuthorization ~80-96k from an
  * EOA; a Safe's ERC-1271 check adds ~15-30k. The caps leave room for storage-cold accounts and no more.

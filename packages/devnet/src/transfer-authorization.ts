@@ -1,5 +1,6 @@
 import { Wallet, hexlify, randomBytes } from 'ethers';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
+import { type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 
 export interface AuthorizationFields {
   to: string;

@@ -1,4 +1,5 @@
-import { authorizationFingerprint, FeeCollectionFailedError, IdPrefix, newId, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
+import { FeeCollectionFailedError, IdPrefix, newId, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
+import { authorizationFingerprint } from '@facilitator/payment-mechanisms';
 import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { failurePauseOf, type FailurePausePolicy } from './accounting';

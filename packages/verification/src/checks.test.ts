@@ -1,5 +1,6 @@
 import { TypedDataEncoder, Wallet } from 'ethers';
-import { bytesToHex, TRANSFER_WITH_AUTHORIZATION_TYPES, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
+import { bytesToHex, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
+import { exactEip3009, TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 import type { ChainReader } from './chain-reader';
 import {
   checkAmount,
@@ -42,6 +43,7 @@ async function signedPayment(
   const signature = await (options.signer ?? payer).signTypedData(options.domain ?? DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, options.signed ?? authorization);
   return {
     protocolVersion: 2,
+    mechanism: exactEip3009,
     surface: 'v1',
     network: NETWORK,
     networkName: 'eip155:84532',

@@ -1,4 +1,3 @@
-import { recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/core';
 import type { ChainReader } from './chain-reader';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
@@ -19,9 +18,9 @@ type Failure = VerificationFailure | undefined;
 
 /** Check 2. Returns the recovered signer, or the failure; contract wallets are tried by the caller. */
 export function checkSignature(ctx: OfflineCheckContext): { digest: Uint8Array; failure: Failure } {
-  const { authorization, signature } = ctx.payment;
-  const digest = transferAuthorizationDigest(ctx.domainSeparator, authorization);
-  const recovered = recoverAuthorizationSigner(digest, signature);
+  const { authorization, signature, mechanism } = ctx.payment;
+  const digest = mechanism.signedDigest(ctx.payment, ctx.domainSeparator);
+  const recovered = mechanism.recoverSigner(digest, signature);
   if (recovered.ok && recovered.address === authorization.from) return { digest, failure: undefined };
   return {
     digest,

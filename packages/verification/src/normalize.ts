@@ -1,5 +1,6 @@
-import { AmountFormatError, InvalidRequestError, parseAtomicAmount, parsePrice, TOKEN_DECIMALS } from '@facilitator/core';
-import { paymentIdOf, type AuthorizationBody, type ExactEvmPayloadBody, type FormARequest, type FormBVerifyRequest, type RequirementsBody } from '@facilitator/schemas';
+import { AmountFormatError, InvalidRequestError, networkByChainId, parsePrice, TOKEN_DECIMALS } from '@facilitator/core';
+import { mechanismFor, uintAt, type ExactEip3009Payload, type PaymentMechanism } from '@facilitator/payment-mechanisms';
+import { paymentIdOf, type ExactEvmPayloadBody, type FormARequest, type FormBVerifyRequest, type RequirementsBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';
 import type { Payment } from './payment';
 
@@ -8,26 +9,7 @@ function invalid(path: string, message: string): InvalidRequestError {
 }
 
 /** A uint256 decimal string, or a 400 naming its path. */
-export function uint(text: string, path: string): bigint {
-  try {
-    return parseAtomicAmount(text);
-  } catch (err) {
-    if (err instanceof AmountFormatError) throw invalid(path, err.message);
-    throw err;
-  }
-}
-
-/** The signed authorization with lowercase addresses and bigint numbers. */
-function authorizationOf(body: AuthorizationBody, path: string) {
-  return {
-    from: body.from.toLowerCase(),
-    to: body.to.toLowerCase(),
-    value: uint(body.value, `${path}/value`),
-    validAfter: uint(body.validAfter, `${path}/validAfter`),
-    validBefore: uint(body.validBefore, `${path}/validBefore`),
-    nonce: body.nonce.toLowerCase(),
-  };
-}
+export const uint = uintAt;
 
 /** The amount the merchant asked for: `price`, else `amount` (x402 v2), else `maxAmountRequired` (x402 v1). */
 function expectedAmountOf(requirements: RequirementsBody): bigint {
@@ -65,7 +47,7 @@ export function paymentFromFormA(body: FormARequest, networks: EnabledNetworks, 
     surface,
     network,
     networkName: requirements.network,
-    ...payloadOf(payment.payload, '/payment/payload'),
+    ...payloadOf(payment.payload, '/payment/payload', network),
     expected: {
       payTo: requirements.payTo.toLowerCase(),
       amount: expectedAmountOf(requirements),
@@ -76,9 +58,15 @@ export function paymentFromFormA(body: FormARequest, networks: EnabledNetworks, 
   };
 }
 
-/** The signed part of an exact EVM payload (`{ authorization, signature }` at `path`), normalized. */
-export function payloadOf(payload: ExactEvmPayloadBody, path: string) {
-  return { authorization: authorizationOf(payload.authorization, `${path}/authorization`), signature: payload.signature.toLowerCase() };
+/**
+ * The signed part of an `exact` payload at `path`, read by the network's mechanism that claims it. Every
+ * form the spec defines carries EIP-3009 (`{ authorization, signature }`, which the schemas have checked).
+ */
+export function payloadOf(payload: ExactEvmPayloadBody, path: string, network: { chainId: number; tokenAddress: string }): ExactEip3009Payload & { mechanism: PaymentMechanism<ExactEip3009Payload> } {
+  const mechanisms = networkByChainId(network.chainId)?.mechanisms ?? [];
+  const mechanism = mechanismFor('exact', mechanisms, payload) as PaymentMechanism<ExactEip3009Payload> | undefined;
+  if (!mechanism) throw invalid(path, `is not an exact payment this network settles (${mechanisms.join(', ') || 'none'})`);
+  return { mechanism, ...mechanism.parse(payload, path, network).payload };
 }
 
 /**
@@ -102,7 +90,7 @@ export function paymentFromFormB(body: FormBVerifyRequest, networks: EnabledNetw
   if (networks.fromLegacyName(paymentPayload.network).chainId !== network.chainId) {
     throw invalid('/metadata/paymentPayload/network', 'disagrees with chain');
   }
-  const payload = payloadOf(paymentPayload.payload, '/metadata/paymentPayload/payload');
+  const payload = payloadOf(paymentPayload.payload, '/metadata/paymentPayload/payload', network);
   if (body.transaction_hash.toLowerCase() !== payload.authorization.nonce) {
     throw invalid('/transaction_hash', 'must be the authorization nonce');
   }

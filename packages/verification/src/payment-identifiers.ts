@@ -1,4 +1,4 @@
-import { authorizationFingerprint, PaymentIdentifierConflictError } from '@facilitator/core';
+import { PaymentIdentifierConflictError } from '@facilitator/core';
 import type { PaymentIdentifierRepository } from '@facilitator/db';
 import type { Payment } from './payment';
 
@@ -15,7 +15,7 @@ export class PaymentIdentifiers {
   async bind(payment: Payment): Promise<void> {
     if (payment.paymentId === undefined) return;
     const { network, authorization: a } = payment;
-    const fingerprint = authorizationFingerprint(network.chainId, network.tokenAddress, a);
+    const fingerprint = payment.mechanism.fingerprint(payment, network);
     const bound = await this.repository.bind({
       chainId: network.chainId,
       paymentId: payment.paymentId,

@@ -1,5 +1,6 @@
 import type { NetworkConfig } from '@facilitator/config';
 import type { TransferAuthorization } from '@facilitator/core';
+import type { ExactEip3009Payload, PaymentMechanism } from '@facilitator/payment-mechanisms';
 
 /**
  * A payment to verify, whichever form it arrived in. Normalizers build it from the request bodies;
@@ -13,6 +14,8 @@ export interface Payment {
   network: NetworkConfig;
   /** the network name as the client wrote it, echoed back in answers */
   networkName: string;
+  /** the mechanism that read the payload: what the payer signed, how its signature recovers, its fingerprint */
+  mechanism: PaymentMechanism<ExactEip3009Payload>;
   /** addresses lowercased, numbers as bigint */
   authorization: TransferAuthorization;
   signature: string;

@@ -1,9 +1,11 @@
 import type { Payment } from './payment';
 import { NETWORK, payer, MERCHANT, TOKEN } from './testing/fixtures';
 import { MAX_STORED_REQUEST_BYTES, verificationRecordOf } from './verification-record';
+import { exactEip3009 } from '@facilitator/payment-mechanisms';
 
 const payment = (request: unknown): Payment => ({
   protocolVersion: 2,
+  mechanism: exactEip3009,
   surface: 'x402',
   network: NETWORK,
   networkName: 'eip155:84532',

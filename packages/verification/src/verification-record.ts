@@ -1,4 +1,4 @@
-import { authorizationFingerprint, IdPrefix, newId } from '@facilitator/core';
+import { IdPrefix, newId } from '@facilitator/core';
 import type { NewVerificationRow } from '@facilitator/db';
 import type { Payment } from './payment';
 
@@ -40,7 +40,7 @@ export function verificationRecordOf(payment: Payment, failure?: { message: stri
     validAfter: authorization.validAfter.toString(),
     validBefore: authorization.validBefore.toString(),
     signature: failure ? null : payment.signature,
-    authorizationFingerprint: authorizationFingerprint(network.chainId, network.tokenAddress, authorization),
+    authorizationFingerprint: payment.mechanism.fingerprint(payment, network),
     request: failure ? null : storedRequest(payment.request),
     metadata: failure ? null : ((payment.metadata as object | undefined) ?? null),
     webhookUrl: payment.webhookUrl ?? null,

@@ -1,12 +1,6 @@
 import { Wallet } from 'ethers';
-import {
-  bytesToHex,
-  ErrorCode,
-  ServiceUnavailableError,
-  TRANSFER_WITH_AUTHORIZATION_TYPES,
-  transferAuthorizationDigest,
-  type TransferAuthorization,
-} from '@facilitator/core';
+import { bytesToHex, ErrorCode, ServiceUnavailableError, type TransferAuthorization } from '@facilitator/core';
+import { exactEip3009, TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest } from '@facilitator/payment-mechanisms';
 import type { NewVerificationRow, SettlementRow, StoredVerification, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { FailureReason } from './failure-reasons';
@@ -43,6 +37,7 @@ async function paymentOf(fields: PaymentFields = {}): Promise<Payment> {
   const signature = await (fields.signer ?? payer).signTypedData(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
   return {
     protocolVersion: 2,
+    mechanism: exactEip3009,
     surface: 'v1',
     network: NETWORK,
     networkName: 'eip155:84532',

@@ -1,5 +1,6 @@
 import type { NetworkConfig } from '@facilitator/config';
 import { InvalidRequestError, UnsupportedNetworkError } from '@facilitator/core';
+import { knownSchemes } from '@facilitator/payment-mechanisms';
 import {
   findJsonProblem,
   paymentIdOf,
@@ -76,8 +77,8 @@ export function parseX402Request(body: unknown, networks: EnabledNetworks): X402
   const version = x402VersionOf(body, reject);
   const requirements = body.paymentRequirements;
   const scheme = stringAt(requirements, 'scheme');
-  if (scheme !== undefined && scheme !== 'exact') {
-    throw reject(X402Reason.UnsupportedScheme, `scheme ${JSON.stringify(scheme)} is not supported; this facilitator settles "exact" only`);
+  if (scheme !== undefined && !knownSchemes().includes(scheme)) {
+    throw reject(X402Reason.UnsupportedScheme, `scheme ${JSON.stringify(scheme)} is not supported; this facilitator settles ${knownSchemes().map((s) => JSON.stringify(s)).join(', ')}`);
   }
   try {
     return version === 2 ? fromV2(body, networks, reject) : fromV1(body, networks, reject);
@@ -164,7 +165,7 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
       surface: 'x402',
       network,
       networkName: requirements.network,
-      ...payloadOf(payload, '/paymentPayload/payload'),
+      ...payloadOf(payload, '/paymentPayload/payload', network),
       expected: {
         payTo: requirements.payTo.toLowerCase(),
         amount: uint(requirements.amount, '/paymentRequirements/amount'),
@@ -197,7 +198,7 @@ function fromV1(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
       surface: 'x402',
       network,
       networkName: requirements.network,
-      ...payloadOf(payload, '/paymentPayload/payload'),
+      ...payloadOf(payload, '/paymentPayload/payload', network),
       expected: {
         payTo: requirements.payTo.toLowerCase(),
         amount: uint(requirements.maxAmountRequired, '/paymentRequirements/maxAmountRequired'),

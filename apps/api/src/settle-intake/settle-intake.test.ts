@@ -1,6 +1,7 @@
 // The settle intake's steps in order, on stubs: nothing is looked up, verified, stored or enqueued for a
 // request that an earlier step refuses.
-import { authorizationFingerprint, NotFoundError, PaymentIdentifierConflictError } from '@facilitator/core';
+import { NotFoundError, PaymentIdentifierConflictError } from '@facilitator/core';
+import { authorizationFingerprint, exactEip3009 } from '@facilitator/payment-mechanisms';
 import type { Settlement, Verification } from '@facilitator/db';
 import { PaymentIdentifiers, type Payment, type X402Payment } from '@facilitator/verification';
 import type { SettleCommand } from './settle-command';
@@ -12,6 +13,7 @@ const PAYER = '0x' + '11'.repeat(20);
 function payment(amount: bigint): Payment {
   return {
     protocolVersion: 2,
+    mechanism: exactEip3009,
     surface: 'v1',
     network: { chainId: 84532, tokenAddress: '0x' + 'cc'.repeat(20) } as Payment['network'],
     networkName: 'eip155:84532',

@@ -1,4 +1,5 @@
-import { authorizationFingerprint, InvalidRequestError, NotFoundError, UnauthorizedError, VerificationFailedError } from '@facilitator/core';
+import { InvalidRequestError, NotFoundError, UnauthorizedError, VerificationFailedError } from '@facilitator/core';
+import { authorizationFingerprint } from '@facilitator/payment-mechanisms';
 import type { Settlement, Verification, VerificationRepository } from '@facilitator/db';
 import type { MerchantService } from '@facilitator/merchants';
 import { fingerprintOf, type SettlementRequests } from '@facilitator/settlement';

@@ -2,7 +2,7 @@
 // the protocol server, SoftHSM): a backend passes these or it is not a signer.
 import { inspect } from 'node:util';
 import { Transaction, Wallet, getAddress, getBytes, keccak256, parseUnits, randomBytes, recoverAddress, verifyAuthorization, verifyTypedData } from 'ethers';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/core';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 import { checkSigner } from '../check-signer';
 import { signAuthorization, signTransaction, signTypedData } from '../ethereum-signing';
 import { isLowS } from '../recoverable-signature';

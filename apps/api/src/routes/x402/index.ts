@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, schemeOf } from '@facilitator/core';
+import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError } from '@facilitator/core';
+import { mechanismById } from '@facilitator/payment-mechanisms';
 import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
@@ -149,9 +150,11 @@ function supportedOf(networks: EnabledNetworks, signers: readonly string[]): X40
   // every (scheme, network) the registry says an enabled network settles; x402 v1 where it has a v1 name
   for (const network of networks.all) {
     const known = networkByChainId(network.chainId)!;
-    for (const scheme of new Set(known.mechanisms.map(schemeOf))) {
-      kinds.push({ x402Version: 2, scheme, network: network.caip2 });
-      if (known.x402V1Name) kinds.push({ x402Version: 1, scheme, network: known.x402V1Name });
+    const described = known.mechanisms.map((id) => mechanismById(id).describe(network));
+    // one kind per scheme: the mechanisms of one scheme (EIP-3009 and Permit2 `exact`) are one kind to a client
+    for (const { scheme, extra } of described.filter((d, i) => described.findIndex((o) => o.scheme === d.scheme) === i)) {
+      kinds.push({ x402Version: 2, scheme, network: network.caip2, ...(extra ? { extra } : {}) });
+      if (known.x402V1Name) kinds.push({ x402Version: 1, scheme, network: known.x402V1Name, ...(extra ? { extra } : {}) });
     }
   }
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { authorizationFingerprint } from './authorization-fingerprint';
+import { authorizationFingerprint } from './fingerprint';
 
 const base = {
   from: '0x1111111111111111111111111111111111111111',

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TransferAuthorization } from './eip712';
+import type { TransferAuthorization } from '@facilitator/core';
 
 /**
  * The identity of one payment: everything the payer's EIP-712 signature covers (the token's domain is

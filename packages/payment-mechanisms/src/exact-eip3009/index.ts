@@ -1,0 +1,40 @@
+import { EXACT_EIP3009 } from '@facilitator/core';
+import type { PaymentMechanism } from '../mechanism';
+import { recoverAuthorizationSigner, transferAuthorizationDigest } from './eip712';
+import { authorizationFingerprint } from './fingerprint';
+import { isExactEip3009Payload, parseExactEip3009, type ExactEip3009Payload } from './parse';
+
+/**
+ * `exact` through EIP-3009 `transferWithAuthorization`: the payer signs, under the token's own EIP-712
+ * domain, a transfer of an exact value to the payee, usable between two times, once per (token, payer,
+ * nonce). The token checks the signature (USDC's ECRecover, or ERC-1271 for an account with code).
+ */
+export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
+  id: EXACT_EIP3009,
+  scheme: 'exact',
+  claims: isExactEip3009Payload,
+  parse(payload, path, network) {
+    const parsed = parseExactEip3009(payload, path);
+    const a = parsed.authorization;
+    return {
+      terms: {
+        mechanism: EXACT_EIP3009,
+        scheme: 'exact',
+        payer: a.from,
+        payee: a.to,
+        amount: a.value,
+        validAfter: a.validAfter,
+        validBefore: a.validBefore,
+        nonce: { space: network.tokenAddress, payer: a.from, value: a.nonce },
+      },
+      payload: parsed,
+      signature: parsed.signature,
+    };
+  },
+  signedDigest: (payload, separator) => transferAuthorizationDigest(separator, payload.authorization),
+  recoverSigner: recoverAuthorizationSigner,
+  fingerprint: (payload, network) => authorizationFingerprint(network.chainId, network.tokenAddress, payload.authorization),
+  describe: () => ({ scheme: 'exact' }),
+};
+
+export { type ExactEip3009Payload } from './parse';

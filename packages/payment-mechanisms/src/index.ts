@@ -1,0 +1,6 @@
+export type { MechanismNetwork, NonceIdentity, PaymentTerms, ParsedPayment, SignerRecovery, PaymentMechanism } from './mechanism';
+export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
+export { exactEip3009, type ExactEip3009Payload } from './exact-eip3009';
+export { TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest, recoverAuthorizationSigner } from './exact-eip3009/eip712';
+export { authorizationFingerprint } from './exact-eip3009/fingerprint';
+export { uintAt } from './exact-eip3009/parse';

@@ -1,0 +1,67 @@
+import type { PaymentMechanismId } from '@facilitator/core';
+
+/** Where a mechanism's payments move: the network's chain and the token it settles. */
+export interface MechanismNetwork {
+  chainId: number;
+  /** lowercase */
+  tokenAddress: string;
+}
+
+/**
+ * The on-chain identity of a nonce: the contract that records its use (`space`: the token for EIP-3009),
+ * the payer, and the nonce as lowercase 0x bytes32. Two payments with one identity can never both execute.
+ */
+export interface NonceIdentity {
+  space: string;
+  payer: string;
+  value: string;
+}
+
+/** What a payment is, whatever mechanism carries it: what verification, settlement and the routes read of it. */
+export interface PaymentTerms {
+  mechanism: PaymentMechanismId;
+  scheme: string;
+  /** lowercase addresses */
+  payer: string;
+  payee: string;
+  amount: bigint;
+  /** usable when validAfter < now < validBefore (seconds) */
+  validAfter: bigint;
+  validBefore: bigint;
+  nonce: NonceIdentity;
+}
+
+/** A payload read by its mechanism: its terms, the payload normalized, and the payer's signature. */
+export interface ParsedPayment<Payload> {
+  terms: PaymentTerms;
+  payload: Payload;
+  signature: string;
+}
+
+export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
+
+/**
+ * One way an x402 scheme moves a token (the reference registers a `SchemeNetworkFacilitator` per scheme
+ * and network). It says facts about a payment and gives what the engine needs to check it; it never runs a
+ * settlement: fee first, exactly once, batching and reorgs belong to the engine.
+ */
+export interface PaymentMechanism<Payload> {
+  readonly id: PaymentMechanismId;
+  /** the x402 scheme it answers to */
+  readonly scheme: string;
+  /** whether a payload has this mechanism's shape: how the registry chooses among the mechanisms of one scheme */
+  claims(payload: unknown): boolean;
+  /**
+   * A schema-checked payload, normalized (lowercase addresses, bigint numbers); throws InvalidRequestError
+   * naming the path (under `path`) of a field that is not what it must be.
+   */
+  parse(payload: unknown, path: string, network: MechanismNetwork): ParsedPayment<Payload>;
+  /** the digest the payer signed, under the EIP-712 domain separator of the contract that checks it */
+  signedDigest(payload: Payload, domainSeparator: Uint8Array): Uint8Array;
+  /** the signer of a digest as the checking contract recovers it, with its refusals */
+  recoverSigner(digest: Uint8Array, signature: string): SignerRecovery;
+  /** the payment's identity: a hash of everything the payer signed (docs/decisions.md, "Payment identity") */
+  fingerprint(payload: Payload, network: MechanismNetwork): string;
+  /** its kind in `/x402/supported` on a network */
+  describe(network: MechanismNetwork): { scheme: string; extra?: Record<string, unknown> };
+}

@@ -1,0 +1,32 @@
+import { EXACT_EIP3009, NETWORKS } from '@facilitator/core';
+import { exactEip3009 } from './exact-eip3009';
+import { knownSchemes, mechanismById, mechanismFor, schemesOf } from './registry';
+
+const payload = {
+  authorization: { from: '0x' + '11'.repeat(20), to: '0x' + '22'.repeat(20), value: '1', validAfter: '0', validBefore: '9', nonce: '0x' + 'ab'.repeat(32) },
+  signature: '0x' + 'cd'.repeat(65),
+};
+
+describe('mechanism registry', () => {
+  it('resolves every mechanism a registry network names, and describes it under its scheme', () => {
+    for (const network of NETWORKS) {
+      for (const id of network.mechanisms) {
+        const mechanism = mechanismById(id);
+        expect(mechanism.id).toBe(id);
+        expect(mechanism.describe({ chainId: network.chainId, tokenAddress: network.usdc.address.toLowerCase() }).scheme).toBe(mechanism.scheme);
+      }
+    }
+  });
+
+  it('chooses by scheme and by the payload shape', () => {
+    expect(mechanismFor('exact', [EXACT_EIP3009], payload)).toBe(exactEip3009);
+    expect(mechanismFor('upto', [EXACT_EIP3009], payload)).toBeUndefined();
+    expect(mechanismFor('exact', [EXACT_EIP3009], { permit2Authorization: {}, signature: '0x' })).toBeUndefined();
+    expect(mechanismFor('exact', [], payload)).toBeUndefined();
+  });
+
+  it('names each scheme once', () => {
+    expect(schemesOf([EXACT_EIP3009, EXACT_EIP3009])).toEqual(['exact']);
+    expect(knownSchemes()).toEqual(['exact']);
+  });
+});
