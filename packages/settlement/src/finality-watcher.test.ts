@@ -23,7 +23,7 @@ type ChainState = {
   receipts: Map<string, Receipt>;
   nonceTaken?: boolean;
   /** payer:nonce -> the transaction that used the authorization, and what it paid the merchant */
-  authorizationUses?: Map<string, { transactionHash: string; paidToMerchant: bigint }>;
+  authorizationUses?: Map<string, { transactionHash: string; paidToMerchant: bigint; to?: string }>;
 };
 
 function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: SettlementWithVerification[]) {
@@ -67,7 +67,11 @@ function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: Settl
     settlements: {
       recordFinality: async (id, update, event) => {
         calls.push(`finality(${id},${update.finality})`);
-        const row = { ...settlementById(id), finality: update.finality ?? null } as SettlementRow;
+        // as the repository does: a changed finality stays, and the row keeps what the merchant was told
+        const stored = settlementById(id);
+        if (stored.finality !== 'changed' && update.finality) stored.finality = update.finality;
+        if (update.merchantPaid !== undefined) stored.merchantPaid = update.merchantPaid;
+        const row = { ...stored } as SettlementRow;
         finality.push({ id, update, event: event?.(row) });
         return row;
       },
@@ -134,7 +138,8 @@ describe('FinalityWatcher', () => {
     expect(await h.watcher.run()).toMatchObject({ changed: 1 });
     const change = { purpose: 'transfer', tx_hash: '0xabc', reported: 'confirmed', now: 'reverted', block_before_reorg: null };
     expect(h.finality).toHaveLength(1);
-    expect(h.finality[0].update).toEqual({ finality: 'changed', note: { outcome_changed: change } });
+    // the row keeps what the merchant is told now: not paid
+    expect(h.finality[0].update).toEqual({ finality: 'changed', note: { outcome_changed: change }, merchantPaid: false });
     expect(h.calls).toContain('enqueue(evt_)');
     expect(h.finality[0].event).toMatchObject({
       eventType: 'settlement.reorged',
@@ -270,6 +275,92 @@ describe('FinalityWatcher', () => {
       expect(h.finality.filter((f) => f.update.finality === 'changed').map((f) => f.id)).toEqual(['stl_0', 'stl_1']);
       expect(h.calls.indexOf('finality(stl_1,changed)')).toBeLessThan(h.calls.indexOf('lost(ctx_batch)'));
       expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: false, fee_collected: false, change: { now: 'lost' } } });
+    });
+    it('judges nothing while a settlement of the batch has not recorded its outcome yet; then judges it once', async () => {
+      const pending = settled(1, { state: 'fee_collected', merchantPaid: false });
+      const batch = [settled(0), pending];
+      const logs = [outcome('Settled', payers[0]), outcome('Settled', payers[1])];
+      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs }]]) }, batch);
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+      expect(h.calls.filter((c) => c.startsWith('reincluded') || c.startsWith('finality'))).toEqual([]);
+      Object.assign(pending, { state: 'settled', merchantPaid: true });
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+      expect(h.calls).toContain('reincluded(ctx_batch,105,confirmed)');
+      expect(h.finality.map((f) => f.update.finality)).toEqual(['reorged', 'reorged']);
+    });
+
+    it('a read that fails part-way tells nobody and stores nothing; the next run judges again and tells once', async () => {
+      const batch = [settled(0), settled(1)];
+      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'reverted' }]]) }, batch);
+      let failures = 2;
+      const real = h.chainState.authorizationUses;
+      h.chainState.authorizationUses = {
+        get: (key: string) => {
+          // the second settlement's lookup fails (an endpoint's block-range cap, a rate limit)
+          if (key.startsWith(payers[1]) && failures-- > 0) throw new Error('query exceeds max block range');
+          return real?.get(key);
+        },
+      } as Map<string, { transactionHash: string; paidToMerchant: bigint }>;
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+      expect(h.finality).toEqual([]);
+      expect(h.calls).toContain('settlementsFinal');
+      expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+      expect(h.finality.filter((f) => f.update.finality === 'changed').map((f) => f.id)).toEqual(['stl_0', 'stl_1']);
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+      expect(h.finality.filter((f) => f.update.finality === 'changed')).toHaveLength(2);
+    });
+
+    it('a second reorg is judged against what the merchant was told last, not against the first report', async () => {
+      // failed at first (its nonce was used), then paid by the batch mined again, then failing again
+      const batch = [settled(0, { state: 'failed', merchantPaid: false, feeCollectedAt: null })];
+      const paid = [outcome('Settled', payers[0])];
+      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1, status: 'confirmed' })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs: paid }]]) }, batch);
+      await h.watcher.run();
+      expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: true, fee_collected: true } });
+      // another reorg; the batch is mined again where the item fails
+      h.chainState.blocks.set(105, '0xb105-replaced');
+      h.chainState.receipts.set('0xbatch', { blockNumber: 107, blockHash: '0xb107', status: 'confirmed', logs: [outcome('NotSettled', payers[0], 'FiatTokenV2: authorization is used or canceled')] });
+      h.chainState.blocks.set(107, '0xb107');
+      await h.watcher.run(); // suspected
+      await h.watcher.run();
+      const told = h.finality.filter((f) => f.update.finality === 'changed');
+      expect(told).toHaveLength(2);
+      expect(told[1].event?.payload).toMatchObject({ data: { merchant_paid: false, change: { item: { reported: { merchant_paid: true }, now: { merchant_paid: false } } } } });
+    });
+
+    it('a payment someone else executed before our batch (failed, told paid, no fee) is no change when mined again the same way', async () => {
+      const batch = [settled(0, { state: 'failed', merchantPaid: false, feeCollectedAt: null, errorDetails: { merchant_paid: true, executed_by_third_party: true } })];
+      const logs = [outcome('NotSettled', payers[0], 'FiatTokenV2: authorization is used or canceled')];
+      const h = harness(
+        [settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })],
+        {
+          head: 110,
+          blocks: new Map([[105, '0xb105']]),
+          receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs }]]),
+          authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xstranger', paidToMerchant: 10n ** 6n }]]),
+        },
+        batch,
+      );
+      expect(await h.watcher.run()).toMatchObject({ changed: 0 });
+      expect(h.finality.map((f) => f.update.finality)).toEqual(['reorged']);
+    });
+
+    it("a use of the authorization by our own executor (another settlement of the payment) does not count as this one's payment", async () => {
+      const batch = [settled(0)];
+      const logs = [outcome('NotSettled', payers[0], 'FiatTokenV2: authorization is used or canceled')];
+      const h = harness(
+        [settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })],
+        {
+          head: 110,
+          blocks: new Map([[105, '0xb105']]),
+          receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs }]]),
+          authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xourotherbatch', paidToMerchant: 10n ** 6n, to: TREASURY }]]),
+        },
+        batch,
+      );
+      expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+      expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: false, fee_collected: false } });
     });
   });
 });

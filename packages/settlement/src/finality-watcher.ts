@@ -19,7 +19,7 @@ export interface FinalityChain {
    * the transaction that used this EIP-3009 authorization (anyone's), with what it paid the merchant; none
    * when the authorization is unused
    */
-  authorizationUse(chainId: number, payer: string, nonce: string, merchant: string): Promise<{ transactionHash: string; paidToMerchant: bigint } | undefined>;
+  authorizationUse(chainId: number, payer: string, nonce: string, merchant: string): Promise<{ transactionHash: string; paidToMerchant: bigint; to?: string } | undefined>;
   /**
    * sends a signed transaction (of this hash) again: `nonce_taken` when another transaction of its key holds
    * the nonce now, as seen by an endpoint that has itself reached the block using it (a lagging endpoint
@@ -93,8 +93,13 @@ export class FinalityWatcher {
       const hashes = new Map(await Promise.all(heights.map(async (n) => [n, await this.options.chain.blockHash(chainId, n)] as const)));
       for (const row of rows) {
         total.watched++;
-        const outcome = await this.watch(chainId, depth, head, row, row.blockNumber === null ? undefined : hashes.get(row.blockNumber));
-        if (outcome !== 'watching') total[outcome]++;
+        try {
+          const outcome = await this.watch(chainId, depth, head, row, row.blockNumber === null ? undefined : hashes.get(row.blockNumber));
+          if (outcome !== 'watching') total[outcome]++;
+        } catch (err) {
+          // one row's failed read (an endpoint's range cap, a rate limit) must not hold back the others; it is tried next run
+          this.options.logger.warn('reorg watching: a transaction could not be checked', { transactionId: row.id, err });
+        }
       }
     }
     // ended settlements with nothing left to watch (their transactions final, or none ever mined)
@@ -143,7 +148,10 @@ export class FinalityWatcher {
       }
       if ((await chain.rebroadcast(chainId, row.rawTransaction, row.minedHash)) === 'nonce_taken' && this.confirmed(row.id, 'lost')) {
         // the merchants are told before the row stops being watched: a crash in between tells them twice, never not at all
-        await this.changed(chainId, { ...row, blockNumber: row.blockNumber ?? this.removedFrom.get(row.id) ?? null }, null);
+        const lostRow = { ...row, blockNumber: row.blockNumber ?? this.removedFrom.get(row.id) ?? null };
+        const judged = await this.judge(chainId, lostRow, null);
+        if (judged === 'unfinished') return 'watching';
+        await this.tell(lostRow, judged);
         await transactions.markLost(row.id);
         this.removedFrom.delete(row.id);
         return 'changed';
@@ -153,8 +161,12 @@ export class FinalityWatcher {
     this.suspects.delete(row.id);
     this.removedFrom.delete(row.id);
     if (row.blockNumber !== receipt.blockNumber || row.blockHash !== receipt.blockHash) {
-      // judged before the re-inclusion is stored, which ends this branch: a crash in between judges again
-      const changedIds = await this.changed(chainId, row, receipt);
+      // every chain fact is read before anything is written, and the merchants are told before the
+      // re-inclusion is stored (which ends this branch): a failure in between judges again, a read error tells nobody
+      const judged = await this.judge(chainId, row, receipt);
+      if (judged === 'unfinished') return 'watching';
+      await this.tell(row, judged);
+      const changedIds = new Set(judged.map((c) => c.settlementId));
       if (row.blockNumber === null) {
         for (const settlementId of await this.settlementsOf(row)) {
           if (changedIds.has(settlementId)) continue;
@@ -184,53 +196,65 @@ export class FinalityWatcher {
   }
 
   /**
-   * Records and tells each settlement of the transaction whose outcome on chain (now: `receipt`, or null when
-   * its nonce went to another transaction) is not what was reported; returns their ids. A fee or transfer
-   * transaction is its settlement's outcome. A `settle` batch is not: it can succeed while an item fails
-   * inside it (in the new order a payer's balance was spent, or another authorization of the same nonce was
-   * mined first), and an item that failed can now succeed, so each settlement is judged by its own item.
+   * The settlements of the transaction whose outcome on chain (now: `receipt`, or null when its nonce went to
+   * another transaction) is not what their merchants were last told, with the change; only reads. A fee or
+   * transfer transaction is its settlement's outcome. A `settle` batch is not: it can succeed while an item
+   * fails inside it (in the new order a payer's balance was spent, or another authorization of the same nonce
+   * was mined first), and an item that failed can now succeed, so each settlement is judged by its own item.
+   * `unfinished` while a settlement of the batch has not recorded its first outcome yet: judged next run.
    */
-  private async changed(chainId: number, row: AwaitingFinality, receipt: FinalityReceipt | null): Promise<Set<string>> {
+  private async judge(chainId: number, row: AwaitingFinality, receipt: FinalityReceipt | null): Promise<Judged[] | 'unfinished'> {
     const now = receipt?.status ?? 'lost';
-    const ids = new Set<string>();
     if (row.purpose !== 'settle') {
-      if (now === row.status) return ids;
-      await this.changedFor(row.settlementId, { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber });
-      return ids.add(row.settlementId);
+      if (now === row.status) return [];
+      return [{ settlementId: row.settlementId, change: { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber } }];
     }
+    const settlements = await Promise.all((await this.settlementsOf(row)).map((id) => this.options.settlements.findWithVerification(id)));
+    if (settlements.some((s) => s && s.state !== 'settled' && s.state !== 'failed')) return 'unfinished';
     const outcomes = receipt?.status === 'confirmed' ? itemOutcomes(receipt.logs, this.options.treasury) : new Map();
-    for (const settlementId of await this.settlementsOf(row)) {
-      const settlement = await this.options.settlements.findWithVerification(settlementId);
+    const judged: Judged[] = [];
+    for (const settlement of settlements) {
       if (!settlement) continue;
-      const reported: SettlementMoney = { merchant_paid: settlement.merchantPaid, fee_collected: settlement.feeCollectedAt !== null };
+      const told = lastTold(settlement);
       const item = outcomes.get(itemKey(settlement.payer, settlement.nonce));
       const itemNow = item?.settled
         ? { merchant_paid: true, fee_collected: true }
         : { ...(await this.paidElsewhere(chainId, row, settlement)), fee_collected: false, reason: item?.reason ?? whyNoItem(receipt) };
-      if (itemNow.merchant_paid === reported.merchant_paid && itemNow.fee_collected === reported.fee_collected) continue;
-      const change: ReorgChange = { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber, item: { reported, now: itemNow } };
-      await this.changedFor(settlementId, change, settlement);
-      ids.add(settlementId);
+      // the fee is compared only until a first change was told: what was told of it since is in the notes, not the row
+      const feeDiffers = settlement.finality !== 'changed' && itemNow.fee_collected !== told.fee_collected;
+      if (itemNow.merchant_paid === told.merchant_paid && !feeDiffers) continue;
+      const change: ReorgChange = { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber, item: { reported: told, now: itemNow } };
+      judged.push({ settlementId: settlement.id, change, settlement });
     }
-    return ids;
+    return judged;
   }
 
-  /** Whether another transaction executed this settlement's authorization to its merchant (then it was paid, with no fee). */
+  private async tell(row: AwaitingFinality, judged: Judged[]): Promise<void> {
+    for (const { settlementId, change, settlement } of judged) await this.changedFor(settlementId, row, change, settlement);
+  }
+
+  /**
+   * Whether another transaction executed this settlement's authorization to its merchant (then it was paid,
+   * with no fee). A use by our own executor is another settlement's of the same payment, which reports it: not this one's.
+   */
   private async paidElsewhere(chainId: number, row: AwaitingFinality, settlement: SettlementWithVerification): Promise<{ merchant_paid: boolean; paid_by_tx?: string }> {
     const auth = authorizationOf(settlement);
     const use = await this.options.chain.authorizationUse(chainId, auth.from, auth.nonce, auth.to);
     if (!use || use.transactionHash.toLowerCase() === row.minedHash.toLowerCase() || use.paidToMerchant < auth.value) return { merchant_paid: false };
+    if (use.to !== undefined && use.to.toLowerCase() === this.options.treasury.toLowerCase()) return { merchant_paid: false };
     return { merchant_paid: true, paid_by_tx: use.transactionHash };
   }
 
   /** `settlement`: the row when the caller read it already */
-  private async changedFor(settlementId: string, change: ReorgChange, settlement?: SettlementWithVerification | null): Promise<void> {
+  private async changedFor(settlementId: string, row: AwaitingFinality, change: ReorgChange, settlement?: SettlementWithVerification | null): Promise<void> {
     settlement ??= await this.options.settlements.findWithVerification(settlementId);
     const url = settlement?.verification.webhookUrl;
     let eventId: string | undefined;
+    // the row keeps what the merchant was last told of its payment: the next reorg is judged against it
+    const merchantPaid = change.item ? change.item.now.merchant_paid : row.purpose === 'transfer' ? change.now === 'confirmed' : undefined;
     await this.options.settlements.recordFinality(
       settlementId,
-      { finality: 'changed', note: { outcome_changed: change } },
+      { finality: 'changed', note: { outcome_changed: change }, ...(merchantPaid === undefined ? {} : { merchantPaid }) },
       url
         ? (updated) => {
             const event = webhookEventRow(reorgEvent(updated, url, change));
@@ -251,3 +275,21 @@ function whyNoItem(receipt: FinalityReceipt | null): string {
   if (receipt.status === 'reverted') return 'the settle transaction reverted';
   return 'the settle transaction ran no executor item for it';
 }
+
+interface Judged {
+  settlementId: string;
+  change: ReorgChange;
+  settlement?: SettlementWithVerification;
+}
+
+/**
+ * What the merchant was last told of a settlement's money: the row's `merchant_paid` (a change told since
+ * rewrote it), or, for a payment someone else executed before our batch (failed, no fee), the failure's
+ * own `merchant_paid: true`; the fee as collected.
+ */
+function lastTold(settlement: SettlementWithVerification): SettlementMoney {
+  const details = settlement.errorDetails as { merchant_paid?: unknown } | null;
+  const paidElsewhere = settlement.finality !== 'changed' && settlement.state === 'failed' && details?.merchant_paid === true;
+  return { merchant_paid: settlement.merchantPaid || paidElsewhere, fee_collected: settlement.feeCollectedAt !== null };
+}
+

@@ -715,12 +715,14 @@ describe('SettlementRepository', () => {
       const reorged = await repo.recordFinality(s.id, { finality: 'reorged', reorg: true, note: { reorg: { purpose: 'fee' } } });
       expect(reorged).toMatchObject({ state: 'settled', finality: 'reorged', reorgCount: 1 });
       const eventId = newId(IdPrefix.WebhookEvent);
-      const changed = await repo.recordFinality(s.id, { finality: 'changed', note: { outcome_changed: { purpose: 'transfer' } } }, (row) => ({
+      expect(reorged?.merchantPaid).toBe(false);
+      const changed = await repo.recordFinality(s.id, { finality: 'changed', note: { outcome_changed: { purpose: 'transfer' } }, merchantPaid: true }, (row) => ({
         id: eventId, eventType: 'settlement.reorged', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', payload: { finality: row.finality },
       }));
-      expect(changed).toMatchObject({ finality: 'changed', reorgCount: 1 });
+      // the row keeps what the merchant is told now; a record that tells nothing of it leaves it
+      expect(changed).toMatchObject({ finality: 'changed', reorgCount: 1, merchantPaid: true });
       expect(await db.prisma.webhookEvent.findUnique({ where: { id: eventId } })).toMatchObject({ eventType: 'settlement.reorged', payload: { finality: 'changed' } });
-      expect(await repo.recordFinality(s.id, { finality: 'reorged', note: { reincluded: { purpose: 'fee' } } })).toMatchObject({ finality: 'changed' });
+      expect(await repo.recordFinality(s.id, { finality: 'reorged', note: { reincluded: { purpose: 'fee' } } })).toMatchObject({ finality: 'changed', merchantPaid: true });
       expect((await history(s.id)).slice(-3).map((h) => [h.fromState, h.toState, Object.keys(h.note as object)[0]])).toEqual([
         ['settled', 'settled', 'reorg'],
         ['settled', 'settled', 'outcome_changed'],

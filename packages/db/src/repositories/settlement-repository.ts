@@ -492,10 +492,12 @@ export class SettlementRepository {
    * `changed` one stays so: what the merchant was told last is that the outcome changed), a reorg
    * counted, and a history row with `note` (from and to its unchanged state), and the event made from the
    * updated row stored in the same database transaction. Null when there is no such settlement.
+   * `merchantPaid`: what the merchant is told now of its payment, when a change tells it (the next reorg is
+   * judged against it).
    */
   async recordFinality(
     id: string,
-    update: { finality?: string; reorg?: boolean; note: Record<string, unknown> },
+    update: { finality?: string; reorg?: boolean; note: Record<string, unknown>; merchantPaid?: boolean },
     event?: (row: SettlementRow) => WebhookEventRow | undefined,
   ): Promise<SettlementRow | null> {
     return this.inTransaction(async (client) => {
@@ -505,13 +507,13 @@ export class SettlementRepository {
           WITH updated AS (
             UPDATE settlements
                SET finality = CASE WHEN finality = 'changed' THEN finality ELSE COALESCE($2, finality) END,
-                   reorg_count = reorg_count + $3, updated_at = now()
+                   reorg_count = reorg_count + $3, merchant_paid = COALESCE($5, merchant_paid), updated_at = now()
              WHERE id = $1 RETURNING *
           ), history AS (
             INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note) SELECT id, state, state, $4::jsonb FROM updated
           )
           SELECT * FROM updated`,
-        values: [id, update.finality ?? null, update.reorg ? 1 : 0, JSON.stringify(update.note)],
+        values: [id, update.finality ?? null, update.reorg ? 1 : 0, JSON.stringify(update.note), update.merchantPaid ?? null],
       });
       if (rows.length === 0) return null;
       const row = settlementFromColumns(rows[0]);
