@@ -3,6 +3,7 @@
 // settlement whose money state is unknown).
 import { hexlify, randomBytes, TypedDataEncoder, Wallet } from 'ethers';
 import { authorizationToJson } from '@facilitator/core';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 import { compileTestContract, deploy } from '../support/solidity';
 import { createSafe, deploySafeContracts, safeEthSignSignature } from '../support/safe';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
@@ -11,17 +12,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const OPERATOR_KEY = 'abuse-operator-key';
 let stack: TestStack;
-
-const AUTHORIZATION_TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-};
 
 beforeAll(async () => {
   // (d) settles a Safe payer on the sequential path, which refuses contract-wallet payers unless allowed
@@ -110,7 +100,7 @@ it('(d) permanent errors end or park the settlement within bounded attempts, and
   const safe = await createSafe(safeContracts, owner.address, 1n);
   await stack.devnet.mint(safe, 10n * PRICE_UNITS);
   const payload = contractPayment(safe, '0x');
-  const digest = TypedDataEncoder.hash(stack.devnet.eip712Domain, AUTHORIZATION_TYPES, payload.authorization);
+  const digest = TypedDataEncoder.hash(stack.devnet.eip712Domain, TRANSFER_WITH_AUTHORIZATION_TYPES, payload.authorization);
   payload.signature = await safeEthSignSignature(safeContracts, safe, owner, digest);
   const v = parseInt(payload.signature.slice(-2), 16);
   const verify = await stack.http.post('/v1/verify').send(formB(payload));

@@ -209,11 +209,15 @@ describe('FinalityWatcher', () => {
       const log = executorInterface.encodeEventLog(event, args);
       return { address: TREASURY, topics: log.topics, data: log.data };
     };
+    const usedOrCanceled = (payer: string) => outcome('NotSettled', payer, 'FiatTokenV2: authorization is used or canceled');
+    /** the batch was out of the chain after a reorg and is mined again in block 105 with this receipt */
+    const reincluded = (batch: SettlementWithVerification[], receipt: Omit<Receipt, 'blockNumber' | 'blockHash'>, chain: Partial<ChainState> = {}) =>
+      harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', ...receipt }]]), ...chain }, batch);
 
     it('a batch that succeeds again while one item now fails (another authorization of its nonce went first): that settlement is changed and told, the other is not', async () => {
       const batch = [settled(0), settled(1)];
-      const logs = [outcome('Settled', payers[0]), outcome('NotSettled', payers[1], 'FiatTokenV2: authorization is used or canceled')];
-      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs }]]) }, batch);
+      const logs = [outcome('Settled', payers[0]), usedOrCanceled(payers[1])];
+      const h = reincluded(batch, { status: 'confirmed', logs });
       expect(await h.watcher.run()).toMatchObject({ changed: 1 });
       const changed = h.finality.filter((f) => f.update.finality === 'changed');
       expect(changed.map((f) => f.id)).toEqual(['stl_1']);
@@ -242,7 +246,7 @@ describe('FinalityWatcher', () => {
 
     it("an item whose authorization someone else executed to the merchant: paid, but no fee; told so", async () => {
       const batch = [settled(0)];
-      const logs = [outcome('NotSettled', payers[0], 'FiatTokenV2: authorization is used or canceled')];
+      const logs = [usedOrCanceled(payers[0])];
       const h = harness(
         [settleRow()],
         {
@@ -262,7 +266,7 @@ describe('FinalityWatcher', () => {
 
     it('an item that failed before and fails again is no change; a batch that now reverts changes only the settlements it had paid', async () => {
       const batch = [settled(0), settled(1, { state: 'failed', merchantPaid: false, feeCollectedAt: null })];
-      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'reverted' }]]) }, batch);
+      const h = reincluded(batch, { status: 'reverted' });
       expect(await h.watcher.run()).toMatchObject({ changed: 1 });
       const changed = h.finality.filter((f) => f.update.finality === 'changed');
       expect(changed.map((f) => f.id)).toEqual(['stl_0']);
@@ -280,7 +284,7 @@ describe('FinalityWatcher', () => {
       const pending = settled(1, { state: 'fee_collected', merchantPaid: false });
       const batch = [settled(0), pending];
       const logs = [outcome('Settled', payers[0]), outcome('Settled', payers[1])];
-      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs }]]) }, batch);
+      const h = reincluded(batch, { status: 'confirmed', logs });
       expect(await h.watcher.run()).toMatchObject({ changed: 0 });
       expect(h.calls.filter((c) => c.startsWith('reincluded') || c.startsWith('finality'))).toEqual([]);
       Object.assign(pending, { state: 'settled', merchantPaid: true });
@@ -291,7 +295,7 @@ describe('FinalityWatcher', () => {
 
     it('a read that fails part-way tells nobody and stores nothing; the next run judges again and tells once', async () => {
       const batch = [settled(0), settled(1)];
-      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'reverted' }]]) }, batch);
+      const h = reincluded(batch, { status: 'reverted' });
       let failures = 2;
       const real = h.chainState.authorizationUses;
       h.chainState.authorizationUses = {
@@ -315,12 +319,12 @@ describe('FinalityWatcher', () => {
       // failed at first (its nonce was used), then paid by the batch mined again, then failing again
       const batch = [settled(0, { state: 'failed', merchantPaid: false, feeCollectedAt: null })];
       const paid = [outcome('Settled', payers[0])];
-      const h = harness([settleRow({ blockNumber: null, blockHash: null, reorgCount: 1, status: 'confirmed' })], { head: 110, blocks: new Map([[105, '0xb105']]), receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs: paid }]]) }, batch);
+      const h = reincluded(batch, { status: 'confirmed', logs: paid });
       await h.watcher.run();
       expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: true, fee_collected: true } });
       // another reorg; the batch is mined again where the item fails
       h.chainState.blocks.set(105, '0xb105-replaced');
-      h.chainState.receipts.set('0xbatch', { blockNumber: 107, blockHash: '0xb107', status: 'confirmed', logs: [outcome('NotSettled', payers[0], 'FiatTokenV2: authorization is used or canceled')] });
+      h.chainState.receipts.set('0xbatch', { blockNumber: 107, blockHash: '0xb107', status: 'confirmed', logs: [usedOrCanceled(payers[0])] });
       h.chainState.blocks.set(107, '0xb107');
       await h.watcher.run(); // suspected
       await h.watcher.run();
@@ -331,34 +335,16 @@ describe('FinalityWatcher', () => {
 
     it('a payment someone else executed before our batch (failed, told paid, no fee) is no change when mined again the same way', async () => {
       const batch = [settled(0, { state: 'failed', merchantPaid: false, feeCollectedAt: null, errorDetails: { merchant_paid: true, executed_by_third_party: true } })];
-      const logs = [outcome('NotSettled', payers[0], 'FiatTokenV2: authorization is used or canceled')];
-      const h = harness(
-        [settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })],
-        {
-          head: 110,
-          blocks: new Map([[105, '0xb105']]),
-          receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs }]]),
-          authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xstranger', paidToMerchant: 10n ** 6n }]]),
-        },
-        batch,
-      );
+      const logs = [usedOrCanceled(payers[0])];
+      const h = reincluded(batch, { status: 'confirmed', logs }, { authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xstranger', paidToMerchant: 10n ** 6n }]]) });
       expect(await h.watcher.run()).toMatchObject({ changed: 0 });
       expect(h.finality.map((f) => f.update.finality)).toEqual(['reorged']);
     });
 
     it("a use of the authorization by our own executor (another settlement of the payment) does not count as this one's payment", async () => {
       const batch = [settled(0)];
-      const logs = [outcome('NotSettled', payers[0], 'FiatTokenV2: authorization is used or canceled')];
-      const h = harness(
-        [settleRow({ blockNumber: null, blockHash: null, reorgCount: 1 })],
-        {
-          head: 110,
-          blocks: new Map([[105, '0xb105']]),
-          receipts: new Map([['0xbatch', { blockNumber: 105, blockHash: '0xb105', status: 'confirmed', logs }]]),
-          authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xourotherbatch', paidToMerchant: 10n ** 6n, to: TREASURY }]]),
-        },
-        batch,
-      );
+      const logs = [usedOrCanceled(payers[0])];
+      const h = reincluded(batch, { status: 'confirmed', logs }, { authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xourotherbatch', paidToMerchant: 10n ** 6n, to: TREASURY }]]) });
       expect(await h.watcher.run()).toMatchObject({ changed: 1 });
       expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: false, fee_collected: false } });
     });

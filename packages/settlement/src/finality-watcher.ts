@@ -149,7 +149,7 @@ export class FinalityWatcher {
       if ((await chain.rebroadcast(chainId, row.rawTransaction, row.minedHash)) === 'nonce_taken' && this.confirmed(row.id, 'lost')) {
         // the merchants are told before the row stops being watched: a crash in between tells them twice, never not at all
         const lostRow = { ...row, blockNumber: row.blockNumber ?? this.removedFrom.get(row.id) ?? null };
-        const judged = await this.judge(chainId, lostRow, null);
+        const judged = await this.judge(chainId, lostRow, null, await this.settlementsOf(row));
         if (judged === 'unfinished') return 'watching';
         await this.tell(lostRow, judged);
         await transactions.markLost(row.id);
@@ -163,12 +163,13 @@ export class FinalityWatcher {
     if (row.blockNumber !== receipt.blockNumber || row.blockHash !== receipt.blockHash) {
       // every chain fact is read before anything is written, and the merchants are told before the
       // re-inclusion is stored (which ends this branch): a failure in between judges again, a read error tells nobody
-      const judged = await this.judge(chainId, row, receipt);
+      const settlementIds = await this.settlementsOf(row);
+      const judged = await this.judge(chainId, row, receipt, settlementIds);
       if (judged === 'unfinished') return 'watching';
       await this.tell(row, judged);
       const changedIds = new Set(judged.map((c) => c.settlementId));
       if (row.blockNumber === null) {
-        for (const settlementId of await this.settlementsOf(row)) {
+        for (const settlementId of settlementIds) {
           if (changedIds.has(settlementId)) continue;
           await this.options.settlements.recordFinality(settlementId, {
             finality: 'reorged',
@@ -196,20 +197,20 @@ export class FinalityWatcher {
   }
 
   /**
-   * The settlements of the transaction whose outcome on chain (now: `receipt`, or null when its nonce went to
+   * The settlements of the transaction (`settlementIds`) whose outcome on chain (now: `receipt`, or null when its nonce went to
    * another transaction) is not what their merchants were last told, with the change; only reads. A fee or
    * transfer transaction is its settlement's outcome. A `settle` batch is not: it can succeed while an item
    * fails inside it (in the new order a payer's balance was spent, or another authorization of the same nonce
    * was mined first), and an item that failed can now succeed, so each settlement is judged by its own item.
    * `unfinished` while a settlement of the batch has not recorded its first outcome yet: judged next run.
    */
-  private async judge(chainId: number, row: AwaitingFinality, receipt: FinalityReceipt | null): Promise<Judged[] | 'unfinished'> {
+  private async judge(chainId: number, row: AwaitingFinality, receipt: FinalityReceipt | null, settlementIds: readonly string[]): Promise<Judged[] | 'unfinished'> {
     const now = receipt?.status ?? 'lost';
     if (row.purpose !== 'settle') {
       if (now === row.status) return [];
       return [{ settlementId: row.settlementId, change: { purpose: row.purpose, tx_hash: row.minedHash, reported: row.status, now, block_before_reorg: row.blockNumber } }];
     }
-    const settlements = await Promise.all((await this.settlementsOf(row)).map((id) => this.options.settlements.findWithVerification(id)));
+    const settlements = await Promise.all(settlementIds.map((id) => this.options.settlements.findWithVerification(id)));
     if (settlements.some((s) => s && s.state !== 'settled' && s.state !== 'failed')) return 'unfinished';
     const outcomes = receipt?.status === 'confirmed' ? itemOutcomes(receipt.logs, this.options.treasury) : new Map();
     const judged: Judged[] = [];

@@ -8,8 +8,6 @@ function invalid(path: string, message: string): InvalidRequestError {
   return new InvalidRequestError('invalid request', { errors: [{ path, message }] });
 }
 
-/** A uint256 decimal string, or a 400 naming its path. */
-export const uint = uintAt;
 
 /** The amount the merchant asked for: `price`, else `amount` (x402 v2), else `maxAmountRequired` (x402 v1). */
 function expectedAmountOf(requirements: RequirementsBody): bigint {
@@ -20,9 +18,9 @@ function expectedAmountOf(requirements: RequirementsBody): bigint {
     if (err instanceof AmountFormatError) throw invalid('/requirements/price', err.message);
     throw err;
   }
-  if (requirements.amount !== undefined) candidates.push(['amount', uint(requirements.amount, '/requirements/amount')]);
+  if (requirements.amount !== undefined) candidates.push(['amount', uintAt(requirements.amount, '/requirements/amount')]);
   if (requirements.maxAmountRequired !== undefined) {
-    candidates.push(['maxAmountRequired', uint(requirements.maxAmountRequired, '/requirements/maxAmountRequired')]);
+    candidates.push(['maxAmountRequired', uintAt(requirements.maxAmountRequired, '/requirements/maxAmountRequired')]);
   }
   const [first] = candidates;
   const disagreeing = candidates.find(([, value]) => value !== first[1]);
@@ -102,7 +100,7 @@ export function paymentFromFormB(body: FormBVerifyRequest, networks: EnabledNetw
     ...payload,
     expected: {
       payTo: body.seller_address.toLowerCase(),
-      amount: uint(body.expected_amount, '/expected_amount'),
+      amount: uintAt(body.expected_amount, '/expected_amount'),
       token: body.expected_token.toLowerCase(),
     },
     metadata: body.metadata,

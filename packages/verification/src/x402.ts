@@ -1,6 +1,6 @@
 import type { NetworkConfig } from '@facilitator/config';
 import { InvalidRequestError, UnsupportedNetworkError } from '@facilitator/core';
-import { knownSchemes } from '@facilitator/payment-mechanisms';
+import { knownSchemes, uintAt } from '@facilitator/payment-mechanisms';
 import {
   findJsonProblem,
   paymentIdOf,
@@ -9,7 +9,7 @@ import {
   type X402Eip712Extra,
 } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';
-import { payloadOf, uint } from './normalize';
+import { payloadOf } from './normalize';
 import type { Payment } from './payment';
 import { X402Reason } from './x402-reasons';
 
@@ -168,7 +168,7 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
       ...payloadOf(payload, '/paymentPayload/payload', network),
       expected: {
         payTo: requirements.payTo.toLowerCase(),
-        amount: uint(requirements.amount, '/paymentRequirements/amount'),
+        amount: uintAt(requirements.amount, '/paymentRequirements/amount'),
         token: requirements.asset.toLowerCase(),
       },
       paymentId: paymentIdOf(paymentPayload.extensions),
@@ -201,7 +201,7 @@ function fromV1(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
       ...payloadOf(payload, '/paymentPayload/payload', network),
       expected: {
         payTo: requirements.payTo.toLowerCase(),
-        amount: uint(requirements.maxAmountRequired, '/paymentRequirements/maxAmountRequired'),
+        amount: uintAt(requirements.maxAmountRequired, '/paymentRequirements/maxAmountRequired'),
         token: requirements.asset.toLowerCase(),
       },
       request: { x402Version: 1, paymentPayload, paymentRequirements: requirements },
