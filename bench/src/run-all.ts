@@ -13,6 +13,7 @@ const PARTS: Array<{ script: string; result: string; key: keyof AllResults; opti
   { script: 'verify-breakdown.js', result: 'verify-breakdown', key: 'verifyBreakdown', optional: 'BENCH_SKIP_BREAKDOWN' },
   { script: 'settle-bench.js', result: 'settle', key: 'settle' },
   { script: 'settle-curve.js', result: 'settle-curve', key: 'settleCurve' },
+  { script: 'capacity-bench.js', result: 'capacity', key: 'capacity' },
   { script: 'webhook-bench.js', result: 'webhooks', key: 'webhooks' },
   { script: 'mixed-bench.js', result: 'mixed', key: 'mixed' },
   { script: 'paid-request-bench.js', result: 'paid-request', key: 'paid' },

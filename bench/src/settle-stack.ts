@@ -2,7 +2,7 @@
 // compiled API cluster and worker process(es); torn down by `stop` or on SIGINT/SIGTERM.
 import { parseUnits } from 'ethers';
 import { Client } from 'pg';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
 import { PRICE_UNITS } from './payments';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker, type AppProcess } from './stack';
 
@@ -19,6 +19,11 @@ export interface SettleStackOptions {
   workerProcesses?: number;
   /** extra worker environment, e.g. SETTLEMENT_CONCURRENCY */
   workerEnv?: Record<string, string>;
+  /**
+   * sequential (default): the two-transaction path, as measured since the first wave; atomic: the treasury
+   * delegates to the settlement executor for the relayers used, and fee and transfer are one batched item
+   */
+  path?: 'sequential' | 'atomic';
 }
 
 export interface SettleStack {
@@ -44,14 +49,12 @@ export async function startSettleStack(options: SettleStackOptions): Promise<Set
     }),
     createDatabase(),
   ]);
+  const relayers = devnet.accounts.relayers.slice(0, options.relayers);
+  if (options.path === 'atomic') await setUpDevnetExecutor(devnet, FEE_UNITS, relayers);
   const env = stackEnv(devnet, database.url, {
-    // the two-transaction path, as measured since the first wave; the atomic path has bench:gas and bench:paid
-    SETTLEMENT_MODE: 'sequential',
+    SETTLEMENT_MODE: options.path ?? 'sequential',
     API_PROCESSES: String(options.apiProcesses),
-    RELAYER_PRIVATE_KEYS: devnet.accounts.relayers
-      .slice(0, options.relayers)
-      .map((r) => r.privateKey)
-      .join(','),
+    RELAYER_PRIVATE_KEYS: relayers.map((r) => r.privateKey).join(','),
   });
   const db = new Client({ connectionString: database.url });
   await db.connect();

@@ -91,6 +91,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   const waiting = new WaitingSettlements();
   const metrics = createMetrics('worker', {
     waitingSettlements: () => waiting.countsByReason(),
+    // read at scrape time, once both exist
+    awaitedTransactions: () => machine.awaited + atomic.awaited,
     needingAttention: () => settlements.countNeedingAttention(),
     queues: [queues.settlement, queues.webhook],
     balances: keyBalances(config, keys.relayerAddresses, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
@@ -110,10 +112,25 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     feeAmount: config.feeAmount,
     binding: deploymentBinding(config.networks.map((n) => n.chainId), config.treasuryAddress),
   });
+  const atomic = new ExecutorBatches({
+    batches,
+    transactions,
+    inSlotWaitMs: config.worker.settlementInSlotWaitMs,
+    treasury: config.treasuryAddress,
+    nextRelayer: (chainId) => relayers.next(chainId, paths.batchRelayers(chainId)),
+    gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
+    windowMs: config.worker.batchWindowMs,
+    // one batch in the making per relayer key: their nonces are independent
+    parallel: keys.relayerAddresses.length,
+    // each batch is estimated before it is stored: items that would fail it are left out, not stored
+    estimate: (chainId, tx) => networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to),
+  });
   const machine: SettlementMachine = new SettlementMachine({
     settlements,
     networks,
     transactions,
+    inSlotWaitMs: config.worker.settlementInSlotWaitMs,
+    chainRecheckMs: config.worker.settlementChainRecheckMs,
     treasury: config.treasuryAddress,
     treasurySigns,
     paths,
@@ -136,18 +153,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       sequentialContractPayers: config.abuse.sequentialContractPayers,
       unfinishedTransactionsOf: (chainId, from) => chainTransactions.countUnfinishedFrom(chainId, from),
     },
-    atomic: new ExecutorBatches({
-      batches,
-      transactions,
-      treasury: config.treasuryAddress,
-      nextRelayer: (chainId) => relayers.next(chainId, paths.batchRelayers(chainId)),
-      gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
-      windowMs: config.worker.batchWindowMs,
-      // one batch in the making per relayer key: their nonces are independent
-      parallel: keys.relayerAddresses.length,
-      // each batch is estimated before it is stored: items that would fail it are left out, not stored
-      estimate: (chainId, tx) => networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to),
-    }),
+    atomic,
     onTransition: (t) => {
       logger.info('settlement transition', { settlementId: t.settlementId, from: t.from, to: t.to, note: t.note });
       waiting.movedOn(t.settlementId);

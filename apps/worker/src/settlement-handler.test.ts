@@ -1,7 +1,13 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { RpcUnavailableError } from '@facilitator/chain-sending';
 import { createSilentLogger } from '@facilitator/logging';
-import { SettlementWaitingError, SettlementWaitReason, UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
+import {
+  SettlementAwaitingChainError,
+  SettlementWaitingError,
+  SettlementWaitReason,
+  UnknownSettlementError,
+  type SettlementMachine,
+} from '@facilitator/settlement';
 import { settlementBackoff, settlementHandler } from './settlement-handler';
 
 /** A machine whose advance fails as told, recording what the handler asked of it. */
@@ -22,6 +28,8 @@ function fakeMachine(advance: () => Promise<string>, giveUp: 'parked' | 'failed'
 
 const job = (attemptsMade: number) => ({ data: { settlementId: 'stl_1' }, attemptsMade }) as unknown as Job;
 const options = { logger: createSilentLogger(), concurrency: 1, maxAttempts: 3 };
+/** lets the promise callbacks the handler left behind run */
+const afterCallbacks = () => new Promise((resolve) => setTimeout(resolve, 10));
 
 describe('settlementHandler', () => {
   it('returns the state the machine reached', async () => {
@@ -42,6 +50,60 @@ describe('settlementHandler', () => {
     expect(delays[0].until).toBeGreaterThanOrEqual(before + 2_000);
     expect(delays[0].until).toBeLessThanOrEqual(Date.now() + 2_000);
     expect(calls.giveUp).toEqual([]);
+  });
+
+  it('gives up the slot of a settlement awaiting its transaction, and runs it again as soon as the outcome is known', async () => {
+    let outcomeKnown!: () => void;
+    const known = new Promise<void>((resolve) => (outcomeKnown = resolve));
+    const { machine, calls } = fakeMachine(async () => {
+      throw new SettlementAwaitingChainError('stl_1', 'tx_1', 10_000, known);
+    });
+    const moves: string[] = [];
+    let delayed = false;
+    const awaitingJob = {
+      ...job(options.maxAttempts - 1),
+      moveToDelayed: async (until: number, token?: string) => {
+        delayed = true;
+        moves.push(`delayed ${until - Date.now() > 9_000 ? '~10s' : 'too short'} ${token}`);
+      },
+      promote: async () => {
+        if (!delayed) throw new Error('Job is not in the delayed state');
+        delayed = false;
+        moves.push('promoted');
+      },
+      isDelayed: async () => delayed,
+    } as unknown as Job;
+    await expect(settlementHandler({ ...options, machine }).process(awaitingJob, 'lock-token')).rejects.toBeInstanceOf(DelayedError);
+    expect(moves).toEqual(['delayed ~10s lock-token']);
+    await afterCallbacks();
+    expect(moves).toEqual(['delayed ~10s lock-token']);
+    outcomeKnown();
+    await afterCallbacks();
+    expect(moves).toEqual(['delayed ~10s lock-token', 'promoted']);
+    // no attempt counted, never given up
+    expect(calls.giveUp).toEqual([]);
+  });
+
+  it('leaves alone a job that already left the delayed set when its outcome becomes known', async () => {
+    const { machine } = fakeMachine(async () => {
+      throw new SettlementAwaitingChainError('stl_1', 'tx_1', 10_000, Promise.resolve());
+    });
+    const warnings: string[] = [];
+    const logger = { ...createSilentLogger(), warn: (message: string) => void warnings.push(message) };
+    let promoted = 0;
+    const takenJob = {
+      ...job(0),
+      moveToDelayed: async () => undefined,
+      promote: async () => {
+        promoted++;
+        throw new Error('Job is not in the delayed state');
+      },
+      isDelayed: async () => false,
+    } as unknown as Job;
+    await expect(settlementHandler({ ...options, logger: logger as never, machine }).process(takenJob, 'lock-token')).rejects.toBeInstanceOf(DelayedError);
+    await afterCallbacks();
+    expect(promoted).toBe(1);
+    expect(warnings).toEqual([]);
   });
 
   it('retries a transient error until the last attempt, then gives up', async () => {

@@ -1,8 +1,25 @@
 import type { Logger } from '@facilitator/logging';
 import type { SettlementJobData } from '@facilitator/queue';
-import { classifySettlementError, SettlementWaitingError, UnknownSettlementError, type SettlementMachine } from '@facilitator/settlement';
-import { DelayedError, UnrecoverableError } from 'bullmq';
+import {
+  classifySettlementError,
+  SettlementAwaitingChainError,
+  SettlementWaitingError,
+  UnknownSettlementError,
+  type SettlementMachine,
+} from '@facilitator/settlement';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { JobHandler } from './job-catalog';
+
+/** Runs a delayed job now; one that already left the delayed set (its fallback delay ran out) is left alone. */
+async function promoteWhenDelayed(job: Job<SettlementJobData>, logger: Logger, settlementId: string): Promise<void> {
+  try {
+    await job.promote();
+  } catch (err) {
+    // not delayed any more (taken up already) is expected; anything else costs only the fallback delay
+    if (!(await job.isDelayed().catch(() => false))) return;
+    logger.warn('could not wake a settlement awaiting its transaction; it runs after its fallback delay', { settlementId, err });
+  }
+}
 
 /** Retry delays for a settlement job whose step threw transiently (RPC or database unavailable): 0.5 s doubling to 30 s. */
 export function settlementBackoff(attemptsMade: number): number {
@@ -43,6 +60,13 @@ export function settlementHandler(options: SettlementHandlerOptions): JobHandler
         if (err instanceof SettlementWaitingError) {
           // waiting is not failing: the job comes back later, and no attempt is counted against it
           await job.moveToDelayed(Date.now() + err.retryAfterMs, token);
+          throw new DelayedError();
+        }
+        if (err instanceof SettlementAwaitingChainError) {
+          // its transaction is sent: the slot goes to other settlements until this process knows the outcome,
+          // and the job runs again then (the delay is only the fallback should this process die meanwhile)
+          await job.moveToDelayed(Date.now() + err.retryAfterMs, token);
+          void err.known.then(() => promoteWhenDelayed(job, logger, settlementId));
           throw new DelayedError();
         }
         const errorClass = classifySettlementError(err);

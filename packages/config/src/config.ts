@@ -238,6 +238,16 @@ interface WorkerConfig {
   /** attempts of a settlement job whose step keeps failing transiently, before it is parked for an operator */
   settlementAttempts: number;
   /**
+   * SETTLEMENT_IN_SLOT_WAIT_MS: how long a settlement job waits in its slot for a sent transaction's outcome
+   * before it gives the slot up until the outcome is known (no job holds a slot while it waits for a block)
+   */
+  settlementInSlotWaitMs: number;
+  /**
+   * SETTLEMENT_CHAIN_RECHECK_MS: the longest a job that gave up its slot stays delayed; the fallback when the
+   * process waiting for its transaction dies (it is otherwise run again as soon as the outcome is known)
+   */
+  settlementChainRecheckMs: number;
+  /**
    * SETTLEMENT_MODE: `atomic` (default) collects the fee and executes the transfer in one transaction of the
    * settlement executor where the treasury's delegation is in place; `sequential` always sends two
    */
@@ -415,6 +425,8 @@ function readWorker(reader: EnvReader): WorkerConfig {
     sweepStaleAfterMs: reader.integer('SWEEP_STALE_AFTER_MS', 60_000, 100, 86_400_000),
     finalityPollMs: reader.integer('FINALITY_POLL_MS', 2_000, 100, 600_000),
     settlementAttempts: reader.integer('SETTLEMENT_MAX_ATTEMPTS', 12, 1, 1000),
+    settlementInSlotWaitMs: reader.integer('SETTLEMENT_IN_SLOT_WAIT_MS', 250, 0, 60_000),
+    settlementChainRecheckMs: reader.integer('SETTLEMENT_CHAIN_RECHECK_MS', 30_000, 100, 600_000),
     settlementMode: reader.oneOf('SETTLEMENT_MODE', SETTLEMENT_MODES, 'atomic'),
     batchWindowMs: reader.integer('BATCH_WINDOW_MS', 0, 0, 10_000),
     executorRecheckMs: reader.integer('EXECUTOR_RECHECK_MS', 60_000, 1_000, 3_600_000),

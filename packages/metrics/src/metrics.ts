@@ -21,6 +21,8 @@ interface MetricSources {
   rpcEndpoints?: () => RpcEndpointSnapshot[];
   /** settlements this worker process found waiting for the chain, by reason */
   waitingSettlements?: () => ReadonlyMap<string, number>;
+  /** transactions whose outcome this worker process awaits outside any job slot (their settlements' jobs are delayed) */
+  awaitedTransactions?: () => number;
   /** settle requests this API process holds open while their settlement goes on (the shared poller's clients) */
   settleRequestsWaiting?: () => number;
 }
@@ -166,13 +168,22 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
     }),
     settlementsWaiting: new Gauge({
       name: 'x402_settlements_waiting',
-      help: 'Settlements waiting in their state for the chain, by reason (gas_price_above_cap, no_funded_relayer, payer_funds_in_flight, treasury_busy, atomic_path_not_ready, fee_differs_from_executor)',
+      help: 'Settlements waiting in their state for the chain, by reason (gas_price_above_cap, no_funded_relayer, payer_funds_in_flight, merchant_fees_in_flight, treasury_busy, atomic_path_not_ready, fee_differs_from_executor)',
       labelNames: ['reason'] as const,
       registers: [registry],
       aggregator: 'sum',
       collect() {
         this.reset();
         for (const [reason, count] of sources.waitingSettlements?.() ?? []) this.set({ reason }, count);
+      },
+    }),
+    transactionsAwaited: new Gauge({
+      name: 'x402_settlement_transactions_awaited',
+      help: 'Sent transactions (fees, transfers, wallet deployments, settle batches) whose outcome this worker awaits; their settlements hold no job slot meanwhile',
+      registers: [registry],
+      aggregator: 'sum',
+      collect() {
+        if (sources.awaitedTransactions) this.set(sources.awaitedTransactions());
       },
     }),
     settleRequestsWaiting: new Gauge({

@@ -7,6 +7,7 @@ export { fingerprintOf, SettlementRequests } from './settlement-requests';
 export { classifySettlementError } from './error-classes';
 export { OperatorActions } from './operator-actions';
 export { SettlementWaitReason, SettlementWaitingError } from './waiting';
+export { SettlementAwaitingChainError } from './awaiting-chain';
 export { type FinalityChain, FinalityWatcher } from './finality-watcher';
 export { ExecutorBatches } from './atomic/executor-batches';
 export { RpcWalletDeploymentGuard } from './wallet-deployment-guard';

@@ -2,6 +2,7 @@ import type { SettlementState } from '@facilitator/db';
 import { FundedRelayers, type RelayerFunds } from './funded-relayers';
 import { SettlementMachine, UnknownSettlementError, type SettlementTransitionEvent } from './settlement-machine';
 import { SettlementWaitingError, SettlementWaitReason } from './waiting';
+import { SettlementAwaitingChainError } from './awaiting-chain';
 import { TRANSITIONS, canTransition } from './states';
 import { UnsentSettlementStop } from './unsent-settlement-stop';
 import type { SettlementWithVerification } from './step';
@@ -37,7 +38,13 @@ const STATES = Object.keys(TRANSITIONS) as SettlementState[];
 
 function harness(
   settlements: SettlementWithVerification[] = [settlementFixture({}, { webhookUrl: WEBHOOK_URL })],
-  options: { relayerFunds?: RelayerFunds; atomic?: AtomicSettlement; settlementMode?: 'atomic' | 'sequential'; walletDeployments?: FakeWalletDeployments } = {},
+  options: {
+    relayerFunds?: RelayerFunds;
+    atomic?: AtomicSettlement;
+    settlementMode?: 'atomic' | 'sequential';
+    walletDeployments?: FakeWalletDeployments;
+    inSlotWaitMs?: number;
+  } = {},
 ) {
   const log: string[] = [];
   const store = new FakeSettlementStore(log);
@@ -52,6 +59,8 @@ function harness(
     networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
     paths: { pathOf: () => options.settlementMode ?? 'sequential' },
     transactions,
+    inSlotWaitMs: options.inSlotWaitMs,
+    chainRecheckMs: 7_000,
     treasury: TREASURY,
     relayers: new FundedRelayers([RELAYER_A, RELAYER_B], options.relayerFunds),
     executorFee: FEE,
@@ -192,21 +201,26 @@ describe('SettlementMachine.advance', () => {
     expect(h.store.events[0]).toMatchObject({ eventType: 'settlement.rejected' });
   });
 
-  it('fails with insufficient_allowance when the reservation is refused for fees in flight, sending no fee', async () => {
+  it('waits, sending no fee, when the reservation is refused only for the fees in flight; reserves once they are gone', async () => {
     const h = harness();
     h.chain.allowanceOf = 15_000n;
     h.store.inFlight = 10_000n;
-    await expect(h.machine.advance('stl_1')).resolves.toBe('failed');
-    expect(h.path()).toEqual(['pending->check_allowance', 'check_allowance->failed']);
-    expect(h.row()).toMatchObject({ errorCode: 'insufficient_allowance', paymentKey: null });
-    expect(h.row().errorDetails).toMatchObject({ required: '10000', available: '5000', fees_in_flight: '10000' });
+    const error = await h.machine.advance('stl_1').catch((err: unknown) => err);
+    expect(error).toMatchObject({ reason: 'merchant_fees_in_flight' });
+    expect(h.row()).toMatchObject({ state: 'check_allowance', waitingReason: 'merchant_fees_in_flight', paymentKey: expect.any(String) });
     expect(h.transactions.sent).toEqual([]);
-    expect(h.effects()).toEqual([
-      'db.transition(pending->check_allowance)',
-      'db.transitionReservingFee(check_allowance->collect_fee)',
-      'db.transition(check_allowance->failed)',
-      'outbox.enqueue',
-    ]);
+    h.store.inFlight = 0n;
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.transactions.sentFor('fee')).toHaveLength(1);
+  });
+
+  it('fails with insufficient_allowance when the fee does not fit the allowance even alone, sending no fee', async () => {
+    const h = harness();
+    h.chain.allowanceOf = 5_000n;
+    h.store.inFlight = 10_000n;
+    await expect(h.machine.advance('stl_1')).resolves.toBe('failed');
+    expect(h.row()).toMatchObject({ errorCode: 'insufficient_allowance', paymentKey: null });
+    expect(h.transactions.sent).toEqual([]);
   });
 
   it('reloads and goes on from the stored state when another worker moved the settlement first', async () => {
@@ -454,6 +468,70 @@ describe('SettlementMachine.giveUp', () => {
     const h = harness([settlementFixture({ state: 'executing' })]);
     await h.machine.giveUp('stl_1', new Error('x'.repeat(2000)), 'permanent');
     expect(h.store.attention.get('stl_1')).toBe(`executing: permanent error: ${'x'.repeat(500 - 'permanent error: '.length)}`);
+  });
+});
+
+describe('SettlementMachine: a sent transaction awaited outside the job slot', () => {
+  /** an outcome held back until `mine()`: a block that has not come yet */
+  function blockToCome() {
+    let mine!: () => void;
+    const mined = new Promise<void>((resolve) => (mine = resolve));
+    return { mine, outcome: async (tx: { hash: string }) => (await mined, { status: 'confirmed' as const, hash: tx.hash, blockNumber: 101, logs: [] }) };
+  }
+
+  it('ends the run with SettlementAwaitingChainError while the fee is unmined, records nothing, and moves on once it is mined', async () => {
+    const h = harness(undefined, { inSlotWaitMs: 5 });
+    const block = blockToCome();
+    h.transactions.outcomes.set('fee', block.outcome);
+    const error = await h.machine.advance('stl_1').catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(SettlementAwaitingChainError);
+    const awaiting = error as SettlementAwaitingChainError;
+    expect(awaiting).toMatchObject({ settlementId: 'stl_1', retryAfterMs: 7_000 });
+    expect(awaiting.transactionId).toBe(h.transactions.waits[0].id);
+    // the settlement stays where it was, with no wait recorded: only the job is delayed
+    expect(h.row()).toMatchObject({ state: 'collect_fee', waitingReason: null });
+    expect(h.waits).toEqual([]);
+    expect(h.machine.awaited).toBe(1);
+
+    // a run before the block comes sends nothing again and starts no second wait
+    await expect(h.machine.advance('stl_1')).rejects.toBeInstanceOf(SettlementAwaitingChainError);
+    expect(h.transactions.sentFor('fee')).toHaveLength(1);
+    expect(h.transactions.waits).toHaveLength(1);
+
+    let known = false;
+    void awaiting.known.then(() => (known = true));
+    block.mine();
+    await awaiting.known;
+    expect(known).toBe(true);
+    expect(h.machine.awaited).toBe(0);
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.path()).toEqual(['pending->check_allowance', 'check_allowance->collect_fee', 'collect_fee->fee_collected', 'fee_collected->executing', 'executing->settled']);
+    expect(h.transactions.sent.map((r) => r.purpose)).toEqual(['fee', 'transfer']);
+    expect(h.transactions.waits.map((w) => w.id)).toEqual([awaiting.transactionId, h.transactions.waits[1].id]);
+  });
+
+  it('gives an error that ended the background wait to the next run, which retries it with a fresh wait', async () => {
+    const h = harness(undefined, { inSlotWaitMs: 5 });
+    let fail!: () => void;
+    const failing = new Promise<void>((resolve) => (fail = resolve));
+    let attempt = 0;
+    h.transactions.outcomes.set('fee', async (tx) => {
+      attempt++;
+      if (attempt === 1) {
+        await failing;
+        throw new Error('rpc down');
+      }
+      return { status: 'confirmed', hash: tx.hash, blockNumber: 101, logs: [] };
+    });
+    const first = await h.machine.advance('stl_1').catch((err: unknown) => err);
+    expect(first).toBeInstanceOf(SettlementAwaitingChainError);
+    fail();
+    await (first as SettlementAwaitingChainError).known;
+    // the run it wakes gets the error (its job counts an attempt), the one after waits anew and moves on
+    await expect(h.machine.advance('stl_1')).rejects.toThrow('rpc down');
+    await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
+    expect(h.transactions.sentFor('fee')).toHaveLength(1);
+    expect(h.transactions.waits.filter((w) => w.id === (first as SettlementAwaitingChainError).transactionId)).toHaveLength(2);
   });
 });
 

@@ -14,6 +14,10 @@ import { canTransition, isFinal } from './states';
 import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepContext, StepResult } from './step';
 import { STEPS } from './steps';
 import { isWait, SettlementWaitingError, WAIT_RETRY_MS, type SettlementWaitReason, type StepWait } from './waiting';
+import { isAwait, SettlementAwaitingChainError } from './awaiting-chain';
+import { OutcomeWaits } from './outcome-waits';
+
+const DEFAULT_CHAIN_RECHECK_MS = 30_000;
 
 /** What the machine reads and writes of the settlements table (a SettlementRepository). */
 export type SettlementMachineStore = Pick<
@@ -25,6 +29,16 @@ interface SettlementMachineOptions {
   settlements: SettlementMachineStore;
   networks: ReadonlyMap<number, SettlementNetwork<SettlementChain>>;
   transactions: TransactionProvider;
+  /**
+   * how long a step waits in its job's slot for a sent transaction's outcome before the job gives the slot up
+   * until the outcome is known (SETTLEMENT_IN_SLOT_WAIT_MS; default 250 ms)
+   */
+  inSlotWaitMs?: number;
+  /**
+   * the longest a job that gave up its slot stays delayed: the fallback when the process waiting for its
+   * transaction dies (SETTLEMENT_CHAIN_RECHECK_MS; default 30 s)
+   */
+  chainRecheckMs?: number;
   treasury: string;
   /** this worker holds the treasury's key, so it can take the sequential path (default true) */
   treasurySigns?: boolean;
@@ -70,7 +84,16 @@ export class UnknownSettlementError extends Error {}
  * crash at any moment resumes from the last persisted state; steps are idempotent against the chain.
  */
 export class SettlementMachine {
-  constructor(private readonly options: SettlementMachineOptions) {}
+  private readonly outcomes: OutcomeWaits;
+
+  constructor(private readonly options: SettlementMachineOptions) {
+    this.outcomes = new OutcomeWaits(options.transactions, { inSlotWaitMs: options.inSlotWaitMs });
+  }
+
+  /** Transactions (fees, transfers, wallet deployments) whose outcome this process is waiting for. */
+  get awaited(): number {
+    return this.outcomes.awaited;
+  }
 
   async advance(settlementId: string): Promise<SettlementState> {
     let settlement = await this.load(settlementId);
@@ -89,6 +112,10 @@ export class SettlementMachine {
         continue;
       }
       if (isWait(result)) return this.recordWait(settlement, result);
+      if (isAwait(result)) {
+        const { transactionId, known } = result.awaiting;
+        throw new SettlementAwaitingChainError(settlement.id, transactionId, this.options.chainRecheckMs ?? DEFAULT_CHAIN_RECHECK_MS, known);
+      }
       const moved = await this.persistChecked(settlement, state, result);
       // null: another worker advanced it meanwhile, so what we hold is stale
       settlement = moved ? { ...moved, verification: settlement.verification } : await this.load(settlementId);
@@ -218,6 +245,7 @@ export class SettlementMachine {
       settlement,
       network,
       transactions: this.options.transactions,
+      outcomes: this.outcomes,
       relayers: relayers.addresses,
       nextRelayer: () => relayers.next(settlement.chainId),
       anyFundedRelayer: () => relayers.anyFunded(settlement.chainId),

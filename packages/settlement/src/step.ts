@@ -4,6 +4,8 @@ import type { TransactionProvider } from '@facilitator/chain-sending';
 import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { StepWait } from './waiting';
+import type { StepAwait } from './awaiting-chain';
+import type { OutcomeWaits } from './outcome-waits';
 import type { FeeReverts, FeeReservationRequest, PayerInFlight, Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
 
 export type SettlementWithVerification = Settlement & { verification: Verification };
@@ -53,6 +55,11 @@ export interface StepContext {
   settlement: SettlementWithVerification;
   network: SettlementNetwork<SettlementChain>;
   transactions: TransactionProvider;
+  /**
+   * the outcomes of transactions already sent, waited for outside the job's slot: a step that gets `pending`
+   * returns `{ awaiting }` and runs again once the outcome is known
+   */
+  outcomes: Pick<OutcomeWaits, 'within'>;
   /** the relayer keys' addresses; the first one also dry-runs transfers */
   relayers: readonly string[];
   /** the relayer for a new transaction (in turn, skipping those under their minimum balance); none when all are */
@@ -116,6 +123,6 @@ export interface StepResult {
 
 /**
  * Does the work of one state and says where to go next, or that the settlement must wait in its state
- * (nothing sent). Must be safe to run again after a crash.
+ * (nothing sent), or that it awaits the outcome of a transaction it sent. Must be safe to run again after a crash.
  */
-export type Step = (ctx: StepContext) => Promise<StepResult | StepWait>;
+export type Step = (ctx: StepContext) => Promise<StepResult | StepWait | StepAwait>;

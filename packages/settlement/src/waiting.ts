@@ -1,6 +1,7 @@
 import { authorizationOf } from './authorization';
 import { failed, settlementDoomed } from './failures';
 import type { StepContext, StepResult } from './step';
+import type { StepAwait } from './awaiting-chain';
 
 /** Why a settlement waits in its state instead of going on (shown on its status record). */
 export const SettlementWaitReason = {
@@ -13,6 +14,11 @@ export const SettlementWaitReason = {
    * turn): this one would fit alone, so it waits for them instead of being sent against money it may not have
    */
   PayerFundsInFlight: 'payer_funds_in_flight',
+  /**
+   * the merchant's allowance (or balance) covers this fee alone but not on top of its other fees in flight: it
+   * waits for them (a fee already taken on chain still counts until its settlement records it)
+   */
+  MerchantFeesInFlight: 'merchant_fees_in_flight',
   /** a delegated (EIP-7702) treasury has a transaction unmined: geth-family pools hold one at a time */
   TreasuryBusy: 'treasury_busy',
   /**
@@ -34,6 +40,7 @@ export const WAIT_RETRY_MS: Record<SettlementWaitReason, number> = {
   gas_price_above_cap: 2_000,
   no_funded_relayer: 5_000,
   payer_funds_in_flight: 1_000,
+  merchant_fees_in_flight: 1_000,
   treasury_busy: 1_000,
   // the delegation is read again every EXECUTOR_RECHECK_MS (a minute by default)
   atomic_path_not_ready: 10_000,
@@ -45,7 +52,7 @@ export interface StepWait {
   wait: { reason: SettlementWaitReason; detail: Record<string, unknown> };
 }
 
-export function isWait(result: StepResult | StepWait): result is StepWait {
+export function isWait(result: StepResult | StepWait | StepAwait): result is StepWait {
   return 'wait' in result;
 }
 

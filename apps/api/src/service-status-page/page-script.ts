@@ -10,6 +10,7 @@ var REASONS = {
   gas_price_above_cap: 'Gas price above our cap',
   no_funded_relayer: 'No relayer with gas',
   payer_funds_in_flight: "Payer's other payments in flight",
+  merchant_fees_in_flight: "Merchant's other fees in flight",
   treasury_busy: 'Treasury transaction pending',
   atomic_path_not_ready: 'Settlement executor not set up',
   fee_differs_from_executor: "Fee differs from the executor's"

@@ -1,6 +1,7 @@
 import type { TransactionOutcome } from '@facilitator/chain-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import type { ExecutorItem } from '@facilitator/settlement-contract';
+import type { PendingOutcome } from '../outcome-waits';
 
 /** A settlement's payment as one item of the executor's `settle`. */
 export interface AtomicItemRequest {
@@ -20,6 +21,9 @@ export interface AtomicSettlement {
   batchOf(settlementId: string): Promise<StoredSettlementBatch | null>;
   /** places the item in a batch with whatever else is ready now, stores it, and sends it */
   place(request: AtomicItemRequest): Promise<StoredSettlementBatch>;
-  /** sends the batch's transaction if no run has yet (idempotent), then waits for its outcome */
-  outcome(batch: StoredSettlementBatch, confirmations: number): Promise<TransactionOutcome>;
+  /**
+   * sends the batch's transaction if no run has yet (idempotent), then gives its outcome, or pending when the
+   * outcome is not known within the in-slot wait (see OutcomeWaits)
+   */
+  outcome(batch: StoredSettlementBatch, confirmations: number): Promise<TransactionOutcome | PendingOutcome>;
 }

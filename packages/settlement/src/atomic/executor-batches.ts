@@ -1,4 +1,5 @@
 import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/chain-sending';
+import { OutcomeWaits, type PendingOutcome } from '../outcome-waits';
 import type { BatchNotStored, SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
 import { SettlementEndedError } from '../settlement-ended';
 import { itemCalldataGas, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
@@ -7,6 +8,8 @@ import type { AtomicItemRequest, AtomicSettlement } from './atomic-settlement';
 export interface ExecutorBatchesOptions {
   batches: Pick<SettlementBatchRepository, 'create' | 'ofSettlement' | 'alreadyBatched'>;
   transactions: Pick<TransactionProvider, 'submit' | 'find' | 'waitForOutcome'>;
+  /** how long a settlement's job waits in its slot for its batch's outcome before it gives the slot up (SETTLEMENT_IN_SLOT_WAIT_MS) */
+  inSlotWaitMs?: number;
   /** lowercase; the executor runs at the treasury's address */
   treasury: string;
   /** the relayer that sends the next batch of a chain; undefined when none has gas */
@@ -80,10 +83,19 @@ export class ExecutorBatches implements AtomicSettlement {
   // formations running per chain (at most `parallel`)
   private readonly forming = new Map<number, number>();
   private readonly placing = new Map<string, Promise<StoredSettlementBatch>>();
-  // one wait per batch in this process, however many of its settlements ask
-  private readonly outcomes = new Map<string, Promise<TransactionOutcome>>();
+  // one send per batch in this process, however many of its settlements ask
+  private readonly sends = new Map<string, Promise<SubmittedTransaction>>();
+  // one wait per batch transaction in this process, outside the settlements' job slots
+  private readonly outcomes: OutcomeWaits;
 
-  constructor(private readonly options: ExecutorBatchesOptions) {}
+  constructor(private readonly options: ExecutorBatchesOptions) {
+    this.outcomes = new OutcomeWaits(options.transactions, { inSlotWaitMs: options.inSlotWaitMs });
+  }
+
+  /** Batch transactions whose outcome this process is waiting for. */
+  get awaited(): number {
+    return this.outcomes.awaited;
+  }
 
   batchOf(settlementId: string): Promise<StoredSettlementBatch | null> {
     return this.options.batches.ofSettlement(settlementId);
@@ -105,16 +117,16 @@ export class ExecutorBatches implements AtomicSettlement {
     return placing;
   }
 
-  outcome(batch: StoredSettlementBatch, confirmations: number): Promise<TransactionOutcome> {
-    let pending = this.outcomes.get(batch.id);
-    if (!pending) {
-      pending = this.send(batch).then((tx) => this.options.transactions.waitForOutcome(tx.id, confirmations));
-      this.outcomes.set(batch.id, pending);
-      // kept a little after it ends, for the batch's other settlements; a failure is not kept
-      const forget = () => setTimeout(() => this.outcomes.delete(batch.id), 10_000).unref();
-      pending.then(forget, () => this.outcomes.delete(batch.id));
+  async outcome(batch: StoredSettlementBatch, confirmations: number): Promise<TransactionOutcome | PendingOutcome> {
+    let sending = this.sends.get(batch.id);
+    if (!sending) {
+      sending = this.send(batch);
+      this.sends.set(batch.id, sending);
+      // kept a little after it is sent, for the batch's other settlements; a failure is not kept
+      const forget = () => setTimeout(() => this.sends.delete(batch.id), 10_000).unref();
+      sending.then(forget, () => this.sends.delete(batch.id));
     }
-    return pending;
+    return this.outcomes.within((await sending).id, confirmations);
   }
 
   /** The batch's transaction: the one already signed for its key, else sent now (idempotent per key). */

@@ -4,7 +4,6 @@ import type { FeeReverts } from '@facilitator/db';
 import { failurePauseOf, type FailureCounts } from '../accounting';
 import { FundedRelayers } from '../funded-relayers';
 import { SettlementMachine } from '../settlement-machine';
-import type { StepResult } from '../step';
 import {
   AMOUNT,
   CHAIN_ID,
@@ -22,8 +21,9 @@ import {
   settlementFixture,
   stepHarness,
   TREASURY,
+  moved,
 } from '../testing/fakes';
-import { isWait, SettlementWaitingError, SettlementWaitReason, type StepWait } from '../waiting';
+import { isWait, SettlementWaitingError, SettlementWaitReason } from '../waiting';
 import { executedElsewhereNoFee } from '../failures';
 import { checkAllowance } from './check-allowance';
 import { collectFee } from './collect-fee';
@@ -32,12 +32,9 @@ import { transferNotExecuted } from './transfer-not-executed';
 const LAST_FAILURE = new Date('2027-01-01T00:00:00Z');
 const WINDOW_MS = 3_600_000;
 
-function result(r: StepResult | StepWait): StepResult {
-  if (isWait(r)) throw new Error(`unexpected wait: ${r.wait.reason}`);
-  return r;
-}
+const result = moved;
 
-function failure(r: StepResult | StepWait): { code: unknown; details: Record<string, unknown>; released: boolean } {
+function failure(r: Parameters<typeof moved>[0]): { code: unknown; details: Record<string, unknown>; released: boolean } {
   const moved = result(r);
   expect(moved.to).toBe('failed');
   return { code: moved.data?.errorCode, details: (moved.data?.errorDetails ?? {}) as Record<string, unknown>, released: moved.data?.paymentKey === null };
@@ -185,9 +182,11 @@ describe('checkAllowance with the failure accounting', () => {
     });
   });
 
-  it('still answers a refusal for the merchant\'s fee first', async () => {
+  it('still answers for the merchant\'s fee first: a wait for its fees in flight, or a refusal when the fee does not fit alone', async () => {
     const h = stepHarness(checking(), { accounting: true });
     h.chain.allowanceOf = FEE;
+    expect(result(await checkAllowance(h.ctx)).reserveFee!.refused(FEE, { value: 0n, items: 0 })).toMatchObject({ wait: { reason: 'merchant_fees_in_flight' } });
+    h.chain.allowanceOf = FEE - 1n;
     expect(failure(result(await checkAllowance(h.ctx)).reserveFee!.refused(FEE, { value: 0n, items: 0 })).code).toBe('insufficient_allowance');
   });
 

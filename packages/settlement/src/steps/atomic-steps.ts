@@ -7,7 +7,9 @@ import { authorizationOf, signatureOf } from '../authorization';
 import { executedElsewhereNoFee, failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
-import { isWait, noFundedRelayer, sequentialPathUnavailable } from '../waiting';
+import { noFundedRelayer, sequentialPathUnavailable } from '../waiting';
+import { staysInState } from '../awaiting-chain';
+import type { PendingOutcome } from '../outcome-waits';
 import { transferExecutionGasCap } from './preflight';
 import { authorizationUseOf } from './transfer-not-executed';
 
@@ -15,7 +17,8 @@ import { authorizationUseOf } from './transfer-not-executed';
  * `collect_fee` on the atomic path: the fee and the transfer are one item of the executor's `settle`,
  * sent in a batch with whatever else is ready. The item either happened whole (fee first, then the
  * transfer) or not at all; its outcome is read from the transaction's logs. A retry after a crash finds
- * the settlement's stored batch and only sends it (same idempotency key) or waits for it.
+ * the settlement's stored batch and only sends it (same idempotency key) or looks for its outcome; until the
+ * batch is mined the settlement's job gives up its slot.
  */
 export const collectFeeAndTransfer: Step = async (ctx) => {
   const atomic = atomicOf(ctx);
@@ -33,7 +36,7 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
       if (held) return held;
     }
     const sequential = await collectFee(ctx);
-    return isWait(sequential) ? sequential : { ...sequential, data: { ...sequential.data, settlementMode: 'sequential' } };
+    return staysInState(sequential) ? sequential : { ...sequential, data: { ...sequential.data, settlementMode: 'sequential' } };
   }
   if (!batch) {
     const balance = await beforeFee(ctx);
@@ -48,7 +51,7 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
       throw error;
     }
   }
-  let outcome: TransactionOutcome;
+  let outcome: TransactionOutcome | PendingOutcome;
   try {
     outcome = await atomic.outcome(batch, ctx.network.confirmations);
   } catch (error) {
@@ -56,6 +59,8 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
     if (unsendable) return unsendable;
     throw error;
   }
+  // the batch is sent: its block is awaited outside this job's slot
+  if (outcome.status === 'pending') return { awaiting: outcome };
   return outcomeOfItem(ctx, batch, outcome);
 };
 

@@ -143,6 +143,8 @@ function refusal(
 ): StepResult | StepWait {
   const { allowance, balance } = read;
   const { merchant } = ctx.settlement;
+  const merchantWait = merchantFeesInFlight(ctx, read, inFlight);
+  if (merchantWait) return merchantWait;
   if (allowance - inFlight < ctx.feeAmount) {
     const commands = approvalCommands(ctx.network.chainId, ctx.network.usdc.tokenAddress, ctx.treasury, ctx.feeAmount);
     const available = allowance > inFlight ? allowance - inFlight : 0n;
@@ -157,6 +159,25 @@ function refusal(
   }
   // the merchant fits: the payer's other payments in flight are what stands in the way
   return payerRefusal(ctx, read.payerBalance ?? 0n, payerInFlight ?? { value: 0n, items: 0 });
+}
+
+/**
+ * The merchant's allowance and balance cover this fee alone but not on top of its other fees in flight: it
+ * waits for them, nothing sent, as long as the authorization lasts. A fee in flight is either taken (then the
+ * allowance read next time is what is left, and a fee it no longer covers fails then) or never will be. Without
+ * the wait, a fee already taken on chain but not yet recorded by its settlement (its job wakes a moment after
+ * the block) would be counted twice, and a payment the merchant can pay for refused.
+ */
+function merchantFeesInFlight(ctx: StepContext, read: { allowance: bigint; balance: bigint }, inFlight: bigint): StepWait | undefined {
+  const fitsAlone = read.allowance >= ctx.feeAmount && read.balance >= ctx.feeAmount;
+  const fitsWithOthers = read.allowance - inFlight >= ctx.feeAmount && read.balance - inFlight >= ctx.feeAmount;
+  if (!fitsAlone || fitsWithOthers || inFlight === 0n || !authorizationStillValid(ctx)) return undefined;
+  return {
+    wait: {
+      reason: SettlementWaitReason.MerchantFeesInFlight,
+      detail: { allowance: read.allowance.toString(), balance: read.balance.toString(), fees_in_flight: inFlight.toString(), fee: ctx.feeAmount.toString() },
+    },
+  };
 }
 
 /**

@@ -4,11 +4,13 @@ import { SettlementEndedError } from '../settlement-ended';
 import { authorizationOf } from '../authorization';
 import { failed, feeCollectionFailed, insufficientAllowance, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
+import type { StepAwait } from '../awaiting-chain';
 import { authorizationStillValid, SettlementWaitReason, waitForGas, waitForRelayers, type StepWait } from '../waiting';
 
 /**
  * `collect_fee`: `transferFrom(merchant, treasury, fee)` sent by the treasury. The transaction provider
- * is idempotent per settlement, so a retry after a crash finds the fee already sent and only waits.
+ * is idempotent per settlement, so a retry after a crash (or after its job gave up its slot to await the
+ * fee's block) finds the fee already sent and only looks for its outcome.
  */
 export const collectFee: Step = async (ctx) => {
   const sent = await ctx.transactions.find(ctx.settlement.id, 'fee');
@@ -112,8 +114,9 @@ export async function wouldRevert(ctx: StepContext, reason: string, balance: big
   return failed(insufficientAllowance({ required: ctx.feeAmount, available, merchant, treasury: ctx.treasury, ...commands }), true, extra);
 }
 
-async function awaitFee(ctx: StepContext, sent: string): Promise<StepResult> {
-  const outcome = await ctx.transactions.waitForOutcome(sent, ctx.network.confirmations);
+async function awaitFee(ctx: StepContext, sent: string): Promise<StepResult | StepAwait> {
+  const outcome = await ctx.outcomes.within(sent, ctx.network.confirmations);
+  if (outcome.status === 'pending') return { awaiting: outcome };
   if (outcome.status === 'confirmed') {
     return { to: 'fee_collected', data: { feeTxHash: outcome.hash, feeCollectedAt: new Date() }, note: { fee_tx_hash: outcome.hash } };
   }

@@ -8,7 +8,8 @@ export const confirmTransfer: Step = async (ctx) => {
   const sent = await ctx.transactions.find(settlement.id, 'transfer');
   // executing is only entered after the transfer was stored, so this is a broken invariant, not a chain failure
   if (!sent) throw new Error(`settlement ${settlement.id} is executing but has no transfer transaction`);
-  const outcome = await ctx.transactions.waitForOutcome(sent.id, ctx.network.confirmations);
+  const outcome = await ctx.outcomes.within(sent.id, ctx.network.confirmations);
+  if (outcome.status === 'pending') return { awaiting: outcome };
   if (outcome.status === 'reverted') return transferNotExecuted(ctx, outcome.reason ?? 'transfer reverted', outcome.hash);
   const paid = paidBetween(outcome.logs, ctx.network.usdc.tokenAddress, settlement.payer, settlement.merchant);
   return {

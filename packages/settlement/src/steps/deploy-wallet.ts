@@ -4,7 +4,8 @@ import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/c
 import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
-import { fundedRelayer, isWait, waitForGas, type StepWait } from '../waiting';
+import { fundedRelayer, waitForGas, type StepWait } from '../waiting';
+import { staysInState, type StepAwait } from '../awaiting-chain';
 import type { WalletDeploymentGuard } from '../wallet-deployment-guard';
 import { preflight } from './preflight';
 import { refusalBeforeWalletDeployment } from './check-allowance';
@@ -124,24 +125,30 @@ async function reserveDeployment(ctx: StepContext, wrapped: Erc6492Signature): P
 export const deployWallet: Step = async (ctx) => {
   const { usdc } = ctx.network;
   const payer = ctx.settlement.payer;
-  if (!(await usdc.hasCode(payer))) {
+  // a deployment of ours already sent is awaited to its confirmations before the wallet's code is trusted: the
+  // code a run sees at the latest block (a run woken early, or after a crash) may still be reorged away
+  let sent = (await ctx.transactions.find(ctx.settlement.id, 'wallet_deploy'))?.id;
+  if (!sent && !(await usdc.hasCode(payer))) {
     const wrapped = parseErc6492Signature(rawSignatureOf(ctx.settlement));
     if (!wrapped) throw new Error(`settlement ${ctx.settlement.id} is deploying a wallet without an ERC-6492 signature`);
-    const sent = await sendDeployment(ctx, wrapped);
-    if (typeof sent !== 'string') return sent;
-    const outcome = await ctx.transactions.waitForOutcome(sent, ctx.network.confirmations);
+    const sending = await sendDeployment(ctx, wrapped);
+    if (typeof sending !== 'string') return sending;
+    sent = sending;
+  }
+  if (sent) {
+    const outcome = await ctx.outcomes.within(sent, ctx.network.confirmations);
+    if (outcome.status === 'pending') return { awaiting: outcome };
     if (!(await usdc.hasCode(payer))) {
       const reason = outcome.status === 'reverted' ? (outcome.reason ?? 'wallet deployment reverted') : 'the factory call did not deploy authorization.from';
       return failed(settlementDoomed(reason, { wallet_deploy_tx_hash: outcome.hash }), true);
     }
   }
   const next = await preflight(ctx);
-  return isWait(next) ? next : { ...next, note: { ...next.note, wallet_deployed: true } };
+  return staysInState(next) ? next : { ...next, note: { ...next.note, wallet_deployed: true } };
 };
 
-async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<string | StepResult | StepWait> {
-  const existing = await ctx.transactions.find(ctx.settlement.id, 'wallet_deploy');
-  if (existing) return existing.id;
+/** Sends the factory call (none of ours was signed yet), or the failure or wait that stops it. */
+async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<string | StepResult | StepWait | StepAwait> {
   // checked again right before paying: the wallet's balance or the merchant's allowance may have left meanwhile
   if (!(await ctx.transactions.hasAny(ctx.settlement.id, 'wallet_deploy'))) {
     const refused = await deploymentRefusal(ctx, wrapped);

@@ -6,9 +6,8 @@
 import type { TransactionOutcome } from '@facilitator/chain-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
-import type { StepResult } from '../step';
-import { FEE, MERCHANT, NOW, settlementFixture, stepHarness, TREASURY, transferFromCalldata, type StepHarness } from '../testing/fakes';
-import { isWait, SettlementWaitReason, type StepWait } from '../waiting';
+import { FEE, MERCHANT, moved, NOW, settlementFixture, stepHarness, TREASURY, transferFromCalldata, type StepHarness } from '../testing/fakes';
+import { isWait, SettlementWaitReason } from '../waiting';
 import { collectFeeAndTransfer } from './atomic-steps';
 import { checkAllowance } from './check-allowance';
 import { collectFee } from './collect-fee';
@@ -46,10 +45,7 @@ const nothingSent = (h: StepHarness) => {
   expect(h.log.filter((call) => call.startsWith('tx.submit'))).toEqual([]);
 };
 
-function asResult(result: StepResult | StepWait): StepResult {
-  if (isWait(result)) throw new Error(`unexpected wait: ${JSON.stringify(result.wait)}`);
-  return result;
-}
+const asResult = moved;
 
 describe('the fee a settlement is charged is the one stored on its row', () => {
   it('check_allowance reserves the row fee and fixes the sequential path when the executor takes another fee', async () => {

@@ -28,6 +28,7 @@ import {
   transferWithAuthorizationCalldata,
   TREASURY,
   type StepHarness,
+  moved,
 } from '../testing/fakes';
 import { isWait, SettlementWaitReason, type StepWait } from '../waiting';
 import { checkAllowance as checkAllowanceStep } from './check-allowance';
@@ -40,11 +41,7 @@ import { transferNotExecuted } from './transfer-not-executed';
 
 /** The step, for the tests that expect it to move on (a wait fails them); the waits have tests of their own. */
 function moving(step: Step): (ctx: StepContext) => Promise<StepResult> {
-  return async (ctx) => {
-    const result = await step(ctx);
-    if (isWait(result)) throw new Error(`unexpected wait: ${result.wait.reason}`);
-    return result;
-  };
+  return async (ctx) => moved(await step(ctx));
 }
 const checkAllowance = moving(checkAllowanceStep);
 const collectFee = moving(collectFeeStep);
@@ -258,6 +255,22 @@ describe('deployWallet (deploying_wallet)', () => {
     expect(h.transactions.waits).toEqual([{ id: 'tx_wallet_deploy_stl_1', confirmations: 2 }]);
   });
 
+  it("awaits our deployment's confirmations even when the wallet's code is already seen (it may still be reorged away)", async () => {
+    const h = stepHarness(deploying());
+    h.transactions.seed('stl_1', 'wallet_deploy', RELAYER_B);
+    h.chain.withCode.add(PAYER);
+    let mine!: () => void;
+    const mined = new Promise<void>((resolve) => (mine = resolve));
+    h.transactions.outcomes.set('wallet_deploy', async (tx) => (await mined, { status: 'confirmed', hash: tx.hash, blockNumber: 101, logs: [] }));
+    const early = await deployWalletStep(h.ctx);
+    expect(early).toMatchObject({ awaiting: { status: 'pending', transactionId: 'tx_wallet_deploy_stl_1' } });
+    expect(h.log.some((l) => l.startsWith('chain.estimate'))).toBe(false);
+    mine();
+    await (early as { awaiting: { known: Promise<void> } }).awaiting.known;
+    expect((await deployWallet(h.ctx)).to).toBe('check_allowance');
+    expectNothingSent(h);
+  });
+
   it('fails before any fee when the deployment reverted', async () => {
     const h = stepHarness(deploying());
     h.transactions.outcomes.set('wallet_deploy', reverted('factory: paused'));
@@ -338,13 +351,20 @@ describe('checkAllowance (check_allowance)', () => {
     expectNothingSent(h);
   });
 
-  it('when refused for the allowance: insufficient_allowance with what is left after the fees in flight', async () => {
+  it('waits when the fee fits the allowance alone but not on top of the fees in flight (a fee taken but not yet recorded would count twice)', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 25_000n;
+    const answer = (await checkAllowance(h.ctx)).reserveFee!.refused(20_000n);
+    expect(answer).toEqual({ wait: { reason: 'merchant_fees_in_flight', detail: { allowance: '25000', balance: h.chain.balance.toString(), fees_in_flight: '20000', fee: '10000' } } });
+  });
+
+  it('when refused for the allowance: insufficient_allowance with what is left after the fees in flight', async () => {
+    const h = stepHarness(checking());
+    h.chain.allowanceOf = 5_000n;
     const refused = refusal((await checkAllowance(h.ctx)).reserveFee!.refused(20_000n));
     const d = details(refused);
     expect(refused.data).toMatchObject({ errorCode: 'insufficient_allowance', paymentKey: null });
-    expect(d).toMatchObject({ required: '10000', available: '5000', fees_in_flight: '20000', merchant: MERCHANT, treasury: TREASURY });
+    expect(d).toMatchObject({ required: '10000', available: '0', fees_in_flight: '20000', merchant: MERCHANT, treasury: TREASURY });
     expect(d.approval_command).toContain(`--treasury ${TREASURY}`);
     expect(d.approval_command_cast).toContain(`cast send ${TOKEN} "approve(address,uint256)" ${TREASURY} ${FEE * 100n}`);
   });
@@ -357,19 +377,20 @@ describe('checkAllowance (check_allowance)', () => {
     expect(d).not.toHaveProperty('fees_in_flight');
   });
 
-  it('reports no allowance available when the fees in flight exceed it', async () => {
-    const h = stepHarness(checking());
-    h.chain.allowanceOf = 15_000n;
-    expect(details(refusal((await checkAllowance(h.ctx)).reserveFee!.refused(30_000n))).available).toBe('0');
-  });
-
   it('when refused for the balance: fee_collection_failed with the balance left after the fees in flight', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 1_000_000n;
-    h.chain.balance = 15_000n;
+    h.chain.balance = 5_000n;
     const refused = refusal((await checkAllowance(h.ctx)).reserveFee!.refused(10_000n));
     expect(refused.data).toMatchObject({ errorCode: 'fee_collection_failed', paymentKey: null });
-    expect(details(refused)).toMatchObject({ reason: 'merchant token balance is below the fee', merchant_balance: '5000', required_fee: '10000', fees_in_flight: '10000' });
+    expect(details(refused)).toMatchObject({ reason: 'merchant token balance is below the fee', merchant_balance: '0', required_fee: '10000', fees_in_flight: '10000' });
+  });
+
+  it('waits when the fee fits the balance alone but not on top of the fees in flight', async () => {
+    const h = stepHarness(checking());
+    h.chain.allowanceOf = 1_000_000n;
+    h.chain.balance = 15_000n;
+    expect((await checkAllowance(h.ctx)).reserveFee!.refused(10_000n)).toMatchObject({ wait: { reason: 'merchant_fees_in_flight' } });
   });
 
   it('pauses a merchant whose fee transfers kept reverting, before reading the chain', async () => {

@@ -31,7 +31,10 @@ import { settlementRow, verificationRow } from '@facilitator/db/testing';
 import type { SettlementAccounting } from '../accounting';
 import type { SettlementMachineStore } from '../settlement-machine';
 import type { DeploymentSimulation, WalletDeploymentGuard } from '../wallet-deployment-guard';
-import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext } from '../step';
+import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext, StepResult } from '../step';
+import { isAwait, type StepAwait } from '../awaiting-chain';
+import { OutcomeWaits } from '../outcome-waits';
+import { isWait, type StepWait } from '../waiting';
 
 export const CHAIN_ID = 84532;
 export const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
@@ -131,7 +134,8 @@ export class FakeChain implements SettlementChain {
   }
 }
 
-type OutcomeOf = (tx: SubmittedTransaction) => TransactionOutcome;
+/** a transaction's outcome; a promise is a block still to come */
+type OutcomeOf = (tx: SubmittedTransaction) => TransactionOutcome | Promise<TransactionOutcome>;
 
 export const confirmed =
   (logs: TransactionLog[] = []): OutcomeOf =>
@@ -200,7 +204,7 @@ export class FakeTransactions implements TransactionProvider {
     if (!tx) throw new Error(`no transaction ${transactionId}`);
     this.log.push(`tx.waitForOutcome(${tx.purpose})`);
     this.waits.push({ id: transactionId, confirmations });
-    const outcome = (this.outcomes.get(tx.purpose) ?? confirmed())(tx);
+    const outcome = await (this.outcomes.get(tx.purpose) ?? confirmed())(tx);
     this.onMined.get(tx.purpose)?.();
     return outcome;
   }
@@ -370,6 +374,13 @@ export interface StepHarness {
   accounting?: FakeAccounting;
 }
 
+/** A step's answer for the tests that expect it to move on: a wait, or an await of a transaction, fails them. */
+export function moved(result: StepResult | StepWait | StepAwait): StepResult {
+  if (isWait(result)) throw new Error(`unexpected wait: ${JSON.stringify(result.wait)}`);
+  if (isAwait(result)) throw new Error(`unexpected await of transaction ${result.awaiting.transactionId}`);
+  return result;
+}
+
 /** A step context over fakes; `feeReverts` is what feeRevertsOfMerchant reports. */
 export function stepHarness(
   settlement: SettlementWithVerification = settlementFixture(),
@@ -387,6 +398,7 @@ export function stepHarness(
     settlement,
     network: networkFixture(chain),
     transactions,
+    outcomes: new OutcomeWaits(transactions),
     relayers,
     nextRelayer: async () => relayers[turn++ % relayers.length],
     anyFundedRelayer: async () => true,
