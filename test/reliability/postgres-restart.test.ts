@@ -191,6 +191,11 @@ it('the API answers 503 service_unavailable while Postgres is down, recovers by 
     report.note(`unexpected answer: ${a.method} ${a.path} ${a.status} ${JSON.stringify(a.body).slice(0, 200)} ${((a.startedAt - downAt) / 1000).toFixed(2)} s after the stop; the API logged: ${apiLogAbout(api, a.requestId)}`);
   }
   for (const f of failures.slice(0, 5)) report.note(`client saw a failure: ${f.slice(0, 300)}`);
+  const workerAlive = worker.child.exitCode === null && worker.child.signalCode === null;
+  // a process that died says why in what it wrote last that is not a log line (a crash's stack trace)
+  const lastWords = (lines: string[]) => lines.filter((l) => !l.startsWith('{')).slice(-15).join(' | ').slice(0, 2_000) || 'nothing';
+  if (!workerAlive) report.note(`the worker exited (code ${worker.child.exitCode}, signal ${worker.child.signalCode}); it wrote last: ${lastWords(worker.lines)}`);
+  if (!api.alive()) report.note(`the API exited; it wrote last: ${lastWords(api.lines)}`);
 
   // every check is recorded before any is asserted, so a failing scenario still has its full record (ledger included)
   const failedChecks: string[] = [];
@@ -207,7 +212,8 @@ it('the API answers 503 service_unavailable while Postgres is down, recovers by 
   check('re-sent settles that got a different settlement', 0, changed);
   check('payments whose verify and settle went through', COUNT, settlementIds.length);
   check('API ready again (/readyz)', 200, ready.status);
-  check('API and worker processes still running (neither restarted)', true, api.alive() && worker.child.exitCode === null && worker.child.signalCode === null);
+  check('API process still running (never restarted)', true, api.alive());
+  check('worker process still running (never restarted)', true, workerAlive);
   check('settlements still open at the end', 0, open);
   if (!(await checkLedger(report, stack, { settlementIds, verificationIds, ...ledger }))) failedChecks.push('ledger checks (see the scenario record)');
   expect(failedChecks).toEqual([]);
