@@ -68,6 +68,13 @@ function verifySection(r: VerifyResults): string[] {
     '',
     `- Ratio to the reference: **${r.ratio}×** — target ≥ ${r.targets.ratioToReference}×: ${verdict(r.targets.ratioMet)}.`,
     `- Rate: **${n(f.perSecond)} verified/s** — target ≥ ${n(r.targets.perSecond)}/s: ${verdict(r.targets.perSecondMet)}.`,
+    ...(r.httpShell
+      ? [
+          `- The HTTP shell on the same API right after (\`{}\` answered 400 by schema validation, same connections and duration): ${n(r.httpShell.perSecond)} answers/s` +
+            `${r.httpShell.otherThan400 ? ` (${r.httpShell.otherThan400} answers other than 400)` : ''}; verify runs at **${Math.round(r.ratioToShell * 100)} %** of it — target ≥ ${Math.round(r.targets.ratioToShell * 100)} %: ${verdict(r.targets.ratioToShellMet)}. ` +
+            `Where the difference goes: ${n(((f.cpu.cores.api ?? 0) * f.cpu.seconds * 1e6) / f.verified)} µs of API CPU per verification against ${n(((r.httpShell.cpu.cores.api ?? 0) * r.httpShell.cpu.seconds * 1e6) / Math.max(1, r.httpShell.answered))} µs per shell answer (the API is CPU-bound in both); the breakdown below splits it into the verification's own work and its database and RPC clients.`,
+        ]
+      : []),
     ...(f.attempts > 1 || (ref.attempts ?? 1) > 1
       ? [`- Measured runs: ${f.attempts} of the API, ${ref.attempts ?? 1} of the reference (a run disturbed by other work on the machine was repeated; the last one is reported).`]
       : []),

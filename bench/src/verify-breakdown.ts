@@ -6,7 +6,7 @@ import http from 'node:http';
 import { createProvider, fiatTokenInterface, JsonRpcBatchClient, RpcChainReader } from '@facilitator/chain-rpc';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { loadConfig } from '@facilitator/config';
-import { domainSeparator, IdPrefix, newId } from '@facilitator/core';
+import { domainSeparator, IdPrefix, KECCAK_BACKEND, newId, signatureRecovery } from '@facilitator/core';
 import { recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/payment-mechanisms';
 import { createPgPool, createPrismaClient, SettlementRepository, VerificationRepository, type PrismaClient } from '@facilitator/db';
 import { validateVerifyFormA } from '@facilitator/schemas';
@@ -187,8 +187,8 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
       measureSync('JSON.parse of the request body', count, (i) => JSON.parse(bodies[i])),
       measureSync('schema validation (ajv, Form A)', count, (i) => validateVerifyFormA(parsed[i])),
       measureSync('normalize to Payment', count, (i) => paymentFromFormA(validateVerifyFormA(parsed[i]), networks, 'v1')),
-      measureSync('EIP-712 digest (2 keccak, @noble/hashes)', count, (i) => transferAuthorizationDigest(separator, payments[i].authorization)),
-      measureSync('signature recovery (libsecp256k1 + keccak to address)', count, (i) => recoverAuthorizationSigner(digests[i], payments[i].signature)),
+      measureSync(`EIP-712 digest (2 keccak, ${KECCAK_BACKEND})`, count, (i) => transferAuthorizationDigest(separator, payments[i].authorization)),
+      measureSync(`signature recovery (${signatureRecovery.backend} + keccak to address)`, count, (i) => recoverAuthorizationSigner(digests[i], payments[i].signature)),
       measureSync('JSON.stringify of the answer-sized object', count, (i) => JSON.stringify({ isValid: true, details: parsed[i] })),
     ];
 
@@ -296,7 +296,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     const noDb = {
       verifications: {
         create: async (d: object) => ({ ...d, createdAt: new Date(), updatedAt: new Date() }),
-        createCheckingNonce: async (d: object) => ({ record: { ...d, createdAt: new Date(), updatedAt: new Date() }, usedBy: null }),
+        createCheckingNonce: async (d: object) => ({ record: { ...d, createdAt: new Date(), updatedAt: new Date() }, usedBy: null, heldBy: null }),
       } as unknown as VerificationRepository,
       settlements: { findNonceUse: async () => null } as unknown as SettlementRepository,
     };

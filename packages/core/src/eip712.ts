@@ -1,4 +1,4 @@
-import { keccak_256 } from '@noble/hashes/sha3';
+import { keccak256 } from './keccak';
 
 /**
  * EIP-712 domains, written out by hand (checked against ethers' `TypedDataEncoder` in the tests), and the
@@ -24,7 +24,7 @@ export interface TransferAuthorization {
 }
 
 const utf8 = new TextEncoder();
-const DOMAIN_TYPEHASH = keccak_256(
+const DOMAIN_TYPEHASH = keccak256(
   utf8.encode('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
 );
 
@@ -52,11 +52,11 @@ export function writeBytes(words: Uint8Array, index: number, hex: string, length
 export function domainSeparator(domain: Eip712Domain): Uint8Array {
   const words = new Uint8Array(5 * 32);
   words.set(DOMAIN_TYPEHASH, 0);
-  words.set(keccak_256(utf8.encode(domain.name)), 32);
-  words.set(keccak_256(utf8.encode(domain.version)), 64);
+  words.set(keccak256(utf8.encode(domain.name)), 32);
+  words.set(keccak256(utf8.encode(domain.version)), 64);
   writeUint(words, 3, BigInt(domain.chainId));
   writeBytes(words, 4, domain.verifyingContract, 20);
-  return keccak_256(words);
+  return keccak256(words);
 }
 
 /** The authorization as it travels in request bodies: numbers as decimal strings. */

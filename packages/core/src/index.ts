@@ -43,6 +43,7 @@ export {
   type TransferAuthorization,
 } from './eip712';
 export { signatureRecovery } from './signature-recovery';
+export { keccak256, KECCAK_BACKEND } from './keccak';
 export { newId, isId, IdPrefix } from './ids';
 export { canonicalJson } from './canonical-json';
 export { unavailableDependencyOf } from './dependency-failure';

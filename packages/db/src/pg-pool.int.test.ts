@@ -60,3 +60,11 @@ it('a checked-out connection terminated by the server fails its next query inste
   expect({ code, stderr: err.slice(0, 2_000) }).toEqual({ code: 0, stderr: '' });
   expect(out).toContain('the lost connection refused; the pool answers 1');
 }, 30_000);
+
+it("runs its statements without Postgres's JIT, whatever the server's default", async () => {
+  const { rows } = await db.pool.query<{ jit: string }>('SHOW jit');
+  expect(rows[0].jit).toBe('off');
+  // the server's own default here is on: the setting is the pool's doing
+  const { rows: server } = await db.pool.query<{ boot_val: string }>("SELECT boot_val FROM pg_settings WHERE name = 'jit'");
+  expect(server[0].boot_val).toBe('on');
+});

@@ -1,5 +1,4 @@
-import { bytesToHex, hexToBytes, signatureRecovery, writeBytes, writeUint, type TransferAuthorization } from '@facilitator/core';
-import { keccak_256 } from '@noble/hashes/sha3';
+import { bytesToHex, hexToBytes, keccak256, signatureRecovery, writeBytes, writeUint, type TransferAuthorization } from '@facilitator/core';
 
 /**
  * EIP-712 hashing of EIP-3009 `TransferWithAuthorization`, written out by hand: the struct has six
@@ -19,7 +18,7 @@ export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
 };
 
 const utf8 = new TextEncoder();
-const TRANSFER_TYPEHASH = keccak_256(
+const TRANSFER_TYPEHASH = keccak256(
   utf8.encode(
     'TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)',
   ),
@@ -39,8 +38,8 @@ export function transferAuthorizationDigest(separator: Uint8Array, auth: Transfe
   message[0] = 0x19;
   message[1] = 0x01;
   message.set(separator, 2);
-  message.set(keccak_256(words), 34);
-  return keccak_256(message);
+  message.set(keccak256(words), 34);
+  return keccak256(message);
 }
 
 // secp256k1n / 2: signatures with a larger s are malleable twins that USDC's ECRecover rejects.
@@ -62,6 +61,6 @@ export function recoverAuthorizationSigner(digest: Uint8Array, signature: string
   if (v !== 27 && v !== 28) return { ok: false, reason: `signature 'v' value ${sig[64]} is not 27 or 28` };
   const publicKey = signatureRecovery.recoverPublicKey(sig.subarray(0, 64), v - 27, digest);
   if (!publicKey) return { ok: false, reason: 'no public key recovers from this signature' };
-  const address = bytesToHex(keccak_256(publicKey.subarray(1)).subarray(12));
+  const address = bytesToHex(keccak256(publicKey.subarray(1)).subarray(12));
   return { ok: true, address };
 }
