@@ -1,5 +1,6 @@
 // Renders BENCHMARKS.md from the JSON results, so the document never disagrees with the measurements.
 import type { MachineInfo } from './machine';
+import type { CpuUsage } from './proc';
 import type { CapacityResults } from './capacity-bench';
 import type { CustodyResults } from './custody-bench';
 import type { MixedResults } from './mixed-bench';
@@ -52,6 +53,7 @@ function machineSection(r: { machine: MachineInfo; versions: Record<string, stri
 function verifySection(r: VerifyResults): string[] {
   const f = r.facilitator;
   const ref = r.reference;
+  const apiPerVerification = cpuMicrosPerOperation(f.cpu, 'api', f.verified);
   const non2xx = Object.entries(f.non2xx).map(([code, count]) => `${count}× ${code}`).join(', ') || 'none';
   return [
     '## Verify: `npm run bench:verify`',
@@ -72,7 +74,7 @@ function verifySection(r: VerifyResults): string[] {
       ? [
           `- The HTTP shell on the same API right after (\`{}\` answered 400 by schema validation, same connections and duration): ${n(r.httpShell.perSecond)} answers/s` +
             `${r.httpShell.otherThan400 ? ` (${r.httpShell.otherThan400} answers other than 400)` : ''}; verify runs at **${Math.round(r.ratioToShell * 100)} %** of it — target ≥ ${Math.round(r.targets.ratioToShell * 100)} %: ${verdict(r.targets.ratioToShellMet)}. ` +
-            `Where the difference goes: ${n(((f.cpu.cores.api ?? 0) * f.cpu.seconds * 1e6) / f.verified)} µs of API CPU per verification against ${n(((r.httpShell.cpu.cores.api ?? 0) * r.httpShell.cpu.seconds * 1e6) / Math.max(1, r.httpShell.answered))} µs per shell answer (the API is CPU-bound in both); the breakdown below splits it into the verification's own work and its database and RPC clients.`,
+            `Where the difference goes: ${n(apiPerVerification)} µs of API CPU per verification against ${n(cpuMicrosPerOperation(r.httpShell.cpu, 'api', Math.max(1, r.httpShell.answered)))} µs per shell answer (the API is CPU-bound in both); the breakdown below splits it into the verification's own work and its database and RPC clients.`,
         ]
       : []),
     ...(f.attempts > 1 || (ref.attempts ?? 1) > 1
@@ -81,11 +83,16 @@ function verifySection(r: VerifyResults): string[] {
     `- Every 200 stored a row: ${n(f.verifiedRowsInDatabase)} verified rows in Postgres after the run (warm-up, and requests still in flight when each run stopped, included).`,
     `- Peak RSS of the API (primary + workers): ${f.peakRss.totalMiB} MiB (${f.peakRss.perProcessMiB.join(', ')} MiB); ${f.rssAfterStart?.totalMiB ?? '–'} MiB once started, before any load.`,
     `- CPU during the measured run, in cores: ${Object.entries(f.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}; machine ${Math.round(f.cpu.machineBusy * 100)}% busy. ` +
-      `That is ${n(((f.cpu.cores.api ?? 0) * f.cpu.seconds * 1e6) / f.verified)} µs of API CPU and ${n(((f.cpu.cores.postgres ?? 0) * f.cpu.seconds * 1e6) / f.verified)} µs of Postgres CPU per verification.`,
+      `That is ${n(apiPerVerification)} µs of API CPU and ${n(cpuMicrosPerOperation(f.cpu, 'postgres', f.verified))} µs of Postgres CPU per verification.`,
     ...interference(f.cpu.cores.other),
     `- Reference CPU (in-process: bench = the reference itself): ${Object.entries(ref.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
     '',
   ];
+}
+
+/** CPU µs one process group spent per operation during a measured run. */
+function cpuMicrosPerOperation(usage: CpuUsage, group: string, operations: number): number {
+  return ((usage.cores[group] ?? 0) * usage.seconds * 1e6) / operations;
 }
 
 function stage(b: BreakdownResults, prefix: string): StageCost | undefined {
