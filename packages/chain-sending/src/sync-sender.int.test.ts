@@ -50,7 +50,8 @@ async function signedTransfer(nonceOffset = 0): Promise<{ raw: string; hash: str
 
 it('is detected on anvil: the receipt arrives with the block, without polling', async () => {
   const provider = providerFor(devnet.rpcUrl);
-  const sender = new SyncSender(resolveSendingOptions({}));
+  // accepted after 100 ms: far from the 1 s block, so a loaded machine does not blur "before the block"
+  const sender = new SyncSender(resolveSendingOptions({ syncAcceptMs: 100 }));
   const { raw, hash } = await signedTransfer();
   const started = Date.now();
   await sender.send(devnet.chainId, provider, raw, hash);

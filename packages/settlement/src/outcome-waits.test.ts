@@ -79,15 +79,28 @@ describe('OutcomeWaits', () => {
   });
 
   it('lets runs share the in-slot wait only near its start: a run that finds an older wait answers pending at once', async () => {
-    const chain = provider();
-    const waits = new OutcomeWaits(chain, { inSlotWaitMs: 40 });
-    const first = pending(await waits.within('tx_1', 1));
-    const before = Date.now();
-    const later = pending(await waits.within('tx_1', 1));
-    // no second in-slot wait: the answer comes at once, on the same background wait
-    expect(Date.now() - before).toBeLessThan(30);
-    expect(later.known).toBe(first.known);
-    expect(chain.started).toEqual(['tx_1']);
+    // the clock is jest's: "at once" means without any timer firing, not within some wall-clock bound
+    jest.useFakeTimers();
+    try {
+      const chain = provider();
+      const waits = new OutcomeWaits(chain, { inSlotWaitMs: 40 });
+      let firstAnswered = false;
+      const firstAsk = waits.within('tx_1', 1).then((r) => ((firstAnswered = true), r));
+      await jest.advanceTimersByTimeAsync(39);
+      expect(firstAnswered).toBe(false); // the first run waits in its slot
+      await jest.advanceTimersByTimeAsync(1);
+      const first = pending(await firstAsk);
+      let laterAnswered = false;
+      const laterAsk = waits.within('tx_1', 1).then((r) => ((laterAnswered = true), r));
+      await jest.advanceTimersByTimeAsync(0); // promise callbacks run; no time passes
+      // no second in-slot wait: the answer comes at once, on the same background wait
+      expect(laterAnswered).toBe(true);
+      const later = pending(await laterAsk);
+      expect(later.known).toBe(first.known);
+      expect(chain.started).toEqual(['tx_1']);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('forgets an outcome nobody came for', async () => {

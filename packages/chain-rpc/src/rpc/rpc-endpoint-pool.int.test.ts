@@ -77,9 +77,8 @@ describe('RpcEndpointPool', () => {
   it('fails over from a dead first endpoint once, then stops asking it', async () => {
     const pool = newPool([DEAD, anvil.rpcUrl]);
     expect(await pool.call<string>('eth_chainId', [])).toBe(`0x${anvil.chainId.toString(16)}`);
-    const started = Date.now();
     for (let i = 0; i < 50; i++) await pool.call('eth_blockNumber', []);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // asked once (failed: 1), never again: the counts prove it, no clock needed
     const [dead, alive] = pool.snapshot();
     expect(dead).toMatchObject({ endpoint: '1', up: false, failed: 1 });
     expect(alive).toMatchObject({ endpoint: '2', up: true, answered: 51 });
@@ -88,13 +87,15 @@ describe('RpcEndpointPool', () => {
   it('fails over after the per-call timeout when an endpoint hangs, and the hot path is fast again after that', async () => {
     const hanging = await newFront();
     hanging.mode = 'hang';
-    const pool = newPool([hanging.url, anvil.rpcUrl], { callTimeoutMs: 300 });
+    // a 1 s timeout: a call that still went to the hanging endpoint would take that long, which a loaded
+    // machine's scheduling delays do not come near
+    const pool = newPool([hanging.url, anvil.rpcUrl], { callTimeoutMs: 1_000 });
     const first = Date.now();
     await pool.call('eth_blockNumber', []);
-    expect(Date.now() - first).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - first).toBeGreaterThanOrEqual(990);
     const next = Date.now();
     await Promise.all(Array.from({ length: 20 }, () => pool.call('eth_blockNumber', [])));
-    expect(Date.now() - next).toBeLessThan(200);
+    expect(Date.now() - next).toBeLessThan(900);
   });
 
   it('returns a node error as the answer it is, without failing over', async () => {
@@ -181,7 +182,7 @@ describe('RpcEndpointPool', () => {
       const started = Date.now();
       const error = await pool.callUntrusted('eth_call', [{ to: '0x0000000000000000000000000000000000000004', data: '0x' }, 'latest']).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UntrustedCallTimeoutError);
-      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(Date.now() - started).toBeLessThan(2_000); // its own 300 ms timeout, not a second endpoint's
       expect(second.methods).not.toContain('eth_call');
       expect(pool.snapshot().map((e) => ({ up: e.up, failed: e.failed }))).toEqual([{ up: true, failed: 0 }, { up: true, failed: 0 }]);
       // ethers' requests through the failover provider: the estimate's timeout is its own answer only
