@@ -23,6 +23,7 @@ export {
   VerificationRepository,
   type SettlementUpdate,
   type SettlementRow,
+  type TransitionHop,
   type TransitionRequest,
   type NewSettlementRow,
   type FeeReservationRequest,

@@ -337,6 +337,14 @@ describe('SettlementMachine.persistChecked', () => {
     expect(h.store.transitions).toEqual([{ id: 'stl_1', from: 'fee_collected', to: 'executing', data: { settlementTxHash: '0xabc' }, note: { tx_hash: '0xabc' } }]);
   });
 
+  it('checks every step of a result that passes through other states, and writes nothing when one is illegal', async () => {
+    const h = harness([settlementFixture({ state: 'collect_fee' })]);
+    const result = { to: 'settled' as const, through: [{ state: 'executing' as const }] };
+    await expect(h.machine.persistChecked(settlementFixture({ state: 'collect_fee' }), 'collect_fee', result)).rejects.toThrow('illegal settlement transition collect_fee -> executing');
+    expect(h.store.transitions).toEqual([]);
+    expect(h.row().state).toBe('collect_fee');
+  });
+
   it('returns null, writing nothing, when the row is no longer in the state it was read in', async () => {
     const h = harness([settlementFixture({ state: 'executing' })]);
     await expect(h.machine.persistChecked(settlementFixture({ state: 'fee_collected' }), 'fee_collected', { to: 'executing' })).resolves.toBeNull();
@@ -363,6 +371,15 @@ describe('SettlementMachine.advance on the atomic path', () => {
     const h = harness(undefined, { atomic, settlementMode: 'atomic' });
     await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
     expect(h.path()).toEqual(['pending->check_allowance', 'check_allowance->collect_fee', 'collect_fee->fee_collected', 'fee_collected->executing', 'executing->settled']);
+    // the item's outcome is the fee's and the payment's: the last three steps are one write, each told as a transition
+    expect(h.log.filter((line) => line.startsWith('db.transition'))).toEqual([
+      'db.transition(pending->check_allowance)',
+      'db.transitionReservingFee(check_allowance->collect_fee)',
+      'db.transition(collect_fee->fee_collected->executing->settled)',
+    ]);
+    expect(h.events.map((e) => `${e.from}->${e.to}`).slice(-3)).toEqual(['collect_fee->fee_collected', 'fee_collected->executing', 'executing->settled']);
+    // the payer's code is read once for the run: the pre-flight's gas cap and the item's gas ask the same
+    expect(h.log.filter((line) => line.startsWith('chain.hasCode('))).toEqual([`chain.hasCode(${PAYER})`]);
     expect(h.row()).toMatchObject({ settlementMode: 'atomic', feeTxHash: '0xfeed', settlementTxHash: '0xfeed', merchantPaid: true });
     expect(placed).toEqual(['stl_1']);
     expect(h.transactions.sent).toEqual([]);

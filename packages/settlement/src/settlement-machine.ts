@@ -99,14 +99,17 @@ export class SettlementMachine {
     let settlement = await this.load(settlementId);
     // run again by an operator (Bull Board retry, or POST /v1/settlements/{id}/retry): off the attention list
     if (settlement.attentionAt) await this.options.settlements.clearAttention(settlementId);
+    const code = new CodeReads(this.options.networks.get(settlement.chainId)?.usdc);
     for (;;) {
       if (isFinal(settlement.state)) return settlement.state;
       const state = settlement.state as keyof typeof STEPS;
-      const result = await STEPS[state](this.context(settlement)).catch((error: unknown) => {
+      const result = await STEPS[state](this.context(settlement, code)).catch((error: unknown) => {
         // a settle request stopped it before anything was sent: read it again, final
         if (error instanceof SettlementEndedError) return undefined;
         throw error;
       });
+      // what the steps that send nothing read of code serves the step after them (which may send), no further
+      if (!READ_ONLY_STATES.includes(state)) code.stopKeeping();
       if (!result) {
         settlement = await this.load(settlementId);
         continue;
@@ -200,7 +203,10 @@ export class SettlementMachine {
 
   /** Persists a step's result after checking it against the transition table. */
   async persistChecked(settlement: StepContext['settlement'], from: SettlementState, result: StepResult): Promise<Settlement | null> {
-    if (!canTransition(from, result.to)) throw new Error(`illegal settlement transition ${from} -> ${result.to}`);
+    for (const [a, b] of hopsOf(from, result)) {
+      if (!canTransition(a.state, b.state)) throw new Error(`illegal settlement transition ${a.state} -> ${b.state}`);
+    }
+    if (result.through?.length && result.reserveFee) throw new Error('a transition reserving a fee passes through no other state');
     if (!result.reserveFee) return this.persist(settlement, from, result);
     const { request } = result.reserveFee;
     const { moved, inFlight, payer } = await this.options.settlements.transitionReservingFee(
@@ -230,14 +236,18 @@ export class SettlementMachine {
     const moved = await transitionWithFinalEvent(
       this.options.settlements,
       this.options.outbox,
-      { id: settlement.id, from, to: result.to, data: result.data, note: result.note },
+      { id: settlement.id, from, to: result.to, data: result.data, note: result.note, ...(result.through?.length ? { through: result.through } : {}) },
       settlement.verification.webhookUrl,
     );
-    if (moved) this.options.onTransition?.({ settlementId: settlement.id, settlement, from, to: result.to, note: result.note });
+    if (moved) {
+      for (const [a, b] of hopsOf(from, result)) {
+        this.options.onTransition?.({ settlementId: settlement.id, settlement, from: a.state, to: b.state, note: b.note });
+      }
+    }
     return moved;
   }
 
-  private context(settlement: StepContext['settlement']): StepContext {
+  private context(settlement: StepContext['settlement'], code: CodeReads): StepContext {
     const network = this.options.networks.get(settlement.chainId);
     if (!network) throw new Error(`settlement ${settlement.id} is on chain ${settlement.chainId}, which is not enabled`);
     const { relayers } = this.options;
@@ -250,6 +260,7 @@ export class SettlementMachine {
       nextRelayer: () => relayers.next(settlement.chainId),
       anyFundedRelayer: () => relayers.anyFunded(settlement.chainId),
       treasury: this.options.treasury,
+      codeAt: (address) => code.at(address),
       treasurySigns: this.options.treasurySigns ?? true,
       networkPath: (this.options.paths ?? SEQUENTIAL_EVERYWHERE).pathOf(settlement.chainId),
       // the row's fee, never this worker's configuration: what is charged is what the merchant is told
@@ -265,6 +276,46 @@ export class SettlementMachine {
       feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
     };
   }
+}
+
+/** The states whose steps send nothing: what they read of code is still true for the step after them. */
+const READ_ONLY_STATES: readonly SettlementState[] = ['pending', 'check_allowance'];
+
+/**
+ * `hasCode` within one run of the machine: asked once per address while the run's steps send nothing, then
+ * asked anew (a wallet deployment, or any transaction of ours, may have changed what an address holds).
+ */
+class CodeReads {
+  private readonly known = new Map<string, Promise<boolean>>();
+  private keeping = true;
+
+  constructor(private readonly chain: Pick<SettlementChain, 'hasCode'> | undefined) {}
+
+  at(address: string): Promise<boolean> {
+    if (!this.chain) throw new Error('no chain to read code from');
+    if (!this.keeping) return this.chain.hasCode(address);
+    const key = address.toLowerCase();
+    let read = this.known.get(key);
+    if (!read) {
+      read = this.chain.hasCode(address);
+      // a failed read is not kept: the next ask tries again
+      read.catch(() => this.known.delete(key));
+      this.known.set(key, read);
+    }
+    return read;
+  }
+
+  /** From now on in this run every ask reads the chain again. */
+  stopKeeping(): void {
+    this.keeping = false;
+    this.known.clear();
+  }
+}
+
+/** Each step of a result, as (from, to) pairs: one, or one per state it passes through and one more. */
+function hopsOf(from: SettlementState, result: StepResult): Array<[{ state: SettlementState }, { state: SettlementState; note?: Record<string, unknown> }]> {
+  const states = [{ state: from }, ...(result.through ?? []), { state: result.to, note: result.note }];
+  return states.slice(1).map((hop, i) => [states[i], hop]);
 }
 
 function minOf(a: bigint, b: bigint): bigint {

@@ -6,7 +6,7 @@ import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { StepWait } from './waiting';
 import type { StepAwait } from './awaiting-chain';
 import type { OutcomeWaits } from './outcome-waits';
-import type { FeeReverts, FeeReservationRequest, PayerInFlight, Settlement, SettlementState, SettlementUpdate, Verification } from '@facilitator/db';
+import type { FeeReverts, FeeReservationRequest, PayerInFlight, Settlement, SettlementState, SettlementUpdate, TransitionHop, Verification } from '@facilitator/db';
 
 export type SettlementWithVerification = Settlement & { verification: Verification };
 
@@ -68,6 +68,12 @@ export interface StepContext {
   anyFundedRelayer(): Promise<boolean>;
   treasury: string;
   /**
+   * Whether an address has code (a contract wallet, a delegated account). Read once per run of the machine
+   * while nothing has been sent: the pre-flight, the allowance check and the fee's placement ask about the
+   * same payer within milliseconds, and each ask was an RPC call per settlement.
+   */
+  codeAt(address: string): Promise<boolean>;
+  /**
    * whether this worker holds the treasury's key (TREASURY_PRIVATE_KEY): the sequential path sends the fee
    * from the treasury and runs only then; without it a settlement goes atomic or waits for the atomic path
    */
@@ -113,6 +119,12 @@ export interface StepResult {
   data?: SettlementUpdate;
   /** kept in the transition's history row */
   note?: Record<string, unknown>;
+  /**
+   * states passed through on the way to `to` whose outcome is already known (one transaction collected the fee
+   * and paid the merchant): persisted with it in one statement, each hop checked against the transition table
+   * and given its own history row
+   */
+  through?: readonly TransitionHop[];
   /**
    * Take the transition only if the merchant can pay this fee on top of its fees in flight, and (when the
    * request names the payer) the payer's balance covers this payment on top of its value in flight (see

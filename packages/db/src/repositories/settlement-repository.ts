@@ -25,6 +25,17 @@ export interface TransitionRequest {
   event?: (moved: SettlementRow) => WebhookEventRow | undefined;
   /** only while the worker has not claimed the settlement for sending (a settle request stopping it) */
   onlyUnclaimed?: boolean;
+  /**
+   * States passed through on the way from `from` to `to`, in order, each with its history note: one statement
+   * writes the row's final state and one history row per step (`note` is the last one's). For steps whose
+   * outcome is known together (one transaction both collected the fee and paid the merchant).
+   */
+  through?: readonly TransitionHop[];
+}
+
+export interface TransitionHop {
+  state: SettlementState;
+  note?: Record<string, unknown>;
 }
 
 
@@ -87,6 +98,21 @@ const FIND_WITH_VERIFICATION = `
  */
 function transitionStatement(request: TransitionRequest): { name: string; text: string; values: unknown[] } {
   const { values, sets, mask } = transitionSets(request);
+  const through = request.through && request.through.length > 0 ? request.through : undefined;
+  let history = `SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved`;
+  if (through) {
+    // one history row per step, oldest first (ids are taken in the ORDER BY's order): from -> through... -> to
+    values.push(
+      through.map((hop) => hop.state),
+      through.map((hop) => (hop.note === undefined ? null : JSON.stringify(hop.note))),
+    );
+    const [states, notes] = [`$${values.length - 1}::text[]`, `$${values.length}::jsonb[]`];
+    history = `
+      SELECT moved.id, hop.from_state::"SettlementState", hop.to_state::"SettlementState", hop.note
+        FROM moved, unnest(array_prepend($2::text, ${states}), array_append(${states}, $3::text), array_append(${notes}, $4::jsonb))
+             WITH ORDINALITY AS hop(from_state, to_state, note, step)
+       ORDER BY hop.step`;
+  }
   const text = `
     WITH moved AS (
       UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
@@ -94,10 +120,10 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
        WHERE id = $1 AND state = $2::"SettlementState"${request.onlyUnclaimed ? UNCLAIMED : ''} RETURNING *
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
-      SELECT id, $2::"SettlementState", $3::"SettlementState", $4::jsonb FROM moved
+      ${history}
     )
     SELECT * FROM moved`;
-  return { name: `settlement_transition_${mask}${request.onlyUnclaimed ? '_unclaimed' : ''}`, text, values };
+  return { name: `settlement_transition_${mask}${request.onlyUnclaimed ? '_unclaimed' : ''}${through ? '_through' : ''}`, text, values };
 }
 
 /** $1..$4 are id, from, to and note; then one parameter per field written. */

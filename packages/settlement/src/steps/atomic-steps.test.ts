@@ -60,19 +60,29 @@ async function run(outcome: TransactionOutcome, prepare: (h: ReturnType<typeof s
 }
 
 describe('collect_fee on the atomic path', () => {
-  it('places the payment as one item (fee and transfer gas) and records the fee when the item settled', async () => {
+  it('places the payment as one item (fee and transfer gas) and, when the item settled, goes to settled in one step through fee_collected and executing', async () => {
     const { result, atomic } = await run(confirmedWith([executorLog('Settled', [PAYER, NONCE])]));
     expect(atomic.placed).toHaveLength(1);
     expect(atomic.placed[0].item).toMatchObject({ from: PAYER, to: MERCHANT, nonce: NONCE, gas: GAS_CAPS.fee + GAS_CAPS.transfer });
-    expect(result).toMatchObject({ to: 'fee_collected', data: { feeTxHash: HASH }, note: { atomic: true, batch_id: 'bat_1', batch_size: 3 } });
+    expect(result).toMatchObject({
+      to: 'settled',
+      through: [
+        { state: 'fee_collected', note: { fee_tx_hash: HASH, atomic: true, batch_id: 'bat_1', batch_size: 3 } },
+        { state: 'executing', note: { tx_hash: HASH, atomic: true } },
+      ],
+      data: { feeTxHash: HASH, settlementTxHash: HASH, merchantPaid: true },
+      note: { tx_hash: HASH, atomic: true },
+    });
+    // the spec orders the timestamps: the settlement's is the later, though one transaction gives both
+    expect(result.data!.settledAt!.getTime()).toBeGreaterThan(result.data!.feeCollectedAt!.getTime());
   });
 
   it('reads the fee taken from its own item\'s logs: the stored fee, nothing rewritten', async () => {
     const logs = [transferLog(MERCHANT, TREASURY, FEE), transferLog(PAYER, MERCHANT, 1n), executorLog('Settled', [PAYER, NONCE])];
     const { result } = await run(confirmedWith(logs));
-    expect(result.to).toBe('fee_collected');
+    expect(result.to).toBe('settled');
     expect(result.data).not.toHaveProperty('feeAmount');
-    expect(result.note).not.toHaveProperty('fee_taken_differs');
+    expect(result.through![0].note).not.toHaveProperty('fee_taken_differs');
   });
 
   it('records what the chain took when the executor took another fee than the stored one (its delegation changed in flight)', async () => {
@@ -81,9 +91,9 @@ describe('collect_fee on the atomic path', () => {
     const logs = [...previous, transferLog(MERCHANT, TREASURY, 2n * FEE), transferLog(PAYER, MERCHANT, 1n), executorLog('Settled', [PAYER, NONCE])];
     const { result } = await run(confirmedWith(logs));
     expect(result).toMatchObject({
-      to: 'fee_collected',
+      to: 'settled',
       data: { feeTxHash: HASH, feeAmount: (2n * FEE).toString() },
-      note: { fee_taken_differs: { stored: FEE.toString(), taken: (2n * FEE).toString() } },
+      through: [{ state: 'fee_collected', note: { fee_taken_differs: { stored: FEE.toString(), taken: (2n * FEE).toString() } } }, { state: 'executing' }],
     });
   });
 
@@ -152,7 +162,7 @@ describe('collect_fee on the atomic path', () => {
     const atomic = new FakeAtomic(confirmedWith([executorLog('Settled', [PAYER, NONCE])]));
     atomic.existing = BATCH;
     const h = atomicHarness(atomic);
-    expect(await collectFeeAndTransfer(h.ctx)).toMatchObject({ to: 'fee_collected' });
+    expect(await collectFeeAndTransfer(h.ctx)).toMatchObject({ to: 'settled' });
     expect(atomic.placed).toEqual([]);
   });
 

@@ -78,6 +78,9 @@ async function unsendableAlone(ctx: StepContext, batch: StoredSettlementBatch, e
   return failed(settlementDoomed(reason, { simulation: 'settle', batch_id: batch.id, atomic: true }), true);
 }
 
+// A settlement whose item ran goes to `settled` in one step (settledByItem); these two finish a row a run
+// left in `fee_collected` or `executing` on the atomic path (a worker of an earlier version stopped there).
+
 /** `fee_collected` on the atomic path: the transfer ran in the fee's own transaction, already mined. */
 export const recordAtomicExecution: Step = async (ctx) => ({
   to: 'executing',
@@ -121,15 +124,7 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     }
     throw new Error(`settle transaction ${outcome.hash} has no outcome for settlement ${ctx.settlement.id}`);
   }
-  if (item.settled) {
-    const taken = feeTakenBy(ctx, item.toTreasury);
-    const result: StepResult = { to: 'fee_collected', data: { feeTxHash: outcome.hash, feeCollectedAt: new Date() }, note: { fee_tx_hash: outcome.hash, atomic: true, ...batchNote } };
-    if (taken === undefined || taken === ctx.feeAmount) return result;
-    // the executor took another fee than the settlement's own: its delegation changed (another FEE_AMOUNT)
-    // while this batch was in flight. The money moved; the row records what was taken, so that what the
-    // merchant is told is what the chain did, and the transition says so
-    return { ...result, data: { ...result.data, feeAmount: taken.toString() }, note: { ...result.note, fee_taken_differs: { stored: ctx.feeAmount.toString(), taken: taken.toString() } } };
-  }
+  if (item.settled) return settledByItem(ctx, outcome.hash, feeTakenBy(ctx, item.toTreasury), batchNote);
   if (item.stage === 'fee') {
     // the fee hash is kept, as for a reverted fee transfer: it counts toward the merchant's pause
     const balance = await ctx.network.usdc.balanceOf(ctx.settlement.merchant);
@@ -144,6 +139,40 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
   }
   const result = failed(transferFailedFeeReturned(item.reason, outcome.hash), true);
   return { ...result, note: { ...result.note, ...batchNote } };
+}
+
+/**
+ * The item ran whole: the fee and the payment happened in one transaction, so the settlement goes from
+ * `collect_fee` through `fee_collected` and `executing` to `settled` in one statement (each step keeps its
+ * history row), not in three runs of the machine.
+ */
+function settledByItem(ctx: StepContext, hash: string, taken: bigint | undefined, batchNote: Record<string, unknown>): StepResult {
+  const feeCollectedAt = new Date();
+  // the spec orders the timestamps; one transaction gives both, so the settlement's is the later by construction
+  const settledAt = new Date(feeCollectedAt.getTime() + 1);
+  // the executor took another fee than the settlement's own: its delegation changed (another FEE_AMOUNT) while
+  // this batch was in flight. The money moved; the row records what was taken, so that what the merchant is
+  // told is what the chain did, and the transition says so
+  const differs = taken !== undefined && taken !== ctx.feeAmount;
+  return {
+    to: 'settled',
+    through: [
+      {
+        state: 'fee_collected',
+        note: { fee_tx_hash: hash, atomic: true, ...batchNote, ...(differs ? { fee_taken_differs: { stored: ctx.feeAmount.toString(), taken: taken.toString() } } : {}) },
+      },
+      { state: 'executing', note: { tx_hash: hash, atomic: true } },
+    ],
+    data: {
+      feeTxHash: hash,
+      feeCollectedAt,
+      settlementTxHash: hash,
+      settledAt,
+      merchantPaid: true,
+      ...(differs ? { feeAmount: taken.toString() } : {}),
+    },
+    note: { tx_hash: hash, atomic: true },
+  };
 }
 
 /**

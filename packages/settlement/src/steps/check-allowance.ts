@@ -30,7 +30,7 @@ export const checkAllowance: Step = async (ctx) => {
     usdc.allowance(merchant, ctx.treasury),
     usdc.balanceOf(merchant),
     accounting ? usdc.balanceOf(payer) : undefined,
-    accounting ? usdc.hasCode(payer) : false,
+    accounting ? ctx.codeAt(payer) : false,
   ]);
   if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse') {
     // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the fee

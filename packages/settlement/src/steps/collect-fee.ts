@@ -91,8 +91,7 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
 async function beforeSequentialFee(ctx: StepContext): Promise<StepResult | StepWait | undefined> {
   const accounting = ctx.accounting;
   if (!accounting) return undefined;
-  const { usdc } = ctx.network;
-  const [contractPayer, delegatedTreasury] = await Promise.all([usdc.hasCode(ctx.settlement.payer), usdc.hasCode(ctx.treasury)]);
+  const [contractPayer, delegatedTreasury] = await Promise.all([ctx.codeAt(ctx.settlement.payer), ctx.codeAt(ctx.treasury)]);
   if (contractPayer && accounting.sequentialContractPayers === 'refuse') {
     return failed(settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'contract', path: 'sequential' }), true);
   }

@@ -31,7 +31,7 @@ export const preflight: Step = async (ctx) => {
   }
   // an ERC-6492 payer's wallet is deployed first; the transfer is estimated once it exists
   const wrapped = parseErc6492Signature(rawSignatureOf(ctx.settlement));
-  if (wrapped && !(await usdc.hasCode(auth.from))) return planWalletDeployment(ctx, wrapped);
+  if (wrapped && !(await ctx.codeAt(auth.from))) return planWalletDeployment(ctx, wrapped);
   const data = usdc.transferWithAuthorizationData(auth, signatureOf(ctx.settlement));
   const [cap, fee] = await Promise.all([transferGasCap(ctx), ctx.transactions.networkFee(ctx.network.chainId)]);
   let estimate: SimulationResult | undefined;
@@ -76,6 +76,6 @@ export async function transferGasCap(ctx: StepContext): Promise<{ gas: bigint; k
 
 /** The execution cap of the payer's kind: a contract wallet's transfer runs its ERC-1271 check too. */
 export async function transferExecutionGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
-  const contract = await ctx.network.usdc.hasCode(ctx.settlement.payer);
+  const contract = await ctx.codeAt(ctx.settlement.payer);
   return contract ? { gas: ctx.network.gasCaps.contractTransfer, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer, kind: 'eoa' };
 }

@@ -403,6 +403,8 @@ export function stepHarness(
     nextRelayer: async () => relayers[turn++ % relayers.length],
     anyFundedRelayer: async () => true,
     treasury: TREASURY,
+    // unmemoized here: every ask shows in the chain's log
+    codeAt: (address) => chain.hasCode(address),
     treasurySigns: true,
     networkPath: 'sequential',
     // as the machine does: the row's own fee, and the fee this worker's executor takes
@@ -495,7 +497,7 @@ export class FakeSettlementStore implements SettlementMachineStore {
   }
 
   async transition(request: TransitionRequest): Promise<SettlementRow | null> {
-    this.log.push(`db.transition(${request.from}->${request.to})`);
+    this.log.push(`db.transition(${[request.from, ...(request.through ?? []).map((hop) => hop.state), request.to].join('->')})`);
     const moved = this.apply(request);
     if (moved && request.event) {
       const event = request.event(moved);
@@ -580,7 +582,13 @@ export class FakeSettlementStore implements SettlementMachineStore {
       updatedAt: new Date(),
     };
     this.rows.set(request.id, next);
-    this.transitions.push({ id: request.id, from: request.from, to: request.to, data: request.data, note: request.note });
+    // one history row per step, as the repository writes them; the fields go with the last
+    let from = request.from;
+    for (const hop of request.through ?? []) {
+      this.transitions.push({ id: request.id, from, to: hop.state, note: hop.note });
+      from = hop.state;
+    }
+    this.transitions.push({ id: request.id, from, to: request.to, data: request.data, note: request.note });
     return withoutVerification(next);
   }
 }

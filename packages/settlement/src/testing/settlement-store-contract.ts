@@ -116,6 +116,38 @@ export function settlementStoreContract(name: string, open: () => Promise<StoreU
         expect(await t.store.transition({ id: 'stl_missing', from: 'pending', to: 'failed' })).toBeNull();
       });
 
+      it('passes through intermediate states in one step: the final state, every field, and one history row per step in order', async () => {
+        const row = await seeded({ state: 'collect_fee', settlementMode: 'atomic' });
+        const hash = '0x' + 'ab'.repeat(32);
+        const through = [
+          { state: 'fee_collected' as const, note: { fee_tx_hash: hash } },
+          { state: 'executing' as const },
+        ];
+        // from a state the row is not in: nothing moves, no history
+        expect(await t.store.transition({ id: row.id, from: 'pending', to: 'settled', through })).toBeNull();
+        expect(await t.history(row.id)).toEqual([]);
+
+        const settledAt = new Date('2025-02-03T04:05:06.789Z');
+        const moved = await t.store.transition({
+          id: row.id,
+          from: 'collect_fee',
+          to: 'settled',
+          through,
+          data: { feeTxHash: hash, settlementTxHash: hash, settledAt, merchantPaid: true },
+          note: { tx_hash: hash },
+        });
+        expect(moved).toMatchObject({ state: 'settled', feeTxHash: hash, settlementTxHash: hash, settledAt, merchantPaid: true });
+        expect(await stateOf(row.id)).toBe('settled');
+        expect(await t.history(row.id)).toEqual([
+          { from: 'collect_fee', to: 'fee_collected', note: { fee_tx_hash: hash } },
+          { from: 'fee_collected', to: 'executing', note: null },
+          { from: 'executing', to: 'settled', note: { tx_hash: hash } },
+        ]);
+        // taken once: the same request again finds it moved on
+        expect(await t.store.transition({ id: row.id, from: 'collect_fee', to: 'settled', through })).toBeNull();
+        expect(await t.history(row.id)).toHaveLength(3);
+      });
+
       it('records the fee the chain took when it is not the stored one (the one rewrite of a settlement\'s fee)', async () => {
         const row = await seeded({ state: 'collect_fee', settlementMode: 'atomic', feeAmount: '10000' });
         const moved = await t.store.transition({ id: row.id, from: 'collect_fee', to: 'fee_collected', data: { feeTxHash: '0x' + 'fe'.repeat(32), feeAmount: '20000' } });
