@@ -48,4 +48,5 @@ export { newId, isId, IdPrefix } from './ids';
 export { canonicalJson } from './canonical-json';
 export { unavailableDependencyOf } from './dependency-failure';
 export { SharedReadings } from './shared-readings';
+export { SETTLEMENT_WAIT_REASONS, SETTLEMENT_WAIT_REASON_TEXT, settlementWaitReasonList, type SettlementWaitReasonId } from './settlement-wait-reasons';
 export type { RpcEndpointSnapshot } from './rpc-endpoint-snapshot';

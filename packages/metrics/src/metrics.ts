@@ -1,4 +1,4 @@
-import type { RpcEndpointSnapshot } from '@facilitator/core';
+import { SETTLEMENT_WAIT_REASONS, type RpcEndpointSnapshot } from '@facilitator/core';
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { QUEUE_STATES, snapshotQueue } from './queue-depth';
@@ -168,7 +168,7 @@ export function createMetrics(service: 'api' | 'worker', sources: MetricSources 
     }),
     settlementsWaiting: new Gauge({
       name: 'x402_settlements_waiting',
-      help: 'Settlements waiting in their state for the chain, by reason (gas_price_above_cap, no_funded_relayer, payer_funds_in_flight, merchant_fees_in_flight, treasury_busy, atomic_path_not_ready, fee_differs_from_executor)',
+      help: `Settlements waiting in their state for the chain, by reason (${SETTLEMENT_WAIT_REASONS.join(', ')})`,
       labelNames: ['reason'] as const,
       registers: [registry],
       aggregator: 'sum',

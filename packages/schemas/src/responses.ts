@@ -1,4 +1,11 @@
+import { SETTLEMENT_WAIT_REASONS, SETTLEMENT_WAIT_REASON_TEXT } from '@facilitator/core';
 import { address } from './primitives';
+
+/** "a (what a means), b (…) or c (…)": the wait reasons with their meanings, from core's one list. */
+const waitReasonsExplained = (() => {
+  const each = SETTLEMENT_WAIT_REASONS.map((r) => `${r} (${SETTLEMENT_WAIT_REASON_TEXT[r].meaning})`);
+  return `${each.slice(0, -1).join(', ')} or ${each[each.length - 1]}`;
+})();
 
 /**
  * Response shapes, for the OpenAPI document (and for tests that check answers against it). Requests
@@ -135,9 +142,9 @@ export const statusRecordSchema = {
     waiting: {
       type: ['object', 'null'],
       description:
-        'settlements only: set while the settlement waits in its state for the chain instead of failing — reason gas_price_above_cap (the base fee is above MAX_FEE_PER_GAS_GWEI_<chainId>), no_funded_relayer (every relayer is under RELAYER_MIN_BALANCE_<chainId>), payer_funds_in_flight (the payer\'s other payments in flight use its balance, or a contract-wallet payer has CONTRACT_PAYER_MAX_IN_FLIGHT in flight), merchant_fees_in_flight (the merchant\'s allowance or balance covers this fee alone but not on top of its other fees in flight), treasury_busy (a delegated treasury has a transaction unmined: its fees go one at a time), atomic_path_not_ready (the settlement executor of the network is not set up and the worker holds no treasury key to settle sequentially) or fee_differs_from_executor (the settlement\'s fee, fixed when it was created, is not the one the network\'s executor takes, and the worker holds no treasury key to charge it sequentially) — with since and details; null otherwise',
+        `settlements only: set while the settlement waits in its state for the chain instead of failing — reason ${waitReasonsExplained} — with since and details; null otherwise`,
       properties: {
-        reason: { enum: ['gas_price_above_cap', 'no_funded_relayer', 'payer_funds_in_flight', 'merchant_fees_in_flight', 'treasury_busy', 'atomic_path_not_ready', 'fee_differs_from_executor'] },
+        reason: { enum: SETTLEMENT_WAIT_REASONS },
         since: isoTime,
         details: { type: 'object' },
       },

@@ -1,3 +1,4 @@
+import { settlementWaitReasonList } from '@facilitator/core';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { PathItems } from './openapi';
 
@@ -52,7 +53,7 @@ const networkStatus = {
             additionalProperties: false,
             required: ['reason', 'count', 'oldest_since'],
             properties: {
-              reason: { type: 'string', description: 'gas_price_above_cap, no_funded_relayer, payer_funds_in_flight, merchant_fees_in_flight, treasury_busy, atomic_path_not_ready or fee_differs_from_executor' },
+              reason: { type: 'string', description: settlementWaitReasonList() },
               count: { type: 'integer', minimum: 1 },
               oldest_since: { type: ['string', 'null'], format: 'date-time' },
             },

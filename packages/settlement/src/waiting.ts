@@ -1,3 +1,4 @@
+import type { SettlementWaitReasonId } from '@facilitator/core';
 import { authorizationOf } from './authorization';
 import { failed, settlementDoomed } from './failures';
 import type { StepContext, StepResult } from './step';
@@ -34,6 +35,12 @@ export const SettlementWaitReason = {
   FeeDiffersFromExecutor: 'fee_differs_from_executor',
 } as const;
 export type SettlementWaitReason = (typeof SettlementWaitReason)[keyof typeof SettlementWaitReason];
+
+// held to core's one list of wait reasons (the schema, metrics and status page read that one): a reason named
+// here and not there, or there and not here, does not compile
+const NO_REASON_UNLISTED: [Exclude<SettlementWaitReason, SettlementWaitReasonId>] extends [never] ? true : never = true;
+const NO_REASON_UNNAMED: [Exclude<SettlementWaitReasonId, SettlementWaitReason>] extends [never] ? true : never = true;
+void [NO_REASON_UNLISTED, NO_REASON_UNNAMED];
 
 /** How long a waiting settlement's job stays delayed before it looks again. */
 export const WAIT_RETRY_MS: Record<SettlementWaitReason, number> = {

@@ -1,3 +1,5 @@
+import { SETTLEMENT_WAIT_REASONS, SETTLEMENT_WAIT_REASON_TEXT } from '@facilitator/core';
+
 /**
  * The status page's script: fetches status.json (relative: it works under a path prefix), renders one card
  * per network with DOM calls (textContent only: nothing from the JSON is parsed as HTML), and polls again
@@ -6,15 +8,7 @@
 export const PAGE_SCRIPT = `
 'use strict';
 var WINDOWS = [['5m', '5 min'], ['1h', '1 hour'], ['24h', '24 hours']];
-var REASONS = {
-  gas_price_above_cap: 'Gas price above our cap',
-  no_funded_relayer: 'No relayer with gas',
-  payer_funds_in_flight: "Payer's other payments in flight",
-  merchant_fees_in_flight: "Merchant's other fees in flight",
-  treasury_busy: 'Treasury transaction pending',
-  atomic_path_not_ready: 'Settlement executor not set up',
-  fee_differs_from_executor: "Fee differs from the executor's"
-};
+var REASONS = ${JSON.stringify(Object.fromEntries(SETTLEMENT_WAIT_REASONS.map((r) => [r, SETTLEMENT_WAIT_REASON_TEXT[r].label])))};
 var lastGood = null;
 
 function el(tag, attrs, children) {
