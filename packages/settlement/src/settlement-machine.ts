@@ -103,13 +103,15 @@ export class SettlementMachine {
     for (;;) {
       if (isFinal(settlement.state)) return settlement.state;
       const state = settlement.state as keyof typeof STEPS;
+      // code read so far is kept only for steps that read it before they send anything (a wallet deployment
+      // sends first, then looks at the payer's code again); once a step may have sent, every ask reads anew
+      if (!CODE_READ_BEFORE_SENDING.includes(state)) code.stopKeeping();
       const result = await STEPS[state](this.context(settlement, code)).catch((error: unknown) => {
         // a settle request stopped it before anything was sent: read it again, final
         if (error instanceof SettlementEndedError) return undefined;
         throw error;
       });
-      // what the steps that send nothing read of code serves the step after them (which may send), no further
-      if (!READ_ONLY_STATES.includes(state)) code.stopKeeping();
+      if (SENDS.includes(state)) code.stopKeeping();
       if (!result) {
         settlement = await this.load(settlementId);
         continue;
@@ -278,8 +280,14 @@ export class SettlementMachine {
   }
 }
 
-/** The states whose steps send nothing: what they read of code is still true for the step after them. */
-const READ_ONLY_STATES: readonly SettlementState[] = ['pending', 'check_allowance'];
+/**
+ * The states whose steps read code only before sending anything: `pending` and `check_allowance` send nothing,
+ * `collect_fee` reads the payer's (and treasury's) code before it places the fee. Not `deploying_wallet`: it
+ * deploys the payer's wallet and then reads the payer's code again.
+ */
+const CODE_READ_BEFORE_SENDING: readonly SettlementState[] = ['pending', 'check_allowance', 'collect_fee'];
+/** Of those, the ones whose step may send: after it, code is read anew. */
+const SENDS: readonly SettlementState[] = ['collect_fee'];
 
 /**
  * `hasCode` within one run of the machine: asked once per address while the run's steps send nothing, then
