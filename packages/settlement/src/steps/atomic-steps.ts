@@ -91,10 +91,16 @@ export const recordAtomicExecution: Step = async (ctx) => ({
 export const recordAtomicSettlement: Step = async (ctx) => {
   const { feeTxHash, feeCollectedAt } = ctx.settlement;
   if (!feeTxHash) throw new Error(`atomic settlement ${ctx.settlement.id} is executing without its transaction hash`);
-  // the spec orders the timestamps; one transaction gives both, so the settlement's is the later by construction
-  const settledAt = new Date(Math.max(Date.now(), (feeCollectedAt?.getTime() ?? 0) + 1));
-  return { to: 'settled', data: { settlementTxHash: feeTxHash, settledAt, merchantPaid: true }, note: { tx_hash: feeTxHash, atomic: true } };
+  return { to: 'settled', data: { settlementTxHash: feeTxHash, settledAt: settledAfter(feeCollectedAt), merchantPaid: true }, note: { tx_hash: feeTxHash, atomic: true } };
 };
+
+/**
+ * The spec orders the timestamps; one transaction gives both the fee and the payment, so the settlement's is
+ * made the later by construction (even when this clock is behind the fee's time).
+ */
+function settledAfter(feeCollectedAt: Date | null): Date {
+  return new Date(Math.max(Date.now(), (feeCollectedAt?.getTime() ?? 0) + 1));
+}
 
 /** The settlement's item, given the fee's and its transfer's gas; a contract-wallet payer's goes alone. */
 async function itemOf(ctx: StepContext): Promise<{ item: ExecutorItem; alone: boolean }> {
@@ -148,8 +154,7 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
  */
 function settledByItem(ctx: StepContext, hash: string, taken: bigint | undefined, batchNote: Record<string, unknown>): StepResult {
   const feeCollectedAt = new Date();
-  // the spec orders the timestamps; one transaction gives both, so the settlement's is the later by construction
-  const settledAt = new Date(feeCollectedAt.getTime() + 1);
+  const settledAt = settledAfter(feeCollectedAt);
   // the executor took another fee than the settlement's own: its delegation changed (another FEE_AMOUNT) while
   // this batch was in flight. The money moved; the row records what was taken, so that what the merchant is
   // told is what the chain did, and the transition says so
