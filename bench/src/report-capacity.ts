@@ -38,8 +38,37 @@ export function capacitySection(r: CapacityResults): string[] {
     ...lines,
     '',
     ...targets,
-    `- Where missed, the cause measured: not the job slots any more (a settlement gives its slot up while its block comes) nor the chain (the settle transactions carry ${n(Math.max(...r.scenarios.map((c) => c.settlements / Math.max(1, c.settleTransactions))), 0)} settlements at most and fill a fraction of a block's gas), but the work per settlement on this 2-core machine: all processes together used ${r.scenarios.map((c) => n(Object.values(c.cores).reduce((a, b) => a + b, 0), 1)).join(', ')} cores in the rows above, anvil and Postgres the most. Fewer reads and statements per settlement (issue 27, items 2 and 3) are what is left.`,
+    ...capacityCause(r),
     ...interference(Math.max(0, ...r.scenarios.map((c) => c.cores.other ?? 0))),
     '',
+  ];
+}
+
+/** CPU of each process per settlement in one scenario, in ms: its cores over the run divided by the rate. */
+function cpuMsPerSettlement(c: CapacityScenario): { total: number; ours: number; node: number } {
+  const ms = (process: string) => ((c.cores[process] ?? 0) * 1000) / Math.max(c.settledPerSecond, 1e-9);
+  const ours = ['api', 'worker', 'worker2', 'postgres', 'redis'].reduce((sum, p) => sum + ms(p), 0);
+  const node = ms('anvil');
+  return { total: ours + node + ms('bench'), ours, node };
+}
+
+/**
+ * Why a rate target is missed, from the figures of the rows: the machine's cores divided by the CPU all
+ * processes spent per settlement is the rate this machine can reach at most, whatever the slots or blocks.
+ */
+function capacityCause(r: CapacityResults): string[] {
+  const cores = r.machine.cores;
+  const missed = r.scenarios.filter((c) => !capacityTargets(c).rate);
+  if (missed.length === 0) return [];
+  const perRow = missed.map((c) => {
+    const cpu = cpuMsPerSettlement(c);
+    return `${chain(c)} with ${c.workers} worker(s): ${n(cpu.total, 1)} ms (anvil ${n(cpu.node, 1)}, API + workers + Postgres + Redis ${n(cpu.ours, 1)}), so at most ${n((cores * 1000) / cpu.total, 0)}/s on ${cores} cores against ${n(c.settledPerSecond, 1)}/s measured`;
+  });
+  const best = Math.min(...missed.map((c) => cpuMsPerSettlement(c).ours));
+  const mostPerBatch = Math.max(...r.scenarios.map((c) => c.settlements / Math.max(1, c.settleTransactions)));
+  return [
+    `- Where missed, the cause measured: CPU per settlement on this ${cores}-core machine, not the job slots (a settlement gives its slot up while its block comes) nor the chain (the settle transactions carry ${n(mostPerBatch, 0)} settlements each on average at most, a fraction of a block\'s gas). Every process of the stack shares the ${cores} cores, and the CPU they spent per settlement (their cores over the run ÷ the rate) caps the rate:`,
+    ...perRow.map((line) => `  - ${line}.`),
+    `- 300 settled/s on ${cores} cores needs at most ${n((cores * 1000) / 300, 1)} ms of CPU per settlement in all. Anvil, the chain node (in production a provider's machine, not ours), takes a large share of it: each settlement's transfer is simulated and mined, and each run recovers the payer's signature (ecrecover). Without it, our own processes still spend ${n(best, 1)} ms per settlement at best, which caps one machine at ${n((cores * 1000) / best, 0)}/s: fewer statements and reads per settlement (issue 27, item 2), not more processes, are what is left.`,
   ];
 }

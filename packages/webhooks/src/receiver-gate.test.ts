@@ -43,6 +43,58 @@ describe('ReceiverGate', () => {
     expect(g.snapshot('a:443').active).toBe(2);
   });
 
+  describe('admit: a short line at a busy receiver', () => {
+    afterEach(() => jest.useRealTimers());
+
+    it('gives a freed place to the first in line, before any newcomer, and keeps the cap', async () => {
+      const { g } = gate();
+      const first = admitted(g.enter('a:443'));
+      admitted(g.enter('a:443'));
+      const order: string[] = [];
+      const w1 = g.admit('a:443', { waitMs: 60_000 }).then((a) => (order.push('w1'), a));
+      const w2 = g.admit('a:443', { waitMs: 60_000 }).then((a) => (order.push('w2'), a));
+      first.release('success');
+      // the place went to w1 at the release: a newcomer finds the receiver still at its cap
+      expect(g.enter('a:443')).toMatchObject({ admitted: false, reason: 'receiver_busy' });
+      const a1 = admitted(await w1);
+      expect(g.snapshot('a:443').active).toBe(2);
+      a1.release('success');
+      admitted(await w2);
+      expect(order).toEqual(['w1', 'w2']);
+      expect(g.snapshot('a:443').active).toBe(2);
+    });
+
+    it('steps aside as busy when no place frees within the wait, and leaves the line', async () => {
+      jest.useFakeTimers();
+      const { g } = gate();
+      const first = admitted(g.enter('a:443'));
+      admitted(g.enter('a:443'));
+      const waiting = g.admit('a:443', { waitMs: 100 });
+      jest.advanceTimersByTime(100);
+      await expect(waiting).resolves.toEqual({ admitted: false, reason: 'receiver_busy', retryAfterMs: 0 });
+      // it no longer holds a place in line: the freed place stays free for the next comer
+      first.release('success');
+      expect(g.snapshot('a:443').active).toBe(1);
+      admitted(g.enter('a:443'));
+    });
+
+    it('tells the line the breaker opened instead of sending into it', async () => {
+      const { g } = gate({ maxPerReceiver: 1, breakerFailures: 1 });
+      const first = admitted(g.enter('a:443'));
+      const waiting = g.admit('a:443', { waitMs: 60_000 });
+      first.release('failure');
+      await expect(waiting).resolves.toEqual({ admitted: false, reason: 'circuit_open', retryAfterMs: 30_000 });
+      expect(g.snapshot('a:443')).toMatchObject({ active: 0, breaker: 'open' });
+    });
+
+    it('does not wait when the receiver has a place, or when told not to', async () => {
+      const { g } = gate({ maxPerReceiver: 1 });
+      const first = admitted(await g.admit('a:443', { waitMs: 60_000 }));
+      await expect(g.admit('a:443')).resolves.toMatchObject({ admitted: false, reason: 'receiver_busy' });
+      first.release('success');
+    });
+  });
+
   it('opens after the threshold of consecutive failures, holds for the cool-down, then lets one probe through', () => {
     const { g, clock } = gate();
     for (let i = 0; i < 3; i++) admitted(g.enter('a:443')).release('failure');

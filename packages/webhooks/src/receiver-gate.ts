@@ -38,6 +38,14 @@ interface ReceiverState {
   openUntil: number;
   cooldownMs: number;
   probing: boolean;
+  /** deliveries waiting in line for a place, first come first served (see `admit`) */
+  waiting: Waiter[];
+}
+
+interface Waiter {
+  overdue: boolean;
+  timer: ReturnType<typeof setTimeout>;
+  resolve(admission: Admission): void;
 }
 
 /** Receivers remembered at most (strangers choose the URLs); clean ones are forgotten at once. */
@@ -86,8 +94,34 @@ export class ReceiverGate {
         state.active -= 1;
         if (probe) state.probing = false;
         this.settle(receiver, state, outcome);
+        this.wakeWaiting(receiver, state);
       },
     };
+  }
+
+  /**
+   * As `enter`, but a delivery that finds its receiver at the cap waits in line up to `waitMs` for a place
+   * to free up, instead of stepping aside at once. A receiver that answers in milliseconds frees a place
+   * every few milliseconds: a merchant's burst then flows at the receiver's pace, where stepping aside
+   * (a delayed job, back after 250 ms and more) let one receiver take a few dozen deliveries a second
+   * while the worker sat idle. The wait is short because a waiting delivery holds a worker slot: behind a
+   * receiver that hangs, a slot is lost for `waitMs` at most before the delivery steps aside as before.
+   */
+  admit(receiver: string, { overdue = false, waitMs = 0 }: { overdue?: boolean; waitMs?: number } = {}): Promise<Admission> {
+    const admission = this.enter(receiver, { overdue });
+    if (admission.admitted || admission.reason !== 'receiver_busy' || waitMs <= 0) return Promise.resolve(admission);
+    const state = this.stateOf(receiver);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        overdue,
+        resolve,
+        timer: setTimeout(() => {
+          state.waiting.splice(state.waiting.indexOf(waiter), 1);
+          resolve({ admitted: false, reason: 'receiver_busy', retryAfterMs: 0 });
+        }, waitMs),
+      };
+      state.waiting.push(waiter);
+    });
   }
 
   /** For metrics and tests: deliveries in flight to a receiver and its breaker. */
@@ -111,7 +145,21 @@ export class ReceiverGate {
         state.cooldownMs = Math.min(state.cooldownMs * 2, this.options.maxCooldownMs);
       }
     }
-    if (state.active === 0 && state.consecutiveFailures === 0 && state.openUntil === 0) this.receivers.delete(receiver);
+    if (state.active === 0 && state.consecutiveFailures === 0 && state.openUntil === 0 && state.waiting.length === 0) this.receivers.delete(receiver);
+  }
+
+  /**
+   * A place freed: the first in line takes it (synchronously, so no newcomer overtakes the line). If the
+   * breaker opened meanwhile, each waiting delivery is told so and steps aside, as a newcomer would be.
+   */
+  private wakeWaiting(receiver: string, state: ReceiverState): void {
+    while (state.waiting.length > 0) {
+      const admission = this.enter(receiver, { overdue: state.waiting[0].overdue });
+      if (!admission.admitted && admission.reason === 'receiver_busy') return;
+      const waiter = state.waiting.shift()!;
+      clearTimeout(waiter.timer);
+      waiter.resolve(admission);
+    }
   }
 
   /** Held by the breaker: come back after `waitMs`, spread by up to a second so held deliveries do not return together. */
@@ -123,7 +171,7 @@ export class ReceiverGate {
     let state = this.receivers.get(receiver);
     if (!state) {
       if (this.receivers.size >= MAX_RECEIVERS) this.evictOneIdle();
-      state = { active: 0, consecutiveFailures: 0, openUntil: 0, cooldownMs: this.options.breakerCooldownMs, probing: false };
+      state = { active: 0, consecutiveFailures: 0, openUntil: 0, cooldownMs: this.options.breakerCooldownMs, probing: false, waiting: [] };
       this.receivers.set(receiver, state);
     }
     return state;

@@ -9,6 +9,13 @@ import { PREVIOUS_SIGNATURE_HEADER, signWebhookPayload, standardWebhookSignature
 /** The spec: receivers must answer within 5 seconds. */
 export const WEBHOOK_TIMEOUT_MS = 5_000;
 
+/**
+ * How long a delivery waits in line for a place at a receiver that is at its cap before it steps aside
+ * (ReceiverGate.admit): long enough for a receiver answering in milliseconds to free many places, short
+ * enough that deliveries queued behind a hanging receiver give their worker slots back at once.
+ */
+export const RECEIVER_WAIT_MS = 100;
+
 /** The secrets that sign a merchant's events now: the current one first, then one in its grace period. */
 type MerchantSigningSecrets = (merchant: string) => Promise<string[]>;
 
@@ -21,6 +28,8 @@ export interface WebhookDeliveryOptions {
   timeoutMs?: number;
   /** per-receiver cap and circuit breaker; none: every delivery goes through */
   gate?: ReceiverGate;
+  /** how long a delivery waits for a place at a busy receiver before it is held (RECEIVER_WAIT_MS) */
+  receiverWaitMs?: number;
   /**
    * a delivery held by an open breaker for longer than this since its event last moved (created, attempted,
    * reopened) goes through anyway, within the cap: the schedule's longest delay by default
@@ -75,7 +84,9 @@ export class WebhookDelivery {
     }
     // the receiver's place is taken before anything else: a held delivery costs no secret read, no lookup, no socket
     const overdueInMs = event.updatedAt.getTime() + (this.options.maxHoldMs ?? Infinity) - Date.now();
-    const admission = this.options.gate?.enter(receiverOf(url), { overdue: overdueInMs < 0 }) ?? { admitted: true as const, release: () => undefined };
+    const admission = this.options.gate
+      ? await this.options.gate.admit(receiverOf(url), { overdue: overdueInMs < 0, waitMs: this.options.receiverWaitMs ?? RECEIVER_WAIT_MS })
+      : { admitted: true as const, release: () => undefined };
     if (!admission.admitted) {
       // never held past the moment it may go through anyway
       return { outcome: 'held', reason: admission.reason, retryAfterMs: Math.min(admission.retryAfterMs, Math.max(0, Math.ceil(overdueInMs)) + 1) };
