@@ -65,10 +65,22 @@ function capacityCause(r: CapacityResults): string[] {
     return `${chain(c)} with ${c.workers} worker(s): ${n(cpu.total, 1)} ms (anvil ${n(cpu.node, 1)}, API + workers + Postgres + Redis ${n(cpu.ours, 1)}), so at most ${n((cores * 1000) / cpu.total, 0)}/s on ${cores} cores against ${n(c.settledPerSecond, 1)}/s measured`;
   });
   const best = Math.min(...missed.map((c) => cpuMsPerSettlement(c).ours));
+  const nodeShare = Math.max(...missed.map((c) => cpuMsPerSettlement(c).node / cpuMsPerSettlement(c).total));
   const mostPerBatch = Math.max(...r.scenarios.map((c) => c.settlements / Math.max(1, c.settleTransactions)));
+  const blocky = missed.filter((c) => c.blockTimeSeconds !== null);
   return [
-    `- Where missed, the cause measured: CPU per settlement on this ${cores}-core machine, not the job slots (a settlement gives its slot up while its block comes) nor the chain (the settle transactions carry ${n(mostPerBatch, 0)} settlements each on average at most, a fraction of a block\'s gas). Every process of the stack shares the ${cores} cores, and the CPU they spent per settlement (their cores over the run ÷ the rate) caps the rate:`,
+    `- Where missed, the cause measured: CPU per settlement on this ${cores}-core machine, not the job slots (a settlement gives its slot up while its block comes) nor the chain (the settle transactions carry ${n(mostPerBatch, 0)} settlements each on average at most, a fraction of a block's gas). Every process of the stack shares the ${cores} cores, and the CPU they spent per settlement (their cores over the run ÷ the rate) caps the rate:`,
     ...perRow.map((line) => `  - ${line}.`),
-    `- 300 settled/s on ${cores} cores needs at most ${n((cores * 1000) / 300, 1)} ms of CPU per settlement in all. Anvil, the chain node (in production a provider's machine, not ours), takes a large share of it: each settlement's transfer is simulated and mined, and each run recovers the payer's signature (ecrecover). Without it, our own processes still spend ${n(best, 1)} ms per settlement at best, which caps one machine at ${n((cores * 1000) / best, 0)}/s: fewer statements and reads per settlement (issue 27, item 2), not more processes, are what is left.`,
+    ...(blocky.length
+      ? [
+          `- The block and latency targets follow from the rate: at its ceiling, ${n(r.settings.settlements)} settlements offered at once take at least ${blocky
+            .map((c) => {
+              const seconds = r.settings.settlements / ((cores * 1000) / cpuMsPerSettlement(c).total);
+              return `${n(seconds, 1)} s, ${Math.ceil(seconds / c.blockTimeSeconds!)} blocks (${chain(c)}, ${c.workers} worker(s))`;
+            })
+            .join('; ')}, where 3 blocks are the target, and the median settlement waits about half of that, not one block.`,
+        ]
+      : []),
+    `- 300 settled/s on ${cores} cores needs at most ${n((cores * 1000) / 300, 1)} ms of CPU per settlement in all. Anvil, the chain node (in production a provider's machine, not ours), took up to ${Math.round(nodeShare * 100)} % of it: it simulates each settlement's transfer before the fee and then mines it. Without it, our own processes still spend ${n(best, 1)} ms per settlement at best, which caps one machine at ${n((cores * 1000) / best, 0)}/s: fewer statements and reads per settlement (issue 27, item 2), not more processes, are what is left.`,
   ];
 }
