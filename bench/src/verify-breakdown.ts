@@ -133,6 +133,10 @@ function recordOf(payment: Payment) {
     validAfter: a.validAfter.toString(),
     validBefore: a.validBefore.toString(),
     signature: payment.signature,
+    mechanism: payment.mechanism.id,
+    scheme: payment.mechanism.scheme,
+    nonceSpace: network.tokenAddress,
+    payload: payment.mechanism.toStored(payment),
     request: payment.request as object,
   };
 }

@@ -57,6 +57,8 @@ async function raceVerified(cheapVerificationId: string, dear: PaymentBodies, vi
       amount: a.value,
       expectedAmount: a.value,
       signature: dear.signature,
+      // the dear authorization as the EIP-3009 mechanism stores it
+      payload: { authorization: { ...a, from: a.from.toLowerCase(), to: a.to.toLowerCase(), nonce: a.nonce.toLowerCase() }, signature: dear.signature.toLowerCase() },
       authorizationFingerprint: authorizationFingerprint(84532, stack.devnet.token.toLowerCase(), {
         from: a.from.toLowerCase(), to: a.to.toLowerCase(), value: BigInt(a.value), validAfter: BigInt(a.validAfter), validBefore: BigInt(a.validBefore), nonce: a.nonce.toLowerCase(),
       }),

@@ -1,4 +1,4 @@
-export type { MechanismNetwork, NonceIdentity, PaymentTerms, ParsedPayment, SignerRecovery, PaymentMechanism } from './mechanism';
+export type { MechanismNetwork, NonceIdentity, PaymentTerms, ParsedPayment, SignerRecovery, PaymentMechanism, StoredPayload } from './mechanism';
 export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, type ExactEip3009Payload } from './exact-eip3009';
 export { TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest, recoverAuthorizationSigner } from './exact-eip3009/eip712';

@@ -31,6 +31,9 @@ export interface PaymentTerms {
   nonce: NonceIdentity;
 }
 
+/** A stored payload: JSON of strings (numbers as decimal strings), as a jsonb column keeps it exactly. */
+export type StoredPayload = { [key: string]: string | StoredPayload };
+
 /** A payload read by its mechanism: its terms, the payload normalized, and the payer's signature. */
 export interface ParsedPayment<Payload> {
   terms: PaymentTerms;
@@ -56,6 +59,13 @@ export interface PaymentMechanism<Payload> {
    * naming the path (under `path`) of a field that is not what it must be.
    */
   parse(payload: unknown, path: string, network: MechanismNetwork): ParsedPayment<Payload>;
+  /**
+   * The payload as it is stored with the payment (JSON, numbers as decimal strings): what settlement reads
+   * back with `fromStored`, which gives the same payload.
+   */
+  toStored(payload: Payload): StoredPayload;
+  /** a stored payload read back (it was checked when it was stored) */
+  fromStored(stored: unknown): Payload;
   /** the digest the payer signed, under the EIP-712 domain separator of the contract that checks it */
   signedDigest(payload: Payload, domainSeparator: Uint8Array): Uint8Array;
   /** the signer of a digest as the checking contract recovers it, with its refusals */

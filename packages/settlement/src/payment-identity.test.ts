@@ -39,6 +39,18 @@ describe('SettlementRequests.start: payment identity', () => {
     expect(inserted[0].authorizationFingerprint).toBe(PAYMENT_FINGERPRINT);
   });
 
+  it("copies the verification's mechanism, scheme, nonce space and payload to the settlement; an older process's row gets the token as its space", async () => {
+    const verification = verificationFixture();
+    const { store, inserted } = storeWith();
+    await requestsOver(store).requests.start(verification, 'v1');
+    expect(inserted[0]).toMatchObject({ mechanism: 'exact/eip3009', scheme: 'exact', nonceSpace: verification.tokenAddress, payload: verification.payload });
+    expect(inserted[0].payload).toMatchObject({ authorization: { from: verification.payer, nonce: verification.nonce }, signature: verification.signature });
+
+    const older = storeWith();
+    await requestsOver(older.store).requests.start(verificationFixture({ nonceSpace: null, payload: null }), 'v1');
+    expect(older.inserted[0]).toMatchObject({ nonceSpace: verification.tokenAddress, payload: null });
+  });
+
   it('answers a repeat of the same authorization with its live settlement', async () => {
     const live = settlementFixture({ state: 'collect_fee' });
     const { requests } = requestsOver(storeWith(live).store);

@@ -77,6 +77,11 @@ export class SettlementRequests {
       amount: verification.amount!,
       nonce: verification.nonce!,
       authorizationFingerprint: fingerprint,
+      mechanism: verification.mechanism,
+      scheme: verification.scheme,
+      // a row an older process stored has no space of its own: an EIP-3009 nonce's is its token
+      nonceSpace: verification.nonceSpace ?? verification.tokenAddress!,
+      payload: (verification.payload as object | null) ?? null,
       feeAmount: this.feeAmount.toString(),
       metadata: (verification.metadata as object | null) ?? undefined,
     }).catch((err: unknown) => {

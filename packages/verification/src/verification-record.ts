@@ -41,6 +41,11 @@ export function verificationRecordOf(payment: Payment, failure?: { message: stri
     validBefore: authorization.validBefore.toString(),
     signature: failure ? null : payment.signature,
     authorizationFingerprint: payment.mechanism.fingerprint(payment, network),
+    mechanism: payment.mechanism.id,
+    scheme: payment.mechanism.scheme,
+    // an EIP-3009 nonce is recorded by the token (the mechanism's terms say so once verification reads them)
+    nonceSpace: network.tokenAddress,
+    payload: failure ? null : payment.mechanism.toStored(payment),
     request: failure ? null : storedRequest(payment.request),
     metadata: failure ? null : ((payment.metadata as object | undefined) ?? null),
     webhookUrl: payment.webhookUrl ?? null,

@@ -39,8 +39,8 @@ async function newSettlement(): Promise<string> {
   const verificationId = newId(IdPrefix.Verification);
   const settlementId = newId(IdPrefix.Settlement);
   const payment = { chainId: CHAIN, tokenAddress: USDC, payer: address(), merchant: address(), amount: '1000000', nonce: hex(32) };
-  await verifications.create({ id: verificationId, status: 'verified', protocolVersion: 2, surface: 'x402', network: 'eip155:8453', request: {}, ...payment });
-  await settlements.createOrGetForPayment({ id: settlementId, verificationId, paymentKey: `key:${settlementId}`, surface: 'x402', feeAmount: '1000', authorizationFingerprint: settlementId, ...payment });
+  await verifications.create({ id: verificationId, status: 'verified', mechanism: 'exact/eip3009', scheme: 'exact', protocolVersion: 2, surface: 'x402', network: 'eip155:8453', request: {}, ...payment });
+  await settlements.createOrGetForPayment({ id: settlementId, verificationId, mechanism: 'exact/eip3009', scheme: 'exact', nonceSpace: USDC, payload: null, paymentKey: `key:${settlementId}`, surface: 'x402', feeAmount: '1000', authorizationFingerprint: settlementId, ...payment });
   return settlementId;
 }
 

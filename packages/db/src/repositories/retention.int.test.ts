@@ -48,6 +48,8 @@ async function verification(opts: { ageDays: number; validBefore: bigint | strin
   await verifications.create({
     id,
     status: 'verified',
+    mechanism: 'exact/eip3009',
+    scheme: 'exact',
     protocolVersion: 2,
     surface: 'v1',
     chainId: 8453,

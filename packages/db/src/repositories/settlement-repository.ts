@@ -53,6 +53,12 @@ export interface NewSettlementRow {
   nonce: string;
   /** the fingerprint of the authorization this settlement executes (authorizationFingerprint) */
   authorizationFingerprint: string;
+  /** the payment's mechanism and scheme, the contract that records its nonce, and its stored payload, as on its verification */
+  mechanism: string;
+  scheme: string;
+  nonceSpace: string;
+  /** null only for a verification an older process stored during a rolling deploy (settlement rebuilds it from the columns) */
+  payload: object | null;
   feeAmount: string;
   metadata?: object | null;
 }
@@ -62,8 +68,8 @@ const CREATE_OR_GET = `
   WITH created AS (
     INSERT INTO settlements
       (id, verification_id, payment_key, surface, state, chain_id, token_address, payer, merchant, amount, nonce, fee_amount, metadata,
-       authorization_fingerprint, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, now(), now())
+       authorization_fingerprint, mechanism, scheme, nonce_space, payload, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16, $17::jsonb, now(), now())
     ON CONFLICT (payment_key) DO NOTHING
     RETURNING *
   ), history AS (
@@ -421,6 +427,7 @@ export class SettlementRepository {
     const values = [
       data.id, data.verificationId, data.paymentKey, data.surface, data.chainId, data.tokenAddress, data.payer, data.merchant,
       data.amount, data.nonce, data.feeAmount, data.metadata == null ? null : JSON.stringify(data.metadata), data.authorizationFingerprint,
+      data.mechanism, data.scheme, data.nonceSpace, data.payload == null ? null : JSON.stringify(data.payload),
     ];
     // An insert that lost to one committed after this statement began sees neither its own row nor the
     // winner's: it finds nothing, and the next attempt reads the winner.

@@ -3,7 +3,7 @@ import type { Verification } from '../generated/prisma/client';
 import { NONCE_CONSUMING_STATES } from './settlement-repository';
 import { fromColumns, valuesOf, VERIFICATION_COLUMNS, type NewVerificationRow } from './verification-row';
 
-const JSON_COLUMNS = new Set(['request', 'metadata', 'failure_details']);
+const JSON_COLUMNS = new Set(['request', 'metadata', 'failure_details', 'payload']);
 const ARRAY_TYPES: Record<string, string> = { status: 'text', protocol_version: 'int', chain_id: 'int', verify_ms: 'int' };
 
 // Every row of a batch in one statement: the columns arrive as arrays (one fixed prepared statement,

@@ -32,6 +32,8 @@ function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificati
   const row: NewVerificationRow = {
     id: newId(IdPrefix.Verification),
     status: 'verified',
+    mechanism: 'exact/eip3009',
+    scheme: 'exact',
     protocolVersion: 2,
     surface: 'x402',
     chainId: 8453,
@@ -51,7 +53,11 @@ function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificati
     verifyMs: 17,
     ...overrides,
   };
-  return { authorizationFingerprint: `fp:${row.nonce}`, ...row };
+  const payload = {
+    authorization: { from: row.payer, to: row.merchant, value: row.amount, validAfter: row.validAfter, validBefore: row.validBefore, nonce: row.nonce },
+    signature: row.signature,
+  };
+  return { authorizationFingerprint: `fp:${row.nonce}`, nonceSpace: USDC, payload, ...row };
 }
 
 /** A settlement of the payment `row` verified, in `state` (set directly: only the verification side is under test). */
@@ -102,6 +108,10 @@ describe('VerificationRepository', () => {
       validBefore: MAX_UINT256,
       signature: row.signature,
       authorizationFingerprint: row.authorizationFingerprint,
+      mechanism: 'exact/eip3009',
+      scheme: 'exact',
+      nonceSpace: USDC,
+      payload: row.payload,
       request: row.request,
       metadata: row.metadata,
       webhookUrl: 'https://merchant.example/hooks',
@@ -123,6 +133,8 @@ describe('VerificationRepository', () => {
     const row: NewVerificationRow = {
       id: newId(IdPrefix.Verification),
       status: 'rejected',
+      mechanism: 'exact/eip3009',
+      scheme: 'exact',
       protocolVersion: 1,
       surface: 'v1',
       chainId: 84532,
@@ -300,7 +312,7 @@ describe('VerificationRepository', () => {
       await expect(repo.reject('ver_' + '0'.repeat(32), 'no', {})).rejects.toThrow('no verification ver_00000000000000000000000000000000 to reject');
     });
 
-    it('keeps who, what and why, and drops the request, metadata and signature', async () => {
+    it('keeps who, what and why, and drops the request, metadata, signature and payload', async () => {
       const row = verifiedRow();
       const created = await repo.create(row);
       await sleep(5);
@@ -312,6 +324,7 @@ describe('VerificationRepository', () => {
         request: null,
         metadata: null,
         signature: null,
+        payload: null,
         failureMessage: 'insufficient balance',
         failureDetails: { balance: '0', needed: TWO_POW_255 },
         updatedAt: expect.any(Date),

@@ -13,7 +13,7 @@ export type { StoredVerification } from './verification-insert-batcher';
 // a rejected verification keeps who, what and why, not the bodies (see verificationRecordOf)
 const REJECT = `
   UPDATE verifications SET status = 'rejected', failure_message = $2, failure_details = $3::jsonb,
-         request = NULL, metadata = NULL, signature = NULL, updated_at = now()
+         request = NULL, metadata = NULL, signature = NULL, payload = NULL, updated_at = now()
   WHERE id = $1 RETURNING *`;
 
 // Retention walks (docs/decisions.md, "Retention"): pages oldest first after a cursor (created_at, id),

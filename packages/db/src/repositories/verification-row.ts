@@ -5,18 +5,20 @@ import { dateColumn } from './pg-query';
 export const VERIFICATION_COLUMNS = [
   'id', 'status', 'protocol_version', 'surface', 'chain_id', 'network', 'token_address', 'payer', 'merchant',
   'amount', 'expected_amount', 'nonce', 'valid_after', 'valid_before', 'signature', 'authorization_fingerprint', 'request', 'metadata',
-  'webhook_url', 'failure_message', 'failure_details', 'verify_ms',
+  'webhook_url', 'failure_message', 'failure_details', 'verify_ms', 'mechanism', 'scheme', 'nonce_space', 'payload',
 ] as const;
 
 type Stored = Omit<Verification, 'createdAt' | 'updatedAt'>;
-type Required = 'id' | 'status' | 'protocolVersion' | 'surface' | 'chainId' | 'network';
+type Required = 'id' | 'status' | 'protocolVersion' | 'surface' | 'chainId' | 'network' | 'mechanism' | 'scheme';
 
 /** A verification to store: the identity fields required, the rest optional (stored as NULL). */
-export type NewVerificationRow = Pick<Stored, Required> & { [K in Exclude<keyof Stored, Required>]?: Stored[K] | null | undefined } & {
+export type NewVerificationRow = Pick<Stored, Required> & { [K in Exclude<keyof Stored, Required | 'payload'>]?: Stored[K] | null | undefined } & {
   /** null for a rejected verification: only who, what and why are kept */
   request: object | null;
   metadata?: object | null;
   failureDetails?: object | null;
+  /** the mechanism's stored payload (PaymentMechanism.toStored); null for a rejected verification */
+  payload?: object | null;
 };
 
 export function valuesOf(row: NewVerificationRow): unknown[] {
@@ -25,7 +27,7 @@ export function valuesOf(row: NewVerificationRow): unknown[] {
     row.merchant ?? null, row.amount ?? null, row.expectedAmount ?? null, row.nonce ?? null, row.validAfter ?? null,
     row.validBefore ?? null, row.signature ?? null, row.authorizationFingerprint ?? null, row.request == null ? null : JSON.stringify(row.request), row.metadata == null ? null : JSON.stringify(row.metadata),
     row.webhookUrl ?? null, row.failureMessage ?? null, row.failureDetails == null ? null : JSON.stringify(row.failureDetails),
-    row.verifyMs ?? null,
+    row.verifyMs ?? null, row.mechanism, row.scheme, row.nonceSpace ?? null, row.payload == null ? null : JSON.stringify(row.payload),
   ];
 }
 
@@ -54,6 +56,10 @@ export function fromColumns(r: Record<string, unknown>): Verification {
     failureMessage: r.failure_message as string | null,
     failureDetails: r.failure_details as Verification['failureDetails'],
     verifyMs: (r.verify_ms as number | null) ?? null,
+    mechanism: (r.mechanism as string | undefined) ?? 'exact/eip3009',
+    scheme: (r.scheme as string | undefined) ?? 'exact',
+    nonceSpace: (r.nonce_space as string | null | undefined) ?? null,
+    payload: (r.payload as Verification['payload'] | undefined) ?? null,
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),
   };

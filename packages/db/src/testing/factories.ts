@@ -9,6 +9,11 @@ const PAYER = '0x1111111111111111111111111111111111111111';
 const MERCHANT = '0x2222222222222222222222222222222222222222';
 const NONCE = '0x' + 'ab'.repeat(32);
 const CREATED_AT = '2024-05-01T10:00:00.000Z';
+/** The payment above as the EIP-3009 mechanism stores it */
+const PAYLOAD = {
+  authorization: { from: PAYER, to: MERCHANT, value: '1000000', validAfter: '0', validBefore: '4102444800', nonce: NONCE },
+  signature: '0x' + 'a1'.repeat(32) + 'b2'.repeat(32) + '1b',
+};
 
 /** A verified payment of 1 USDC (6 decimals) from PAYER to MERCHANT; `overrides` set the rest. */
 export function verificationRow(overrides: Partial<Verification> = {}): Verification {
@@ -27,8 +32,12 @@ export function verificationRow(overrides: Partial<Verification> = {}): Verifica
     nonce: NONCE,
     validAfter: '0',
     validBefore: '4102444800',
-    signature: '0x' + 'a1'.repeat(32) + 'b2'.repeat(32) + '1b',
+    signature: PAYLOAD.signature,
     authorizationFingerprint: 'f1'.repeat(32),
+    mechanism: 'exact/eip3009',
+    scheme: 'exact',
+    nonceSpace: TOKEN,
+    payload: PAYLOAD,
     request: null,
     metadata: null,
     webhookUrl: null,
@@ -56,6 +65,10 @@ export function settlementRow(overrides: Partial<Settlement> = {}): Settlement {
     amount: '1000000',
     nonce: NONCE,
     authorizationFingerprint: 'f1'.repeat(32),
+    mechanism: 'exact/eip3009',
+    scheme: 'exact',
+    nonceSpace: TOKEN,
+    payload: PAYLOAD,
     feeAmount: '10000',
     feeTxHash: null,
     feeCollectedAt: null,

@@ -57,6 +57,19 @@ describe('exact through EIP-3009', () => {
     expect(exactEip3009.fingerprint(parsed.payload, network)).toBe(authorizationFingerprint(network.chainId, network.tokenAddress, parsed.payload.authorization));
   });
 
+  it('stores the payload as JSON of strings and reads it back unchanged, in the shape the migration backfills', async () => {
+    const { body } = await signed();
+    const parsed = exactEip3009.parse(body, '/payload', network);
+    const stored = exactEip3009.toStored(parsed.payload);
+    // through JSON, as a jsonb column keeps it: no bigint, nothing lost
+    const roundTrip = JSON.parse(JSON.stringify(stored));
+    expect(roundTrip).toEqual({
+      authorization: { ...body.authorization, from: body.authorization.from.toLowerCase(), to: body.authorization.to.toLowerCase(), nonce: body.authorization.nonce.toLowerCase() },
+      signature: body.signature.toLowerCase(),
+    });
+    expect(exactEip3009.fromStored(roundTrip)).toEqual(parsed.payload);
+  });
+
   it('claims an EIP-3009 payload, not a Permit2 one', async () => {
     const { body } = await signed();
     expect(exactEip3009.claims(body)).toBe(true);

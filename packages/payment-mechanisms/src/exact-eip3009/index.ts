@@ -31,6 +31,11 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
       signature: parsed.signature,
     };
   },
+  toStored: ({ authorization: a, signature }) => ({
+    authorization: { from: a.from, to: a.to, value: a.value.toString(), validAfter: a.validAfter.toString(), validBefore: a.validBefore.toString(), nonce: a.nonce },
+    signature,
+  }),
+  fromStored: (stored) => parseExactEip3009(stored, ''),
   signedDigest: (payload, separator) => transferAuthorizationDigest(separator, payload.authorization),
   recoverSigner: recoverAuthorizationSigner,
   fingerprint: (payload, network) => authorizationFingerprint(network.chainId, network.tokenAddress, payload.authorization),

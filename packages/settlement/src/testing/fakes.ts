@@ -233,12 +233,21 @@ const fixturePayment = {
   amount: AMOUNT.toString(),
   nonce: NONCE,
   authorizationFingerprint: PAYMENT_FINGERPRINT,
+  nonceSpace: TOKEN,
 };
+
+/** The EIP-3009 payload stored with a verification, as its columns say (a test that changes a column changes it too). */
+function storedPayloadOf(v: Verification): Verification['payload'] {
+  return {
+    authorization: { from: v.payer, to: v.merchant, value: v.amount, validAfter: v.validAfter, validBefore: v.validBefore, nonce: v.nonce },
+    signature: v.signature,
+  };
+}
 
 /** The fixtures' verified payment (PAYER to MERCHANT, valid for an hour from NOW); `overrides` change it. */
 export function verificationFixture(overrides: Partial<Verification> = {}): Verification {
   const at = new Date(NOW * 1000);
-  return verificationRow({
+  const row = verificationRow({
     ...fixturePayment,
     id: 'ver_1',
     network: 'eip155:84532',
@@ -250,6 +259,7 @@ export function verificationFixture(overrides: Partial<Verification> = {}): Veri
     updatedAt: at,
     ...overrides,
   });
+  return 'payload' in overrides ? row : { ...row, payload: storedPayloadOf(row) };
 }
 
 /** A pending settlement of the fixtures' payment, with its verification. */
@@ -269,7 +279,9 @@ export function settlementFixture(
     updatedAt: at,
     ...overrides,
   });
-  return { ...settlement, verification: verificationFixture(verification) };
+  const verified = verificationFixture(verification);
+  // a settlement carries its verification's payload unless the test says otherwise
+  return { ...settlement, ...('payload' in overrides ? {} : { payload: verified.payload }), verification: verified };
 }
 
 export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {
