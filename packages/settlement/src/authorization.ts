@@ -1,18 +1,56 @@
 import { tokenSignature } from '@facilitator/chain-rpc';
-import type { TransferAuthorization } from '@facilitator/core';
+import { EXACT_EIP3009, type TransferAuthorization } from '@facilitator/core';
+import { exactEip3009, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
 import type { SettlementWithVerification } from './step';
 
-/** The signed authorization a settlement executes, as stored at verification. */
-export function authorizationOf(settlement: SettlementWithVerification): TransferAuthorization {
+/**
+ * The payment a settlement executes: its own stored payload, read by its mechanism. A settlement started by
+ * an older process during a rolling deploy has none; its authorization is then rebuilt, as before, from its
+ * columns and its verification's validity and signature.
+ *
+ * The payload is what goes on chain; the columns are what the fee reservation, the accounting and the
+ * answers read. They were written together from one verification, and a row where they disagree is refused
+ * here, before anything is sent, rather than executing one payment while reporting another.
+ */
+function paymentOf(settlement: SettlementWithVerification): ExactEip3009Payload {
+  return settlement.payload == null ? fromColumns(settlement) : fromPayload(settlement);
+}
+
+function fromPayload(settlement: SettlementWithVerification): ExactEip3009Payload {
+  if (settlement.mechanism !== EXACT_EIP3009) {
+    throw new Error(`settlement ${settlement.id} is a payment of mechanism ${settlement.mechanism}, which this worker cannot execute`);
+  }
+  const payment = exactEip3009.fromStored(settlement.payload);
+  const a = payment.authorization;
+  const columns = { payer: settlement.payer, merchant: settlement.merchant, amount: settlement.amount, nonce: settlement.nonce };
+  const signed = { payer: a.from, merchant: a.to, amount: a.value.toString(), nonce: a.nonce };
+  for (const field of Object.keys(columns) as Array<keyof typeof columns>) {
+    if (columns[field].toLowerCase() !== signed[field]) {
+      throw new Error(`settlement ${settlement.id}: its stored payment's ${field} (${signed[field]}) is not its row's (${columns[field]})`);
+    }
+  }
+  return payment;
+}
+
+function fromColumns(settlement: SettlementWithVerification): ExactEip3009Payload {
   const v = settlement.verification;
+  if (!v.signature) throw new Error(`verification ${settlement.verificationId} has no signature`);
   return {
-    from: settlement.payer,
-    to: settlement.merchant,
-    value: BigInt(settlement.amount),
-    validAfter: BigInt(v.validAfter ?? '0'),
-    validBefore: BigInt(v.validBefore ?? '0'),
-    nonce: settlement.nonce,
+    authorization: {
+      from: settlement.payer,
+      to: settlement.merchant,
+      value: BigInt(settlement.amount),
+      validAfter: BigInt(v.validAfter ?? '0'),
+      validBefore: BigInt(v.validBefore ?? '0'),
+      nonce: settlement.nonce,
+    },
+    signature: v.signature,
   };
+}
+
+/** The signed authorization a settlement executes. */
+export function authorizationOf(settlement: SettlementWithVerification): TransferAuthorization {
+  return paymentOf(settlement).authorization;
 }
 
 /**
@@ -20,12 +58,10 @@ export function authorizationOf(settlement: SettlementWithVerification): Transfe
  * checks once deployed; the token knows nothing of ERC-6492.
  */
 export function signatureOf(settlement: SettlementWithVerification): string {
-  if (!settlement.verification.signature) throw new Error(`verification ${settlement.verificationId} has no signature`);
-  return tokenSignature(settlement.verification.signature);
+  return tokenSignature(paymentOf(settlement).signature);
 }
 
-/** The stored signature as the payer sent it (ERC-6492-wrapped or not). */
+/** The signature as the payer sent it (ERC-6492-wrapped or not). */
 export function rawSignatureOf(settlement: SettlementWithVerification): string {
-  if (!settlement.verification.signature) throw new Error(`verification ${settlement.verificationId} has no signature`);
-  return settlement.verification.signature;
+  return paymentOf(settlement).signature;
 }

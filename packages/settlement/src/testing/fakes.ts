@@ -280,8 +280,10 @@ export function settlementFixture(
     ...overrides,
   });
   const verified = verificationFixture(verification);
-  // a settlement carries its verification's payload unless the test says otherwise
-  return { ...settlement, ...('payload' in overrides ? {} : { payload: verified.payload }), verification: verified };
+  // the payment it executes, as the settle intake stores it: what its row pays, under its verification's
+  // validity and signature (a test that changes either changes it too), unless the test gives its own
+  const payload = storedPayloadOf({ ...verified, payer: settlement.payer, merchant: settlement.merchant, amount: settlement.amount, nonce: settlement.nonce });
+  return { ...settlement, ...('payload' in overrides ? {} : { payload }), verification: verified };
 }
 
 export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {
