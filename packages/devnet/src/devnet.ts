@@ -5,6 +5,7 @@ import { FIAT_TOKEN_ABI } from '@facilitator/chain-rpc';
 import { startAnvil, type AnvilOptions, type AnvilProcess } from './anvil-process';
 import { writeDevnetInfo, type DevnetInfo } from './devnet-info-file';
 import { serialSender } from './serial-sender';
+import { installPermit2 } from './permit2/install-permit2';
 import { confirmAll, currentFees, submitInOrder } from './signed-transactions';
 import { ANVIL_DEFAULT_MNEMONIC, devnetAccounts, mnemonicAccountCount, type DevnetAccounts } from './test-accounts';
 import { signTransferAuthorization, type AuthorizationFields, type SignedAuthorization } from './transfer-authorization';
@@ -79,7 +80,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   // No batching delay: setup is a chain of dependent calls, and ethers would hold each one for 10 ms.
   const provider = createProvider(anvil.rpcUrl, anvil.chainId, { batchStallTime: 0, pollingInterval: 100 });
   try {
-    const token = await deployAndFund(provider, accounts, options);
+    const token = await deployAndFund(provider, anvil.chainId, accounts, options);
     const devnet = assemble(anvil, provider, accounts, token, options);
     if (options.infoFile) writeDevnetInfo(options.infoFile, devnet.info);
     return devnet;
@@ -90,7 +91,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   }
 }
 
-async function deployAndFund(provider: JsonRpcProvider, accounts: DevnetAccounts, options: DevnetOptions): Promise<string> {
+async function deployAndFund(provider: JsonRpcProvider, chainId: number, accounts: DevnetAccounts, options: DevnetOptions): Promise<string> {
   const timeoutMs = options.receiptTimeoutMs ?? 30_000;
   const { deployer, merchant, payer, treasury } = accounts;
   const plan = planUsdcDeployment(deployer.address, 0, options.tokenName, options.tokenAddress);
@@ -109,6 +110,8 @@ async function deployAndFund(provider: JsonRpcProvider, accounts: DevnetAccounts
   ];
   const [fees] = await Promise.all([
     currentFees(provider),
+    // as on every chain the service settles on: x402's Permit2 payments sign for it at its canonical address
+    installPermit2(provider, chainId),
     setEthBalance(provider, merchant.address, options.merchantEth ?? parseEther('1')),
     options.payerEth ? setEthBalance(provider, payer.address, options.payerEth) : undefined,
   ]);

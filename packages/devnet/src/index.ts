@@ -6,3 +6,4 @@ export { writeDevnetInfo, readDevnetInfo, type DevnetInfo } from './devnet-info-
 export { mnemonicAccount, devnetAccounts, ANVIL_DEFAULT_MNEMONIC, type DevnetAccount } from './test-accounts';
 export { signTransferAuthorization, type AuthorizationFields } from './transfer-authorization';
 export { setUpDevnetExecutor } from './settlement-executor';
+export { PERMIT2_ADDRESS } from './permit2/install-permit2';
