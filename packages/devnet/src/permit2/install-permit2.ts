@@ -1,8 +1,13 @@
 import { AbiCoder, getAddress, id, keccak256, toBeHex, type JsonRpcProvider } from 'ethers';
 import { PERMIT2_ARTIFACT } from './permit2-artifact';
+import { X402_PROXIES_ARTIFACT } from './x402-proxies-artifact';
 
 /** Permit2's address on every chain it is deployed to (CREATE2, the same everywhere): where x402 clients sign for it. */
 export const PERMIT2_ADDRESS = getAddress('0x000000000022d473030f116ddee9f6b43ac78ba3');
+
+/** x402's Permit2 proxies, at the addresses @x402/evm signs for (CREATE2, the same on every chain). */
+export const X402_EXACT_PERMIT2_PROXY = getAddress('0x402085c248eea27d92e8b30b2c58ed07f9e20001');
+export const X402_UPTO_PERMIT2_PROXY = getAddress('0x4020a4f3b7b90cca423b9fabcc0ce57c6c240002');
 
 /** Permit2's EIP-712 domain separator on `chainId` at its canonical address (EIP712.sol: name "Permit2", no version). */
 export function permit2DomainSeparator(chainId: number): string {
@@ -29,8 +34,14 @@ export function permit2RuntimeCode(chainId: number): string {
   return '0x' + code.join('');
 }
 
-/** Places Permit2 at its canonical address on an anvil chain (anvil_setCode), as it is on every real chain. */
-export async function installPermit2(provider: JsonRpcProvider, chainId: number): Promise<string> {
-  await provider.send('anvil_setCode', [PERMIT2_ADDRESS, permit2RuntimeCode(chainId)]);
-  return PERMIT2_ADDRESS;
+/**
+ * Places Permit2 and x402's two Permit2 proxies (our test doubles of them, contracts/X402Permit2Proxies.sol)
+ * at their canonical addresses on an anvil chain (anvil_setCode), as they are on the chains x402 serves.
+ */
+export async function installPermit2(provider: JsonRpcProvider, chainId: number): Promise<void> {
+  await Promise.all([
+    provider.send('anvil_setCode', [PERMIT2_ADDRESS, permit2RuntimeCode(chainId)]),
+    provider.send('anvil_setCode', [X402_EXACT_PERMIT2_PROXY, X402_PROXIES_ARTIFACT.exact]),
+    provider.send('anvil_setCode', [X402_UPTO_PERMIT2_PROXY, X402_PROXIES_ARTIFACT.upto]),
+  ]);
 }
