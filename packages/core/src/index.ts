@@ -1,5 +1,6 @@
 export {
   EXACT_EIP3009,
+  EXACT_PERMIT2,
   type PaymentMechanismId,
   networkByChainId,
   networkByCaip2,

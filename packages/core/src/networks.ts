@@ -47,7 +47,9 @@ export interface GasCaps {
 
 /** `exact` through EIP-3009 `transferWithAuthorization`: the one mechanism every registry network has today. */
 export const EXACT_EIP3009 = 'exact/eip3009';
-export type PaymentMechanismId = typeof EXACT_EIP3009;
+/** `exact` through Permit2 and x402's exact proxy: registered, enabled on no network yet (docs/decisions.md). */
+export const EXACT_PERMIT2 = 'exact/permit2';
+export type PaymentMechanismId = typeof EXACT_EIP3009 | typeof EXACT_PERMIT2;
 
 /**
  * Measured on the real USDC (FiatTokenV2_2): transferFrom ~40k, transferWithAuthorization ~80-96k from an

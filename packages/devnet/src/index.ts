@@ -6,4 +6,3 @@ export { writeDevnetInfo, readDevnetInfo, type DevnetInfo } from './devnet-info-
 export { mnemonicAccount, devnetAccounts, ANVIL_DEFAULT_MNEMONIC, type DevnetAccount } from './test-accounts';
 export { signTransferAuthorization, type AuthorizationFields } from './transfer-authorization';
 export { setUpDevnetExecutor } from './settlement-executor';
-export { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from './permit2/install-permit2';

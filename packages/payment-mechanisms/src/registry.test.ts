@@ -1,5 +1,6 @@
-import { EXACT_EIP3009, NETWORKS } from '@facilitator/core';
+import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
+import { exactPermit2 } from './exact-permit2';
 import { knownSchemes, mechanismById, mechanismFor, schemesOf } from './registry';
 
 const payload = {
@@ -23,6 +24,15 @@ describe('mechanism registry', () => {
     expect(mechanismFor('upto', [EXACT_EIP3009], payload)).toBeUndefined();
     expect(mechanismFor('exact', [EXACT_EIP3009], { permit2Authorization: {}, signature: '0x' })).toBeUndefined();
     expect(mechanismFor('exact', [], payload)).toBeUndefined();
+    // Permit2's exact claims its own shape, never an EIP-3009 one, and never upto's (a witness with a facilitator)
+    const permit2 = { permit2Authorization: { witness: { to: '0x' + '22'.repeat(20), validAfter: '0' } }, signature: '0x' };
+    expect(mechanismFor('exact', [EXACT_EIP3009, EXACT_PERMIT2], permit2)).toBe(exactPermit2);
+    expect(mechanismFor('exact', [EXACT_EIP3009, EXACT_PERMIT2], payload)).toBe(exactEip3009);
+    expect(exactPermit2.claims({ permit2Authorization: { witness: { to: '0x', facilitator: '0x', validAfter: '0' } }, signature: '0x' })).toBe(false);
+  });
+
+  it('serves Permit2 on no network until settlement can execute it', () => {
+    for (const network of NETWORKS) expect(network.mechanisms).not.toContain(EXACT_PERMIT2);
   });
 
   it('names each scheme once', () => {

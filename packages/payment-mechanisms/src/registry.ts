@@ -1,5 +1,6 @@
-import type { PaymentMechanismId } from '@facilitator/core';
+import { EXACT_EIP3009, EXACT_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
+import { exactPermit2 } from './exact-permit2';
 import type { PaymentMechanism } from './mechanism';
 
 /**
@@ -7,7 +8,8 @@ import type { PaymentMechanism } from './mechanism';
  * (`NetworkInfo.mechanisms` in core): adding a mechanism is its folder plus one line here.
  */
 const MECHANISMS: { readonly [Id in PaymentMechanismId]: PaymentMechanism<unknown> } = {
-  [exactEip3009.id]: exactEip3009 as PaymentMechanism<unknown>,
+  [EXACT_EIP3009]: exactEip3009 as PaymentMechanism<unknown>,
+  [EXACT_PERMIT2]: exactPermit2 as PaymentMechanism<unknown>,
 };
 
 export function mechanismById(id: PaymentMechanismId): PaymentMechanism<unknown> {

@@ -1,7 +1,9 @@
 import { compilePermit2, PERMIT2_SOLC_VERSION } from '../testing/compile-permit2';
 import { compileX402Proxies, PROXIES_SOLC_VERSION } from '../testing/compile-x402-proxies';
 import { X402_PROXIES_ARTIFACT } from './x402-proxies-artifact';
-import { permit2DomainSeparator, permit2RuntimeCode, PERMIT2_ADDRESS } from './install-permit2';
+import { bytesToHex } from '@facilitator/core';
+import { permit2DomainSeparator } from '@facilitator/payment-mechanisms';
+import { permit2RuntimeCode } from './install-permit2';
 import { PERMIT2_ARTIFACT } from './permit2-artifact';
 
 describe('the committed test doubles of the x402 proxies', () => {
@@ -20,10 +22,9 @@ describe('the committed Permit2 code', () => {
     const code = permit2RuntimeCode(8453);
     const at = ({ start, length }: { start: number; length: number }) => '0x' + code.slice(2 + start * 2, 2 + (start + length) * 2);
     expect(PERMIT2_ARTIFACT.immutables.cachedChainId.map(at)).toEqual(['0x' + (8453).toString(16).padStart(64, '0')]);
-    expect(PERMIT2_ARTIFACT.immutables.cachedDomainSeparator.map(at)).toEqual([permit2DomainSeparator(8453)]);
+    expect(PERMIT2_ARTIFACT.immutables.cachedDomainSeparator.map(at)).toEqual([bytesToHex(permit2DomainSeparator(8453))]);
     // nothing else changed, and the separator depends on the chain
     expect(code.length).toBe(PERMIT2_ARTIFACT.deployedBytecode.length);
-    expect(permit2DomainSeparator(84532)).not.toBe(permit2DomainSeparator(8453));
-    expect(PERMIT2_ADDRESS).toBe('0x000000000022D473030F116dDEE9F6B43aC78BA3');
+    expect(bytesToHex(permit2DomainSeparator(84532))).not.toBe(bytesToHex(permit2DomainSeparator(8453)));
   });
 });

@@ -3,7 +3,8 @@
 // x402 proxies' test doubles accept what @x402/evm's clients sign and enforce what the scheme specs say.
 import { Contract, parseEther, Wallet } from 'ethers';
 import { startDevnet, type Devnet } from '../devnet';
-import { permit2DomainSeparator, PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from './install-permit2';
+import { bytesToHex } from '@facilitator/core';
+import { exactPermit2, permit2DomainSeparator, PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 
 const PERMIT2_ABI = [
   'function DOMAIN_SEPARATOR() view returns (bytes32)',
@@ -49,7 +50,7 @@ async function signed(nonce: bigint, amount: bigint, spender: string, chainId = 
 
 it('sits at its canonical address with that address\'s domain separator for this chain', async () => {
   expect(await devnet.provider.getCode(PERMIT2_ADDRESS)).not.toBe('0x');
-  expect(await permit2.DOMAIN_SEPARATOR()).toBe(permit2DomainSeparator(devnet.chainId));
+  expect(await permit2.DOMAIN_SEPARATOR()).toBe(bytesToHex(permit2DomainSeparator(devnet.chainId)));
 });
 
 it('moves a signed transfer once, marks its nonce, and refuses a replay and a signature for another chain', async () => {
@@ -110,9 +111,13 @@ describe("x402's Permit2 proxies at their canonical addresses", () => {
 
     // a facilitator that names another recipient has no signature for it
     await expect(proxy.settle.staticCall(permit, owner, { ...witness, to: relayer.address }, signature)).rejects.toMatchObject({ revert: { name: 'InvalidSigner' } });
+    // the facilitator's own reading of the payload x402 would carry recovers the payer the chain accepts
+    const body = { permit2Authorization: { from: owner, permitted: { token: devnet.token, amount: '20000' }, spender: X402_EXACT_PERMIT2_PROXY, nonce: '901', deadline: '4102444800', witness: { to: recipient, validAfter: '0' } }, signature };
+    const parsed = exactPermit2.parse(body, '/payload', { chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase() });
+    expect(exactPermit2.recoverSigner(exactPermit2.signedDigest(parsed.payload, permit2DomainSeparator(devnet.chainId)), parsed.signature)).toEqual({ ok: true, address: owner.toLowerCase() });
     const receipt = await (await proxy.settle(permit, owner, witness, signature)).wait();
     expect(await devnet.balanceOf(recipient)).toBe(20_000n);
-    expect(receipt!.logs.some((log: { address: string; topics: readonly string[] }) => log.address === X402_EXACT_PERMIT2_PROXY && log.topics[0] === proxy.interface.getEvent('Settled')!.topicHash)).toBe(true);
+    expect(receipt!.logs.some((log: { address: string; topics: readonly string[] }) => log.address.toLowerCase() === X402_EXACT_PERMIT2_PROXY && log.topics[0] === proxy.interface.getEvent('Settled')!.topicHash)).toBe(true);
 
     const later = await witnessSigned(X402_EXACT_PERMIT2_PROXY, permit2WitnessTypes, { to: recipient, validAfter: 4_000_000_000n }, 902n, 20_000n);
     await expect(proxy.settle.staticCall(later.permit, owner, { to: recipient, validAfter: 4_000_000_000n }, later.signature)).rejects.toMatchObject({ revert: { name: 'PaymentTooEarly' } });

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { EXACT_PERMIT2 } from '@facilitator/core';
+import type { PaymentMechanism } from '../mechanism';
+import { PERMIT2_ADDRESS } from '../permit2/addresses';
+import { permitWitnessDigest, recoverPermit2Signer, structHash } from '../permit2/eip712';
+import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
+
+/** The exact proxy's witness: the recipient and the first second the payment may move. */
+const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
+
+/**
+ * `exact` through Permit2 (`extra.assetTransferMethod: "permit2"`): the payer signs, under Permit2's domain,
+ * a transfer of an exact amount of a token that x402's exact proxy may move, with a witness binding the
+ * recipient and a start time; Permit2 consumes an unordered nonce of the payer's, shared by every token and
+ * every spender. The payer has approved Permit2 for the token once (or sends an EIP-2612 permit for it).
+ *
+ * Not yet enabled on any network: verification and settlement still read EIP-3009 only, and a payment
+ * must never verify that the engine cannot settle.
+ */
+export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
+  id: EXACT_PERMIT2,
+  scheme: 'exact',
+  claims: isExactPermit2Payload,
+  parse(payload, path) {
+    const p = parseExactPermit2(payload, path);
+    return {
+      terms: {
+        mechanism: EXACT_PERMIT2,
+        scheme: 'exact',
+        payer: p.from,
+        payee: p.to,
+        amount: p.amount,
+        // terms are usable when validAfter < now < validBefore: the proxy moves it from validAfter on, and
+        // Permit2 until its deadline included
+        validAfter: p.validAfter > 0n ? p.validAfter - 1n : 0n,
+        validBefore: p.deadline + 1n,
+        nonce: { space: PERMIT2_ADDRESS, payer: p.from, value: '0x' + p.nonce.toString(16).padStart(64, '0') },
+      },
+      payload: p,
+      signature: p.signature,
+    };
+  },
+  toStored: (p) => ({
+    permit2Authorization: {
+      from: p.from,
+      permitted: { token: p.token, amount: p.amount.toString() },
+      spender: p.spender,
+      nonce: p.nonce.toString(),
+      deadline: p.deadline.toString(),
+      witness: { to: p.to, validAfter: p.validAfter.toString() },
+    },
+    signature: p.signature,
+  }),
+  fromStored: (stored) => parseExactPermit2(stored, ''),
+  signedDigest: (p, separator) =>
+    permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
+  recoverSigner: recoverPermit2Signer,
+  fingerprint(p, network) {
+    // prefixed with the mechanism: an EIP-3009 payment's fingerprint can never equal a Permit2 one's
+    const text = [EXACT_PERMIT2, network.chainId, PERMIT2_ADDRESS, p.from, p.token, p.amount, p.spender, p.nonce, p.deadline, p.to, p.validAfter]
+      .map(String)
+      .join(':')
+      .toLowerCase();
+    return createHash('sha256').update(text, 'utf8').digest('hex');
+  },
+  describe: () => ({ scheme: 'exact' }),
+};
+
+export { type ExactPermit2Payload } from './parse';
