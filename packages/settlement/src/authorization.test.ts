@@ -37,6 +37,11 @@ describe('the payment a settlement executes', () => {
     expect(() => signatureOf(settlement)).toThrow(`its stored payment's ${field}`);
   });
 
+  it('is refused when its verification was rejected after the settlement copied it', () => {
+    const settlement = settlementFixture({}, { status: 'rejected' });
+    expect(() => authorizationOf(settlement)).toThrow('was rejected; its payment is not executed');
+  });
+
   it('is refused for a mechanism this worker cannot execute', () => {
     const settlement = settlementFixture({ mechanism: 'exact/permit2', payload: { permit2Authorization: {} } });
     expect(() => authorizationOf(settlement)).toThrow('mechanism exact/permit2, which this worker cannot execute');

@@ -13,6 +13,11 @@ import type { SettlementWithVerification } from './step';
  * here, before anything is sent, rather than executing one payment while reporting another.
  */
 function paymentOf(settlement: SettlementWithVerification): ExactEip3009Payload {
+  // a verify that found the nonce held rejects its row right after storing it; a settle that raced into
+  // that moment copied the payload, but what the verify answered was "invalid" (see preflight)
+  if (settlement.verification.status !== 'verified') {
+    throw new Error(`settlement ${settlement.id}: its verification ${settlement.verificationId} was rejected; its payment is not executed`);
+  }
   return settlement.payload == null ? fromColumns(settlement) : fromPayload(settlement);
 }
 

@@ -87,6 +87,41 @@ describe('ReceiverGate', () => {
       expect(g.snapshot('a:443')).toMatchObject({ active: 0, breaker: 'open' });
     });
 
+    it('keeps the line as long as the cap: a receiver holds at most twice its cap of slots, the rest step aside at once', async () => {
+      jest.useFakeTimers();
+      const { g } = gate();
+      admitted(g.enter('a:443'));
+      admitted(g.enter('a:443'));
+      const line = [g.admit('a:443', { waitMs: 100 }), g.admit('a:443', { waitMs: 100 })];
+      let beyondSettled = false;
+      const beyond = g.admit('a:443', { waitMs: 100 }).then((a) => ((beyondSettled = true), a));
+      await Promise.resolve();
+      // answered before any time passed: it did not join the line
+      expect(beyondSettled).toBe(true);
+      await expect(beyond).resolves.toMatchObject({ admitted: false, reason: 'receiver_busy' });
+      jest.advanceTimersByTime(100);
+      await expect(Promise.all(line)).resolves.toEqual([
+        { admitted: false, reason: 'receiver_busy', retryAfterMs: 0 },
+        { admitted: false, reason: 'receiver_busy', retryAfterMs: 0 },
+      ]);
+    });
+
+    it('sends away the whole line when the breaker opens, also behind overdue deliveries still waiting for a place', async () => {
+      const { g } = gate({ maxPerReceiver: 3, breakerFailures: 1 });
+      const failing = admitted(g.enter('a:443'));
+      const others = [admitted(g.enter('a:443')), admitted(g.enter('a:443'))];
+      const overdue = [g.admit('a:443', { overdue: true, waitMs: 60_000 }), g.admit('a:443', { overdue: true, waitMs: 60_000 })];
+      const held = g.admit('a:443', { waitMs: 60_000 });
+      // the failure opens the breaker; its place goes to the first overdue delivery (it may pass an open
+      // breaker), the second keeps waiting for a place, and the one behind it is told the breaker is open
+      failing.release('failure');
+      const first = admitted(await overdue[0]);
+      await expect(held).resolves.toEqual({ admitted: false, reason: 'circuit_open', retryAfterMs: 30_000 });
+      first.release('neutral');
+      admitted(await overdue[1]).release('neutral');
+      for (const o of others) o.release('neutral');
+    });
+
     it('does not wait when the receiver has a place, or when told not to', async () => {
       const { g } = gate({ maxPerReceiver: 1 });
       const first = admitted(await g.admit('a:443', { waitMs: 60_000 }));

@@ -104,13 +104,16 @@ export class ReceiverGate {
    * to free up, instead of stepping aside at once. A receiver that answers in milliseconds frees a place
    * every few milliseconds: a merchant's burst then flows at the receiver's pace, where stepping aside
    * (a delayed job, back after 250 ms and more) let one receiver take a few dozen deliveries a second
-   * while the worker sat idle. The wait is short because a waiting delivery holds a worker slot: behind a
-   * receiver that hangs, a slot is lost for `waitMs` at most before the delivery steps aside as before.
+   * while the worker sat idle. A waiting delivery holds a worker slot, so the line is as long as the cap
+   * at most (a receiver holds at most twice its cap of the process's slots, in flight and in line) and the
+   * wait is short: behind a receiver that answers slowly or hangs, a slot in line is given back within
+   * `waitMs`, and the deliveries beyond the line step aside at once, as before.
    */
   admit(receiver: string, { overdue = false, waitMs = 0 }: { overdue?: boolean; waitMs?: number } = {}): Promise<Admission> {
     const admission = this.enter(receiver, { overdue });
     if (admission.admitted || admission.reason !== 'receiver_busy' || waitMs <= 0) return Promise.resolve(admission);
     const state = this.stateOf(receiver);
+    if (state.waiting.length >= this.options.maxPerReceiver) return Promise.resolve(admission);
     return new Promise((resolve) => {
       const waiter: Waiter = {
         overdue,
@@ -150,13 +153,17 @@ export class ReceiverGate {
 
   /**
    * A place freed: the first in line takes it (synchronously, so no newcomer overtakes the line). If the
-   * breaker opened meanwhile, each waiting delivery is told so and steps aside, as a newcomer would be.
+   * breaker opened meanwhile, every waiting delivery it holds is told so and steps aside, as a newcomer
+   * would be, even behind an overdue one that is still waiting for a place.
    */
   private wakeWaiting(receiver: string, state: ReceiverState): void {
-    while (state.waiting.length > 0) {
-      const admission = this.enter(receiver, { overdue: state.waiting[0].overdue });
-      if (!admission.admitted && admission.reason === 'receiver_busy') return;
-      const waiter = state.waiting.shift()!;
+    for (let i = 0; i < state.waiting.length; ) {
+      const admission = this.enter(receiver, { overdue: state.waiting[i].overdue });
+      if (!admission.admitted && admission.reason === 'receiver_busy') {
+        i += 1;
+        continue;
+      }
+      const [waiter] = state.waiting.splice(i, 1);
       clearTimeout(waiter.timer);
       waiter.resolve(admission);
     }

@@ -20,10 +20,14 @@ ALTER TABLE "settlements"
   ADD COLUMN "payload" JSONB;
 
 -- An EIP-3009 nonce belongs to (token, payer). A verified row's payload is its authorization as the payer
--- signed it (a verified row's merchant is its recipient); a rejected one keeps no signature, so no payload.
+-- signed it (a verified row's merchant is its recipient); a rejected one keeps no signature, so no payload,
+-- and a row missing any field of its authorization gets none either (settlement then reads the columns,
+-- as it did before, rather than a payload it cannot read).
 UPDATE "verifications"
    SET "nonce_space" = "token_address",
-       "payload" = CASE WHEN "status" = 'verified' AND "signature" IS NOT NULL THEN jsonb_build_object(
+       "payload" = CASE WHEN "status" = 'verified' AND "signature" IS NOT NULL AND "payer" IS NOT NULL AND "merchant" IS NOT NULL
+                         AND "amount" IS NOT NULL AND "valid_after" IS NOT NULL AND "valid_before" IS NOT NULL AND "nonce" IS NOT NULL
+                    THEN jsonb_build_object(
          'authorization', jsonb_build_object('from', "payer", 'to', "merchant", 'value', "amount",
            'validAfter', "valid_after", 'validBefore', "valid_before", 'nonce', "nonce"),
          'signature', "signature") END

@@ -46,7 +46,8 @@ it('backfills rows stored before it: the payload of a verified row is its author
     INSERT INTO verifications (id, status, protocol_version, surface, chain_id, network, token_address, payer, merchant, amount,
                                expected_amount, nonce, valid_after, valid_before, signature, created_at, updated_at)
     VALUES ('ver_ok', 'verified', 1, ${common}, '${SIGNATURE}', now(), now()),
-           ('ver_no', 'rejected', 1, ${common}, NULL, now(), now())`);
+           ('ver_no', 'rejected', 1, ${common}, NULL, now(), now()),
+           ('ver_partial', 'verified', 1, 'v1', 84532, 'eip155:84532', '${TOKEN}', '${PAYER}', '${MERCHANT}', '10000', '10000', '${NONCE}', NULL, NULL, '${SIGNATURE}', now(), now())`);
   const paymentKey = `84532:${TOKEN}:${PAYER}:${NONCE}`;
   await client.query(`
     INSERT INTO settlements (id, verification_id, payment_key, surface, state, chain_id, token_address, payer, merchant, amount, nonce,
@@ -56,6 +57,7 @@ it('backfills rows stored before it: the payload of a verified row is its author
   expect(await applyMigrations(db.url)).toEqual([MIGRATION, ...(await migrationsAfter(MIGRATION))]);
 
   const { rows: verifications } = await client.query('SELECT id, mechanism, scheme, nonce_space, payload FROM verifications ORDER BY id');
+  const ok = verifications.find((v) => v.id === 'ver_ok');
   expect(verifications).toEqual([
     { id: 'ver_no', mechanism: 'exact/eip3009', scheme: 'exact', nonce_space: TOKEN, payload: null },
     {
@@ -65,9 +67,11 @@ it('backfills rows stored before it: the payload of a verified row is its author
       nonce_space: TOKEN,
       payload: { authorization: { from: PAYER, to: MERCHANT, value: '10000', validAfter: '0', validBefore: '4102444800', nonce: NONCE }, signature: SIGNATURE },
     },
+    // a verified row without its validity gets no payload it could not be read from
+    { id: 'ver_partial', mechanism: 'exact/eip3009', scheme: 'exact', nonce_space: TOKEN, payload: null },
   ]);
   const { rows: settlements } = await client.query('SELECT mechanism, scheme, nonce_space, payload, payment_key FROM settlements');
-  expect(settlements).toEqual([{ mechanism: 'exact/eip3009', scheme: 'exact', nonce_space: TOKEN, payload: verifications[1].payload, payment_key: paymentKey }]);
+  expect(settlements).toEqual([{ mechanism: 'exact/eip3009', scheme: 'exact', nonce_space: TOKEN, payload: ok.payload, payment_key: paymentKey }]);
 });
 
 it('gives rows an older process writes (a rolling deploy) the EIP-3009 mechanism and scheme', async () => {

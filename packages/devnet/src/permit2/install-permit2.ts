@@ -28,9 +28,13 @@ export function permit2RuntimeCode(chainId: number): string {
  * at their canonical addresses on an anvil chain (anvil_setCode), as they are on the chains x402 serves.
  */
 export async function installPermit2(provider: JsonRpcProvider, chainId: number): Promise<void> {
+  // the proxies' reentrancy status word starts at 1 ("not entered"), as their constructor leaves it
+  const notEntered = toBeHex(1, 32);
   await Promise.all([
     provider.send('anvil_setCode', [PERMIT2_ADDRESS, permit2RuntimeCode(chainId)]),
     provider.send('anvil_setCode', [X402_EXACT_PERMIT2_PROXY, X402_PROXIES_ARTIFACT.exact]),
     provider.send('anvil_setCode', [X402_UPTO_PERMIT2_PROXY, X402_PROXIES_ARTIFACT.upto]),
+    provider.send('anvil_setStorageAt', [X402_EXACT_PERMIT2_PROXY, toBeHex(0, 32), notEntered]),
+    provider.send('anvil_setStorageAt', [X402_UPTO_PERMIT2_PROXY, toBeHex(0, 32), notEntered]),
   ]);
 }

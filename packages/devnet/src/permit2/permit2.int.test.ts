@@ -89,6 +89,7 @@ describe("x402's Permit2 proxies at their canonical addresses", () => {
     'event Settled()',
     'error AmountExceedsPermitted()',
     'error UnauthorizedFacilitator()',
+    'error InvalidAmount()',
     'error InvalidSigner()',
     'error InvalidNonce()',
   ];
@@ -133,8 +134,12 @@ describe("x402's Permit2 proxies at their canonical addresses", () => {
     const asFacilitator = new Contract(X402_UPTO_PERMIT2_PROXY, UPTO_ABI, facilitator);
 
     await expect((asFacilitator.connect(stranger) as Contract).settle.staticCall(permit, 30_000n, owner, witness, signature)).rejects.toMatchObject({ revert: { name: 'UnauthorizedFacilitator' } });
+    // the deployed proxy's order: the amount bound before the sender; nothing for a zero amount
+    await expect((asFacilitator.connect(stranger) as Contract).settle.staticCall(permit, 50_001n, owner, witness, signature)).rejects.toMatchObject({ revert: { name: 'AmountExceedsPermitted' } });
+    await expect(asFacilitator.settle.staticCall(permit, 0n, owner, witness, signature)).rejects.toMatchObject({ revert: { name: 'InvalidAmount' } });
     await expect(asFacilitator.settle.staticCall(permit, 50_001n, owner, witness, signature)).rejects.toMatchObject({ revert: { name: 'AmountExceedsPermitted' } });
     await (await asFacilitator.settle(permit, 30_000n, owner, witness, signature)).wait();
+    expect(await devnet.provider.getStorage(X402_UPTO_PERMIT2_PROXY, 0)).toBe('0x' + '1'.padStart(64, '0'));
     expect(await devnet.balanceOf(recipient)).toBe(30_000n);
     // the nonce is spent: the rest of the maximum cannot be taken later with the same signature
     await expect(asFacilitator.settle.staticCall(permit, 20_000n, owner, witness, signature)).rejects.toMatchObject({ revert: { name: 'InvalidNonce' } });

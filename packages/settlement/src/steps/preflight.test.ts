@@ -1,6 +1,6 @@
 import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain-rpc';
 import { isWait, SettlementWaitReason } from '../waiting';
-import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, stepHarness } from '../testing/fakes';
+import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, settlementFixture, stepHarness } from '../testing/fakes';
 import { preflight, transferGasCap } from './preflight';
 
 // The pre-flight simulates the transfer as it will be sent (issue 22): what it asks the chain, and what it
@@ -16,6 +16,15 @@ function simulating(answer: (from: string) => Promise<{ gas: bigint } | { revert
   };
   return { h, asked };
 }
+
+describe('preflight of a settlement whose verification was rejected after it was copied', () => {
+  it('fails before asking the chain anything or sending anything', async () => {
+    const h = stepHarness(settlementFixture({}, { status: 'rejected' }));
+    expect(await preflight(h.ctx)).toMatchObject({ to: 'failed', data: { errorDetails: { reason: 'the verification of this payment was rejected' } } });
+    expect(h.log).toEqual([]);
+    expect(h.transactions.sent).toEqual([]);
+  });
+});
 
 describe('preflight simulates the transfer as it will be sent', () => {
   it('with the fee fields capped as signing caps them, and the gas cap of the payer kind (with its calldata) as its gas limit', async () => {

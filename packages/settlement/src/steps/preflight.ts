@@ -18,6 +18,11 @@ import { planWalletDeployment } from './deploy-wallet';
  * simulation does not finish in time is refused too; for an ordinary key that is the node's slowness.
  */
 export const preflight: Step = async (ctx) => {
+  // a verify rejects its row after storing it when it finds the nonce held by another verified payment; a
+  // settle that found the row in that instant must not execute what the verify answered was invalid
+  if (ctx.settlement.verification.status !== 'verified') {
+    return failed(settlementDoomed('the verification of this payment was rejected', { verification_id: ctx.settlement.verificationId }), true);
+  }
   const auth = authorizationOf(ctx.settlement);
   if (!authorizationStillValid(ctx)) {
     return failed(
