@@ -87,23 +87,66 @@ describe('ReceiverGate', () => {
       expect(g.snapshot('a:443')).toMatchObject({ active: 0, breaker: 'open' });
     });
 
-    it('keeps the line as long as the cap: a receiver holds at most twice its cap of slots, the rest step aside at once', async () => {
+    it('lets a delivery wait only if it can expect a place within the wait, at the pace the receiver frees them', async () => {
       jest.useFakeTimers();
-      const { g } = gate();
-      admitted(g.enter('a:443'));
-      admitted(g.enter('a:443'));
-      const line = [g.admit('a:443', { waitMs: 100 }), g.admit('a:443', { waitMs: 100 })];
-      let beyondSettled = false;
-      const beyond = g.admit('a:443', { waitMs: 100 }).then((a) => ((beyondSettled = true), a));
-      await Promise.resolve();
-      // answered before any time passed: it did not join the line
-      expect(beyondSettled).toBe(true);
-      await expect(beyond).resolves.toMatchObject({ admitted: false, reason: 'receiver_busy' });
+      const { g, clock } = gate();
+      const lineOf = async (count: number) => {
+        let joined = 0;
+        const answers = Array.from({ length: count }, () => {
+          let answered = false;
+          const p = g.admit('a:443', { waitMs: 100 }).then((a) => ((answered = true), a));
+          return { p, answered: () => answered };
+        });
+        await Promise.resolve();
+        joined = answers.filter((a) => !a.answered()).length;
+        jest.advanceTimersByTime(100);
+        await Promise.all(answers.map((a) => a.p));
+        return joined;
+      };
+      // deliveries overlapping in pairs, one ending every `ms` (so each takes 2 × ms): the receiver never goes
+      // idle (an idle receiver is forgotten, its pace too)
+      let current = admitted(g.enter('a:443'));
+      const deliverOne = (ms: number) => {
+        const next = admitted(g.enter('a:443'));
+        clock.now += ms;
+        current.release('success');
+        current = next;
+      };
+
+      const second = admitted(g.enter('a:443'));
+      // before any delivery ended: a line of the cap (2)
+      expect(await lineOf(5)).toBe(2);
+      second.release('success');
+      // deliveries that take 8 ms: with the cap of 2, a place frees every 4 ms, so 25 can expect one within 100 ms
+      for (let i = 0; i < 30; i++) deliverOne(4);
+      let busy = admitted(g.enter('a:443'));
+      expect(await lineOf(60)).toBe(25);
+      busy.release('success');
+      // the one in flight has been running for 64 ms: the receiver slowed down, fewer may wait
+      clock.now += 60;
+      busy = admitted(g.enter('a:443'));
+      expect(await lineOf(10)).toBe(3);
+      busy.release('success');
+      // deliveries that take seconds (an HTTP answer after 4.9 s never opens the breaker): no line at all
+      for (let i = 0; i < 5; i++) deliverOne(4_900);
+      busy = admitted(g.enter('a:443'));
+      expect(await lineOf(5)).toBe(0);
+      busy.release('success');
+      current.release('success');
+    });
+
+    it('before a new receiver\'s first delivery ends, shortens the line as its deliveries in flight age', async () => {
+      jest.useFakeTimers();
+      const { g, clock } = gate({ maxPerReceiver: 4 });
+      const inFlight = [0, 1, 2, 3].map(() => admitted(g.enter('a:443')));
+      clock.now += 200; // 100 ms × 4 places ÷ 200 ms: two can expect a place within the wait
+      const answers = [0, 1, 2].map(() => g.admit('a:443', { waitMs: 100 }));
+      await expect(answers[2]).resolves.toMatchObject({ admitted: false, reason: 'receiver_busy' });
       jest.advanceTimersByTime(100);
-      await expect(Promise.all(line)).resolves.toEqual([
-        { admitted: false, reason: 'receiver_busy', retryAfterMs: 0 },
-        { admitted: false, reason: 'receiver_busy', retryAfterMs: 0 },
-      ]);
+      await Promise.all(answers);
+      clock.now += 300; // 500 ms in flight: none may wait
+      await expect(g.admit('a:443', { waitMs: 100 })).resolves.toMatchObject({ admitted: false, reason: 'receiver_busy' });
+      inFlight.forEach((d) => d.release('success'));
     });
 
     it('sends away the whole line when the breaker opens, also behind overdue deliveries still waiting for a place', async () => {

@@ -40,6 +40,10 @@ interface ReceiverState {
   probing: boolean;
   /** deliveries waiting in line for a place, first come first served (see `admit`) */
   waiting: Waiter[];
+  /** when each delivery in flight was admitted */
+  startedAt: number[];
+  /** how long its deliveries took lately (exponential average, ms); undefined before the first one ends */
+  recentMs?: number;
 }
 
 interface Waiter {
@@ -85,6 +89,8 @@ export class ReceiverGate {
     if (state.active >= this.options.maxPerReceiver) return { admitted: false, reason: 'receiver_busy', retryAfterMs: 0 };
     state.active += 1;
     if (probe) state.probing = true;
+    const startedAt = now;
+    state.startedAt.push(startedAt);
     let released = false;
     return {
       admitted: true,
@@ -93,6 +99,9 @@ export class ReceiverGate {
         released = true;
         state.active -= 1;
         if (probe) state.probing = false;
+        state.startedAt.splice(state.startedAt.indexOf(startedAt), 1);
+        const tookMs = this.now() - startedAt;
+        state.recentMs = state.recentMs === undefined ? tookMs : 0.8 * state.recentMs + 0.2 * tookMs;
         this.settle(receiver, state, outcome);
         this.wakeWaiting(receiver, state);
       },
@@ -104,16 +113,21 @@ export class ReceiverGate {
    * to free up, instead of stepping aside at once. A receiver that answers in milliseconds frees a place
    * every few milliseconds: a merchant's burst then flows at the receiver's pace, where stepping aside
    * (a delayed job, back after 250 ms and more) let one receiver take a few dozen deliveries a second
-   * while the worker sat idle. A waiting delivery holds a worker slot, so the line is as long as the cap
-   * at most (a receiver holds at most twice its cap of the process's slots, in flight and in line) and the
-   * wait is short: behind a receiver that answers slowly or hangs, a slot in line is given back within
-   * `waitMs`, and the deliveries beyond the line step aside at once, as before.
+   * while the worker sat idle.
+   *
+   * A waiting delivery holds a worker slot, so a delivery joins the line only if it can expect a place
+   * within `waitMs` at the pace the receiver frees them: places free at `cap / duration`, where duration is
+   * how long its deliveries took lately or, if longer, how long the oldest one in flight has been running.
+   * A receiver answering in 2 ms may have a line of every slot (each waits a few ms); one answering in
+   * 90 ms a line of about its cap; one that answers slowly or hangs none at all, and its deliveries step
+   * aside at once as before (a review found that a line of any length let a stranger's receiver answering
+   * in 4.9 s keep every slot cycling through waits). Before its first delivery ends, the line is the cap.
    */
   admit(receiver: string, { overdue = false, waitMs = 0 }: { overdue?: boolean; waitMs?: number } = {}): Promise<Admission> {
     const admission = this.enter(receiver, { overdue });
     if (admission.admitted || admission.reason !== 'receiver_busy' || waitMs <= 0) return Promise.resolve(admission);
     const state = this.stateOf(receiver);
-    if (state.waiting.length >= this.options.maxPerReceiver) return Promise.resolve(admission);
+    if (state.waiting.length >= this.lineLength(state, waitMs)) return Promise.resolve(admission);
     return new Promise((resolve) => {
       const waiter: Waiter = {
         overdue,
@@ -125,6 +139,15 @@ export class ReceiverGate {
       };
       state.waiting.push(waiter);
     });
+  }
+
+  /** How many deliveries may wait for this receiver: those that can expect a place within `waitMs`. */
+  private lineLength(state: ReceiverState, waitMs: number): number {
+    const cap = this.options.maxPerReceiver;
+    const oldest = state.startedAt.length > 0 ? this.now() - Math.min(...state.startedAt) : 0;
+    const line = Math.floor((waitMs * cap) / Math.max(state.recentMs ?? 0, oldest, 1));
+    // with no delivery ended yet (a receiver forgotten while idle, or new), the pace is not known: the cap
+    return state.recentMs === undefined ? Math.min(cap, line) : line;
   }
 
   /** For metrics and tests: deliveries in flight to a receiver and its breaker. */
@@ -178,7 +201,7 @@ export class ReceiverGate {
     let state = this.receivers.get(receiver);
     if (!state) {
       if (this.receivers.size >= MAX_RECEIVERS) this.evictOneIdle();
-      state = { active: 0, consecutiveFailures: 0, openUntil: 0, cooldownMs: this.options.breakerCooldownMs, probing: false, waiting: [] };
+      state = { active: 0, consecutiveFailures: 0, openUntil: 0, cooldownMs: this.options.breakerCooldownMs, probing: false, waiting: [], startedAt: [] };
       this.receivers.set(receiver, state);
     }
     return state;
