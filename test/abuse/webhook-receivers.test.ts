@@ -2,7 +2,9 @@
 // (w1) a receiver that accepts connections and never answers, fed with validly signed verifications and
 //      with garbage ones, while other merchants' payments settle: their settlement events must not starve;
 // (w2) garbage-signature verifies that name a webhook_url: no event, no lookup, no delivery;
-// (w3) webhook hosts whose DNS never answers: verify stays fast and lookups in flight stay capped.
+// (w3) webhook hosts whose DNS never answers: verify stays fast and lookups in flight stay capped;
+// (w4) a receiver that answers 200, but only after 4.5 s: its breaker never opens (every attempt succeeds),
+//      and deliveries that find it at its cap must not wait for it in the slots other merchants need.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Wallet } from 'ethers';
@@ -146,6 +148,84 @@ it('(w1, w2) a never-answering receiver fed signed and garbage verifies: other m
   } finally {
     await stack.killWorkers();
     await Promise.all([hostile.stop(), honest.stop()]);
+  }
+}, 180_000);
+
+/** A receiver that answers every request 200, after `delayMs`; counts what it holds. */
+async function slowAnswering(delayMs: number) {
+  const counts = { requests: 0, open: 0, peakOpen: 0 };
+  const server = http.createServer((req, res) => {
+    counts.requests++;
+    counts.open++;
+    counts.peakOpen = Math.max(counts.peakOpen, counts.open);
+    req.resume();
+    const timer = setTimeout(() => res.writeHead(200).end(), delayMs);
+    req.socket.once('close', () => {
+      clearTimeout(timer);
+      counts.open--;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+it('(w4) a receiver answering after 4.5 s, its breaker never open: it holds at most its cap, other merchants’ settlement events still arrive at once', async () => {
+  const report = abuseReport(
+    'w4-slow-answering-receiver',
+    'A webhook receiver that answers, slowly',
+    `60 validly signed verifications name a receiver that answers 200 after 4.5 s (within the 5 s deadline: every attempt succeeds, so its breaker never opens; WEBHOOK_CONCURRENCY 20, WEBHOOK_RECEIVER_CONCURRENCY ${RECEIVER_CAP}); meanwhile 5 payments to the merchant settle with its own receiver`,
+  );
+  const slow = await slowAnswering(4_500);
+  const honest = await new WebhookReceiver().start();
+  await stack.startWorker({ WEBHOOK_RECEIVER_CONCURRENCY: String(RECEIVER_CAP) });
+  try {
+    const signed = [];
+    for (let i = 0; i < 60; i++) signed.push(await stack.payment());
+    const floodAnswers = await Promise.all(signed.map((p) => stack.http.post('/v1/verify').send(p.formB({ webhook_url: `${slow.url}/slow` }))));
+    expect(floodAnswers.every((a) => a.status === 200)).toBe(true);
+    const started = Date.now();
+    while (slow.counts.requests < RECEIVER_CAP && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 20));
+
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const url = honest.endpoint(`slow-settled-${i}`);
+      const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ webhook_url: url }));
+      expect(v.status).toBe(200);
+      const s = await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: stack.devnet.accounts.merchant.address });
+      expect([200, 202]).toContain(s.status);
+      const deliveries = await honest.waitFor(`slow-settled-${i}`, 2, 30_000);
+      const settledEvent = deliveries.find((d) => d.body.event_type === 'settlement.completed');
+      expect(settledEvent).toBeDefined();
+      const settlement = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: String(settledEvent!.body.settlement_id) } });
+      latencies.push(Math.max(0, settledEvent!.at - settlement.settledAt!.getTime()));
+    }
+    const maxLatency = Math.max(...latencies);
+    const floodIds = floodAnswers.map((a) => a.body.verification_id as string);
+    const floodFailed = await stack.db.prisma.webhookEvent.count({ where: { verificationId: { in: floodIds }, status: 'failed' } });
+
+    const rows = [
+      report.assert('slots held at once by the slow receiver (its requests open at once)', `at most ${RECEIVER_CAP} (of 20)`, slow.counts.peakOpen, slow.counts.peakOpen <= RECEIVER_CAP && slow.counts.peakOpen > 0),
+      report.check('slow receiver’s events failed for good (it answers; they are only late)', 0, floodFailed),
+      report.assert('other merchant: settlement.completed delivered after the settlement was settled (max of 5)', 'under 2 s', `${maxLatency} ms`, maxLatency < 2_000),
+    ];
+    report.note(`settlement.completed latencies after settled_at: ${latencies.join(', ')} ms; the slow receiver got ${slow.counts.requests} requests meanwhile`);
+    report.note('a delivery waits in line for a busy receiver only when it can expect a place within 100 ms at the pace the receiver answers: for this one, never');
+    report.save();
+    expect(slow.counts.peakOpen).toBeGreaterThan(0);
+    expect(slow.counts.peakOpen).toBeLessThanOrEqual(RECEIVER_CAP);
+    expect(floodFailed).toBe(0);
+    expect(maxLatency).toBeLessThan(2_000);
+    expect(rows.every(Boolean)).toBe(true);
+  } finally {
+    await stack.killWorkers();
+    await Promise.all([slow.stop(), honest.stop()]);
   }
 }, 180_000);
 
