@@ -63,6 +63,36 @@ async function garbageSigned(p: PaymentBodies, overrides: Record<string, unknown
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
+/** 60 verifications the attacker signed (its own payments), each a verification.completed to `url`; waits until the receiver holds its cap. */
+async function flood(url: string, requests: () => number) {
+  const signed = [];
+  for (let i = 0; i < 60; i++) signed.push(await stack.payment());
+  const answers = await Promise.all(signed.map((p) => stack.http.post('/v1/verify').send(p.formB({ webhook_url: url }))));
+  expect(answers.every((a) => a.status === 200)).toBe(true);
+  const started = Date.now();
+  while (requests() < RECEIVER_CAP && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 20));
+  return answers.map((a) => a.body.verification_id as string);
+}
+
+/** Five of the merchant's honest payments, settled one by one: each settlement.completed's delay after settled_at. */
+async function honestSettlementLatencies(honest: WebhookReceiver, prefix: string): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const url = honest.endpoint(`${prefix}-${i}`);
+    const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ webhook_url: url }));
+    expect(v.status).toBe(200);
+    const s = await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: stack.devnet.accounts.merchant.address });
+    expect([200, 202]).toContain(s.status);
+    const deliveries = await honest.waitFor(`${prefix}-${i}`, 2, 30_000);
+    const settledEvent = deliveries.find((d) => d.body.event_type === 'settlement.completed');
+    expect(settledEvent).toBeDefined();
+    // from the moment the settlement was settled (its event committed with that state) to the receiver
+    const settlement = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: String(settledEvent!.body.settlement_id) } });
+    latencies.push(Math.max(0, settledEvent!.at - settlement.settledAt!.getTime()));
+  }
+  return latencies;
+}
+
 it('(w1, w2) a never-answering receiver fed signed and garbage verifies: other merchants’ settlement events still arrive at once; the receiver holds at most its cap', async () => {
   const report = abuseReport(
     'w1-never-answering-receiver',
@@ -81,28 +111,9 @@ it('(w1, w2) a never-answering receiver fed signed and garbage verifies: other m
     const garbageIds = garbageAnswers.map((a) => a.body.error.details.verification_id as string);
 
     // the flood: validly signed (the attacker signs its own payments), each a verification.completed to the hostile receiver
-    const signed = [];
-    for (let i = 0; i < 60; i++) signed.push(await stack.payment());
-    const floodAnswers = await Promise.all(signed.map((p) => stack.http.post('/v1/verify').send(p.formB({ webhook_url: `${hostile.url}/flood` }))));
-    expect(floodAnswers.every((a) => a.status === 200)).toBe(true);
-    const floodStarted = Date.now();
-    while (hostile.counts.requests < RECEIVER_CAP && Date.now() - floodStarted < 10_000) await new Promise((r) => setTimeout(r, 20));
-
+    const floodIds = await flood(`${hostile.url}/flood`, () => hostile.counts.requests);
     // the merchant's honest payments settle while the hostile deliveries hang
-    const latencies: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const url = honest.endpoint(`settled-${i}`);
-      const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ webhook_url: url }));
-      expect(v.status).toBe(200);
-      const s = await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: stack.devnet.accounts.merchant.address });
-      expect([200, 202]).toContain(s.status);
-      const deliveries = await honest.waitFor(`settled-${i}`, 2, 30_000);
-      const settledEvent = deliveries.find((d) => d.body.event_type === 'settlement.completed');
-      expect(settledEvent).toBeDefined();
-      // from the moment the settlement was settled (its event committed with that state) to the receiver
-      const settlement = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: String(settledEvent!.body.settlement_id) } });
-      latencies.push(Math.max(0, settledEvent!.at - settlement.settledAt!.getTime()));
-    }
+    const latencies = await honestSettlementLatencies(honest, 'settled');
     const maxLatency = Math.max(...latencies);
 
     // let the hostile deliveries run out their 5 s deadlines: once BREAKER_FAILURES of them failed in a row, the breaker is open
@@ -113,7 +124,6 @@ it('(w1, w2) a never-answering receiver fed signed and garbage verifies: other m
     await new Promise((r) => setTimeout(r, 6_000));
     const requestsWhileOpen = hostile.counts.requests - requestsWhenOpened;
     const garbageEvents = await stack.db.prisma.webhookEvent.count({ where: { verificationId: { in: garbageIds } } });
-    const floodIds = floodAnswers.map((a) => a.body.verification_id as string);
     const floodAttempts = await stack.db.prisma.webhookAttempt.count({ where: { event: { verificationId: { in: floodIds } } } });
     const floodFailed = await stack.db.prisma.webhookEvent.count({ where: { verificationId: { in: floodIds }, status: 'failed' } });
 
@@ -186,28 +196,9 @@ it('(w4) a receiver answering after 4.5 s, its breaker never open: it holds at m
   const honest = await new WebhookReceiver().start();
   await stack.startWorker({ WEBHOOK_RECEIVER_CONCURRENCY: String(RECEIVER_CAP) });
   try {
-    const signed = [];
-    for (let i = 0; i < 60; i++) signed.push(await stack.payment());
-    const floodAnswers = await Promise.all(signed.map((p) => stack.http.post('/v1/verify').send(p.formB({ webhook_url: `${slow.url}/slow` }))));
-    expect(floodAnswers.every((a) => a.status === 200)).toBe(true);
-    const started = Date.now();
-    while (slow.counts.requests < RECEIVER_CAP && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 20));
-
-    const latencies: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const url = honest.endpoint(`slow-settled-${i}`);
-      const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ webhook_url: url }));
-      expect(v.status).toBe(200);
-      const s = await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: stack.devnet.accounts.merchant.address });
-      expect([200, 202]).toContain(s.status);
-      const deliveries = await honest.waitFor(`slow-settled-${i}`, 2, 30_000);
-      const settledEvent = deliveries.find((d) => d.body.event_type === 'settlement.completed');
-      expect(settledEvent).toBeDefined();
-      const settlement = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: String(settledEvent!.body.settlement_id) } });
-      latencies.push(Math.max(0, settledEvent!.at - settlement.settledAt!.getTime()));
-    }
+    const floodIds = await flood(`${slow.url}/slow`, () => slow.counts.requests);
+    const latencies = await honestSettlementLatencies(honest, 'slow-settled');
     const maxLatency = Math.max(...latencies);
-    const floodIds = floodAnswers.map((a) => a.body.verification_id as string);
     const floodFailed = await stack.db.prisma.webhookEvent.count({ where: { verificationId: { in: floodIds }, status: 'failed' } });
 
     const rows = [

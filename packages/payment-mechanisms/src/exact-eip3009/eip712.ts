@@ -1,4 +1,5 @@
 import { bytesToHex, hexToBytes, keccak256, signatureRecovery, writeBytes, writeUint, type TransferAuthorization } from '@facilitator/core';
+import { typedDataDigest } from '../typed-data-digest';
 
 /**
  * EIP-712 hashing of EIP-3009 `TransferWithAuthorization`, written out by hand: the struct has six
@@ -34,12 +35,7 @@ export function transferAuthorizationDigest(separator: Uint8Array, auth: Transfe
   writeUint(words, 4, auth.validAfter);
   writeUint(words, 5, auth.validBefore);
   writeBytes(words, 6, auth.nonce, 32);
-  const message = new Uint8Array(66);
-  message[0] = 0x19;
-  message[1] = 0x01;
-  message.set(separator, 2);
-  message.set(keccak256(words), 34);
-  return keccak256(message);
+  return typedDataDigest(separator, keccak256(words));
 }
 
 // secp256k1n / 2: signatures with a larger s are malleable twins that USDC's ECRecover rejects.

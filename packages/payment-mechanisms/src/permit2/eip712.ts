@@ -1,5 +1,6 @@
 import { bytesToHex, hexToBytes, keccak256, signatureRecovery, writeBytes, writeUint } from '@facilitator/core';
 import type { SignerRecovery } from '../mechanism';
+import { typedDataDigest } from '../typed-data-digest';
 import { PERMIT2_ADDRESS } from './addresses';
 
 /**
@@ -51,12 +52,7 @@ export function permitWitnessDigest(separator: Uint8Array, permit: PermitTransfe
   writeUint(struct, 3, permit.nonce);
   writeUint(struct, 4, permit.deadline);
   struct.set(witnessHash, 5 * 32);
-  const message = new Uint8Array(66);
-  message[0] = 0x19;
-  message[1] = 0x01;
-  message.set(separator, 2);
-  message.set(keccak256(struct), 34);
-  return keccak256(message);
+  return typedDataDigest(separator, keccak256(struct));
 }
 
 /** keccak256(typehash ‖ words): a witness struct's hash, its fields already ABI-encoded as 32-byte words. */
