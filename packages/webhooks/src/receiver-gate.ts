@@ -133,7 +133,8 @@ export class ReceiverGate {
         overdue,
         resolve,
         timer: setTimeout(() => {
-          state.waiting.splice(state.waiting.indexOf(waiter), 1);
+          const place = state.waiting.indexOf(waiter);
+          if (place >= 0) state.waiting.splice(place, 1);
           resolve({ admitted: false, reason: 'receiver_busy', retryAfterMs: 0 });
         }, waitMs),
       };
