@@ -1,7 +1,7 @@
 // The BENCHMARKS.md section of bench:capacity: settlements offered at once on real block times, against
 // issue 27's targets.
 import type { CapacityResults, CapacityScenario } from './capacity-bench';
-import { header, interference, n, row } from './report-load';
+import { cpuMsPerOperation, header, interference, n, row } from './report-load';
 
 const verdict = (met: boolean | undefined) => (met === undefined ? 'not measured' : met ? '**met**' : '**missed**');
 const chain = (s: CapacityScenario) => (s.blockTimeSeconds === null ? 'automine' : `${s.blockTimeSeconds} s blocks`);
@@ -46,10 +46,10 @@ export function capacitySection(r: CapacityResults): string[] {
 
 /** CPU of each process per settlement in one scenario, in ms: its cores over the run divided by the rate. */
 function cpuMsPerSettlement(c: CapacityScenario): { total: number; ours: number; node: number } {
-  const ms = (process: string) => ((c.cores[process] ?? 0) * 1000) / Math.max(c.settledPerSecond, 1e-9);
-  const ours = ['api', 'worker', 'worker2', 'postgres', 'redis'].reduce((sum, p) => sum + ms(p), 0);
-  const node = ms('anvil');
-  return { total: ours + node + ms('bench'), ours, node };
+  const ms = cpuMsPerOperation(c.cores, c.settledPerSecond);
+  const ours = ['api', 'worker', 'worker2', 'postgres', 'redis'].reduce((sum, p) => sum + (ms[p] ?? 0), 0);
+  const node = ms.anvil ?? 0;
+  return { total: ours + node + (ms.bench ?? 0), ours, node };
 }
 
 /**
@@ -60,12 +60,13 @@ function capacityCause(r: CapacityResults): string[] {
   const cores = r.machine.cores;
   const missed = r.scenarios.filter((c) => !capacityTargets(c).rate);
   if (missed.length === 0) return [];
+  const cpuOf = new Map(missed.map((c) => [c, cpuMsPerSettlement(c)]));
   const perRow = missed.map((c) => {
-    const cpu = cpuMsPerSettlement(c);
+    const cpu = cpuOf.get(c)!;
     return `${chain(c)} with ${c.workers} worker(s): ${n(cpu.total, 1)} ms (anvil ${n(cpu.node, 1)}, API + workers + Postgres + Redis ${n(cpu.ours, 1)}), so at most ${n((cores * 1000) / cpu.total, 0)}/s on ${cores} cores against ${n(c.settledPerSecond, 1)}/s measured`;
   });
-  const best = Math.min(...missed.map((c) => cpuMsPerSettlement(c).ours));
-  const nodeShare = Math.max(...missed.map((c) => cpuMsPerSettlement(c).node / cpuMsPerSettlement(c).total));
+  const best = Math.min(...missed.map((c) => cpuOf.get(c)!.ours));
+  const nodeShare = Math.max(...missed.map((c) => cpuOf.get(c)!.node / cpuOf.get(c)!.total));
   const mostPerBatch = Math.max(...r.scenarios.map((c) => c.settlements / Math.max(1, c.settleTransactions)));
   const blocky = missed.filter((c) => c.blockTimeSeconds !== null);
   return [
@@ -75,7 +76,7 @@ function capacityCause(r: CapacityResults): string[] {
       ? [
           `- The block and latency targets follow from the rate: at its ceiling, ${n(r.settings.settlements)} settlements offered at once take at least ${blocky
             .map((c) => {
-              const seconds = r.settings.settlements / ((cores * 1000) / cpuMsPerSettlement(c).total);
+              const seconds = r.settings.settlements / ((cores * 1000) / cpuOf.get(c)!.total);
               return `${n(seconds, 1)} s, ${Math.ceil(seconds / c.blockTimeSeconds!)} blocks (${chain(c)}, ${c.workers} worker(s))`;
             })
             .join('; ')}, where 3 blocks are the target, and the median settlement waits about half of that, not one block.`,

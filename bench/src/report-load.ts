@@ -60,17 +60,24 @@ export function webhookSection(r: WebhookResults, settle?: SettleResults): strin
   ];
 }
 
+/**
+ * The CPU each process spent per operation, in ms: its cores over a run divided by the operations a second
+ * (processes outside the stack, `other`, left out).
+ */
+export function cpuMsPerOperation(cores: Record<string, number>, perSecond: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(cores).filter(([p]) => p !== 'other').map(([p, c]) => [p, (c * 1000) / Math.max(perSecond, 1e-9)]));
+}
+
 /** Issue 27's target for the burst and, where missed, what the machine's cores allow at the CPU each delivery took. */
 function webhookTarget(burst: WebhookPhase, coreCount: number): string[] {
   const met = burst.perSecond >= 1_000 && burst.notArrived === 0;
   const lines = [`- Burst: ≥ 1,000 deliveries/s ${met ? '**met**' : '**missed**'} (${n(burst.perSecond, 1)}/s).`];
   if (met) return lines;
-  const msPer = (process: string) => ((burst.cpu.cores[process] ?? 0) * 1000) / Math.max(burst.perSecond, 1e-9);
-  const processes = Object.keys(burst.cpu.cores).filter((p) => p !== 'other' && msPer(p) > 0);
-  const total = processes.reduce((sum, p) => sum + msPer(p), 0);
+  const perProcess = Object.entries(cpuMsPerOperation(burst.cpu.cores, burst.perSecond)).filter(([, ms]) => ms > 0);
+  const total = perProcess.reduce((sum, [, ms]) => sum + ms, 0);
   const ceiling = (coreCount * 1000) / total;
   lines.push(
-    `- Where missed, the cause measured: CPU per delivery, not the receiver or the slots. During the burst each delivery took ${n(total, 2)} ms of CPU in all (${processes.map((p) => `${p} ${n(msPer(p), 2)}`).join(', ')}; bench is the publisher, the API's part in production, and the receiver), so ${coreCount} cores deliver ${n(ceiling, 0)}/s at most` +
+    `- Where missed, the cause measured: CPU per delivery, not the receiver or the slots. During the burst each delivery took ${n(total, 2)} ms of CPU in all (${perProcess.map(([p, ms]) => `${p} ${n(ms, 2)}`).join(', ')}; bench is the publisher, the API's part in production, and the receiver), so ${coreCount} cores deliver ${n(ceiling, 0)}/s at most` +
       (ceiling >= 1_000
         ? `, barely above the target; the machine was ${Math.round(burst.cpu.machineBusy * 100)}% busy, and the ${n(ceiling - burst.perSecond, 0)}/s between the ceiling and the rate measured is time the cores sat idle. Meeting the target with a margin needs less CPU per delivery (the publisher's and Postgres's above all).`
         : `; the machine was ${Math.round(burst.cpu.machineBusy * 100)}% busy.`),

@@ -38,8 +38,8 @@ export const SETTLEMENT_WAIT_REASON_TEXT: { readonly [R in SettlementWaitReasonI
   },
 };
 
-/** "a, b or c": the reasons named in a sentence (metrics help, schema descriptions). */
-export function settlementWaitReasonList(conjunction = 'or'): string {
-  const all = [...SETTLEMENT_WAIT_REASONS];
-  return `${all.slice(0, -1).join(', ')} ${conjunction} ${all[all.length - 1]}`;
+/** "a, b or c": the reasons named in a sentence (schema descriptions), each as `each` writes it. */
+export function settlementWaitReasonList(each: (reason: SettlementWaitReasonId) => string = (reason) => reason): string {
+  const all = SETTLEMENT_WAIT_REASONS.map(each);
+  return `${all.slice(0, -1).join(', ')} or ${all[all.length - 1]}`;
 }

@@ -1,11 +1,8 @@
-import { SETTLEMENT_WAIT_REASONS, SETTLEMENT_WAIT_REASON_TEXT } from '@facilitator/core';
+import { SETTLEMENT_WAIT_REASONS, SETTLEMENT_WAIT_REASON_TEXT, settlementWaitReasonList } from '@facilitator/core';
 import { address } from './primitives';
 
 /** "a (what a means), b (…) or c (…)": the wait reasons with their meanings, from core's one list. */
-const waitReasonsExplained = (() => {
-  const each = SETTLEMENT_WAIT_REASONS.map((r) => `${r} (${SETTLEMENT_WAIT_REASON_TEXT[r].meaning})`);
-  return `${each.slice(0, -1).join(', ')} or ${each[each.length - 1]}`;
-})();
+const waitReasonsExplained = settlementWaitReasonList((r) => `${r} (${SETTLEMENT_WAIT_REASON_TEXT[r].meaning})`);
 
 /**
  * Response shapes, for the OpenAPI document (and for tests that check answers against it). Requests

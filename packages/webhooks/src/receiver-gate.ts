@@ -145,7 +145,8 @@ export class ReceiverGate {
   /** How many deliveries may wait for this receiver: those that can expect a place within `waitMs`. */
   private lineLength(state: ReceiverState, waitMs: number): number {
     const cap = this.options.maxPerReceiver;
-    const oldest = state.startedAt.length > 0 ? this.now() - Math.min(...state.startedAt) : 0;
+    // admissions are appended in time order and removed in place: the first is the oldest in flight
+    const oldest = state.startedAt.length > 0 ? this.now() - state.startedAt[0] : 0;
     const line = Math.floor((waitMs * cap) / Math.max(state.recentMs ?? 0, oldest, 1));
     // with no delivery ended yet (a receiver forgotten while idle, or new), the pace is not known: the cap
     return state.recentMs === undefined ? Math.min(cap, line) : line;

@@ -5,8 +5,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { compileStandardJson, type SolcJs } from './solc-standard-json';
+
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const solc = require('solc-permit2') as { compile(input: string, callbacks: { import(p: string): { contents: string } | { error: string } }): string; version(): string };
+const solc = require('solc-permit2') as SolcJs;
 
 /** Permit2.sol's pragma admits exactly this release. */
 export const PERMIT2_SOLC_VERSION = '0.8.17';
@@ -48,7 +50,6 @@ function namesOf(ids: Set<number>, node: unknown, found = new Map<number, string
 }
 
 export function compilePermit2(): CompiledPermit2 {
-  if (!solc.version().startsWith(PERMIT2_SOLC_VERSION + '+')) throw new Error(`solc ${solc.version()} is installed as solc-permit2; Permit2 needs ${PERMIT2_SOLC_VERSION}`);
   const { root, version } = permit2Root();
   // Permit2's remapping (solmate/=lib/solmate/) and its relative imports, read from the package
   const findImports = (p: string) => {
@@ -65,13 +66,10 @@ export function compilePermit2(): CompiledPermit2 {
       outputSelection: { [SOURCE]: { Permit2: ['evm.deployedBytecode.object', 'evm.deployedBytecode.immutableReferences'] }, '*': { '': ['ast'] } },
     },
   };
-  const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports })) as {
-    errors?: Array<{ severity: string; formattedMessage: string }>;
+  const output = compileStandardJson<{
     sources: Record<string, { ast: unknown }>;
     contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string; immutableReferences: Record<string, Array<{ start: number; length: number }>> } } }>>;
-  };
-  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
-  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
+  }>(solc, PERMIT2_SOLC_VERSION, 'Permit2 (installed as solc-permit2)', input, findImports);
   const runtime = output.contracts[SOURCE].Permit2.evm.deployedBytecode;
   const ids = new Set(Object.keys(runtime.immutableReferences).map(Number));
   const names = namesOf(ids, Object.values(output.sources).map((s) => s.ast));

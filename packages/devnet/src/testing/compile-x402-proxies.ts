@@ -3,8 +3,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { compileStandardJson, type SolcJs } from './solc-standard-json';
+
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const solc = require('solc') as { compile(input: string): string; version(): string };
+const solc = require('solc') as SolcJs;
 
 export const PROXIES_SOLC_VERSION = '0.8.37';
 const SOURCE_FILE = 'X402Permit2Proxies.sol';
@@ -17,7 +19,6 @@ export interface CompiledProxies {
 }
 
 export function compileX402Proxies(): CompiledProxies {
-  if (!solc.version().startsWith(PROXIES_SOLC_VERSION + '+')) throw new Error(`solc ${solc.version()} is installed; the proxies are pinned to ${PROXIES_SOLC_VERSION}`);
   const input = {
     language: 'Solidity',
     sources: { [SOURCE_FILE]: { content: readFileSync(path.join(__dirname, '..', '..', 'contracts', SOURCE_FILE), 'utf8') } },
@@ -28,12 +29,9 @@ export function compileX402Proxies(): CompiledProxies {
       outputSelection: { '*': { '*': ['evm.deployedBytecode.object', 'evm.deployedBytecode.immutableReferences'] } },
     },
   };
-  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
-    errors?: Array<{ severity: string; formattedMessage: string }>;
+  const output = compileStandardJson<{
     contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string; immutableReferences?: Record<string, unknown> } } }>>;
-  };
-  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
-  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
+  }>(solc, PROXIES_SOLC_VERSION, 'the x402 proxies', input);
   const runtime = (name: string) => {
     const code = output.contracts[SOURCE_FILE][name].evm.deployedBytecode;
     if (Object.keys(code.immutableReferences ?? {}).length > 0) throw new Error(`${name} has immutables: its code cannot be placed as is`);
