@@ -7,10 +7,10 @@ import { createProvider, fiatTokenInterface, JsonRpcBatchClient, RpcChainReader 
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { loadConfig } from '@facilitator/config';
 import { domainSeparator, IdPrefix, KECCAK_BACKEND, newId, signatureRecovery } from '@facilitator/core';
-import { recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/payment-mechanisms';
+import { recoverAuthorizationSigner } from '@facilitator/payment-mechanisms';
 import { createPgPool, createPrismaClient, SettlementRepository, VerificationRepository, type PrismaClient } from '@facilitator/db';
 import { validateVerifyFormA } from '@facilitator/schemas';
-import { EnabledNetworks, paymentFromFormA, VerificationService, type ChainReader, type Payment } from '@facilitator/verification';
+import { EnabledNetworks, paymentFromFormA, verificationRecordOf, VerificationService, type ChainReader, type Payment } from '@facilitator/verification';
 import { loadRun } from './autocannon-run';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory } from './payments';
@@ -114,31 +114,13 @@ function rawCall(url: string, body: string, agent: http.Agent): Promise<unknown>
   });
 }
 
-/** The row VerificationService stores for a verified payment (same columns and JSON). */
-function recordOf(payment: Payment) {
-  const { authorization: a, network, expected } = payment;
-  return {
-    id: newId(IdPrefix.Verification),
-    status: 'verified' as const,
-    protocolVersion: payment.protocolVersion,
-    surface: payment.surface,
-    chainId: network.chainId,
-    network: payment.networkName,
-    tokenAddress: network.tokenAddress,
-    payer: a.from,
-    merchant: expected.payTo,
-    amount: a.value.toString(),
-    expectedAmount: expected.amount.toString(),
-    nonce: a.nonce,
-    validAfter: a.validAfter.toString(),
-    validBefore: a.validBefore.toString(),
-    signature: payment.signature,
-    mechanism: payment.mechanism.id,
-    scheme: payment.mechanism.scheme,
-    nonceSpace: network.tokenAddress,
-    payload: payment.mechanism.toStored(payment),
-    request: payment.request as object,
-  };
+/**
+ * The row VerificationService stores for a verified payment: its own record function, without the columns
+ * a verified row leaves empty (Prisma's create takes no plain null for a JSON column).
+ */
+function prismaRecordOf(payment: Payment) {
+  const { payload, request, metadata, failureDetails: _none, ...columns } = verificationRecordOf(payment);
+  return { ...columns, payload: payload ?? undefined, request: request ?? undefined, metadata: metadata ?? undefined };
 }
 
 const RAW_INSERT = `INSERT INTO verifications (id, status, protocol_version, surface, chain_id, network, token_address, payer, merchant,
@@ -185,13 +167,13 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     const parsed = bodies.map((b) => JSON.parse(b) as Record<string, unknown>);
     const payments = parsed.map((p) => paymentFromFormA(validateVerifyFormA(p), networks, 'v1'));
     const separator = domainSeparator(devnet.eip712Domain);
-    const digests = payments.map((p) => transferAuthorizationDigest(separator, p.authorization));
+    const digests = payments.map((p) => p.mechanism.signedDigest(p.payload, separator));
 
     const stages: StageCost[] = [
       measureSync('JSON.parse of the request body', count, (i) => JSON.parse(bodies[i])),
       measureSync('schema validation (ajv, Form A)', count, (i) => validateVerifyFormA(parsed[i])),
       measureSync('normalize to Payment', count, (i) => paymentFromFormA(validateVerifyFormA(parsed[i]), networks, 'v1')),
-      measureSync(`EIP-712 digest (2 keccak, ${KECCAK_BACKEND})`, count, (i) => transferAuthorizationDigest(separator, payments[i].authorization)),
+      measureSync(`EIP-712 digest (2 keccak, ${KECCAK_BACKEND})`, count, (i) => payments[i].mechanism.signedDigest(payments[i].payload, separator)),
       measureSync(`signature recovery (${signatureRecovery.backend} + keccak to address)`, count, (i) => recoverAuthorizationSigner(digests[i], payments[i].signature)),
       measureSync('JSON.stringify of the answer-sized object', count, (i) => JSON.stringify({ isValid: true, details: parsed[i] })),
     ];
@@ -203,16 +185,16 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     const verifications = new VerificationRepository(pool);
     const settlements = new SettlementRepository(prisma, pool);
     const p0 = payments[0];
-    const a0 = p0.authorization;
+    const a0 = { from: p0.terms.payer, nonce: p0.terms.nonce.value };
     log('breakdown: database and RPC stages');
     stages.push(
       await measureAsync('INSERT verification via Prisma (prisma.verification.create)', devnet, concurrency, seconds, () =>
-        prisma.verification.create({ data: recordOf(payments[fresh++ % count]) }),
+        prisma.verification.create({ data: prismaRecordOf(payments[fresh++ % count]) }),
       ),
     );
     stages.push(
       await measureAsync('same INSERT via pg, prepared statement', devnet, concurrency, seconds, () => {
-        const r = recordOf(payments[fresh++ % count]);
+        const r = verificationRecordOf(payments[fresh++ % count]);
         // a new id is enough: nothing in the table is unique on the payment itself
         return pool.query({
           name: 'insert-verification',
@@ -232,7 +214,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
           const values: unknown[] = [];
           const tuples: string[] = [];
           for (let b = 0; b < BATCH; b++) {
-            const r = recordOf(payments[fresh++ % count]);
+            const r = verificationRecordOf(payments[fresh++ % count]);
             const o = values.length;
             tuples.push(`(${Array.from({ length: 15 }, (_, k) => `$${o + k + 1}`).join(', ')}, 'verified', now(), now())`);
             values.push(newId(IdPrefix.Verification), r.protocolVersion, r.surface, r.chainId, r.network, r.tokenAddress, r.payer, r.merchant, r.amount, r.expectedAmount, r.nonce, r.validAfter, r.validBefore, r.signature, JSON.stringify(r.request));
@@ -245,7 +227,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     stages.push(
       await measureAsync('INSERT + nonce-use check, batched per event-loop turn, via pg (VerificationRepository.createCheckingNonce)', devnet, concurrency, seconds, () => {
         const p = payments[fresh++ % count];
-        return verifications.createCheckingNonce(recordOf(p));
+        return verifications.createCheckingNonce(verificationRecordOf(p));
       }),
     );
     stages.push(

@@ -9,7 +9,7 @@ import { checkPayerSignature, type Payment } from '@facilitator/verification';
 import { compileTestContract, deploy } from '../support/solidity';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
-import { exactEip3009 } from '@facilitator/payment-mechanisms';
+import { eip3009PaymentOf, exactEip3009 } from '@facilitator/payment-mechanisms';
 
 let stack: TestStack;
 let rpc: JsonRpcBatchClient;
@@ -38,8 +38,7 @@ async function signedBy(key: Wallet): Promise<{ payment: Payment; transferData: 
     surface: 'v1',
     network,
     networkName: 'layer2-sepolia',
-    authorization,
-    signature: signed.signature.toLowerCase(),
+    ...eip3009PaymentOf(authorization, signed.signature.toLowerCase(), network),
     expected: { payTo: authorization.to, amount: PRICE_UNITS },
     request: {},
   };

@@ -1,6 +1,6 @@
-export type { MechanismNetwork, NonceIdentity, PaymentTerms, ParsedPayment, SignerRecovery, PaymentMechanism, StoredPayload } from './mechanism';
+export type { MechanismNetwork, MechanismVocabulary, NonceIdentity, PaymentTerms, ParsedPayment, SignerRecovery, PaymentMechanism, StoredPayload } from './mechanism';
 export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
-export { exactEip3009, type ExactEip3009Payload } from './exact-eip3009';
+export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';
 export { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from './permit2/addresses';
 export { permit2DomainSeparator } from './permit2/eip712';

@@ -41,6 +41,14 @@ export interface ParsedPayment<Payload> {
   signature: string;
 }
 
+/** The payload's own names for the payer, payee and amount fields, and the contract that checks the signature. */
+export interface MechanismVocabulary {
+  payer: string;
+  payee: string;
+  amount: string;
+  checker: string;
+}
+
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
 
 /**
@@ -66,6 +74,16 @@ export interface PaymentMechanism<Payload> {
   toStored(payload: Payload): StoredPayload;
   /** a stored payload read back (it was checked when it was stored) */
   fromStored(stored: unknown): Payload;
+  /**
+   * How answers name what the payer signed and who checks it, so that a refusal speaks the payer's own
+   * payload (EIP-3009: `authorization.from`, checked by the token).
+   */
+  readonly vocabulary: MechanismVocabulary;
+  /**
+   * The EIP-712 domain separator its signatures are made under, when the checking contract is not the
+   * token (Permit2's is fixed by chain and address); absent: the token's own, which the chain reader pins.
+   */
+  ownDomainSeparator?(network: MechanismNetwork): Uint8Array;
   /** the digest the payer signed, under the EIP-712 domain separator of the contract that checks it */
   signedDigest(payload: Payload, domainSeparator: Uint8Array): Uint8Array;
   /** the signer of a digest as the checking contract recovers it, with its refusals */

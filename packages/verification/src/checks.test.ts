@@ -1,6 +1,6 @@
 import { TypedDataEncoder, Wallet } from 'ethers';
 import { bytesToHex, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
-import { exactEip3009, TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
+import { eip3009PaymentOf, exactEip3009, exactPermit2, PERMIT2_ADDRESS, permit2DomainSeparator, TRANSFER_WITH_AUTHORIZATION_TYPES, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import type { ChainReader } from './chain-reader';
 import {
   checkAmount,
@@ -47,8 +47,7 @@ async function signedPayment(
     surface: 'v1',
     network: NETWORK,
     networkName: 'eip155:84532',
-    authorization,
-    signature: signature.toLowerCase(),
+    ...eip3009PaymentOf(authorization, signature.toLowerCase(), NETWORK),
     expected: { payTo: MERCHANT, amount: authorization.value, token: TOKEN, ...options.expected },
     request: {},
   };
@@ -63,7 +62,7 @@ describe('check 2: signature', () => {
     const payment = await signedPayment();
     const { digest, failure } = checkSignature(contextOf(payment));
     expect(failure).toBeUndefined();
-    expect(bytesToHex(digest)).toBe(TypedDataEncoder.hash(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, payment.authorization));
+    expect(bytesToHex(digest)).toBe(TypedDataEncoder.hash(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, authorizationOf()));
   });
 
   it('refuses a signature made by another key, naming who signed', async () => {
@@ -156,7 +155,7 @@ describe('check 4b: minimum', () => {
   it('accepts a value equal to the minimum, and any value when there is none', async () => {
     const payment = await signedPayment();
     expect(checkMinimum(contextOf(payment, { minimumAmount: 1_000_000n }))).toBeUndefined();
-    expect(checkMinimum(contextOf({ ...payment, authorization: authorizationOf({ value: 0n }) }, { minimumAmount: 0n }))).toBeUndefined();
+    expect(checkMinimum(contextOf({ ...payment, terms: { ...payment.terms, amount: 0n } }, { minimumAmount: 0n }))).toBeUndefined();
   });
 
   it('refuses a value one unit below the minimum', async () => {
@@ -315,5 +314,70 @@ describe("check 2 as USDC decides it (checkPayerSignature): an account with code
     const payment = await signedPayment({ signer: stranger });
     await expect(checkPayerSignature(chainAnswering(true).chain, contextOf(payment))).resolves.toBeUndefined();
     await expect(checkPayerSignature(chainAnswering(undefined).chain, contextOf(payment))).resolves.toMatchObject({ reason: FailureReason.InvalidSignature });
+  });
+});
+
+describe('the checks read terms: a Permit2 payment', () => {
+  // the x402 exact proxy's witness, as Permit2 appends it (@x402/evm's types, written out)
+  const PERMIT2_TYPES = {
+    PermitWitnessTransferFrom: [
+      { name: 'permitted', type: 'TokenPermissions' },
+      { name: 'spender', type: 'address' },
+      { name: 'nonce', type: 'uint256' },
+      { name: 'deadline', type: 'uint256' },
+      { name: 'witness', type: 'Witness' },
+    ],
+    TokenPermissions: [
+      { name: 'token', type: 'address' },
+      { name: 'amount', type: 'uint256' },
+    ],
+    Witness: [
+      { name: 'to', type: 'address' },
+      { name: 'validAfter', type: 'uint256' },
+    ],
+  };
+
+  async function permit2Payment(to = MERCHANT): Promise<Payment> {
+    const message = {
+      permitted: { token: TOKEN, amount: '1000000' },
+      spender: X402_EXACT_PERMIT2_PROXY,
+      nonce: '77',
+      deadline: String(NOW + 3600n),
+      witness: { to, validAfter: String(NOW - 60n) },
+    };
+    const signature = await payer.signTypedData({ name: 'Permit2', chainId: NETWORK.chainId, verifyingContract: PERMIT2_ADDRESS }, PERMIT2_TYPES, message);
+    const body = { permit2Authorization: { from: payer.address, ...message }, signature };
+    return {
+      protocolVersion: 2,
+      mechanism: exactPermit2,
+      surface: 'x402',
+      network: NETWORK,
+      networkName: 'eip155:84532',
+      ...exactPermit2.parse(body, '/paymentPayload/payload', NETWORK),
+      expected: { payTo: MERCHANT, amount: 1_000_000n, token: TOKEN },
+      request: {},
+    };
+  }
+
+  it("recovers the payer under Permit2's domain, not the token's", async () => {
+    const payment = await permit2Payment();
+    const separator = payment.mechanism.ownDomainSeparator?.(NETWORK);
+    expect(separator).toEqual(permit2DomainSeparator(NETWORK.chainId));
+    expect(checkSignature(contextOf(payment, { domainSeparator: separator })).failure).toBeUndefined();
+    expect(checkSignature(contextOf(payment)).failure).toMatchObject({ reason: FailureReason.InvalidSignature });
+  });
+
+  it('passes checks 3 to 6 on its terms, and names its own fields when it fails one', async () => {
+    const ctx = contextOf(await permit2Payment());
+    expect(checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkTime(ctx)).toBeUndefined();
+    const elsewhere = contextOf(await permit2Payment('0x' + 'cc'.repeat(20)));
+    expect(checkRecipient(elsewhere)?.details).toEqual({
+      authorization_to: '0x' + 'cc'.repeat(20),
+      expected_payTo: MERCHANT,
+      reason: 'permit2Authorization.witness.to does not equal the merchant address (payTo)',
+    });
+    // Permit2 moves it until its deadline included: expired one second after
+    expect(checkTime({ ...ctx, nowSeconds: NOW + 3600n, marginSeconds: 0n })).toBeUndefined();
+    expect(checkTime({ ...ctx, nowSeconds: NOW + 3601n, marginSeconds: 0n })?.reason).toBe(FailureReason.Expired);
   });
 });

@@ -18,46 +18,46 @@ type Failure = VerificationFailure | undefined;
 
 /** Check 2. Returns the recovered signer, or the failure; contract wallets are tried by the caller. */
 export function checkSignature(ctx: OfflineCheckContext): { digest: Uint8Array; failure: Failure } {
-  const { authorization, signature, mechanism } = ctx.payment;
-  const digest = mechanism.signedDigest(ctx.payment, ctx.domainSeparator);
+  const { terms, payload, signature, mechanism } = ctx.payment;
+  const digest = mechanism.signedDigest(payload, ctx.domainSeparator);
   const recovered = mechanism.recoverSigner(digest, signature);
-  if (recovered.ok && recovered.address === authorization.from) return { digest, failure: undefined };
+  if (recovered.ok && recovered.address === terms.payer) return { digest, failure: undefined };
   return {
     digest,
     failure: {
       reason: FailureReason.InvalidSignature,
       message: 'invalid signature',
       details: {
-        reason: recovered.ok ? 'signature was not made by authorization.from' : recovered.reason,
+        reason: recovered.ok ? `signature was not made by ${mechanism.vocabulary.payer}` : recovered.reason,
         recovered: recovered.ok ? recovered.address : null,
-        expected: authorization.from,
+        expected: terms.payer,
       },
     },
   };
 }
 
-/** Check 3. */
+/** Check 3. The details keep EIP-3009's key names (`authorization_to`) for every mechanism: answers have one shape. */
 export function checkRecipient(ctx: OfflineCheckContext): Failure {
-  const { authorization, expected } = ctx.payment;
-  if (authorization.to === ctx.treasury) {
+  const { terms, expected, mechanism } = ctx.payment;
+  if (terms.payee === ctx.treasury) {
     return {
       reason: FailureReason.RecipientIsTreasury,
       message: 'payment must be to merchant address',
       details: {
-        authorization_to: authorization.to,
+        authorization_to: terms.payee,
         expected_payTo: expected.payTo,
         reason: 'the authorization pays the facilitator treasury; payments go directly to the merchant',
       },
     };
   }
-  if (authorization.to !== expected.payTo) {
+  if (terms.payee !== expected.payTo) {
     return {
       reason: FailureReason.RecipientMismatch,
       message: 'payment must be to merchant address',
       details: {
-        authorization_to: authorization.to,
+        authorization_to: terms.payee,
         expected_payTo: expected.payTo,
-        reason: 'authorization.to does not equal the merchant address (payTo)',
+        reason: `${mechanism.vocabulary.payee} does not equal the merchant address (payTo)`,
       },
     };
   }
@@ -66,12 +66,12 @@ export function checkRecipient(ctx: OfflineCheckContext): Failure {
 
 /** Check 4: exact equality; paying more is as wrong as paying less. */
 export function checkAmount(ctx: OfflineCheckContext): Failure {
-  const { authorization, expected } = ctx.payment;
-  if (authorization.value === expected.amount) return undefined;
+  const { terms, expected } = ctx.payment;
+  if (terms.amount === expected.amount) return undefined;
   return {
     reason: FailureReason.AmountMismatch,
     message: 'amount mismatch',
-    details: { authorization_value: authorization.value.toString(), expected_amount: expected.amount.toString() },
+    details: { authorization_value: terms.amount.toString(), expected_amount: expected.amount.toString() },
   };
 }
 
@@ -81,7 +81,7 @@ export function checkAmount(ctx: OfflineCheckContext): Failure {
  * right after check 4 because it is also about the value.
  */
 export function checkMinimum(ctx: OfflineCheckContext): Failure {
-  return amountBelowMinimum(ctx.payment.authorization.value, ctx.minimumAmount);
+  return amountBelowMinimum(ctx.payment.terms.amount, ctx.minimumAmount);
 }
 
 /** The minimum rule on its own: verify applies it, and the settle intake again with the minimum in force then. */
@@ -111,11 +111,11 @@ export function checkToken(ctx: OfflineCheckContext): Failure {
 
 /**
  * Check 6, on the wall clock (block timestamps on Base follow it within seconds). USDC requires
- * validAfter < now < validBefore; we also require `marginSeconds` of validity left, since an
- * authorization that expires during settlement cannot be settled.
+ * validAfter < now < validBefore (every mechanism's terms are normalized to that rule); we also require
+ * `marginSeconds` of validity left, since an authorization that expires during settlement cannot be settled.
  */
 export function checkTime(ctx: OfflineCheckContext): Failure {
-  const { validAfter, validBefore } = ctx.payment.authorization;
+  const { validAfter, validBefore } = ctx.payment.terms;
   const now = ctx.nowSeconds;
   if (validAfter >= now) {
     return {
@@ -146,7 +146,8 @@ export function checkTime(ctx: OfflineCheckContext): Failure {
 }
 
 /**
- * Check 2 as USDC decides it (FiatTokenV2_2's SignatureChecker.isValidSignatureNow): an account WITHOUT code
+ * Check 2 as USDC decides it (FiatTokenV2_2's SignatureChecker.isValidSignatureNow; Permit2's
+ * SignatureVerification decides the same way): an account WITHOUT code
  * signs by ECDSA; an account WITH code — a contract wallet, or an EOA delegated by EIP-7702 (code 0xef0100…,
  * whose EXTCODESIZE is 23) — is asked by ERC-1271 only, even when its key's ECDSA signature recovers to it.
  * An ECDSA signature accepted from an account with code would pass verify and fail on chain.
@@ -156,15 +157,17 @@ export async function checkPayerSignature(chain: ChainReader, ctx: OfflineCheckC
   const { digest, failure } = signed;
   if (failure) return checkContractSignature(chain, ctx.payment, digest, failure);
   const { payment } = ctx;
-  const verdict = await chain.isValidContractSignature(payment.network.chainId, payment.authorization.from, digest, payment.signature);
-  if (verdict === undefined || verdict === true) return undefined; // no code: the key's signature is USDC's test
+  const { terms, mechanism } = payment;
+  const verdict = await chain.isValidContractSignature(payment.network.chainId, terms.payer, digest, payment.signature);
+  if (verdict === undefined || verdict === true) return undefined; // no code: the key's signature is the checker's test
+  const { payer, checker } = mechanism.vocabulary;
   return {
     reason: FailureReason.InvalidSignature,
     message: 'invalid signature',
     details: {
-      reason: `authorization.from has code, so USDC checks its signature by ERC-1271 only, and ${verdict === false ? 'the account rejected it' : verdict.refused}; the ECDSA signature of its key does not count`,
-      recovered: payment.authorization.from,
-      expected: payment.authorization.from,
+      reason: `${payer} has code, so ${checker} checks its signature by ERC-1271 only, and ${verdict === false ? 'the account rejected it' : verdict.refused}; the ECDSA signature of its key does not count`,
+      recovered: terms.payer,
+      expected: terms.payer,
     },
   };
 }
@@ -176,7 +179,7 @@ export async function checkContractSignature(
   digest: Uint8Array,
   failure: VerificationFailure,
 ): Promise<Failure> {
-  const accepted = await chain.isValidContractSignature(payment.network.chainId, payment.authorization.from, digest, payment.signature);
+  const accepted = await chain.isValidContractSignature(payment.network.chainId, payment.terms.payer, digest, payment.signature);
   if (accepted === true) return undefined;
   if (accepted === false) return { ...failure, details: { ...failure.details, reason: 'the payer contract (ERC-1271) rejected the signature' } };
   if (typeof accepted === 'object') return { ...failure, details: { ...failure.details, reason: accepted.refused } };

@@ -9,3 +9,4 @@ export { x402InvalidReasonOf, x402InvalidMessageOf, x402SettleFailureOf, X402Rea
 export { x402RequestEcho, parseX402Request, type X402Payment, X402RequestRejected } from './x402';
 export { X402Verifier } from './x402-verifier';
 export { PaymentIdentifiers } from './payment-identifiers';
+export { verificationRecordOf } from './verification-record';

@@ -1,5 +1,5 @@
 import { AmountFormatError, InvalidRequestError, networkByChainId, parsePrice, TOKEN_DECIMALS } from '@facilitator/core';
-import { mechanismFor, uintAt, type ExactEip3009Payload, type PaymentMechanism } from '@facilitator/payment-mechanisms';
+import { mechanismFor, uintAt } from '@facilitator/payment-mechanisms';
 import { paymentIdOf, type ExactEvmPayloadBody, type FormARequest, type FormBVerifyRequest, type RequirementsBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';
 import type { Payment } from './payment';
@@ -57,14 +57,15 @@ export function paymentFromFormA(body: FormARequest, networks: EnabledNetworks, 
 }
 
 /**
- * The signed part of an `exact` payload at `path`, read by the network's mechanism that claims it. Every
- * form the spec defines carries EIP-3009 (`{ authorization, signature }`, which the schemas have checked).
+ * The signed part of an `exact` payload at `path`, read by the network's mechanism that claims its shape:
+ * the mechanism, the terms, the normalized payload and the signature. Every form the spec defines carries
+ * EIP-3009 (`{ authorization, signature }`, which the schemas have checked).
  */
-export function payloadOf(payload: ExactEvmPayloadBody, path: string, network: { chainId: number; tokenAddress: string }): ExactEip3009Payload & { mechanism: PaymentMechanism<ExactEip3009Payload> } {
+export function payloadOf(payload: ExactEvmPayloadBody, path: string, network: { chainId: number; tokenAddress: string }): Pick<Payment, 'mechanism' | 'terms' | 'payload' | 'signature'> {
   const mechanisms = networkByChainId(network.chainId)?.mechanisms ?? [];
-  const mechanism = mechanismFor('exact', mechanisms, payload) as PaymentMechanism<ExactEip3009Payload> | undefined;
+  const mechanism = mechanismFor('exact', mechanisms, payload);
   if (!mechanism) throw invalid(path, `is not an exact payment this network settles (${mechanisms.join(', ') || 'none'})`);
-  return { mechanism, ...mechanism.parse(payload, path, network).payload };
+  return { mechanism, ...mechanism.parse(payload, path, network) };
 }
 
 /**
@@ -89,7 +90,8 @@ export function paymentFromFormB(body: FormBVerifyRequest, networks: EnabledNetw
     throw invalid('/metadata/paymentPayload/network', 'disagrees with chain');
   }
   const payload = payloadOf(paymentPayload.payload, '/metadata/paymentPayload/payload', network);
-  if (body.transaction_hash.toLowerCase() !== payload.authorization.nonce) {
+  // Form B is EIP-3009's (the spec): its transaction hash is the authorization's nonce
+  if (body.transaction_hash.toLowerCase() !== payload.terms.nonce.value) {
     throw invalid('/transaction_hash', 'must be the authorization nonce');
   }
   return {

@@ -14,16 +14,16 @@ export class PaymentIdentifiers {
 
   async bind(payment: Payment): Promise<void> {
     if (payment.paymentId === undefined) return;
-    const { network, authorization: a } = payment;
-    const fingerprint = payment.mechanism.fingerprint(payment, network);
+    const { network, terms } = payment;
+    const fingerprint = payment.mechanism.fingerprint(payment.payload, network);
     const bound = await this.repository.bind({
       chainId: network.chainId,
       paymentId: payment.paymentId,
       merchant: payment.expected.payTo,
       authorizationFingerprint: fingerprint,
       tokenAddress: network.tokenAddress,
-      payer: a.from,
-      nonce: a.nonce,
+      payer: terms.payer,
+      nonce: terms.nonce.value,
     });
     if (bound !== fingerprint) throw new PaymentIdentifierConflictError(payment.paymentId);
   }

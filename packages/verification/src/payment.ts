@@ -1,6 +1,5 @@
 import type { NetworkConfig } from '@facilitator/config';
-import type { TransferAuthorization } from '@facilitator/core';
-import type { ExactEip3009Payload, PaymentMechanism } from '@facilitator/payment-mechanisms';
+import type { PaymentMechanism, PaymentTerms } from '@facilitator/payment-mechanisms';
 
 /**
  * A payment to verify, whichever form it arrived in. Normalizers build it from the request bodies;
@@ -14,10 +13,13 @@ export interface Payment {
   network: NetworkConfig;
   /** the network name as the client wrote it, echoed back in answers */
   networkName: string;
-  /** the mechanism that read the payload: what the payer signed, how its signature recovers, its fingerprint */
-  mechanism: PaymentMechanism<ExactEip3009Payload>;
-  /** addresses lowercased, numbers as bigint */
-  authorization: TransferAuthorization;
+  /** the mechanism that read the payload: how its signature recovers, its fingerprint, how it is stored */
+  mechanism: PaymentMechanism<unknown>;
+  /** what the payer signed, whatever the mechanism: all the checks and the records read of it */
+  terms: PaymentTerms;
+  /** the payload as its mechanism normalized it: what is stored, and what settlement executes */
+  payload: unknown;
+  /** the payer's signature as sent (an ERC-6492 one still wrapped) */
   signature: string;
   expected: {
     payTo: string;

@@ -1,7 +1,7 @@
 import type { Payment } from './payment';
 import { NETWORK, payer, MERCHANT, TOKEN } from './testing/fixtures';
 import { MAX_STORED_REQUEST_BYTES, verificationRecordOf } from './verification-record';
-import { exactEip3009 } from '@facilitator/payment-mechanisms';
+import { eip3009PaymentOf, exactEip3009 } from '@facilitator/payment-mechanisms';
 
 const payment = (request: unknown): Payment => ({
   protocolVersion: 2,
@@ -9,8 +9,11 @@ const payment = (request: unknown): Payment => ({
   surface: 'x402',
   network: NETWORK,
   networkName: 'eip155:84532',
-  authorization: { from: payer.address.toLowerCase(), to: MERCHANT, value: 10_000n, validAfter: 0n, validBefore: 2_000_000_000n, nonce: '0x' + '0c'.repeat(32) },
-  signature: '0x' + 'ab'.repeat(65),
+  ...eip3009PaymentOf(
+    { from: payer.address.toLowerCase(), to: MERCHANT, value: 10_000n, validAfter: 0n, validBefore: 2_000_000_000n, nonce: '0x' + '0c'.repeat(32) },
+    '0x' + 'ab'.repeat(65),
+    NETWORK,
+  ),
   expected: { payTo: MERCHANT, amount: 10_000n, token: TOKEN },
   request,
 });

@@ -23,7 +23,7 @@ function storedRequest(request: unknown): object {
  * signature (free-form and up to the body limit: a stranger's rejected requests must not fill the disk).
  */
 export function verificationRecordOf(payment: Payment, failure?: { message: string; details: Record<string, unknown> }): NewVerificationRow {
-  const { authorization, network, expected } = payment;
+  const { terms, network, expected, mechanism } = payment;
   return {
     id: newId(IdPrefix.Verification),
     status: failure ? 'rejected' : 'verified',
@@ -32,20 +32,20 @@ export function verificationRecordOf(payment: Payment, failure?: { message: stri
     chainId: network.chainId,
     network: payment.networkName,
     tokenAddress: network.tokenAddress,
-    payer: authorization.from,
+    payer: terms.payer,
     merchant: expected.payTo,
-    amount: authorization.value.toString(),
+    amount: terms.amount.toString(),
     expectedAmount: expected.amount.toString(),
-    nonce: authorization.nonce,
-    validAfter: authorization.validAfter.toString(),
-    validBefore: authorization.validBefore.toString(),
+    // the columns are the terms' projection (normalized validity, the nonce as bytes32); the payload is the payment
+    nonce: terms.nonce.value,
+    validAfter: terms.validAfter.toString(),
+    validBefore: terms.validBefore.toString(),
     signature: failure ? null : payment.signature,
-    authorizationFingerprint: payment.mechanism.fingerprint(payment, network),
-    mechanism: payment.mechanism.id,
-    scheme: payment.mechanism.scheme,
-    // an EIP-3009 nonce is recorded by the token (the mechanism's terms say so once verification reads them)
-    nonceSpace: network.tokenAddress,
-    payload: failure ? null : payment.mechanism.toStored(payment),
+    authorizationFingerprint: mechanism.fingerprint(payment.payload, network),
+    mechanism: mechanism.id,
+    scheme: mechanism.scheme,
+    nonceSpace: terms.nonce.space,
+    payload: failure ? null : mechanism.toStored(payment.payload),
     request: failure ? null : storedRequest(payment.request),
     metadata: failure ? null : ((payment.metadata as object | undefined) ?? null),
     webhookUrl: payment.webhookUrl ?? null,

@@ -1,6 +1,6 @@
 import { Wallet } from 'ethers';
 import { bytesToHex, ErrorCode, ServiceUnavailableError, type TransferAuthorization } from '@facilitator/core';
-import { exactEip3009, TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest } from '@facilitator/payment-mechanisms';
+import { eip3009PaymentOf, exactEip3009, TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 import type { NewVerificationRow, SettlementRow, StoredVerification, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { FailureReason } from './failure-reasons';
@@ -41,8 +41,7 @@ async function paymentOf(fields: PaymentFields = {}): Promise<Payment> {
     surface: 'v1',
     network: NETWORK,
     networkName: 'eip155:84532',
-    authorization,
-    signature: signature.toLowerCase(),
+    ...eip3009PaymentOf(authorization, signature.toLowerCase(), NETWORK),
     expected: { payTo: MERCHANT, amount: 1_000_000n, token: TOKEN, ...fields.expected },
     request: { kind: 'form-a' },
   };
@@ -412,7 +411,7 @@ describe('VerificationService', () => {
         {
           chainId: 84532,
           signer: CONTRACT_WALLET,
-          digest: bytesToHex(transferAuthorizationDigest(SEPARATOR, payment.authorization)),
+          digest: bytesToHex(payment.mechanism.signedDigest(payment.payload, SEPARATOR)),
           signature: payment.signature,
         },
       ]);

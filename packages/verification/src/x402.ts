@@ -27,7 +27,7 @@ export interface X402Payment {
   payment: Payment;
   /** the network as the request named it (`eip155:84532`, `base-sepolia`), echoed in settle answers */
   network: string;
-  /** `authorization.from` as the client wrote it */
+  /** the payer as the client wrote it (`authorization.from`, `permit2Authorization.from`) */
   payer: string;
   claimedDomains: ClaimedDomain[];
 }
@@ -57,7 +57,9 @@ const stringAt = (v: unknown, ...keys: string[]): string | undefined => {
 /** What an answer can say about a request it could not read: the payer and network, if present. */
 export function x402RequestEcho(body: unknown): { payer?: string; network?: string } {
   return {
-    payer: stringAt(body, 'paymentPayload', 'payload', 'authorization', 'from'),
+    payer:
+      stringAt(body, 'paymentPayload', 'payload', 'authorization', 'from') ??
+      stringAt(body, 'paymentPayload', 'payload', 'permit2Authorization', 'from'),
     network: stringAt(body, 'paymentRequirements', 'network'),
   };
 }
@@ -151,11 +153,11 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
     }
   }
   const network = resolveNetwork(requirements.network, () => networks.fromCaip2(requirements.network), reject);
-  const payload = paymentPayload.payload;
+  const signed = payloadOf(paymentPayload.payload, '/paymentPayload/payload', network);
   return {
     x402Version: 2,
     network: requirements.network,
-    payer: payload.authorization.from,
+    payer: x402RequestEcho(body).payer ?? signed.terms.payer,
     claimedDomains: [
       ...claimOf(requirements.extra, 'paymentRequirements.extra'),
       ...claimOf(accepted.extra, 'paymentPayload.accepted.extra'),
@@ -165,7 +167,7 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
       surface: 'x402',
       network,
       networkName: requirements.network,
-      ...payloadOf(payload, '/paymentPayload/payload', network),
+      ...signed,
       expected: {
         payTo: requirements.payTo.toLowerCase(),
         amount: uintAt(requirements.amount, '/paymentRequirements/amount'),
@@ -187,18 +189,18 @@ function fromV1(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
     throw reject(X402Reason.InvalidNetwork, `paymentPayload.network ${JSON.stringify(paymentPayload.network)} disagrees with paymentRequirements.network ${JSON.stringify(requirements.network)}`);
   }
   const network = resolveNetwork(requirements.network, () => networks.fromX402V1Name(requirements.network), reject);
-  const payload = paymentPayload.payload;
+  const signed = payloadOf(paymentPayload.payload, '/paymentPayload/payload', network);
   return {
     x402Version: 1,
     network: requirements.network,
-    payer: payload.authorization.from,
+    payer: x402RequestEcho(body).payer ?? signed.terms.payer,
     claimedDomains: claimOf(requirements.extra, 'paymentRequirements.extra'),
     payment: {
       protocolVersion: 1,
       surface: 'x402',
       network,
       networkName: requirements.network,
-      ...payloadOf(payload, '/paymentPayload/payload', network),
+      ...signed,
       expected: {
         payTo: requirements.payTo.toLowerCase(),
         amount: uintAt(requirements.maxAmountRequired, '/paymentRequirements/maxAmountRequired'),

@@ -1,7 +1,7 @@
 // The settle intake's steps in order, on stubs: nothing is looked up, verified, stored or enqueued for a
 // request that an earlier step refuses.
 import { NotFoundError, PaymentIdentifierConflictError } from '@facilitator/core';
-import { authorizationFingerprint, exactEip3009 } from '@facilitator/payment-mechanisms';
+import { authorizationFingerprint, eip3009PaymentOf, exactEip3009 } from '@facilitator/payment-mechanisms';
 import type { Settlement, Verification } from '@facilitator/db';
 import { PaymentIdentifiers, type Payment, type X402Payment } from '@facilitator/verification';
 import type { SettleCommand } from './settle-command';
@@ -10,22 +10,24 @@ import { SettleIntake, SettleKeyRequired, SettleRefused, type SettleIntakeDeps }
 const MERCHANT = '0x' + 'aa'.repeat(20);
 const PAYER = '0x' + '11'.repeat(20);
 
+const authorizationOf = (amount: bigint) => ({ from: PAYER, to: MERCHANT, value: amount, validAfter: 0n, validBefore: 2_000_000_000n, nonce: '0x' + '0c'.repeat(32) });
+
 function payment(amount: bigint): Payment {
+  const network = { chainId: 84532, tokenAddress: '0x' + 'cc'.repeat(20) } as Payment['network'];
   return {
     protocolVersion: 2,
     mechanism: exactEip3009,
     surface: 'v1',
-    network: { chainId: 84532, tokenAddress: '0x' + 'cc'.repeat(20) } as Payment['network'],
+    network,
     networkName: 'eip155:84532',
-    authorization: { from: PAYER, to: MERCHANT, value: amount, validAfter: 0n, validBefore: 2_000_000_000n, nonce: '0x' + '0c'.repeat(32) },
-    signature: '0x' + '5a'.repeat(65),
+    ...eip3009PaymentOf(authorizationOf(amount), '0x' + '5a'.repeat(65), network),
     expected: { payTo: MERCHANT, amount },
     request: {},
   };
 }
 
 const verified = (amount: bigint) => {
-  const a = payment(amount).authorization;
+  const a = authorizationOf(amount);
   return {
     id: 'ver_1', status: 'verified', chainId: 84532, tokenAddress: '0x' + 'cc'.repeat(20), payer: PAYER, merchant: MERCHANT, nonce: a.nonce,
     amount: amount.toString(), expectedAmount: amount.toString(), validAfter: '0', validBefore: a.validBefore.toString(),

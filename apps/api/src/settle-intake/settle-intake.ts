@@ -1,5 +1,4 @@
 import { InvalidRequestError, NotFoundError, UnauthorizedError, VerificationFailedError } from '@facilitator/core';
-import { authorizationFingerprint } from '@facilitator/payment-mechanisms';
 import type { Settlement, Verification, VerificationRepository } from '@facilitator/db';
 import type { MerchantService } from '@facilitator/merchants';
 import { fingerprintOf, type SettlementRequests } from '@facilitator/settlement';
@@ -134,13 +133,13 @@ export class SettleIntake {
    * and the settlement uses the signature that was verified.
    */
   private async findVerificationOf(payment: Payment): Promise<Verification | null> {
-    const { network, authorization: a, expected } = payment;
-    const fingerprint = authorizationFingerprint(network.chainId, network.tokenAddress, a);
+    const { network, terms, expected } = payment;
+    const fingerprint = payment.mechanism.fingerprint(payment.payload, network);
     const found = await this.deps.verifications.findLatestVerified({
       chainId: network.chainId,
-      tokenAddress: network.tokenAddress,
-      payer: a.from,
-      nonce: a.nonce,
+      tokenAddress: terms.nonce.space,
+      payer: terms.nonce.payer,
+      nonce: terms.nonce.value,
       authorizationFingerprint: fingerprint,
     });
     const matches =

@@ -3,6 +3,7 @@ import type { PaymentMechanism } from '../mechanism';
 import { recoverAuthorizationSigner, transferAuthorizationDigest } from './eip712';
 import { authorizationFingerprint } from './fingerprint';
 import { isExactEip3009Payload, parseExactEip3009, type ExactEip3009Payload } from './parse';
+import { eip3009PaymentOf } from './payment';
 
 /**
  * `exact` through EIP-3009 `transferWithAuthorization`: the payer signs, under the token's own EIP-712
@@ -14,23 +15,10 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   scheme: 'exact',
   claims: isExactEip3009Payload,
   parse(payload, path, network) {
-    const parsed = parseExactEip3009(payload, path);
-    const a = parsed.authorization;
-    return {
-      terms: {
-        mechanism: EXACT_EIP3009,
-        scheme: 'exact',
-        payer: a.from,
-        payee: a.to,
-        amount: a.value,
-        validAfter: a.validAfter,
-        validBefore: a.validBefore,
-        nonce: { space: network.tokenAddress, payer: a.from, value: a.nonce },
-      },
-      payload: parsed,
-      signature: parsed.signature,
-    };
+    const { authorization, signature } = parseExactEip3009(payload, path);
+    return eip3009PaymentOf(authorization, signature, network);
   },
+  vocabulary: { payer: 'authorization.from', payee: 'authorization.to', amount: 'authorization.value', checker: 'USDC' },
   toStored: ({ authorization: a, signature }) => ({
     authorization: { from: a.from, to: a.to, value: a.value.toString(), validAfter: a.validAfter.toString(), validBefore: a.validBefore.toString(), nonce: a.nonce },
     signature,
@@ -43,3 +31,4 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
 };
 
 export { type ExactEip3009Payload } from './parse';
+export { eip3009PaymentOf } from './payment';

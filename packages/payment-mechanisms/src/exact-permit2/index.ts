@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { EXACT_PERMIT2 } from '@facilitator/core';
 import type { PaymentMechanism } from '../mechanism';
 import { PERMIT2_ADDRESS } from '../permit2/addresses';
-import { permitWitnessDigest, recoverPermit2Signer, structHash } from '../permit2/eip712';
+import { permit2DomainSeparator, permitWitnessDigest, recoverPermit2Signer, structHash } from '../permit2/eip712';
 import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
 
 /** The exact proxy's witness: the recipient and the first second the payment may move. */
@@ -40,6 +40,13 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
       signature: p.signature,
     };
   },
+  vocabulary: {
+    payer: 'permit2Authorization.from',
+    payee: 'permit2Authorization.witness.to',
+    amount: 'permit2Authorization.permitted.amount',
+    checker: 'Permit2',
+  },
+  ownDomainSeparator: (network) => permit2DomainSeparator(network.chainId),
   toStored: (p) => ({
     permit2Authorization: {
       from: p.from,

@@ -1,0 +1,27 @@
+import { EXACT_EIP3009, type TransferAuthorization } from '@facilitator/core';
+import type { MechanismNetwork, ParsedPayment } from '../mechanism';
+import type { ExactEip3009Payload } from './parse';
+
+/**
+ * An EIP-3009 payment from its normalized authorization (lowercase addresses, bigint numbers) and the
+ * payer's signature: what `parse` gives for a request, and what a client or a test that holds an
+ * authorization already builds without a JSON round trip.
+ */
+export function eip3009PaymentOf(authorization: TransferAuthorization, signature: string, network: MechanismNetwork): ParsedPayment<ExactEip3009Payload> {
+  const a = authorization;
+  return {
+    terms: {
+      mechanism: EXACT_EIP3009,
+      scheme: 'exact',
+      payer: a.from,
+      payee: a.to,
+      amount: a.value,
+      validAfter: a.validAfter,
+      validBefore: a.validBefore,
+      // the token records an EIP-3009 nonce (authorizationState)
+      nonce: { space: network.tokenAddress, payer: a.from, value: a.nonce },
+    },
+    payload: { authorization, signature },
+    signature,
+  };
+}
