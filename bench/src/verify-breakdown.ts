@@ -128,7 +128,7 @@ const RAW_INSERT = `INSERT INTO verifications (id, status, protocol_version, sur
   VALUES ($1, 'verified', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, now(), now())`;
 const RAW_INSERT_MANY = `INSERT INTO verifications (id, protocol_version, surface, chain_id, network, token_address, payer, merchant,
   amount, expected_amount, nonce, valid_after, valid_before, signature, request, status, created_at, updated_at) VALUES `;
-const RAW_NONCE_USE = `SELECT id FROM settlements WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4
+const RAW_NONCE_USE = `SELECT id FROM settlements WHERE chain_id = $1 AND nonce_space = $2 AND payer = $3 AND nonce = $4
   AND (state IN ('fee_collected', 'executing', 'settled') OR merchant_paid) LIMIT 1`;
 
 export async function runVerifyBreakdown(): Promise<BreakdownResults> {
@@ -232,7 +232,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     );
     stages.push(
       await measureAsync('nonce-use SELECT via Prisma (findNonceUse)', devnet, concurrency, seconds, () =>
-        settlements.findNonceUse(network.chainId, network.tokenAddress, a0.from, a0.nonce),
+        settlements.findNonceUse({ chainId: network.chainId, nonceSpace: network.tokenAddress, payer: a0.from, nonce: a0.nonce }),
       ),
     );
     stages.push(

@@ -29,6 +29,7 @@ export {
   type FeeReservationRequest,
   type PayerInFlight,
   type FeeReverts,
+  type PaymentNonce,
   SettlementRepository,
   IdempotencyRepository,
   type MerchantRecord,

@@ -1,13 +1,25 @@
 import { FeeCollectionFailedError, IdPrefix, newId, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
 import { authorizationFingerprint } from '@facilitator/payment-mechanisms';
-import type { Settlement, SettlementRepository, Verification } from '@facilitator/db';
+import type { PaymentNonce, Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { failurePauseOf, type FailurePausePolicy } from './accounting';
 import { failurePaused } from './failures';
 
-/** Mirrors verification's payment identity: "chainId:token:payer:nonce". */
-function settlementPaymentKey(v: Pick<Verification, 'chainId' | 'tokenAddress' | 'payer' | 'nonce'>): string {
-  return `${v.chainId}:${v.tokenAddress}:${v.payer}:${v.nonce}`.toLowerCase();
+/**
+ * The payment's nonce identity (db's PaymentNonce) of a verified verification: the contract that records
+ * its nonce, or, for a row an older process stored without one, its token (an EIP-3009 nonce's).
+ */
+function paymentNonceOf(v: Verification): PaymentNonce {
+  return { chainId: v.chainId, nonceSpace: v.nonceSpace ?? v.tokenAddress!, payer: v.payer!, nonce: v.nonce! };
+}
+
+/**
+ * Mirrors verification's payment identity: "chainId:nonceSpace:payer:nonce". An EIP-3009 nonce's space is
+ * its token, so every key written before spaces existed ("chainId:token:payer:nonce") is still its key.
+ */
+function settlementPaymentKey(v: Verification): string {
+  const n = paymentNonceOf(v);
+  return `${n.chainId}:${n.nonceSpace}:${n.payer}:${n.nonce}`.toLowerCase();
 }
 
 /**
@@ -79,8 +91,7 @@ export class SettlementRequests {
       authorizationFingerprint: fingerprint,
       mechanism: verification.mechanism,
       scheme: verification.scheme,
-      // a row an older process stored has no space of its own: an EIP-3009 nonce's is its token
-      nonceSpace: verification.nonceSpace ?? verification.tokenAddress!,
+      nonceSpace: paymentNonceOf(verification).nonceSpace,
       payload: (verification.payload as object | null) ?? null,
       feeAmount: this.feeAmount.toString(),
       metadata: (verification.metadata as object | null) ?? undefined,
@@ -133,7 +144,7 @@ export class SettlementRequests {
    */
   private async refuseDuringFeeRevertBackoff(v: Verification): Promise<void> {
     if (this.feeRevertBackoffMs === 0) return;
-    const reverts = await this.settlements.feeRevertsOfPayment(v.chainId, v.tokenAddress!, v.payer!, v.nonce!);
+    const reverts = await this.settlements.feeRevertsOfPayment(paymentNonceOf(v));
     if (reverts.count === 0 || !reverts.lastAt) return;
     const retryAt = reverts.lastAt.getTime() + this.feeRevertBackoffMs * 2 ** Math.min(reverts.count - 1, 10);
     if (Date.now() >= retryAt) return;

@@ -153,8 +153,8 @@ function setup(options: Partial<VerificationServiceOptions> & { ourSettlement?: 
     chain,
     verifications,
     settlements: {
-      findNonceUse: async (chainId, tokenAddress, payerAddress, nonce) => {
-        nonceLookups.push(`${chainId}:${tokenAddress}:${payerAddress}:${nonce}`);
+      findNonceUse: async ({ chainId, nonceSpace, payer: payerAddress, nonce }) => {
+        nonceLookups.push(`${chainId}:${nonceSpace}:${payerAddress}:${nonce}`);
         return options.ourSettlement ? ({ id: options.ourSettlement } as SettlementRow) : null;
       },
     },

@@ -74,7 +74,7 @@ export class VerificationService {
     // a contract wallet's payment (its key did not sign) asks only now that its wallet accepted it
     const usedOnChain = await (nonceUse ?? this.ask(payment, () => this.isNonceUsed(payment)));
     if (usedOnChain) {
-      const ours = await this.options.settlements.findNonceUse(payment.network.chainId, nonce.space, nonce.payer, nonce.value);
+      const ours = await this.options.settlements.findNonceUse({ chainId: payment.network.chainId, nonceSpace: nonce.space, payer: nonce.payer, nonce: nonce.value });
       const nonceFailure = nonceUsed(nonce.value, ours?.id ?? null);
       return { record: await verifications.create(timed(verificationRecordOf(payment, nonceFailure))), failure: nonceFailure };
     }

@@ -36,7 +36,9 @@ function settlementsOf(deps: SettlementLookupDeps, query: SettlementLookupQuery)
   // stored hex is lowercase; the schema let either case in
   if (query.payment_id !== undefined) return deps.paymentIds.findSettlements(network.chainId, query.payment_id);
   if (query.transaction !== undefined) return deps.settlements.findByTransaction(network.chainId, query.transaction.toLowerCase());
-  return deps.settlements.findByPayerNonce(network.chainId, network.tokenAddress, query.payer!.toLowerCase(), query.nonce!.toLowerCase());
+  // an EIP-3009 nonce, recorded by the network's token: the only mechanism served yet (a Permit2 nonce's
+  // space is Permit2's, to be asked here too once one is)
+  return deps.settlements.findByPayerNonce({ chainId: network.chainId, nonceSpace: network.tokenAddress, payer: query.payer!.toLowerCase(), nonce: query.nonce!.toLowerCase() });
 }
 
 function keyName(query: SettlementLookupQuery): string {

@@ -137,7 +137,7 @@ export class SettleIntake {
     const fingerprint = payment.mechanism.fingerprint(payment.payload, network);
     const found = await this.deps.verifications.findLatestVerified({
       chainId: network.chainId,
-      tokenAddress: terms.nonce.space,
+      nonceSpace: terms.nonce.space,
       payer: terms.nonce.payer,
       nonce: terms.nonce.value,
       authorizationFingerprint: fingerprint,

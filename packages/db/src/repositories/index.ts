@@ -11,3 +11,4 @@ export * from './payment-identifier-repository';
 export * from './status-windows';
 export * from './merchant-session-repository';
 export * from './keyset';
+export * from './payment-nonce';

@@ -628,7 +628,7 @@ describe('SettlementRepository', () => {
 
     it('counts the reverted fee transfers of earlier settlements of one payment', async () => {
       const nonce = randomHex(32);
-      expect(await repo.feeRevertsOfPayment(CHAIN, USDC, PAYER, nonce)).toEqual({ count: 0, lastAt: null });
+      expect(await repo.feeRevertsOfPayment({ chainId: CHAIN, nonceSpace: USDC, payer: PAYER, nonce })).toEqual({ count: 0, lastAt: null });
 
       await failedFee({ nonce }, 'fee_collection_failed', randomHex(32));
       await sleep(5);
@@ -636,7 +636,7 @@ describe('SettlementRepository', () => {
       await failedFee({ nonce }, 'fee_collection_failed', null);
       await failedFee({ nonce, tokenAddress: OTHER_TOKEN }, 'fee_collection_failed', randomHex(32));
 
-      expect(await repo.feeRevertsOfPayment(CHAIN, USDC, PAYER, nonce)).toEqual({ count: 2, lastAt: last.updatedAt });
+      expect(await repo.feeRevertsOfPayment({ chainId: CHAIN, nonceSpace: USDC, payer: PAYER, nonce })).toEqual({ count: 2, lastAt: last.updatedAt });
     });
 
     it('counts, for a payment, atomic items that failed in a mined settle transaction (our gas was spent on them)', async () => {
@@ -649,7 +649,7 @@ describe('SettlementRepository', () => {
       };
       await atomicFailure({ reason: 'nothing sent' });
       const mined = await atomicFailure({ reason: 'FiatTokenV2: transfer amount exceeds balance', tx_hash: randomHex(32) });
-      expect(await repo.feeRevertsOfPayment(CHAIN, USDC, PAYER, nonce)).toEqual({ count: 1, lastAt: mined.updatedAt });
+      expect(await repo.feeRevertsOfPayment({ chainId: CHAIN, nonceSpace: USDC, payer: PAYER, nonce })).toEqual({ count: 1, lastAt: mined.updatedAt });
     });
   });
 
@@ -658,17 +658,17 @@ describe('SettlementRepository', () => {
       const nonce = randomHex(32);
       const pending = await started({ nonce });
       await repo.transition({ id: pending.id, from: 'pending', to: 'failed', data: { paymentKey: null } });
-      expect(await repo.findNonceUse(CHAIN, USDC, PAYER, nonce)).toBeNull();
+      expect(await repo.findNonceUse({ chainId: CHAIN, nonceSpace: USDC, payer: PAYER, nonce })).toBeNull();
 
       const paid = await started({ nonce });
       const moved = await repo.transition({ id: paid.id, from: 'pending', to: 'failed', data: { paymentKey: null, merchantPaid: true } });
-      expect(await repo.findNonceUse(CHAIN, USDC, PAYER, nonce)).toEqual(moved);
+      expect(await repo.findNonceUse({ chainId: CHAIN, nonceSpace: USDC, payer: PAYER, nonce })).toEqual(moved);
 
       const nonce2 = randomHex(32);
       const executing = await started({ nonce: nonce2 });
       await walk(executing.id, ['check_allowance', 'collect_fee', 'fee_collected', 'executing']);
-      expect((await repo.findNonceUse(CHAIN, USDC, PAYER, nonce2))!.id).toBe(executing.id);
-      expect(await repo.findNonceUse(CHAIN, OTHER_TOKEN, PAYER, nonce2)).toBeNull();
+      expect((await repo.findNonceUse({ chainId: CHAIN, nonceSpace: USDC, payer: PAYER, nonce: nonce2 }))!.id).toBe(executing.id);
+      expect(await repo.findNonceUse({ chainId: CHAIN, nonceSpace: OTHER_TOKEN, payer: PAYER, nonce: nonce2 })).toBeNull();
     });
 
     it('findSettledForVerification finds the settled one only', async () => {

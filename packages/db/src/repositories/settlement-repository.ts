@@ -6,6 +6,7 @@ import { WebhookEventRepository, type WebhookEventRow } from './webhook-event-re
 import { optionalMs, windowRows, type StatusWindow, type WaitingCount, type WindowSettleOutcomes } from './status-windows';
 import { NEWEST_FIRST, olderThan, type KeysetCursor } from './keyset';
 import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_COLUMNS, type SettlementUpdate } from './settlement-row';
+import type { PaymentNonce } from './payment-nonce';
 
 export type { SettlementUpdate } from './settlement-row';
 
@@ -259,7 +260,7 @@ const FEE_REVERTS_OF_MERCHANT = `
 // either way our gas was spent on the payment, and a payment released by it backs off before trying again
 const FEE_REVERTS_OF_PAYMENT = `
   SELECT count(*)::int AS reverts, max(updated_at) AS last_at FROM settlements
-   WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND state = 'failed'
+   WHERE chain_id = $1 AND nonce_space = $2 AND payer = $3 AND nonce = $4 AND state = 'failed'
      AND ((error_code = 'fee_collection_failed' AND fee_tx_hash IS NOT NULL)
           OR (settlement_mode = 'atomic' AND error_details ? 'tx_hash'))`;
 
@@ -367,11 +368,11 @@ export class SettlementRepository {
   }
 
   /** A settlement of ours that used (or is using) this payment's nonce, if any. */
-  findNonceUse(chainId: number, tokenAddress: string, payer: string, nonce: string): Promise<SettlementRow | null> {
+  findNonceUse({ chainId, nonceSpace, payer, nonce }: PaymentNonce): Promise<SettlementRow | null> {
     return this.prisma.settlement.findFirst({
       where: {
         chainId,
-        tokenAddress,
+        nonceSpace,
         payer,
         nonce,
         OR: [{ state: { in: [...NONCE_CONSUMING_STATES] } }, { merchantPaid: true }],
@@ -399,13 +400,13 @@ export class SettlementRepository {
     return rows.map(settlementFromColumns);
   }
 
-  /** Public lookup: the settlements of one authorization's (payer, nonce), newest first, by their payment index. */
-  async findByPayerNonce(chainId: number, tokenAddress: string, payer: string, nonce: string): Promise<SettlementRow[]> {
+  /** Public lookup: the settlements of one payment nonce, newest first, by their payment index. */
+  async findByPayerNonce({ chainId, nonceSpace, payer, nonce }: PaymentNonce): Promise<SettlementRow[]> {
     const rows = await runQuery(this.pool, {
       name: 'settlements_by_payer_nonce',
-      text: `SELECT * FROM settlements WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4
+      text: `SELECT * FROM settlements WHERE chain_id = $1 AND nonce_space = $2 AND payer = $3 AND nonce = $4
               ORDER BY created_at DESC, id DESC LIMIT ${LOOKUP_LIMIT}`,
-      values: [chainId, tokenAddress, payer, nonce],
+      values: [chainId, nonceSpace, payer, nonce],
     });
     return rows.map(settlementFromColumns);
   }
@@ -511,11 +512,11 @@ export class SettlementRepository {
   }
 
   /** Fee transfers sent for earlier settlements of this payment that reverted. */
-  async feeRevertsOfPayment(chainId: number, tokenAddress: string, payer: string, nonce: string): Promise<FeeReverts> {
+  async feeRevertsOfPayment({ chainId, nonceSpace, payer, nonce }: PaymentNonce): Promise<FeeReverts> {
     const [row] = await runQuery(this.pool, {
       name: 'fee_reverts_of_payment',
       text: FEE_REVERTS_OF_PAYMENT,
-      values: [chainId, tokenAddress, payer, nonce],
+      values: [chainId, nonceSpace, payer, nonce],
     });
     return { count: row.reverts as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
   }

@@ -24,13 +24,13 @@ const INSERT_BATCH = `
   )
   SELECT inserted.*, (
     SELECT s.id FROM settlements s
-    WHERE s.chain_id = inserted.chain_id AND s.token_address = inserted.token_address
+    WHERE s.chain_id = inserted.chain_id AND s.nonce_space = inserted.nonce_space
       AND s.payer = inserted.payer AND s.nonce = inserted.nonce
       AND (s.state IN (${NONCE_CONSUMING_STATES.map((s) => `'${s}'`).join(', ')}) OR s.merchant_paid)
     LIMIT 1
   ) AS used_by, (
     SELECT s.id FROM settlements s
-    WHERE s.chain_id = inserted.chain_id AND s.token_address = inserted.token_address
+    WHERE s.chain_id = inserted.chain_id AND s.nonce_space = inserted.nonce_space
       AND s.payer = inserted.payer AND s.nonce = inserted.nonce
       AND (s.payment_key IS NOT NULL OR s.merchant_paid)
       AND CASE WHEN s.authorization_fingerprint IS NULL
@@ -39,7 +39,7 @@ const INSERT_BATCH = `
                ELSE s.authorization_fingerprint <> inserted.authorization_fingerprint END
     UNION ALL
     SELECT v.id FROM verifications v
-    WHERE v.chain_id = inserted.chain_id AND v.token_address = inserted.token_address
+    WHERE v.chain_id = inserted.chain_id AND v.nonce_space = inserted.nonce_space
       AND v.payer = inserted.payer AND v.nonce = inserted.nonce AND v.status = 'verified'
       AND v.valid_before::numeric > extract(epoch FROM now())
       AND CASE WHEN v.authorization_fingerprint IS NULL

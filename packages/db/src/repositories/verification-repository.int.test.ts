@@ -57,7 +57,8 @@ function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificati
     authorization: { from: row.payer, to: row.merchant, value: row.amount, validAfter: row.validAfter, validBefore: row.validBefore, nonce: row.nonce },
     signature: row.signature,
   };
-  return { authorizationFingerprint: `fp:${row.nonce}`, nonceSpace: USDC, payload, ...row };
+  // an EIP-3009 nonce's space is its token
+  return { authorizationFingerprint: `fp:${row.nonce}`, nonceSpace: row.tokenAddress, payload, ...row };
 }
 
 /** A settlement of the payment `row` verified, in `state` (set directly: only the verification side is under test). */
@@ -71,6 +72,7 @@ async function settlementOf(row: NewVerificationRow, state: SettlementState, mer
       state,
       chainId: row.chainId,
       tokenAddress: row.tokenAddress!,
+      nonceSpace: row.nonceSpace!,
       payer: row.payer!,
       merchant: row.merchant!,
       amount: row.amount!,
@@ -289,6 +291,40 @@ describe('VerificationRepository', () => {
     });
   });
 
+  describe('createCheckingNonce: the nonce space (a Permit2 nonce is shared by every token)', () => {
+    const PERMIT2 = '0x000000000022d473030f116ddee9f6b43ac78ba3';
+    const OTHER_TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
+    const permit2Row = (overrides: Partial<NewVerificationRow> = {}) =>
+      verifiedRow({ mechanism: 'exact/permit2', nonceSpace: PERMIT2, payload: { permit2: 'stand-in' }, ...overrides });
+
+    it("holds a Permit2 nonce against the payer's payment of another token with it, and never against an EIP-3009 nonce of the same value", async () => {
+      const first = permit2Row();
+      await repo.create(first);
+      const otherToken = permit2Row({ nonce: first.nonce, tokenAddress: OTHER_TOKEN, authorizationFingerprint: `other:${first.nonce}` });
+      expect((await repo.createCheckingNonce(otherToken)).heldBy).toBe(first.id);
+
+      const eip3009 = verifiedRow({ nonce: first.nonce, authorizationFingerprint: `eip3009:${first.nonce}` });
+      expect(await repo.createCheckingNonce(eip3009)).toMatchObject({ usedBy: null, heldBy: null });
+    });
+
+    it("reports a settlement that used a Permit2 nonce as its use, whatever token the new payment names", async () => {
+      const first = permit2Row();
+      await repo.create(first);
+      const used = await settlementOf(first, 'settled');
+      const again = permit2Row({ nonce: first.nonce, tokenAddress: OTHER_TOKEN });
+      expect((await repo.createCheckingNonce(again)).usedBy).toBe(used);
+      expect((await repo.createCheckingNonce(verifiedRow({ nonce: first.nonce }))).usedBy).toBeNull();
+    });
+
+    it("fills an older process's row without a space with its token's (an EIP-3009 nonce's), as readers ask by space", async () => {
+      const { nonceSpace: _none, ...older } = verifiedRow();
+      const stored = await repo.create({ ...older, nonceSpace: null });
+      expect(stored.nonceSpace).toBe(USDC);
+      await settlementOf(stored as NewVerificationRow, 'executing');
+      expect((await repo.createCheckingNonce(verifiedRow({ nonce: older.nonce }))).usedBy).not.toBeNull();
+    });
+  });
+
   describe('createCheckingNonce: rows of an older process without a fingerprint (rolling deploy)', () => {
     it('a settlement without one holds the nonce only for another merchant or amount', async () => {
       const first = verifiedRow({ authorizationFingerprint: null });
@@ -348,7 +384,7 @@ describe('VerificationRepository', () => {
       // the payer's other authorization with the same nonce, verified last: never this one's
       await repo.create(verifiedRow({ nonce, amount: '3', authorizationFingerprint: `other:${nonce}` }));
 
-      const payment = { chainId: 8453, tokenAddress: USDC, payer: PAYER, nonce, authorizationFingerprint };
+      const payment = { chainId: 8453, nonceSpace: USDC, payer: PAYER, nonce, authorizationFingerprint };
       expect(await repo.findLatestVerified(payment)).toStrictEqual(newest);
       expect(await repo.findLatestVerified({ ...payment, chainId: 84532 })).toBeNull();
       expect(await repo.findLatestVerified({ ...payment, nonce: randomNonce() })).toBeNull();
@@ -357,7 +393,7 @@ describe('VerificationRepository', () => {
 
     it("returns a row of an older process (no fingerprint) only after the rows with this one, for the caller to judge", async () => {
       const nonce = randomNonce();
-      const payment = { chainId: 8453, tokenAddress: USDC, payer: PAYER, nonce, authorizationFingerprint: `fp:${nonce}` };
+      const payment = { chainId: 8453, nonceSpace: USDC, payer: PAYER, nonce, authorizationFingerprint: `fp:${nonce}` };
       const older = await repo.create(verifiedRow({ nonce, amount: '5', authorizationFingerprint: null }));
       expect(await repo.findLatestVerified(payment)).toStrictEqual(older);
       await sleep(5);

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { PaymentNonce } from './payment-nonce';
 import type { Verification } from '../generated/prisma/client';
 import { VerificationInsertBatcher, type StoredVerification } from './verification-insert-batcher';
 import { dateColumn, runCount, runQuery, tagAsDatabaseError } from './pg-query';
@@ -45,12 +46,12 @@ const DELETE_UNREFERENCED = `
 
 const FIND_BY_ID = `SELECT * FROM verifications WHERE id = $1`;
 
-// the index on (chain_id, token_address, payer, nonce) finds the few rows of one payment; only those of
+// the index on (chain_id, nonce_space, payer, nonce) finds the few rows of one payment; only those of
 // this very authorization (its fingerprint) count, and a row an older process stored without one (a rolling
 // deploy) comes after them, for the caller to judge by its columns
 const FIND_LATEST_VERIFIED = `
   SELECT * FROM verifications
-   WHERE chain_id = $1 AND token_address = $2 AND payer = $3 AND nonce = $4 AND status = 'verified'
+   WHERE chain_id = $1 AND nonce_space = $2 AND payer = $3 AND nonce = $4 AND status = 'verified'
      AND (authorization_fingerprint = $5 OR authorization_fingerprint IS NULL)
    ORDER BY authorization_fingerprint IS NULL, created_at DESC LIMIT 1`;
 
@@ -157,12 +158,12 @@ export class VerificationRepository {
    * everything it signed): what a Form A settle refers to. Another authorization with the same nonce is
    * another payment, never this one's.
    */
-  async findLatestVerified(payment: { chainId: number; tokenAddress: string; payer: string; nonce: string; authorizationFingerprint: string }): Promise<VerificationRow | null> {
-    const { chainId, tokenAddress, payer, nonce, authorizationFingerprint } = payment;
+  async findLatestVerified(payment: PaymentNonce & { authorizationFingerprint: string }): Promise<VerificationRow | null> {
+    const { chainId, nonceSpace, payer, nonce, authorizationFingerprint } = payment;
     const rows = await runQuery(this.pool, {
-      name: 'verification_latest_verified_v2',
+      name: 'verification_latest_verified_v3',
       text: FIND_LATEST_VERIFIED,
-      values: [chainId, tokenAddress, payer, nonce, authorizationFingerprint],
+      values: [chainId, nonceSpace, payer, nonce, authorizationFingerprint],
     });
     return rows.length > 0 ? fromColumns(rows[0]) : null;
   }
