@@ -24,6 +24,10 @@ export interface PaymentTerms {
   /** lowercase addresses */
   payer: string;
   payee: string;
+  /** the token it moves */
+  token: string;
+  /** the contract the payer lets move the tokens, when that is not the token itself (Permit2: x402's proxy) */
+  spender?: string;
   amount: bigint;
   /** usable when validAfter < now < validBefore (seconds) */
   validAfter: bigint;
@@ -46,6 +50,8 @@ export interface MechanismVocabulary {
   payer: string;
   payee: string;
   amount: string;
+  /** the field naming who may move the tokens, when the payload has one */
+  spender?: string;
   checker: string;
 }
 
@@ -79,6 +85,11 @@ export interface PaymentMechanism<Payload> {
    * payload (EIP-3009: `authorization.from`, checked by the token).
    */
   readonly vocabulary: MechanismVocabulary;
+  /**
+   * The spender a payment must name, when it names one: the contract settlement executes it through. A
+   * permit for any other spender could be taken by whoever controls that spender, never by us.
+   */
+  readonly requiredSpender?: string;
   /**
    * The EIP-712 domain separator its signatures are made under, when the checking contract is not the
    * token (Permit2's is fixed by chain and address); absent: the token's own, which the chain reader pins.

@@ -61,4 +61,52 @@ export const exactEvmPayload = {
   additionalProperties: false,
 } as const;
 
+/**
+ * `exact` through Permit2 (`@x402/evm`'s `ExactPermit2Payload`): a `PermitWitnessTransferFrom` the payer
+ * signed under Permit2's domain for x402's exact proxy, the witness binding the recipient and a start time.
+ */
+export const exactPermit2Payload = {
+  type: 'object',
+  required: ['permit2Authorization', 'signature'],
+  properties: {
+    permit2Authorization: {
+      type: 'object',
+      description: "Permit2 PermitWitnessTransferFrom signed by the payer (spender: x402's exact Permit2 proxy)",
+      required: ['from', 'permitted', 'spender', 'nonce', 'deadline', 'witness'],
+      properties: {
+        from: { ...address, description: 'payer' },
+        permitted: {
+          type: 'object',
+          required: ['token', 'amount'],
+          properties: { token: address, amount: { ...uintString, description: "amount in the token's smallest unit" } },
+          additionalProperties: false,
+        },
+        spender: { ...address, description: "x402's exact Permit2 proxy" },
+        nonce: { ...uintString, description: "Permit2's unordered nonce of the payer (decimal)" },
+        deadline: { ...uintString, description: 'Unix seconds, the last second it may be used' },
+        witness: {
+          type: 'object',
+          required: ['to', 'validAfter'],
+          properties: { to: { ...address, description: 'merchant; never the treasury' }, validAfter: { ...uintString, description: 'Unix seconds' } },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+    signature,
+  },
+  additionalProperties: false,
+} as const;
+
+/**
+ * An x402 v2 `exact` payload: EIP-3009's, or Permit2's when it carries a `permit2Authorization` (as the
+ * reference tells them apart). `if`/`then`/`else` keeps ajv's errors to the one shape the client sent.
+ */
+export const x402ExactPayload = {
+  type: 'object',
+  if: { type: 'object', required: ['permit2Authorization'] },
+  then: exactPermit2Payload,
+  else: exactEvmPayload,
+} as const;
+
 export const shortString = { type: 'string', minLength: 1, maxLength: 128 } as const;

@@ -41,6 +41,8 @@ function problemsOf(validate: ValidateFunction): RequestProblem[] {
   const problems = (validate.errors ?? [])
     // anyOf and oneOf repeat their branches' errors; the summary line says it better
     .filter((e) => !(e.keyword === 'required' && (e.schemaPath.includes('/anyOf/') || e.schemaPath.includes('/oneOf/'))))
+    // "must match \"then\" schema" only repeats that the branch's own errors, listed too, are errors
+    .filter((e) => e.keyword !== 'if')
     .map(describe);
   const unique = [...new Map(problems.map((p) => [`${p.path}|${p.message}`, p])).values()];
   return unique.slice(0, MAX_PROBLEMS);

@@ -15,7 +15,7 @@ export const x402OpenApiSchemas: Record<string, object> = {
       isValid: { type: 'boolean' },
       invalidReason: { type: 'string', description: 'x402 reason code (docs/decisions.md, "x402 compatibility")' },
       invalidMessage: { type: 'string' },
-      payer: { type: 'string', description: 'authorization.from' },
+      payer: { type: 'string', description: 'the payer: authorization.from, or permit2Authorization.from' },
     },
   },
   X402SettleResponse: {

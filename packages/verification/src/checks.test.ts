@@ -9,6 +9,7 @@ import {
   checkPayerSignature,
   checkRecipient,
   checkSignature,
+  checkSpender,
   checkTime,
   checkToken,
   type OfflineCheckContext,
@@ -337,10 +338,10 @@ describe('the checks read terms: a Permit2 payment', () => {
     ],
   };
 
-  async function permit2Payment(to = MERCHANT): Promise<Payment> {
+  async function permit2Payment(to = MERCHANT, fields: { token?: string; spender?: string } = {}): Promise<Payment> {
     const message = {
-      permitted: { token: TOKEN, amount: '1000000' },
-      spender: X402_EXACT_PERMIT2_PROXY,
+      permitted: { token: fields.token ?? TOKEN, amount: '1000000' },
+      spender: fields.spender ?? X402_EXACT_PERMIT2_PROXY,
       nonce: '77',
       deadline: String(NOW + 3600n),
       witness: { to, validAfter: String(NOW - 60n) },
@@ -379,5 +380,25 @@ describe('the checks read terms: a Permit2 payment', () => {
     // Permit2 moves it until its deadline included: expired one second after
     expect(checkTime({ ...ctx, nowSeconds: NOW + 3600n, marginSeconds: 0n })).toBeUndefined();
     expect(checkTime({ ...ctx, nowSeconds: NOW + 3601n, marginSeconds: 0n })?.reason).toBe(FailureReason.Expired);
+  });
+
+  it("refuses a permit for another spender than x402's exact proxy: valid, and only its spender could use it", async () => {
+    const stranger = '0x' + '5e'.repeat(20);
+    const ctx = contextOf(await permit2Payment(MERCHANT, { spender: stranger }));
+    expect(checkSpender(ctx)).toEqual({
+      reason: FailureReason.InvalidSpender,
+      message: 'invalid spender',
+      details: { spender: stranger, required_spender: X402_EXACT_PERMIT2_PROXY, reason: `permit2Authorization.spender must be ${X402_EXACT_PERMIT2_PROXY}, the contract that settles it` },
+    });
+    expect(checkSpender(contextOf(await signedPayment()))).toBeUndefined(); // EIP-3009 names no spender
+  });
+
+  it('refuses a permit of another token than the network settles, even when the requirements name none', async () => {
+    const other = '0x' + '70'.repeat(20);
+    const payment = await permit2Payment(MERCHANT, { token: other });
+    expect(checkToken(contextOf({ ...payment, expected: { ...payment.expected, token: undefined } }))).toMatchObject({
+      reason: FailureReason.TokenMismatch,
+      details: { expected_token: other, supported_token: TOKEN },
+    });
   });
 });

@@ -94,18 +94,38 @@ export function amountBelowMinimum(value: bigint, minimum: bigint): Failure {
   };
 }
 
-/** Check 5: the requirements may name a token; it must be the one this network settles. */
+/**
+ * Check 5: the requirements may name a token, and a payment that names the token it moves (Permit2's
+ * `permitted.token`) signs one; each must be the one this network settles.
+ */
 export function checkToken(ctx: OfflineCheckContext): Failure {
-  const { expected, network } = ctx.payment;
-  if (expected.token === undefined || expected.token === network.tokenAddress) return undefined;
+  const { expected, network, terms } = ctx.payment;
+  const named = expected.token !== undefined && expected.token !== network.tokenAddress ? expected.token : terms.token !== network.tokenAddress ? terms.token : undefined;
+  if (named === undefined) return undefined;
   return {
     reason: FailureReason.TokenMismatch,
     message: 'token mismatch',
     details: {
-      expected_token: expected.token,
+      expected_token: named,
       supported_token: network.tokenAddress,
       reason: `only the token ${network.tokenAddress} is settled on ${network.caip2}`,
     },
+  };
+}
+
+/**
+ * Check 5b, for a mechanism whose payer names who may move its tokens (Permit2's spender): it must be the
+ * contract settlement executes the payment through. A signature for any other spender is valid and useless
+ * to us, and whoever controls that spender could take it.
+ */
+export function checkSpender(ctx: OfflineCheckContext): Failure {
+  const { terms, mechanism } = ctx.payment;
+  const required = mechanism.requiredSpender;
+  if (required === undefined || terms.spender === required) return undefined;
+  return {
+    reason: FailureReason.InvalidSpender,
+    message: 'invalid spender',
+    details: { spender: terms.spender ?? null, required_spender: required, reason: `${mechanism.vocabulary.spender ?? 'the spender'} must be ${required}, the contract that settles it` },
   };
 }
 

@@ -1,3 +1,5 @@
+import type { PaymentMechanismId } from '@facilitator/core';
+
 /**
  * Why a verification failed, as stable codes (the messages are for people). The x402 surface maps
  * these to the x402 specification's `invalidReason` values.
@@ -9,18 +11,24 @@ export const FailureReason = {
   AmountMismatch: 'amount_mismatch',
   AmountBelowMinimum: 'amount_below_minimum',
   TokenMismatch: 'token_mismatch',
+  /** the payer let another contract than the one settlement executes through move its tokens (Permit2's spender) */
+  InvalidSpender: 'invalid_spender',
   NotYetValid: 'not_yet_valid',
   Expired: 'expired',
   ExpiresTooSoon: 'expires_too_soon',
   NonceUsed: 'nonce_used',
   /** another authorization with the same payer and nonce is verified or being settled */
   NonceHeld: 'nonce_held',
+  /** the payer has not let the contract that checks its signature (Permit2) move enough of the token */
+  AllowanceRequired: 'allowance_required',
 } as const;
 
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
 export interface VerificationFailure {
   reason: FailureReason;
+  /** the mechanism of the payment it failed, when known: the x402 surface answers in that mechanism's codes */
+  mechanism?: PaymentMechanismId;
   /** the spec's message, e.g. "invalid signature" */
   message: string;
   details: Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { Wallet } from 'ethers';
-import { bytesToHex, ErrorCode, ServiceUnavailableError, type TransferAuthorization } from '@facilitator/core';
+import { bytesToHex, ErrorCode, EXACT_EIP3009, ServiceUnavailableError, type TransferAuthorization } from '@facilitator/core';
 import { eip3009PaymentOf, exactEip3009, TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 import type { NewVerificationRow, SettlementRow, StoredVerification, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
@@ -307,7 +307,7 @@ describe('VerificationService', () => {
     ])('%s', async (_label, fields, options, reason, message, details) => {
       const { chain, verifications, service } = setup(options);
       const outcome = await service.verify(await paymentOf(fields));
-      expect(outcome.failure).toEqual({ reason, message, details });
+      expect(outcome.failure).toEqual({ reason, message, details, mechanism: EXACT_EIP3009 });
       expect(outcome.record).toMatchObject({ status: 'rejected', failureMessage: message, failureDetails: details, signature: null, request: null });
       expect(verifications.calls).toEqual(['create']);
       expect(chain.asked.filter((q) => q.startsWith('isAuthorizationUsed'))).toEqual([]);
@@ -326,6 +326,7 @@ describe('VerificationService', () => {
       });
       const outcome = await service.verify(await paymentOf());
       expect(outcome.failure).toEqual({
+        mechanism: EXACT_EIP3009,
         reason: FailureReason.AmountBelowMinimum,
         message: 'amount below minimum',
         details: { authorization_value: '1000000', minimum_amount: '1500000' },
@@ -345,6 +346,7 @@ describe('VerificationService', () => {
       chain.usedNonces.add(`${PAYER}:${NONCE}`);
       const outcome = await service.verify(await paymentOf());
       expect(outcome.failure).toEqual({
+        mechanism: EXACT_EIP3009,
         reason: FailureReason.NonceUsed,
         message: 'nonce already used',
         details: { nonce: NONCE, reason: 'the authorization was already used or cancelled on chain' },
@@ -358,6 +360,7 @@ describe('VerificationService', () => {
       const { chain, service } = setup({ ourSettlement: 'stl_ours' });
       chain.usedNonces.add(`${PAYER}:${NONCE}`);
       expect((await service.verify(await paymentOf())).failure).toEqual({
+        mechanism: EXACT_EIP3009,
         reason: FailureReason.NonceUsed,
         message: 'nonce already used',
         details: { nonce: NONCE, reason: 'the authorization was already used by a settlement', settlement_id: 'stl_ours' },
@@ -369,7 +372,7 @@ describe('VerificationService', () => {
       verifications.usedBy = 'stl_inflight';
       const outcome = await service.verify(await paymentOf());
       const details = { nonce: NONCE, reason: 'the authorization was already used by a settlement', settlement_id: 'stl_inflight' };
-      expect(outcome.failure).toEqual({ reason: FailureReason.NonceUsed, message: 'nonce already used', details });
+      expect(outcome.failure).toEqual({ reason: FailureReason.NonceUsed, message: 'nonce already used', details, mechanism: EXACT_EIP3009 });
       expect(outcome.record).toMatchObject({ status: 'rejected', failureMessage: 'nonce already used', failureDetails: details, signature: null });
       expect(verifications.calls).toEqual(['createCheckingNonce', 'reject']);
       expect(nonceLookups).toEqual([]);
@@ -380,6 +383,7 @@ describe('VerificationService', () => {
       verifications.heldBy = 'stl_other_merchants';
       const outcome = await service.verify(await paymentOf());
       expect(outcome.failure).toEqual({
+        mechanism: EXACT_EIP3009,
         reason: FailureReason.NonceHeld,
         message: 'nonce already used',
         details: { nonce: NONCE, reason: expect.stringContaining('another authorization with this nonce') },
@@ -421,6 +425,7 @@ describe('VerificationService', () => {
       const { chain, service } = setup();
       chain.contractAnswer = false;
       expect((await service.verify(await walletPayment())).failure).toEqual({
+        mechanism: EXACT_EIP3009,
         reason: FailureReason.InvalidSignature,
         message: 'invalid signature',
         details: { reason: 'the payer contract (ERC-1271) rejected the signature', recovered: PAYER, expected: CONTRACT_WALLET },

@@ -1,7 +1,7 @@
 import { rpcUnavailable } from '@facilitator/core';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
-import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkTime, checkToken, OfflineCheckContext } from './checks';
+import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
 import type { PaymentIdentifiers } from './payment-identifiers';
@@ -45,7 +45,8 @@ export class VerificationService {
   }
 
   async verify(payment: Payment): Promise<VerificationOutcome> {
-    const outcome = await this.checkAndStore(payment, timedFrom(performance.now()));
+    const checked = await this.checkAndStore(payment, timedFrom(performance.now()));
+    const outcome = checked.failure ? { ...checked, failure: { ...checked.failure, mechanism: payment.mechanism.id } } : checked;
     // only a valid payment claims its id: an invalid one (a typo, a stranger's junk) cannot squat it
     if (!outcome.failure) await this.options.paymentIds?.bind(payment);
     await this.options.onVerified?.(outcome, payment);
@@ -64,7 +65,7 @@ export class VerificationService {
     const { nonce } = payment.terms;
     const ctx = await this.contextOf(payment);
     const signed = checkSignature(ctx);
-    const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkTime(ctx);
+    const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkSpender(ctx) ?? checkTime(ctx);
     const nonceUse = signed.failure || offline ? undefined : this.ask(payment, () => this.isNonceUsed(payment));
     nonceUse?.catch(() => undefined); // awaited below, once check 2 passed
     // the spec's order: a bad signature is reported before anything else

@@ -1,4 +1,4 @@
-import { ErrorCode } from '@facilitator/core';
+import { ErrorCode, EXACT_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
 import { FailureReason, type VerificationFailure } from './failure-reasons';
 
 /**
@@ -31,6 +31,17 @@ export const X402Reason = {
   TokenNameMismatch: 'invalid_exact_evm_token_name_mismatch',
   TokenVersionMismatch: 'invalid_exact_evm_token_version_mismatch',
   SettlementPending: 'settlement_pending',
+  // ...and its Permit2 codes, for `exact` through Permit2
+  Permit2Signature: 'invalid_permit2_signature',
+  Permit2RecipientMismatch: 'invalid_permit2_recipient_mismatch',
+  Permit2Spender: 'invalid_permit2_spender',
+  Permit2AmountMismatch: 'permit2_amount_mismatch',
+  Permit2InvalidAmount: 'permit2_invalid_amount',
+  Permit2TokenMismatch: 'permit2_token_mismatch',
+  Permit2NotYetValid: 'permit2_not_yet_valid',
+  Permit2DeadlineExpired: 'permit2_deadline_expired',
+  Permit2InvalidNonce: 'permit2_invalid_nonce',
+  Permit2AllowanceRequired: 'permit2_allowance_required',
   // ours: the flat fee the merchant pays per settlement
   InsufficientFeeAllowance: 'insufficient_fee_allowance',
   FeeCollectionFailed: 'fee_collection_failed',
@@ -64,13 +75,38 @@ const INVALID_REASON: Record<X402VerificationFailure['reason'], X402Reason> = {
   [FailureReason.ExpiresTooSoon]: X402Reason.AuthorizationValidBefore,
   [FailureReason.NonceUsed]: X402Reason.NonceAlreadyUsed,
   [FailureReason.NonceHeld]: X402Reason.NonceAlreadyUsed,
+  // neither can happen to an EIP-3009 payment (it names no spender, and the token checks its own signature)
+  [FailureReason.InvalidSpender]: X402Reason.InvalidPayload,
+  [FailureReason.AllowanceRequired]: X402Reason.InsufficientFunds,
   eip712_name_mismatch: X402Reason.TokenNameMismatch,
   eip712_version_mismatch: X402Reason.TokenVersionMismatch,
 };
 
-/** The x402 `invalidReason` of a verification failure. */
+/** A Permit2 payment's failures in the reference's Permit2 codes (`@x402/evm`'s exact facilitator). */
+const PERMIT2_INVALID_REASON: Partial<Record<FailureReason, X402Reason>> = {
+  [FailureReason.InvalidSignature]: X402Reason.Permit2Signature,
+  [FailureReason.RecipientIsTreasury]: X402Reason.Permit2RecipientMismatch,
+  [FailureReason.RecipientMismatch]: X402Reason.Permit2RecipientMismatch,
+  [FailureReason.InvalidSpender]: X402Reason.Permit2Spender,
+  [FailureReason.AmountMismatch]: X402Reason.Permit2AmountMismatch,
+  [FailureReason.AmountBelowMinimum]: X402Reason.Permit2InvalidAmount,
+  [FailureReason.TokenMismatch]: X402Reason.Permit2TokenMismatch,
+  [FailureReason.NotYetValid]: X402Reason.Permit2NotYetValid,
+  [FailureReason.Expired]: X402Reason.Permit2DeadlineExpired,
+  [FailureReason.ExpiresTooSoon]: X402Reason.Permit2DeadlineExpired,
+  [FailureReason.NonceUsed]: X402Reason.Permit2InvalidNonce,
+  [FailureReason.NonceHeld]: X402Reason.Permit2InvalidNonce,
+  [FailureReason.AllowanceRequired]: X402Reason.Permit2AllowanceRequired,
+};
+
+const INVALID_REASON_OF_MECHANISM: Partial<Record<PaymentMechanismId, Partial<Record<FailureReason, X402Reason>>>> = {
+  [EXACT_PERMIT2]: PERMIT2_INVALID_REASON,
+};
+
+/** The x402 `invalidReason` of a verification failure, in its payment's mechanism's codes where it has its own. */
 export function x402InvalidReasonOf(failure: X402VerificationFailure): X402Reason {
-  return INVALID_REASON[failure.reason] ?? X402Reason.UnexpectedVerifyError;
+  const own = 'mechanism' in failure && failure.mechanism ? INVALID_REASON_OF_MECHANISM[failure.mechanism]?.[failure.reason] : undefined;
+  return own ?? INVALID_REASON[failure.reason] ?? X402Reason.UnexpectedVerifyError;
 }
 
 function describe(value: unknown): string {

@@ -15,6 +15,7 @@ export function eip3009PaymentOf(authorization: TransferAuthorization, signature
       scheme: 'exact',
       payer: a.from,
       payee: a.to,
+      token: network.tokenAddress,
       amount: a.value,
       validAfter: a.validAfter,
       validBefore: a.validBefore,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { EXACT_PERMIT2 } from '@facilitator/core';
 import type { PaymentMechanism } from '../mechanism';
-import { PERMIT2_ADDRESS } from '../permit2/addresses';
+import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2DomainSeparator, permitWitnessDigest, recoverPermit2Signer, structHash } from '../permit2/eip712';
 import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
 
@@ -29,6 +29,8 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
         scheme: 'exact',
         payer: p.from,
         payee: p.to,
+        token: p.token,
+        spender: p.spender,
         amount: p.amount,
         // terms are usable when validAfter < now < validBefore: the proxy moves it from validAfter on, and
         // Permit2 until its deadline included
@@ -44,8 +46,10 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
     payer: 'permit2Authorization.from',
     payee: 'permit2Authorization.witness.to',
     amount: 'permit2Authorization.permitted.amount',
+    spender: 'permit2Authorization.spender',
     checker: 'Permit2',
   },
+  requiredSpender: X402_EXACT_PERMIT2_PROXY,
   ownDomainSeparator: (network) => permit2DomainSeparator(network.chainId),
   toStored: (p) => ({
     permit2Authorization: {
