@@ -1,4 +1,17 @@
-export type { MechanismNetwork, NonceIdentity, PaymentTerms, ParsedPayment, SignerRecovery, PaymentMechanism, StoredPayload } from './mechanism';
+export type {
+  MechanismNetwork,
+  NonceIdentity,
+  PaymentTerms,
+  ParsedPayment,
+  SignerRecovery,
+  PaymentMechanism,
+  StoredPayload,
+  DirectCall,
+  GasKind,
+  Execution,
+  LogLike,
+} from './mechanism';
+export type { MechanismChain, TokenAuthorizationCalls, ContractReads } from './chain-port';
 export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';

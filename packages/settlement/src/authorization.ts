@@ -25,7 +25,7 @@ function fromPayload(settlement: SettlementWithVerification): ExactEip3009Payloa
   if (settlement.mechanism !== EXACT_EIP3009) {
     throw new Error(`settlement ${settlement.id} is a payment of mechanism ${settlement.mechanism}, which this worker cannot execute`);
   }
-  const payment = exactEip3009.fromStored(settlement.payload);
+  const payment = exactEip3009.fromStored(settlement.payload, { chainId: settlement.chainId, tokenAddress: settlement.tokenAddress.toLowerCase() }).payload;
   const a = payment.authorization;
   const columns = { payer: settlement.payer, merchant: settlement.merchant, amount: settlement.amount, nonce: settlement.nonce };
   const signed = { payer: a.from, merchant: a.to, amount: a.value.toString(), nonce: a.nonce };

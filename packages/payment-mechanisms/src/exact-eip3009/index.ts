@@ -1,8 +1,9 @@
 import { EXACT_EIP3009 } from '@facilitator/core';
-import type { PaymentMechanism } from '../mechanism';
+import type { MechanismNetwork, ParsedPayment, PaymentMechanism } from '../mechanism';
 import { recoverAuthorizationSigner, transferAuthorizationDigest } from './eip712';
 import { authorizationFingerprint } from './fingerprint';
 import { isExactEip3009Payload, parseExactEip3009, type ExactEip3009Payload } from './parse';
+import { authorizationUse, isAuthorizationUsed, paidByTransfers, transferWithAuthorizationCall } from './settlement-calls';
 
 /**
  * `exact` through EIP-3009 `transferWithAuthorization`: the payer signs, under the token's own EIP-712
@@ -13,33 +14,39 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   id: EXACT_EIP3009,
   scheme: 'exact',
   claims: isExactEip3009Payload,
-  parse(payload, path, network) {
-    const parsed = parseExactEip3009(payload, path);
-    const a = parsed.authorization;
-    return {
-      terms: {
-        mechanism: EXACT_EIP3009,
-        scheme: 'exact',
-        payer: a.from,
-        payee: a.to,
-        amount: a.value,
-        validAfter: a.validAfter,
-        validBefore: a.validBefore,
-        nonce: { space: network.tokenAddress, payer: a.from, value: a.nonce },
-      },
-      payload: parsed,
-      signature: parsed.signature,
-    };
-  },
+  parse: (payload, path, network) => parsedOf(parseExactEip3009(payload, path), network),
   toStored: ({ authorization: a, signature }) => ({
     authorization: { from: a.from, to: a.to, value: a.value.toString(), validAfter: a.validAfter.toString(), validBefore: a.validBefore.toString(), nonce: a.nonce },
     signature,
   }),
-  fromStored: (stored) => parseExactEip3009(stored, ''),
+  fromStored: (stored, network) => parsedOf(parseExactEip3009(stored, ''), network),
   signedDigest: (payload, separator) => transferAuthorizationDigest(separator, payload.authorization),
   recoverSigner: recoverAuthorizationSigner,
   fingerprint: (payload, network) => authorizationFingerprint(network.chainId, network.tokenAddress, payload.authorization),
   describe: () => ({ scheme: 'exact' }),
+  isUsed: isAuthorizationUsed,
+  directCall: transferWithAuthorizationCall,
+  paidIn: paidByTransfers,
+  findExecution: authorizationUse,
 };
+
+/** A payload with its terms: its nonce is the token's, per payer. */
+function parsedOf(payload: ExactEip3009Payload, network: MechanismNetwork): ParsedPayment<ExactEip3009Payload> {
+  const a = payload.authorization;
+  return {
+    terms: {
+      mechanism: EXACT_EIP3009,
+      scheme: 'exact',
+      payer: a.from,
+      payee: a.to,
+      amount: a.value,
+      validAfter: a.validAfter,
+      validBefore: a.validBefore,
+      nonce: { space: network.tokenAddress, payer: a.from, value: a.nonce },
+    },
+    payload,
+    signature: payload.signature,
+  };
+}
 
 export { type ExactEip3009Payload } from './parse';
