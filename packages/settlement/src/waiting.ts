@@ -1,5 +1,5 @@
 import type { SettlementWaitReasonId } from '@facilitator/core';
-import { authorizationOf } from './authorization';
+import { termsOf } from './payment';
 import { failed, settlementDoomed } from './failures';
 import type { StepContext, StepResult } from './step';
 import type { StepAwait } from './awaiting-chain';
@@ -117,7 +117,7 @@ export function noFundedRelayer(ctx: StepContext): StepWait {
  */
 export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'sequential'): StepResult | StepWait | undefined {
   if (path === 'atomic' || ctx.treasurySigns) return undefined;
-  const validBefore = authorizationOf(ctx.settlement).validBefore.toString();
+  const validBefore = termsOf(ctx.settlement).validBefore.toString();
   if (BigInt(ctx.settlement.amount) < ctx.feeAmount) {
     return failed(
       settlementDoomed('a payment smaller than the fee settles only on the sequential path, which this deployment does not run (no treasury key in the worker)', {
@@ -143,5 +143,5 @@ const feeDetail = (ctx: StepContext) => ({ fee_amount: ctx.feeAmount.toString(),
 
 /** Whether the payer's authorization is still valid for the expiry margin (a wait must not outlive it). */
 export function authorizationStillValid(ctx: StepContext): boolean {
-  return authorizationOf(ctx.settlement).validBefore > BigInt(ctx.now() + ctx.expiryMarginSeconds);
+  return termsOf(ctx.settlement).validBefore > BigInt(ctx.now() + ctx.expiryMarginSeconds);
 }

@@ -1,7 +1,7 @@
 import type { PayerInFlight } from '@facilitator/db';
 import { failurePauseOf } from '../accounting';
 import { approvalCommands } from '../approval-command';
-import { authorizationOf } from '../authorization';
+import { termsOf } from '../payment';
 import { failed, failurePaused, feeCollectionFailed, insufficientAllowance, merchantPaused, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { authorizationStillValid, isWait, sequentialPathUnavailable, SettlementWaitReason, type StepWait } from '../waiting';
@@ -194,7 +194,7 @@ function payerRefusal(ctx: StepContext, payerBalance: bigint, inFlight: PayerInF
   const value = BigInt(ctx.settlement.amount);
   if (payerBalance < value) return payerBalanceInsufficient(payerBalance, value, inFlight);
   if (!authorizationStillValid(ctx)) {
-    return failed(settlementDoomed('authorization expired while the payer\'s other payments were in flight', { validBefore: authorizationOf(ctx.settlement).validBefore.toString() }), true);
+    return failed(settlementDoomed('authorization expired while the payer\'s other payments were in flight', { validBefore: termsOf(ctx.settlement).validBefore.toString() }), true);
   }
   return {
     wait: {

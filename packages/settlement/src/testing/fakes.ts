@@ -1,7 +1,7 @@
 // In-memory stand-ins for the chain, the transaction provider and the settlements table, for the unit
 // tests of the steps and the settlement machine (no Postgres, Redis or anvil). Not exported by the package.
 // Every fake appends to a shared call log, so a test can assert what happened before what.
-import { wrapErc6492Signature, type AuthorizationUse } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature, type AuthorizationUse, type FoundLog, type MinedTransaction } from '@facilitator/chain-rpc';
 import {
   type NetworkFee,
   type SubmittedTransaction,
@@ -131,6 +131,30 @@ export class FakeChain implements SettlementChain {
 
   transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string {
     return transferWithAuthorizationCalldata(auth, signature);
+  }
+
+  // what a mechanism reads of contracts besides the token (Permit2): answers set by the test
+
+  /** eth_call answers by `${to}:${data}`; a zero word when not set */
+  readonly contractAnswers = new Map<string, string>();
+  /** the transactions recentLogs searches and minedTransaction returns */
+  readonly mined = new Map<string, MinedTransaction>();
+
+  async readContract(to: string, data: string): Promise<string> {
+    this.log.push(`chain.readContract(${to})`);
+    return this.contractAnswers.get(`${to}:${data}`) ?? '0x' + '0'.repeat(64);
+  }
+
+  async recentLogs(address: string, topics: ReadonlyArray<string | null>): Promise<FoundLog[]> {
+    this.log.push(`chain.recentLogs(${address})`);
+    const matches = (log: { address: string; topics: readonly string[] }) =>
+      log.address.toLowerCase() === address.toLowerCase() && topics.every((topic, i) => topic === null || log.topics[i]?.toLowerCase() === topic.toLowerCase());
+    return [...this.mined.values()].flatMap((tx) => tx.logs.filter(matches).map((log) => ({ ...log, transactionHash: tx.hash, blockNumber: tx.blockNumber })));
+  }
+
+  async minedTransaction(hash: string): Promise<MinedTransaction | undefined> {
+    this.log.push(`chain.minedTransaction(${hash})`);
+    return this.mined.get(hash);
   }
 }
 

@@ -1,29 +1,41 @@
-import { authorizationOf, rawSignatureOf, signatureOf } from './authorization';
-import { AMOUNT, ERC6492_SIGNATURE, MERCHANT, NONCE, NOW, PAYER, PLAIN_SIGNATURE, settlementFixture } from './testing/fakes';
+import { tokenSignature } from '@facilitator/chain-rpc';
+import { EXACT_EIP3009, EXACT_PERMIT2 } from '@facilitator/core';
+import { exactEip3009, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
+import { paymentOf, rawSignatureOf, termsOf } from './payment';
+import { AMOUNT, ERC6492_SIGNATURE, MERCHANT, NONCE, NOW, PAYER, PLAIN_SIGNATURE, settlementFixture, TOKEN } from './testing/fakes';
 
 const storedPayment = (overrides: Record<string, string> = {}, signature = PLAIN_SIGNATURE) => ({
   authorization: { from: PAYER, to: MERCHANT, value: AMOUNT.toString(), validAfter: '5', validBefore: String(NOW + 60), nonce: NONCE, ...overrides },
   signature,
 });
+const authorizationOf = (settlement: Parameters<typeof paymentOf>[0]) => (paymentOf(settlement).parsed.payload as ExactEip3009Payload).authorization;
 
 describe('the payment a settlement executes', () => {
   it('is its own stored payload, read by its mechanism, not its verification', () => {
     // the verification says valid for an hour; the settlement's payload, a minute: the payload is what executes
     const settlement = settlementFixture({ payload: storedPayment() });
+    expect(paymentOf(settlement).mechanism).toBe(exactEip3009);
     expect(authorizationOf(settlement)).toEqual({ from: PAYER, to: MERCHANT, value: AMOUNT, validAfter: 5n, validBefore: BigInt(NOW + 60), nonce: NONCE });
+    expect(termsOf(settlement)).toMatchObject({ mechanism: EXACT_EIP3009, payer: PAYER, payee: MERCHANT, amount: AMOUNT, validBefore: BigInt(NOW + 60), nonce: { space: TOKEN, payer: PAYER, value: NONCE } });
     expect(rawSignatureOf(settlement)).toBe(PLAIN_SIGNATURE);
   });
 
-  it('gives the token the wallet’s inner signature of an ERC-6492 payload, and keeps the wrapped one', () => {
+  it('keeps an ERC-6492 payload’s wrapped signature; the token is given the wallet’s inner one', () => {
     const settlement = settlementFixture({ payload: storedPayment({}, ERC6492_SIGNATURE) });
     expect(rawSignatureOf(settlement)).toBe(ERC6492_SIGNATURE.toLowerCase());
-    expect(signatureOf(settlement)).toBe(PLAIN_SIGNATURE);
+    expect(tokenSignature(rawSignatureOf(settlement))).toBe(PLAIN_SIGNATURE);
   });
 
   it('is rebuilt from the columns for a row an older process stored without a payload', () => {
     const settlement = settlementFixture({ payload: null }, { validAfter: '7', validBefore: String(NOW + 99) });
+    expect(paymentOf(settlement).mechanism).toBe(exactEip3009);
     expect(authorizationOf(settlement)).toEqual({ from: PAYER, to: MERCHANT, value: AMOUNT, validAfter: 7n, validBefore: BigInt(NOW + 99), nonce: NONCE });
     expect(rawSignatureOf(settlement)).toBe(PLAIN_SIGNATURE);
+  });
+
+  it('is not rebuilt from the columns for another mechanism: only EIP-3009 rows predate the payload', () => {
+    const settlement = settlementFixture({ mechanism: EXACT_PERMIT2, payload: null });
+    expect(() => paymentOf(settlement)).toThrow('a payment of mechanism exact/permit2 without a stored payload');
   });
 
   it.each([
@@ -33,17 +45,17 @@ describe('the payment a settlement executes', () => {
     ['nonce', { nonce: '0x' + 'cd'.repeat(32) }],
   ])('is refused when its stored %s is not its row’s: one payment is never executed while another is reported', (field, overrides) => {
     const settlement = settlementFixture({ payload: storedPayment(overrides) });
-    expect(() => authorizationOf(settlement)).toThrow(`its stored payment's ${field}`);
-    expect(() => signatureOf(settlement)).toThrow(`its stored payment's ${field}`);
+    expect(() => paymentOf(settlement)).toThrow(`its stored payment's ${field}`);
+    expect(() => rawSignatureOf(settlement)).toThrow(`its stored payment's ${field}`);
   });
 
   it('is refused when its verification was rejected after the settlement copied it', () => {
     const settlement = settlementFixture({}, { status: 'rejected' });
-    expect(() => authorizationOf(settlement)).toThrow('was rejected; its payment is not executed');
+    expect(() => paymentOf(settlement)).toThrow('was rejected; its payment is not executed');
   });
 
-  it('is refused for a mechanism this worker cannot execute', () => {
-    const settlement = settlementFixture({ mechanism: 'exact/permit2', payload: { permit2Authorization: {} } });
-    expect(() => authorizationOf(settlement)).toThrow('mechanism exact/permit2, which this worker cannot execute');
+  it('is refused for a mechanism this worker does not know', () => {
+    const settlement = settlementFixture({ mechanism: 'upto/permit2', payload: { permit2Authorization: {} } });
+    expect(() => paymentOf(settlement)).toThrow('mechanism upto/permit2, which this worker cannot execute');
   });
 });
