@@ -1,8 +1,8 @@
 import { tokenSignature } from '@facilitator/chain-rpc';
 import { EXACT_EIP3009, EXACT_PERMIT2 } from '@facilitator/core';
-import { exactEip3009, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
+import { exactEip3009, exactPermit2, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
 import { paymentOf, rawSignatureOf, termsOf } from './payment';
-import { AMOUNT, ERC6492_SIGNATURE, MERCHANT, NONCE, NOW, PAYER, PLAIN_SIGNATURE, settlementFixture, TOKEN } from './testing/fakes';
+import { AMOUNT, ERC6492_SIGNATURE, MERCHANT, NONCE, NOW, PAYER, PERMIT2_NONCE, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN } from './testing/fakes';
 
 const storedPayment = (overrides: Record<string, string> = {}, signature = PLAIN_SIGNATURE) => ({
   authorization: { from: PAYER, to: MERCHANT, value: AMOUNT.toString(), validAfter: '5', validBefore: String(NOW + 60), nonce: NONCE, ...overrides },
@@ -47,6 +47,19 @@ describe('the payment a settlement executes', () => {
     const settlement = settlementFixture({ payload: storedPayment(overrides) });
     expect(() => paymentOf(settlement)).toThrow(`its stored payment's ${field}`);
     expect(() => rawSignatureOf(settlement)).toThrow(`its stored payment's ${field}`);
+  });
+
+  it('is read by its own mechanism for a Permit2 row, and refused there too when the payload is not the row’s', () => {
+    const settlement = permit2SettlementFixture();
+    expect(paymentOf(settlement).mechanism).toBe(exactPermit2);
+    expect(termsOf(settlement)).toMatchObject({ mechanism: EXACT_PERMIT2, payer: PAYER, payee: MERCHANT, amount: AMOUNT, validBefore: BigInt(NOW + 3601) });
+    const stored = settlement.payload as { permit2Authorization: Record<string, string | Record<string, string>>; signature: string };
+    const changed = (fields: Record<string, string | Record<string, string>>) =>
+      permit2SettlementFixture({ payload: { ...stored, permit2Authorization: { ...stored.permit2Authorization, ...fields } } });
+    expect(() => paymentOf(changed({ nonce: String(PERMIT2_NONCE + 1n) }))).toThrow("its stored payment's nonce");
+    expect(() => paymentOf(changed({ permitted: { token: TOKEN, amount: String(AMOUNT + 1n) } }))).toThrow("its stored payment's amount");
+    expect(() => paymentOf(changed({ witness: { to: '0x' + '77'.repeat(20), validAfter: '0' } }))).toThrow("its stored payment's merchant");
+    expect(() => paymentOf(changed({ from: '0x' + '88'.repeat(20) }))).toThrow("its stored payment's payer");
   });
 
   it('is refused when its verification was rejected after the settlement copied it', () => {

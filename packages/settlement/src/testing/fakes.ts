@@ -310,6 +310,31 @@ export function settlementFixture(
   return { ...settlement, ...('payload' in overrides ? {} : { payload }), verification: verified };
 }
 
+/** the fixtures' Permit2 payment's nonce: word 5, bit 3 of the payer's unordered nonces */
+export const PERMIT2_NONCE = (5n << 8n) + 3n;
+
+/**
+ * The fixtures' payment (PAYER to MERCHANT, AMOUNT of TOKEN, until an hour from NOW) signed for x402's exact
+ * proxy through Permit2 instead: its row carries Permit2's nonce space and the nonce as bytes32.
+ */
+export function permit2SettlementFixture(overrides: Partial<Settlement> = {}): SettlementWithVerification {
+  const permit2 = '0x000000000022d473030f116ddee9f6b43ac78ba3';
+  const payload = {
+    permit2Authorization: {
+      from: PAYER,
+      permitted: { token: TOKEN, amount: AMOUNT.toString() },
+      spender: '0x402085c248eea27d92e8b30b2c58ed07f9e20001',
+      nonce: PERMIT2_NONCE.toString(),
+      deadline: String(NOW + 3600),
+      witness: { to: MERCHANT, validAfter: '0' },
+    },
+    signature: PLAIN_SIGNATURE,
+  };
+  const nonce = '0x' + PERMIT2_NONCE.toString(16).padStart(64, '0');
+  const settlement = settlementFixture({ mechanism: 'exact/permit2', nonceSpace: permit2, nonce, payload, ...overrides });
+  return { ...settlement, verification: { ...settlement.verification, mechanism: 'exact/permit2', nonceSpace: permit2, nonce, payload } };
+}
+
 export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {
   return {
     chainId: CHAIN_ID,
