@@ -25,6 +25,8 @@ export interface PaymentTerms {
   /** lowercase addresses */
   payer: string;
   payee: string;
+  /** the token that moves */
+  token: string;
   amount: bigint;
   /** usable when validAfter < now < validBefore (seconds) */
   validAfter: bigint;

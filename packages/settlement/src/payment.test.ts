@@ -60,6 +60,8 @@ describe('the payment a settlement executes', () => {
     expect(() => paymentOf(changed({ permitted: { token: TOKEN, amount: String(AMOUNT + 1n) } }))).toThrow("its stored payment's amount");
     expect(() => paymentOf(changed({ witness: { to: '0x' + '77'.repeat(20), validAfter: '0' } }))).toThrow("its stored payment's merchant");
     expect(() => paymentOf(changed({ from: '0x' + '88'.repeat(20) }))).toThrow("its stored payment's payer");
+    // Permit2 moves whatever token was signed: one that is not the row's (the network's) would be paid unseen
+    expect(() => paymentOf(changed({ permitted: { token: '0x' + '55'.repeat(20), amount: AMOUNT.toString() } }))).toThrow("its stored payment's token");
   });
 
   it('is refused when its verification was rejected after the settlement copied it', () => {

@@ -50,8 +50,8 @@ function fromPayload(settlement: SettlementWithVerification, network: MechanismN
   }
   const parsed = mechanism.fromStored(settlement.payload, network);
   const { terms } = parsed;
-  const columns = { payer: settlement.payer, merchant: settlement.merchant, amount: settlement.amount, nonce: settlement.nonce };
-  const signed = { payer: terms.payer, merchant: terms.payee, amount: terms.amount.toString(), nonce: terms.nonce.value };
+  const columns = { payer: settlement.payer, merchant: settlement.merchant, token: settlement.tokenAddress, amount: settlement.amount, nonce: settlement.nonce };
+  const signed = { payer: terms.payer, merchant: terms.payee, token: terms.token, amount: terms.amount.toString(), nonce: terms.nonce.value };
   for (const field of Object.keys(columns) as Array<keyof typeof columns>) {
     if (columns[field].toLowerCase() !== signed[field]) {
       throw new Error(`settlement ${settlement.id}: its stored payment's ${field} (${signed[field]}) is not its row's (${columns[field]})`);

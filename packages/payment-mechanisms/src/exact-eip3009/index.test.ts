@@ -23,6 +23,7 @@ describe('exact through EIP-3009', () => {
       scheme: 'exact',
       payer: payer.address.toLowerCase(),
       payee: '0x' + 'ab'.repeat(20),
+      token: network.tokenAddress,
       amount: 10000n,
       validAfter: 0n,
       validBefore: 1900000000n,

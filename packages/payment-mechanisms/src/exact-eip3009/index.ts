@@ -39,6 +39,8 @@ function parsedOf(payload: ExactEip3009Payload, network: MechanismNetwork): Pars
       scheme: 'exact',
       payer: a.from,
       payee: a.to,
+      // the token whose own domain it was signed under: the network's
+      token: network.tokenAddress,
       amount: a.value,
       validAfter: a.validAfter,
       validBefore: a.validBefore,

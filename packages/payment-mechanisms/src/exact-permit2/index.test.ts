@@ -34,6 +34,7 @@ describe('exact through Permit2', () => {
       scheme: 'exact',
       payer: payer.address.toLowerCase(),
       payee: '0x' + 'ab'.repeat(20),
+      token: network.tokenAddress,
       amount: 10000n,
       // usable when validAfter < now < validBefore: from the witness's second on, to the deadline included
       validAfter: 1740672088n,

@@ -70,6 +70,7 @@ function parsedOf(p: ExactPermit2Payload): ParsedPayment<ExactPermit2Payload> {
       scheme: 'exact',
       payer: p.from,
       payee: p.to,
+      token: p.token,
       amount: p.amount,
       // terms are usable when validAfter < now < validBefore: the proxy moves it from validAfter on, and
       // Permit2 until its deadline included
