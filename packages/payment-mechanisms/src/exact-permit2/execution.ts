@@ -7,7 +7,7 @@ import { proxySettlementOf } from './proxy-calldata';
 import { isProxyTransfer, paidThroughExactProxy } from './proxy-transfer';
 import type { ExactPermit2Payload } from './parse';
 
-/** Transfers of the amount from the payer to the payee looked through at most: each costs two reads. */
+/** Transactions that moved the amount from the payer to the payee looked through at most: each costs two reads. */
 const MAX_CANDIDATES = 16;
 
 /**
