@@ -15,8 +15,9 @@ export { cappedFees, marketFees, readMarket, type MarketReading } from './market
 
 // the token: its ABI and calldata, reads, simulations and the search for a payment's transfer
 export { FIAT_TOKEN_ABI, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS, fiatTokenInterface } from './token-abi';
-export { TRANSFER_TOPIC, decodeUint } from './token-calldata';
+export { TRANSFER_TOPIC, addressWord, decodeUint, encodeCall, uintWord } from './token-calldata';
 export { UsdcClient, paidBetween, type AuthorizationUse, type SimulationOptions, type SimulationResult } from './usdc-client';
+export type { ChainLog, FoundLog, MinedTransaction } from './chain-log';
 export { RpcChainReader } from './rpc-chain-reader';
 
 // ERC-6492: signatures of wallets not deployed yet

@@ -11,6 +11,7 @@ import type { TransferAuthorization } from '@facilitator/core';
 import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from './token-abi';
 import { addressWord, authorizationStateData, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
 import { revertReasonOf } from './revert-reason';
+import type { ChainLog, FoundLog, MinedTransaction } from './chain-log';
 
 /** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce), lowercase */
 const AUTHORIZATION_USED_TOPIC = id('AuthorizationUsed(address,bytes32)');
@@ -36,7 +37,10 @@ const SIMULATION_FEES_MAX_AGE_MS = 500;
 /** What nodes say when a simulation runs out of the gas it was given (geth, anvil, reth, erigon, nethermind). */
 const OUT_OF_GAS = /out of gas|gas required exceeds|outofgas|gas limit reached/i;
 
-/** How far back to look for the transaction that used an authorization (about 5.5 hours of Base blocks). */
+/**
+ * How far back to look for the transaction that used an authorization, or executed any payment (about 5.5
+ * hours of Base blocks).
+ */
 const AUTHORIZATION_LOOKBACK_BLOCKS = 10_000;
 
 export interface AuthorizationUse {
@@ -176,6 +180,38 @@ export class UsdcClient {
     }
   }
 
+  /**
+   * An eth_call of a contract besides the token (e.g. Permit2's nonce bitmap), at the latest block, through
+   * the same calls as the token's reads.
+   */
+  readContract(to: string, data: string): Promise<string> {
+    return this.calls.call<string>('eth_call', [{ to, data }, 'latest']);
+  }
+
+  /**
+   * Logs of `address` matching `topics` (null: any) over the blocks findAuthorizationUse searches too: where
+   * a payment that leaves no log of its own (Permit2) is looked for by its transfer.
+   */
+  async recentLogs(address: string, topics: ReadonlyArray<string | null>): Promise<FoundLog[]> {
+    const latest = await this.provider.getBlockNumber();
+    const logs = await this.provider.getLogs({ address, fromBlock: Math.max(0, latest - AUTHORIZATION_LOOKBACK_BLOCKS), toBlock: latest, topics: [...topics] });
+    return logs.map((log) => ({ ...chainLogOf(log), transactionHash: log.transactionHash, blockNumber: log.blockNumber }));
+  }
+
+  /** A mined transaction's target, calldata, status and logs; undefined when the node has no receipt for it. */
+  async minedTransaction(hash: string): Promise<MinedTransaction | undefined> {
+    const [tx, receipt] = await Promise.all([this.provider.getTransaction(hash), this.provider.getTransactionReceipt(hash)]);
+    if (!tx || !receipt) return undefined;
+    return {
+      hash,
+      blockNumber: receipt.blockNumber,
+      ...(receipt.to ? { to: receipt.to.toLowerCase() } : {}),
+      data: tx.data,
+      succeeded: receipt.status === 1,
+      logs: receipt.logs.map(chainLogOf),
+    };
+  }
+
   /** The transaction that used this authorization on chain (ours or anyone's), with what it paid the merchant. */
   async findAuthorizationUse(authorizer: string, nonce: string, merchant: string): Promise<AuthorizationUse | undefined> {
     const latest = await this.provider.getBlockNumber();
@@ -196,6 +232,10 @@ export class UsdcClient {
       ...(receipt?.to ? { to: receipt.to.toLowerCase() } : {}),
     };
   }
+}
+
+function chainLogOf(log: { address: string; topics: readonly string[]; data: string; index: number }): ChainLog {
+  return { address: log.address.toLowerCase(), topics: [...log.topics], data: log.data, index: log.index };
 }
 
 /**

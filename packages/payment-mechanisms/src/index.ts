@@ -1,4 +1,18 @@
-export type { MechanismNetwork, MechanismVocabulary, NonceIdentity, PaymentTerms, ParsedPayment, SignerRecovery, PaymentMechanism, StoredPayload } from './mechanism';
+export type {
+  MechanismNetwork,
+  MechanismVocabulary,
+  NonceIdentity,
+  PaymentTerms,
+  ParsedPayment,
+  SignerRecovery,
+  PaymentMechanism,
+  StoredPayload,
+  DirectCall,
+  GasKind,
+  Execution,
+  LogLike,
+} from './mechanism';
+export type { MechanismChain, TokenAuthorizationCalls, ContractReads } from './chain-port';
 export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';

@@ -1,4 +1,5 @@
 import type { PaymentMechanismId } from '@facilitator/core';
+import type { MechanismChain } from './chain-port';
 
 /** Where a mechanism's payments move: the network's chain and the token it settles. */
 export interface MechanismNetwork {
@@ -58,6 +59,34 @@ export interface MechanismVocabulary {
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
 
 /**
+ * The function a direct call runs: what its gas was measured on (which cap bounds it) and what a failed
+ * simulation of it is called.
+ */
+export type GasKind = 'transferWithAuthorization' | 'x402ExactPermit2Proxy.settle';
+
+/** The transaction a relayer sends to execute a payment. */
+export interface DirectCall {
+  to: string;
+  data: string;
+  gasKind: GasKind;
+}
+
+/** A log as a receipt carries it. */
+export interface LogLike {
+  address: string;
+  topics: readonly string[];
+  data: string;
+}
+
+/**
+ * A transaction that executed a payment (ours or anyone's), with what it paid the payee of this payment;
+ * or, where the chain shows the nonce spent and a transfer to the payee that may be this payment's but not
+ * whose it is (a contract called the proxy: its calldata is not in the transaction), `unattributed`: the
+ * engine must then neither report the payee paid nor the payment failed.
+ */
+export type Execution = { txHash: string; block: number; /** the transaction's target, lowercase */ to?: string; paidToPayee: bigint } | { unattributed: string };
+
+/**
  * One way an x402 scheme moves a token (the reference registers a `SchemeNetworkFacilitator` per scheme
  * and network). It says facts about a payment and gives what the engine needs to check it; it never runs a
  * settlement: fee first, exactly once, batching and reorgs belong to the engine.
@@ -78,8 +107,8 @@ export interface PaymentMechanism<Payload> {
    * back with `fromStored`, which gives the same payload.
    */
   toStored(payload: Payload): StoredPayload;
-  /** a stored payload read back (it was checked when it was stored) */
-  fromStored(stored: unknown): Payload;
+  /** a stored payload read back, with its terms on the network it was stored for (it was checked then) */
+  fromStored(stored: unknown, network: MechanismNetwork): ParsedPayment<Payload>;
   /**
    * How answers name what the payer signed and who checks it, so that a refusal speaks the payer's own
    * payload (EIP-3009: `authorization.from`, checked by the token).
@@ -103,4 +132,20 @@ export interface PaymentMechanism<Payload> {
   fingerprint(payload: Payload, network: MechanismNetwork): string;
   /** its kind in `/x402/supported` on a network */
   describe(network: MechanismNetwork): { scheme: string; extra?: Record<string, unknown> };
+
+  // What settlement asks. A nonce that is used is not a payment that was made: "paid" is only ever read
+  // from a transfer to the payee (findExecution, paidIn).
+
+  /** whether the nonce can never execute again: used, or cancelled (invalidated) by its payer */
+  isUsed(nonce: NonceIdentity, chain: MechanismChain): Promise<boolean>;
+  /**
+   * The call that executes the payment, sent by any of our relayers. The payer's signature goes in as the
+   * checking contract takes it: an ERC-6492 signature's inner one (the wallet is deployed first, then checks
+   * its own signature).
+   */
+  directCall(payment: ParsedPayment<Payload>, chain: MechanismChain): DirectCall;
+  /** what this payment paid its payee in a transaction that ran its direct call, from that transaction's logs */
+  paidIn(logs: readonly LogLike[], payment: ParsedPayment<Payload>, network: MechanismNetwork): bigint;
+  /** the transaction that executed this payment in the recent blocks (ours or anyone's); undefined: none did */
+  findExecution(payment: ParsedPayment<Payload>, chain: MechanismChain): Promise<Execution | undefined>;
 }

@@ -2,7 +2,7 @@ import type { AwaitingFinality, ChainTransactionRepository, SettlementBatchRepos
 import type { Logger } from '@facilitator/logging';
 import { itemKey, itemOutcomes } from '@facilitator/settlement-contract';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
-import { authorizationOf } from './authorization';
+import { termsOf } from './payment';
 import { reorgEvent, type ReorgChange, type SettlementMoney } from './settlement-events';
 import type { SettlementWithVerification } from './step';
 
@@ -237,11 +237,12 @@ export class FinalityWatcher {
   /**
    * Whether another transaction executed this settlement's authorization to its merchant (then it was paid,
    * with no fee). A use by our own executor is another settlement's of the same payment, which reports it: not this one's.
+   * Only the executor's items are judged here, and they are EIP-3009 payments: the search is the token's.
    */
   private async paidElsewhere(chainId: number, row: AwaitingFinality, settlement: SettlementWithVerification): Promise<{ merchant_paid: boolean; paid_by_tx?: string }> {
-    const auth = authorizationOf(settlement);
-    const use = await this.options.chain.authorizationUse(chainId, auth.from, auth.nonce, auth.to);
-    if (!use || use.transactionHash.toLowerCase() === row.minedHash.toLowerCase() || use.paidToMerchant < auth.value) return { merchant_paid: false };
+    const terms = termsOf(settlement);
+    const use = await this.options.chain.authorizationUse(chainId, terms.payer, terms.nonce.value, terms.payee);
+    if (!use || use.transactionHash.toLowerCase() === row.minedHash.toLowerCase() || use.paidToMerchant < terms.amount) return { merchant_paid: false };
     if (use.to !== undefined && use.to.toLowerCase() === this.options.treasury.toLowerCase()) return { merchant_paid: false };
     return { merchant_paid: true, paid_by_tx: use.transactionHash };
   }

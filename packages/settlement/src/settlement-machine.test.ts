@@ -5,6 +5,8 @@ import { SettlementWaitingError, SettlementWaitReason } from './waiting';
 import { SettlementAwaitingChainError } from './awaiting-chain';
 import { TRANSITIONS, canTransition } from './states';
 import { UnsentSettlementStop } from './unsent-settlement-stop';
+import { PaymentOutcomeUnknownError } from './payment-outcome-unknown';
+import { classifySettlementError } from './error-classes';
 import type { SettlementWithVerification } from './step';
 import {
   CHAIN_ID,
@@ -428,6 +430,17 @@ describe('SettlementMachine.giveUp', () => {
     await expect(h.machine.giveUp('stl_1', boom, 'permanent')).resolves.toBe('failed');
     expect(h.row().paymentKey).not.toBeNull();
     expect(h.row().errorDetails).toMatchObject({ fee_status: 'collected', fee_amount: FEE.toString(), fee_tx_hash: FEE_TX_HASH, customer_charged: false });
+  });
+
+  it('parks, whatever its state, a settlement whose payment the chain shows spent without saying whether that paid the merchant', async () => {
+    // in fee_collected before any transfer of ours, any other error ends it failed with the fee kept
+    const h = harness([settlementFixture({ state: 'fee_collected', feeTxHash: FEE_TX_HASH })]);
+    const unknown = new PaymentOutcomeUnknownError('stl_1', 'a contract reached the proxy');
+    expect(classifySettlementError(unknown)).toBe('permanent');
+    await expect(h.machine.giveUp('stl_1', unknown, 'permanent')).resolves.toBe('parked');
+    expect(h.store.transitions).toEqual([]);
+    expect(h.store.attention.get('stl_1')).toContain('whether that paid the merchant is unknown: a contract reached the proxy');
+    expect(h.row().state).toBe('fee_collected');
   });
 
   describe('on the atomic path', () => {

@@ -9,6 +9,7 @@ import type { WalletDeploymentGuard } from './wallet-deployment-guard';
 import type { ErrorClass } from './error-classes';
 import { failed, settlementDoomed, settlementFailedAfterFee } from './failures';
 import { transitionWithFinalEvent } from './final-transition';
+import { PaymentOutcomeUnknownError } from './payment-outcome-unknown';
 import { SettlementEndedError } from './settlement-ended';
 import { canTransition, isFinal } from './states';
 import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepContext, StepResult } from './step';
@@ -145,7 +146,8 @@ export class SettlementMachine {
     const settlement = await this.load(settlementId);
     if (isFinal(settlement.state)) return settlement.state;
     const reason = `${errorClass} error: ${(error as Error)?.message ?? String(error)}`.slice(0, 500);
-    const ending = await this.endingWhenMoneyStateKnown(settlement, reason);
+    // the chain itself could not say whether the merchant was paid: no state's rule knows better
+    const ending = error instanceof PaymentOutcomeUnknownError ? undefined : await this.endingWhenMoneyStateKnown(settlement, reason);
     if (ending) {
       const moved = await this.persistChecked(settlement, settlement.state, ending);
       return moved ? moved.state : (await this.load(settlementId)).state;

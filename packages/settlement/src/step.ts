@@ -1,5 +1,6 @@
 import type { WalletDeploymentGuard } from './wallet-deployment-guard';
 import type { UsdcClient } from '@facilitator/chain-rpc';
+import type { MechanismChain } from '@facilitator/payment-mechanisms';
 import type { TransactionProvider } from '@facilitator/chain-sending';
 import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
@@ -11,8 +12,9 @@ import type { FeeReverts, FeeReservationRequest, PayerInFlight, Settlement, Sett
 export type SettlementWithVerification = Settlement & { verification: Verification };
 
 /**
- * The token reads, estimates and calldata the steps use: all of their chain access besides the
- * TransactionProvider. A UsdcClient is one; a unit test passes a fake.
+ * The token reads, estimates and calldata the steps use, and what a payment's mechanism reads
+ * (MechanismChain): all of their chain access besides the TransactionProvider. A UsdcClient is one; a unit
+ * test passes a fake.
  */
 export type SettlementChain = Pick<
   UsdcClient,
@@ -25,7 +27,11 @@ export type SettlementChain = Pick<
   | 'findAuthorizationUse'
   | 'transferFromData'
   | 'transferWithAuthorizationData'
->;
+  | 'readContract'
+  | 'recentLogs'
+  | 'minedTransaction'
+> &
+  MechanismChain;
 
 /**
  * A network the worker settles on. `Chain` is what the steps are given (SettlementChain); the default keeps

@@ -1,5 +1,6 @@
 import type { SettlementWaitReasonId } from '@facilitator/core';
-import { authorizationOf } from './authorization';
+import { hasExecutorItem } from './atomic/executor-item';
+import { paymentOf, termsOf } from './payment';
 import { failed, settlementDoomed } from './failures';
 import type { StepContext, StepResult } from './step';
 import type { StepAwait } from './awaiting-chain';
@@ -111,13 +112,23 @@ export function noFundedRelayer(ctx: StepContext): StepWait {
 
 /**
  * A settlement that would take the sequential path in a worker without the treasury's key: a payment smaller
- * than the fee fails at once (only the sequential path settles it; nothing was charged), one whose own fee the
- * executor cannot take waits for a worker that can charge it, any other waits for the network's atomic path;
- * both waits last only as long as the authorization. Undefined: the path can run here.
+ * than the fee, or one the executor cannot run (another mechanism than EIP-3009), fails at once (only the
+ * sequential path settles it; nothing was charged), one whose own fee the executor cannot take waits for a
+ * worker that can charge it, any other waits for the network's atomic path; both waits last only as long
+ * as the authorization. Undefined: the path can run here.
  */
 export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'sequential'): StepResult | StepWait | undefined {
   if (path === 'atomic' || ctx.treasurySigns) return undefined;
-  const validBefore = authorizationOf(ctx.settlement).validBefore.toString();
+  if (!hasExecutorItem(paymentOf(ctx.settlement))) {
+    return failed(
+      settlementDoomed(`a payment of ${ctx.settlement.mechanism} settles only on the sequential path, which this deployment does not run (no treasury key in the worker)`, {
+        mechanism: ctx.settlement.mechanism,
+        path: 'sequential',
+      }),
+      true,
+    );
+  }
+  const validBefore = termsOf(ctx.settlement).validBefore.toString();
   if (BigInt(ctx.settlement.amount) < ctx.feeAmount) {
     return failed(
       settlementDoomed('a payment smaller than the fee settles only on the sequential path, which this deployment does not run (no treasury key in the worker)', {
@@ -143,5 +154,5 @@ const feeDetail = (ctx: StepContext) => ({ fee_amount: ctx.feeAmount.toString(),
 
 /** Whether the payer's authorization is still valid for the expiry margin (a wait must not outlive it). */
 export function authorizationStillValid(ctx: StepContext): boolean {
-  return authorizationOf(ctx.settlement).validBefore > BigInt(ctx.now() + ctx.expiryMarginSeconds);
+  return termsOf(ctx.settlement).validBefore > BigInt(ctx.now() + ctx.expiryMarginSeconds);
 }

@@ -4,6 +4,7 @@ import { recoverAuthorizationSigner, transferAuthorizationDigest } from './eip71
 import { authorizationFingerprint } from './fingerprint';
 import { isExactEip3009Payload, parseExactEip3009, type ExactEip3009Payload } from './parse';
 import { eip3009PaymentOf } from './payment';
+import { authorizationUse, isAuthorizationUsed, paidByTransfers, transferWithAuthorizationCall } from './settlement-calls';
 
 /**
  * `exact` through EIP-3009 `transferWithAuthorization`: the payer signs, under the token's own EIP-712
@@ -23,11 +24,18 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
     authorization: { from: a.from, to: a.to, value: a.value.toString(), validAfter: a.validAfter.toString(), validBefore: a.validBefore.toString(), nonce: a.nonce },
     signature,
   }),
-  fromStored: (stored) => parseExactEip3009(stored, ''),
+  fromStored(stored, network) {
+    const { authorization, signature } = parseExactEip3009(stored, '');
+    return eip3009PaymentOf(authorization, signature, network);
+  },
   signedDigest: (payload, separator) => transferAuthorizationDigest(separator, payload.authorization),
   recoverSigner: recoverAuthorizationSigner,
   fingerprint: (payload, network) => authorizationFingerprint(network.chainId, network.tokenAddress, payload.authorization),
   describe: () => ({ scheme: 'exact' }),
+  isUsed: isAuthorizationUsed,
+  directCall: transferWithAuthorizationCall,
+  paidIn: paidByTransfers,
+  findExecution: authorizationUse,
 };
 
 export { type ExactEip3009Payload } from './parse';

@@ -1,9 +1,14 @@
 import { createHash } from 'node:crypto';
 import { EXACT_PERMIT2 } from '@facilitator/core';
-import type { PaymentMechanism } from '../mechanism';
+import { tokenSignature } from '@facilitator/chain-rpc';
+import type { ParsedPayment, PaymentMechanism } from '../mechanism';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
+import { isPermit2NonceUsed } from '../permit2/nonce-bitmap';
 import { permit2DomainSeparator, permitWitnessDigest, recoverPermit2Signer, structHash } from '../permit2/eip712';
+import { findProxyExecution } from './execution';
 import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
+import { settleCalldata } from './proxy-calldata';
+import { paidThroughExactProxy } from './proxy-transfer';
 
 /** The exact proxy's witness: the recipient and the first second the payment may move. */
 const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
@@ -14,34 +19,14 @@ const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
  * recipient and a start time; Permit2 consumes an unordered nonce of the payer's, shared by every token and
  * every spender. The payer has approved Permit2 for the token once (or sends an EIP-2612 permit for it).
  *
- * Not yet enabled on any network: verification and settlement still read EIP-3009 only, and a payment
- * must never verify that the engine cannot settle.
+ * Settlement executes it (sequentially: the atomic path's executor takes EIP-3009 items only), but it is
+ * enabled on no network yet: verification still speaks EIP-3009 only.
  */
 export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   id: EXACT_PERMIT2,
   scheme: 'exact',
   claims: isExactPermit2Payload,
-  parse(payload, path) {
-    const p = parseExactPermit2(payload, path);
-    return {
-      terms: {
-        mechanism: EXACT_PERMIT2,
-        scheme: 'exact',
-        payer: p.from,
-        payee: p.to,
-        token: p.token,
-        spender: p.spender,
-        amount: p.amount,
-        // terms are usable when validAfter < now < validBefore: the proxy moves it from validAfter on, and
-        // Permit2 until its deadline included
-        validAfter: p.validAfter > 0n ? p.validAfter - 1n : 0n,
-        validBefore: p.deadline + 1n,
-        nonce: { space: PERMIT2_ADDRESS, payer: p.from, value: '0x' + p.nonce.toString(16).padStart(64, '0') },
-      },
-      payload: p,
-      signature: p.signature,
-    };
-  },
+  parse: (payload, path) => parsedOf(parseExactPermit2(payload, path)),
   vocabulary: {
     payer: 'permit2Authorization.from',
     payee: 'permit2Authorization.witness.to',
@@ -62,7 +47,7 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
     },
     signature: p.signature,
   }),
-  fromStored: (stored) => parseExactPermit2(stored, ''),
+  fromStored: (stored) => parsedOf(parseExactPermit2(stored, '')),
   signedDigest: (p, separator) =>
     permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
   recoverSigner: recoverPermit2Signer,
@@ -75,6 +60,37 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
     return createHash('sha256').update(text, 'utf8').digest('hex');
   },
   describe: () => ({ scheme: 'exact' }),
+  isUsed: isPermit2NonceUsed,
+  directCall: ({ payload }) => ({
+    to: X402_EXACT_PERMIT2_PROXY,
+    // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
+    data: settleCalldata(payload, tokenSignature(payload.signature)),
+    gasKind: 'x402ExactPermit2Proxy.settle',
+  }),
+  paidIn: (logs, payment) => paidThroughExactProxy(logs, payment),
+  findExecution: findProxyExecution,
 };
+
+/** A payload with its terms: its nonce is Permit2's, per payer, across every token and spender. */
+function parsedOf(p: ExactPermit2Payload): ParsedPayment<ExactPermit2Payload> {
+  return {
+    terms: {
+      mechanism: EXACT_PERMIT2,
+      scheme: 'exact',
+      payer: p.from,
+      payee: p.to,
+      token: p.token,
+      spender: p.spender,
+      amount: p.amount,
+      // terms are usable when validAfter < now < validBefore: the proxy moves it from validAfter on, and
+      // Permit2 until its deadline included
+      validAfter: p.validAfter > 0n ? p.validAfter - 1n : 0n,
+      validBefore: p.deadline + 1n,
+      nonce: { space: PERMIT2_ADDRESS, payer: p.from, value: '0x' + p.nonce.toString(16).padStart(64, '0') },
+    },
+    payload: p,
+    signature: p.signature,
+  };
+}
 
 export { type ExactPermit2Payload } from './parse';

@@ -3,7 +3,8 @@ import type { StoredSettlementBatch } from '@facilitator/db';
 import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError, NoFundedRelayerError } from '../atomic/executor-batches';
-import { authorizationOf, signatureOf } from '../authorization';
+import { executorItemOf } from '../atomic/executor-item';
+import { paymentOf } from '../payment';
 import { executedElsewhereNoFee, failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
@@ -11,7 +12,7 @@ import { noFundedRelayer, sequentialPathUnavailable } from '../waiting';
 import { staysInState } from '../awaiting-chain';
 import type { PendingOutcome } from '../outcome-waits';
 import { transferExecutionGasCap } from './preflight';
-import { authorizationUseOf } from './transfer-not-executed';
+import { executionOf } from './transfer-not-executed';
 
 /**
  * `collect_fee` on the atomic path: the fee and the transfer are one item of the executor's `settle`,
@@ -106,10 +107,10 @@ function settledAfter(feeCollectedAt: Date | null): Date {
 async function itemOf(ctx: StepContext): Promise<{ item: ExecutorItem; alone: boolean }> {
   // the item's calldata is counted in its envelope (itemEnvelope), so its gas is the execution's alone
   const cap = await transferExecutionGasCap(ctx);
-  return {
-    item: { ...authorizationOf(ctx.settlement), signature: signatureOf(ctx.settlement), gas: ctx.network.gasCaps.fee + cap.gas },
-    alone: cap.kind === 'contract',
-  };
+  const item = executorItemOf(paymentOf(ctx.settlement), ctx.network.gasCaps.fee + cap.gas);
+  // check_allowance fixes the atomic path only for a payment the executor can run
+  if (!item) throw new Error(`settlement ${ctx.settlement.id} took the atomic path with a payment of ${ctx.settlement.mechanism}, which the executor cannot run`);
+  return { item, alone: cap.kind === 'contract' };
 }
 
 async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, outcome: TransactionOutcome): Promise<StepResult> {
@@ -138,9 +139,9 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     return { ...result, note: { ...result.note, ...batchNote } };
   }
   // someone else executed the authorization first (it was in a public mempool, or the payer sent it)
-  const { use, paidElsewhere, byOurExecutor } = await authorizationUseOf(ctx, outcome.hash);
-  if (use && paidElsewhere) {
-    const result = failed(executedElsewhereNoFee(use.transactionHash, outcome.hash, byOurExecutor), false);
+  const { execution, paidElsewhere, byOurExecutor } = await executionOf(ctx, outcome.hash);
+  if (execution && paidElsewhere) {
+    const result = failed(executedElsewhereNoFee(execution.txHash, outcome.hash, byOurExecutor), false);
     return { ...result, note: { ...result.note, ...batchNote } };
   }
   const result = failed(transferFailedFeeReturned(item.reason, outcome.hash), true);

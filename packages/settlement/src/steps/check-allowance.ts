@@ -1,7 +1,8 @@
 import type { PayerInFlight } from '@facilitator/db';
 import { failurePauseOf } from '../accounting';
 import { approvalCommands } from '../approval-command';
-import { authorizationOf } from '../authorization';
+import { hasExecutorItem } from '../atomic/executor-item';
+import { paymentOf, termsOf } from '../payment';
 import { failed, failurePaused, feeCollectionFailed, insufficientAllowance, merchantPaused, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { authorizationStillValid, isWait, sequentialPathUnavailable, SettlementWaitReason, type StepWait } from '../waiting';
@@ -77,13 +78,15 @@ export const checkAllowance: Step = async (ctx) => {
 
 /**
  * Atomic where the network is, except for a payment smaller than the fee (a merchant may set its minimum
- * that low): the executor refuses those, so that no item ever leaves a merchant worse off; and except for
+ * that low): the executor refuses those, so that no item ever leaves a merchant worse off; except for
  * a settlement whose own fee is not the one the executor takes (FEE_AMOUNT changed between the API that
- * created it and this worker): the executor would charge its fee, not the one the merchant is told.
+ * created it and this worker): the executor would charge its fee, not the one the merchant is told; and
+ * except for a payment the executor cannot run (it calls only the token's transferWithAuthorization).
  */
 function pathOf(ctx: StepContext): 'atomic' | 'sequential' {
   const executorCanCharge = ctx.feeAmount === ctx.executorFee;
-  return ctx.networkPath === 'atomic' && executorCanCharge && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
+  const executorCanRun = hasExecutorItem(paymentOf(ctx.settlement));
+  return ctx.networkPath === 'atomic' && executorCanCharge && executorCanRun && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
 }
 
 /**
@@ -194,7 +197,7 @@ function payerRefusal(ctx: StepContext, payerBalance: bigint, inFlight: PayerInF
   const value = BigInt(ctx.settlement.amount);
   if (payerBalance < value) return payerBalanceInsufficient(payerBalance, value, inFlight);
   if (!authorizationStillValid(ctx)) {
-    return failed(settlementDoomed('authorization expired while the payer\'s other payments were in flight', { validBefore: authorizationOf(ctx.settlement).validBefore.toString() }), true);
+    return failed(settlementDoomed('authorization expired while the payer\'s other payments were in flight', { validBefore: termsOf(ctx.settlement).validBefore.toString() }), true);
   }
   return {
     wait: {

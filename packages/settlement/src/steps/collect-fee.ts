@@ -1,7 +1,7 @@
 import { GasCapExceededError, TransactionWouldRevertError, type TransactionRequest } from '@facilitator/chain-sending';
 import { approvalCommands } from '../approval-command';
 import { SettlementEndedError } from '../settlement-ended';
-import { authorizationOf } from '../authorization';
+import { termsOf } from '../payment';
 import { failed, feeCollectionFailed, insufficientAllowance, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import type { StepAwait } from '../awaiting-chain';
@@ -31,7 +31,7 @@ export const collectFee: Step = async (ctx) => {
 export async function beforeFee(ctx: StepContext): Promise<StepResult | StepWait | bigint> {
   // a settlement that waited (gas above the cap) may have outlived its authorization: no fee for it then
   if (!authorizationStillValid(ctx)) {
-    return failed(settlementDoomed('authorization expired before the fee could be sent', { validBefore: authorizationOf(ctx.settlement).validBefore.toString() }), true);
+    return failed(settlementDoomed('authorization expired before the fee could be sent', { validBefore: termsOf(ctx.settlement).validBefore.toString() }), true);
   }
   const gas = await waitForGas(ctx);
   if (gas) return gas;

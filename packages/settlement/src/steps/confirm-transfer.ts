@@ -1,4 +1,4 @@
-import { paidBetween } from '@facilitator/chain-rpc';
+import { mechanismNetworkOf, paymentOf } from '../payment';
 import type { Step } from '../step';
 import { transferNotExecuted } from './transfer-not-executed';
 
@@ -11,7 +11,9 @@ export const confirmTransfer: Step = async (ctx) => {
   const outcome = await ctx.outcomes.within(sent.id, ctx.network.confirmations);
   if (outcome.status === 'pending') return { awaiting: outcome };
   if (outcome.status === 'reverted') return transferNotExecuted(ctx, outcome.reason ?? 'transfer reverted', outcome.hash);
-  const paid = paidBetween(outcome.logs, ctx.network.usdc.tokenAddress, settlement.payer, settlement.merchant);
+  // what the payment moved, as its mechanism reads the transaction's logs (the note says what the chain did)
+  const { mechanism, parsed } = paymentOf(settlement);
+  const paid = mechanism.paidIn(outcome.logs, parsed, mechanismNetworkOf(ctx));
   return {
     to: 'settled',
     data: { settlementTxHash: outcome.hash, settledAt: new Date(), merchantPaid: true },

@@ -1,7 +1,7 @@
 import { decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
 import { parseErc6492Signature, type Erc6492Signature } from '@facilitator/chain-rpc';
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
-import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
+import { paymentOf, rawSignatureOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { fundedRelayer, waitForGas, type StepWait } from '../waiting';
@@ -51,15 +51,16 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
   if (!ctx.network.walletImplementations.includes(implementation.address)) {
     return refuse('the wallet implementation the factory would deploy is not on the allowlist', { implementation: implementation.address });
   }
-  const auth = authorizationOf(ctx.settlement);
+  const { mechanism, parsed } = paymentOf(ctx.settlement);
+  const { terms } = parsed;
   const merchant = ctx.settlement.merchant;
   const [payerBalance, allowance, merchantBalance] = await Promise.all([
-    usdc.balanceOf(auth.from),
+    usdc.balanceOf(terms.payer),
     usdc.allowance(merchant, ctx.treasury),
     usdc.balanceOf(merchant),
   ]);
-  if (payerBalance < auth.value) {
-    return refuse('the counterfactual wallet does not hold the payment', { balance: payerBalance.toString(), value: auth.value.toString() });
+  if (payerBalance < terms.amount) {
+    return refuse('the counterfactual wallet does not hold the payment', { balance: payerBalance.toString(), value: terms.amount.toString() });
   }
   if (allowance < ctx.feeAmount) {
     return refuse("the merchant's allowance to the treasury does not cover the fee", { required: ctx.feeAmount.toString(), available: allowance.toString() });
@@ -67,13 +68,14 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
   if (merchantBalance < ctx.feeAmount) {
     return refuse("the merchant's balance does not cover the fee", { required: ctx.feeAmount.toString(), available: merchantBalance.toString() });
   }
-  // the deployment and the payment after it, in one simulated state (a deployless eth_call of the probe)
+  // the deployment and the payment's direct call after it, in one simulated state (a deployless eth_call of the probe)
+  const call = mechanism.directCall(parsed, usdc);
   const simulation = await guard.simulateDeployment(ctx.network.chainId, ctx.relayers[0], {
     factory: wrapped.factory,
     factoryCalldata: wrapped.factoryCalldata,
-    wallet: auth.from,
-    token: usdc.tokenAddress,
-    transferCalldata: usdc.transferWithAuthorizationData(auth, signatureOf(ctx.settlement)),
+    wallet: terms.payer,
+    token: call.to,
+    transferCalldata: call.data,
   });
   if ('reason' in simulation) return refuse(simulation.reason, { simulation: 'wallet deployment and transfer', stage: simulation.stage });
   const { deployGas, transferGas } = simulation;

@@ -1,16 +1,16 @@
 import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain-rpc';
 import { calldataGas } from '@facilitator/settlement-contract';
-import { authorizationOf, rawSignatureOf, signatureOf } from '../authorization';
+import { paymentOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext } from '../step';
 import { authorizationStillValid, noFundedRelayer } from '../waiting';
 import { planWalletDeployment } from './deploy-wallet';
 
 /**
- * `pending`: before any fee, make sure the transfer can still succeed — unused on chain, not about to
- * expire, and an estimate from a relayer against the pending block passes within the gas cap of its kind
- * (a contract-wallet payer whose signature check burns gas is refused here). A merchant must never pay
- * for a doomed transfer, and the service never pays gas for one.
+ * `pending`: before any fee, make sure the transfer can still succeed — its nonce unused on chain, not about
+ * to expire, and an estimate of its mechanism's direct call from a relayer against the pending block passes
+ * within the gas cap of its kind (a contract-wallet payer whose signature check burns gas is refused here).
+ * A merchant must never pay for a doomed transfer, and the service never pays gas for one.
  *
  * The estimate runs as the real transfer will: with the fee fields the sending provider would sign (a
  * node simulates without them at tx.gasprice 0, which a wallet can tell from a real transaction and accept
@@ -23,28 +23,29 @@ export const preflight: Step = async (ctx) => {
   if (ctx.settlement.verification.status !== 'verified') {
     return failed(settlementDoomed('the verification of this payment was rejected', { verification_id: ctx.settlement.verificationId }), true);
   }
-  const auth = authorizationOf(ctx.settlement);
+  const { mechanism, parsed } = paymentOf(ctx.settlement);
+  const { terms } = parsed;
   if (!authorizationStillValid(ctx)) {
     return failed(
-      settlementDoomed('authorization expired', { validBefore: auth.validBefore.toString(), currentTime: String(ctx.now()) }),
+      settlementDoomed('authorization expired', { validBefore: terms.validBefore.toString(), currentTime: String(ctx.now()) }),
       true,
     );
   }
   const { usdc } = ctx.network;
-  if (await usdc.isAuthorizationUsed(auth.from, auth.nonce)) {
+  if (await mechanism.isUsed(terms.nonce, usdc)) {
     return failed(settlementDoomed('authorization is used or canceled on chain'), true);
   }
   // an ERC-6492 payer's wallet is deployed first; the transfer is estimated once it exists
-  const wrapped = parseErc6492Signature(rawSignatureOf(ctx.settlement));
-  if (wrapped && !(await ctx.codeAt(auth.from))) return planWalletDeployment(ctx, wrapped);
-  const data = usdc.transferWithAuthorizationData(auth, signatureOf(ctx.settlement));
+  const wrapped = parseErc6492Signature(parsed.signature);
+  if (wrapped && !(await ctx.codeAt(terms.payer))) return planWalletDeployment(ctx, wrapped);
+  const call = mechanism.directCall(parsed, usdc);
   const [cap, fee] = await Promise.all([transferGasCap(ctx), ctx.transactions.networkFee(ctx.network.chainId)]);
   let estimate: SimulationResult | undefined;
   // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
   // simulate, the next one is asked (the first is the usual one)
   for (const relayer of ctx.relayers) {
     try {
-      estimate = await usdc.estimate(relayer, data, usdc.tokenAddress, { gasLimit: cap.gas, maxFeePerGasCap: fee.maxFeePerGasCap });
+      estimate = await usdc.estimate(relayer, call.data, call.to, { gasLimit: cap.gas, maxFeePerGasCap: fee.maxFeePerGasCap });
       break;
     } catch (err) {
       if (classifyNodeError(err).category === 'insufficient_funds') continue;
@@ -59,7 +60,7 @@ export const preflight: Step = async (ctx) => {
       true,
     );
   }
-  if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'transferWithAuthorization' }), true);
+  if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: call.gasKind }), true);
   if (estimate.gas > cap.gas) {
     return failed(
       settlementDoomed('transfer gas estimate is above its cap', { gas_estimate: estimate.gas.toString(), gas_cap: cap.gas.toString(), payer_kind: cap.kind }),
@@ -70,16 +71,21 @@ export const preflight: Step = async (ctx) => {
 };
 
 /**
- * The cap of a transfer transaction: its execution's cap plus its calldata (16 gas a non-zero byte, 4 a
- * zero byte), so a contract wallet's long signature is counted as what it costs, not taken from its execution.
+ * The cap of a transfer transaction (the payment's direct call): its execution's cap plus its calldata (16
+ * gas a non-zero byte, 4 a zero byte), so a contract wallet's long signature is counted as what it costs,
+ * not taken from its execution.
  */
 export async function transferGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
   const execution = await transferExecutionGasCap(ctx);
-  const data = ctx.network.usdc.transferWithAuthorizationData(authorizationOf(ctx.settlement), signatureOf(ctx.settlement));
-  return { ...execution, gas: execution.gas + calldataGas(data) };
+  const { mechanism, parsed } = paymentOf(ctx.settlement);
+  return { ...execution, gas: execution.gas + calldataGas(mechanism.directCall(parsed, ctx.network.usdc).data) };
 }
 
-/** The execution cap of the payer's kind: a contract wallet's transfer runs its ERC-1271 check too. */
+/**
+ * The execution cap of the payer's kind: a contract wallet's transfer runs its ERC-1271 check too. Every
+ * direct call takes the transfer caps, measured on transferWithAuthorization: Permit2's settle through x402's
+ * exact proxy fits them (108k gas on the devnet from an EOA), until GasCaps has an entry per GasKind.
+ */
 export async function transferExecutionGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
   const contract = await ctx.codeAt(ctx.settlement.payer);
   return contract ? { gas: ctx.network.gasCaps.contractTransfer, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer, kind: 'eoa' };

@@ -1,13 +1,14 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
-import { authorizationOf, signatureOf } from '../authorization';
+import { paymentOf } from '../payment';
 import type { Step } from '../step';
 import { authorizationStillValid, fundedRelayer, waitForGas } from '../waiting';
 import { transferGasCap } from './preflight';
 import { transferNotExecuted } from './transfer-not-executed';
 
 /**
- * `fee_collected`: submit the payer's transferWithAuthorization from a relayer with gas. The fee is paid,
- * so the settlement waits (gas above the cap, every relayer dry) rather than fail while it can.
+ * `fee_collected`: submit the payment's direct call (its mechanism's: the token's transferWithAuthorization,
+ * or x402's Permit2 proxy) from a relayer with gas. The fee is paid, so the settlement waits (gas above the
+ * cap, every relayer dry) rather than fail while it can.
  */
 export const submitTransfer: Step = async (ctx) => {
   const { settlement } = ctx;
@@ -20,15 +21,16 @@ export const submitTransfer: Step = async (ctx) => {
   }
   const relayer = await fundedRelayer(ctx);
   if (typeof relayer !== 'string') return relayer;
-  const { usdc } = ctx.network;
+  const { mechanism, parsed } = paymentOf(settlement);
+  const call = mechanism.directCall(parsed, ctx.network.usdc);
   try {
     const tx = await ctx.transactions.submit({
       settlementId: settlement.id,
       purpose: 'transfer',
       chainId: ctx.network.chainId,
       from: relayer,
-      to: usdc.tokenAddress,
-      data: usdc.transferWithAuthorizationData(authorizationOf(settlement), signatureOf(settlement)),
+      to: call.to,
+      data: call.data,
       gasCap: (await transferGasCap(ctx)).gas,
     });
     return { to: 'executing', data: { settlementTxHash: tx.hash }, note: { tx_hash: tx.hash, relayer: tx.from } };

@@ -1,7 +1,7 @@
 // In-memory stand-ins for the chain, the transaction provider and the settlements table, for the unit
 // tests of the steps and the settlement machine (no Postgres, Redis or anvil). Not exported by the package.
 // Every fake appends to a shared call log, so a test can assert what happened before what.
-import { wrapErc6492Signature, type AuthorizationUse } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature, type AuthorizationUse, type FoundLog, type MinedTransaction } from '@facilitator/chain-rpc';
 import {
   type NetworkFee,
   type SubmittedTransaction,
@@ -131,6 +131,30 @@ export class FakeChain implements SettlementChain {
 
   transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string {
     return transferWithAuthorizationCalldata(auth, signature);
+  }
+
+  // what a mechanism reads of contracts besides the token (Permit2): answers set by the test
+
+  /** eth_call answers by `${to}:${data}`; a zero word when not set */
+  readonly contractAnswers = new Map<string, string>();
+  /** the transactions recentLogs searches and minedTransaction returns */
+  readonly mined = new Map<string, MinedTransaction>();
+
+  async readContract(to: string, data: string): Promise<string> {
+    this.log.push(`chain.readContract(${to})`);
+    return this.contractAnswers.get(`${to}:${data}`) ?? '0x' + '0'.repeat(64);
+  }
+
+  async recentLogs(address: string, topics: ReadonlyArray<string | null>): Promise<FoundLog[]> {
+    this.log.push(`chain.recentLogs(${address})`);
+    const matches = (log: { address: string; topics: readonly string[] }) =>
+      log.address.toLowerCase() === address.toLowerCase() && topics.every((topic, i) => topic === null || log.topics[i]?.toLowerCase() === topic.toLowerCase());
+    return [...this.mined.values()].flatMap((tx) => tx.logs.filter(matches).map((log) => ({ ...log, transactionHash: tx.hash, blockNumber: tx.blockNumber })));
+  }
+
+  async minedTransaction(hash: string): Promise<MinedTransaction | undefined> {
+    this.log.push(`chain.minedTransaction(${hash})`);
+    return this.mined.get(hash);
   }
 }
 
@@ -284,6 +308,31 @@ export function settlementFixture(
   // validity and signature (a test that changes either changes it too), unless the test gives its own
   const payload = storedPayloadOf({ ...verified, payer: settlement.payer, merchant: settlement.merchant, amount: settlement.amount, nonce: settlement.nonce });
   return { ...settlement, ...('payload' in overrides ? {} : { payload }), verification: verified };
+}
+
+/** the fixtures' Permit2 payment's nonce: word 5, bit 3 of the payer's unordered nonces */
+export const PERMIT2_NONCE = (5n << 8n) + 3n;
+
+/**
+ * The fixtures' payment (PAYER to MERCHANT, AMOUNT of TOKEN, until an hour from NOW) signed for x402's exact
+ * proxy through Permit2 instead: its row carries Permit2's nonce space and the nonce as bytes32.
+ */
+export function permit2SettlementFixture(overrides: Partial<Settlement> = {}): SettlementWithVerification {
+  const permit2 = '0x000000000022d473030f116ddee9f6b43ac78ba3';
+  const payload = {
+    permit2Authorization: {
+      from: PAYER,
+      permitted: { token: TOKEN, amount: AMOUNT.toString() },
+      spender: '0x402085c248eea27d92e8b30b2c58ed07f9e20001',
+      nonce: PERMIT2_NONCE.toString(),
+      deadline: String(NOW + 3600),
+      witness: { to: MERCHANT, validAfter: '0' },
+    },
+    signature: PLAIN_SIGNATURE,
+  };
+  const nonce = '0x' + PERMIT2_NONCE.toString(16).padStart(64, '0');
+  const settlement = settlementFixture({ mechanism: 'exact/permit2', nonceSpace: permit2, nonce, payload, ...overrides });
+  return { ...settlement, verification: { ...settlement.verification, mechanism: 'exact/permit2', nonceSpace: permit2, nonce, payload } };
 }
 
 export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {

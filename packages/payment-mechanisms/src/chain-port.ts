@@ -1,0 +1,29 @@
+import type { AuthorizationUse, FoundLog, MinedTransaction } from '@facilitator/chain-rpc';
+import type { TransferAuthorization } from '@facilitator/core';
+
+/**
+ * What a mechanism asks of the chain when a payment is settled, as narrow ports over what UsdcClient
+ * already does: each mechanism types its members with the part it uses, and the engine hands them one
+ * object that does it all (`MechanismChain`; UsdcClient is one, the settlement tests' FakeChain another).
+ */
+
+/** EIP-3009's calls are the token's own, made exactly as UsdcClient makes them for the token it settles. */
+export interface TokenAuthorizationCalls {
+  /** lowercase or checksummed: the token the network settles */
+  readonly tokenAddress: string;
+  isAuthorizationUsed(authorizer: string, nonce: string): Promise<boolean>;
+  transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string;
+  findAuthorizationUse(authorizer: string, nonce: string, merchant: string): Promise<AuthorizationUse | undefined>;
+}
+
+/** A mechanism whose contracts are not the token (Permit2 and x402's proxies) reads them through these. */
+export interface ContractReads {
+  /** eth_call at the latest block */
+  readContract(to: string, data: string): Promise<string>;
+  /** logs of `address` matching `topics` (null: any) in the recent blocks (the window findAuthorizationUse searches) */
+  recentLogs(address: string, topics: ReadonlyArray<string | null>): Promise<FoundLog[]>;
+  /** undefined when the node has no receipt for it */
+  minedTransaction(hash: string): Promise<MinedTransaction | undefined>;
+}
+
+export type MechanismChain = TokenAuthorizationCalls & ContractReads;

@@ -1,0 +1,79 @@
+import { EXACT_EIP3009, type PaymentMechanismId } from '@facilitator/core';
+import { exactEip3009, mechanismById, type MechanismNetwork, type ParsedPayment, type PaymentMechanism, type PaymentTerms } from '@facilitator/payment-mechanisms';
+import type { SettlementWithVerification, StepContext } from './step';
+
+/** The payment a settlement executes, and the mechanism that reads and executes it. */
+export interface SettlementPayment {
+  mechanism: PaymentMechanism<unknown>;
+  parsed: ParsedPayment<unknown>;
+}
+
+/**
+ * The payment a settlement executes: its own stored payload, read by its mechanism. A settlement started by
+ * an older process during a rolling deploy has none; its EIP-3009 authorization (the only mechanism then) is
+ * rebuilt, as before, from its columns and its verification's validity and signature.
+ *
+ * The payload is what goes on chain; the columns are what the fee reservation, the accounting and the
+ * answers read. They were written together from one verification, and a row where they disagree is refused
+ * here, before anything is sent, rather than executing one payment while reporting another.
+ */
+export function paymentOf(settlement: SettlementWithVerification): SettlementPayment {
+  // a verify that found the nonce held rejects its row right after storing it; a settle that raced into
+  // that moment copied the payload, but what the verify answered was "invalid" (see preflight)
+  if (settlement.verification.status !== 'verified') {
+    throw new Error(`settlement ${settlement.id}: its verification ${settlement.verificationId} was rejected; its payment is not executed`);
+  }
+  const network = { chainId: settlement.chainId, tokenAddress: settlement.tokenAddress.toLowerCase() };
+  return settlement.payload == null ? fromColumns(settlement, network) : fromPayload(settlement, network);
+}
+
+/** The payment's terms: payer, payee, amount, validity and nonce, whatever its mechanism. */
+export function termsOf(settlement: SettlementWithVerification): PaymentTerms {
+  return paymentOf(settlement).parsed.terms;
+}
+
+/** The signature as the payer sent it (ERC-6492-wrapped or not). */
+export function rawSignatureOf(settlement: SettlementWithVerification): string {
+  return paymentOf(settlement).parsed.signature;
+}
+
+/** The network as the step's mechanism reads logs on it: the token this worker settles there. */
+export function mechanismNetworkOf(ctx: StepContext): MechanismNetwork {
+  return { chainId: ctx.network.chainId, tokenAddress: ctx.network.usdc.tokenAddress.toLowerCase() };
+}
+
+function fromPayload(settlement: SettlementWithVerification, network: MechanismNetwork): SettlementPayment {
+  // an id this worker does not know (a newer process stored it) has no mechanism here
+  const mechanism = mechanismById(settlement.mechanism as PaymentMechanismId) as PaymentMechanism<unknown> | undefined;
+  if (!mechanism) {
+    throw new Error(`settlement ${settlement.id} is a payment of mechanism ${settlement.mechanism}, which this worker cannot execute`);
+  }
+  const parsed = mechanism.fromStored(settlement.payload, network);
+  const { terms } = parsed;
+  const columns = { payer: settlement.payer, merchant: settlement.merchant, token: settlement.tokenAddress, amount: settlement.amount, nonce: settlement.nonce };
+  const signed = { payer: terms.payer, merchant: terms.payee, token: terms.token, amount: terms.amount.toString(), nonce: terms.nonce.value };
+  for (const field of Object.keys(columns) as Array<keyof typeof columns>) {
+    if (columns[field].toLowerCase() !== signed[field]) {
+      throw new Error(`settlement ${settlement.id}: its stored payment's ${field} (${signed[field]}) is not its row's (${columns[field]})`);
+    }
+  }
+  return { mechanism, parsed };
+}
+
+/** The authorization as the payload column's backfill writes it, from the row and its verification. */
+function fromColumns(settlement: SettlementWithVerification, network: MechanismNetwork): SettlementPayment {
+  if (settlement.mechanism !== EXACT_EIP3009) {
+    throw new Error(`settlement ${settlement.id} is a payment of mechanism ${settlement.mechanism} without a stored payload`);
+  }
+  const v = settlement.verification;
+  if (!v.signature) throw new Error(`verification ${settlement.verificationId} has no signature`);
+  const authorization = {
+    from: settlement.payer,
+    to: settlement.merchant,
+    value: settlement.amount,
+    validAfter: v.validAfter ?? '0',
+    validBefore: v.validBefore ?? '0',
+    nonce: settlement.nonce,
+  };
+  return { mechanism: exactEip3009 as PaymentMechanism<unknown>, parsed: exactEip3009.fromStored({ authorization, signature: v.signature }, network) };
+}

@@ -1,0 +1,149 @@
+// A payment through Permit2 and x402's exact proxy, step by step: the steps ask its mechanism what they ask
+// EIP-3009's token (is the nonce spent, the call to send, what the transaction paid, who executed it).
+import { TransactionWouldRevertError } from '@facilitator/chain-sending';
+import { calldataGas } from '@facilitator/settlement-contract';
+import { id, Interface } from 'ethers';
+import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
+import type { Step, StepContext, StepResult } from '../step';
+import {
+  AMOUNT,
+  FakeTransactions,
+  GAS_CAPS,
+  MERCHANT,
+  NOW,
+  PAYER,
+  PERMIT2_NONCE,
+  PLAIN_SIGNATURE,
+  RELAYER_A,
+  confirmed,
+  moved,
+  permit2SettlementFixture,
+  settlementFixture,
+  stepHarness,
+  TOKEN,
+  transferLog,
+  type StepHarness,
+} from '../testing/fakes';
+import { checkAllowance as checkAllowanceStep } from './check-allowance';
+import { confirmTransfer as confirmTransferStep } from './confirm-transfer';
+import { preflight as preflightStep } from './preflight';
+import { submitTransfer as submitTransferStep } from './submit-transfer';
+
+const moving = (step: Step) => async (ctx: StepContext): Promise<StepResult> => moved(await step(ctx));
+const checkAllowance = moving(checkAllowanceStep);
+const confirmTransfer = moving(confirmTransferStep);
+const preflight = moving(preflightStep);
+const submitTransfer = moving(submitTransferStep);
+
+const PERMIT2 = '0x000000000022d473030f116ddee9f6b43ac78ba3';
+const PROXY = '0x402085c248eea27d92e8b30b2c58ed07f9e20001';
+const ROUTER = '0x' + '99'.repeat(20);
+const FEE_TX_HASH = FakeTransactions.hashOf('stl_1', 'fee');
+const TRANSFER_TX_HASH = FakeTransactions.hashOf('stl_1', 'transfer');
+
+/** what the relayer sends: x402ExactPermit2Proxy.settle(permit, owner, witness, signature), as ethers encodes it */
+const SETTLE_DATA = new Interface([
+  'function settle(((address token, uint256 amount) permitted, uint256 nonce, uint256 deadline) permit, address owner, (address to, uint256 validAfter) witness, bytes signature)',
+]).encodeFunctionData('settle', [{ permitted: { token: TOKEN, amount: AMOUNT }, nonce: PERMIT2_NONCE, deadline: NOW + 3600 }, PAYER, { to: MERCHANT, validAfter: 0n }, PLAIN_SIGNATURE]);
+const NONCE_WORD = new Interface(['function nonceBitmap(address,uint256) view returns (uint256)']).encodeFunctionData('nonceBitmap', [PAYER, PERMIT2_NONCE >> 8n]);
+/** the proxy's argument-less event right after the transfer it made */
+const SETTLED = { address: PROXY, topics: [id('Settled()')], data: '0x' };
+
+/** Permit2's bitmap word with the payment's nonce bit set: used by a transfer, or invalidated by the payer */
+function spendNonce(h: StepHarness): void {
+  h.chain.contractAnswers.set(`${PERMIT2}:${NONCE_WORD}`, '0x' + (1n << (PERMIT2_NONCE & 0xffn)).toString(16).padStart(64, '0'));
+}
+
+/** a transaction of someone else's that moved the amount to the merchant through the proxy */
+function mined(h: StepHarness, hash: string, to: string): void {
+  h.chain.mined.set(hash, { hash, blockNumber: 99, to, data: SETTLE_DATA, succeeded: true, logs: [{ ...transferLog(PAYER, MERCHANT, AMOUNT), index: 0 }, { ...SETTLED, index: 1 }] });
+}
+
+const afterFee = (state: 'fee_collected' | 'executing' = 'fee_collected') => permit2SettlementFixture({ state, feeTxHash: FEE_TX_HASH, feeCollectedAt: new Date(NOW * 1000) });
+
+function details(result: StepResult): Record<string, unknown> {
+  expect(result.to).toBe('failed');
+  return (result.data?.errorDetails ?? {}) as Record<string, unknown>;
+}
+
+describe('a Permit2 payment through the steps', () => {
+  it("pre-flight: asks Permit2's nonce bitmap, not the token, and estimates the proxy's settle from a relayer within the transfer cap", async () => {
+    const h = stepHarness(permit2SettlementFixture());
+    expect((await preflight(h.ctx)).to).toBe('check_allowance');
+    expect(h.log).toContain(`chain.readContract(${PERMIT2})`);
+    expect(h.log.some((line) => line.startsWith('chain.isAuthorizationUsed'))).toBe(false);
+    expect(h.chain.estimateCalls).toEqual([{ from: RELAYER_A, data: SETTLE_DATA, to: PROXY }]);
+  });
+
+  it('pre-flight: fails, nothing sent, when its nonce is spent', async () => {
+    const h = stepHarness(permit2SettlementFixture());
+    spendNonce(h);
+    expect(details(await preflight(h.ctx))).toMatchObject({ reason: 'authorization is used or canceled on chain', fee_status: 'not_collected' });
+    expect(h.chain.estimateCalls).toEqual([]);
+  });
+
+  it('check_allowance: goes sequential where the network is atomic, as the executor runs EIP-3009 items only', async () => {
+    const permit2 = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic' } });
+    expect((await checkAllowance(permit2.ctx)).data).toEqual({ settlementMode: 'sequential' });
+    const eip3009 = stepHarness(settlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic' } });
+    expect((await checkAllowance(eip3009.ctx)).data).toEqual({ settlementMode: 'atomic' });
+  });
+
+  it('check_allowance: fails at once, nothing charged, in a worker without the treasury key (it can never go atomic)', async () => {
+    const h = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic', treasurySigns: false } });
+    expect(details(await checkAllowance(h.ctx))).toMatchObject({
+      reason: 'a payment of exact/permit2 settles only on the sequential path, which this deployment does not run (no treasury key in the worker)',
+      fee_status: 'not_collected',
+      path: 'sequential',
+    });
+    expect(h.transactions.sent).toEqual([]);
+  });
+
+  it("submit: sends the proxy's settle from the next relayer, capped as a transfer plus its calldata", async () => {
+    const h = stepHarness(afterFee());
+    expect(await submitTransfer(h.ctx)).toMatchObject({ to: 'executing', data: { settlementTxHash: TRANSFER_TX_HASH } });
+    expect(h.transactions.sent).toEqual([
+      { settlementId: 'stl_1', purpose: 'transfer', chainId: 84532, from: RELAYER_A, to: PROXY, data: SETTLE_DATA, gasCap: GAS_CAPS.transfer + calldataGas(SETTLE_DATA) },
+    ]);
+  });
+
+  it('confirm: settles with what the proxy moved to the merchant, read from the logs', async () => {
+    const h = stepHarness(afterFee('executing'));
+    h.transactions.seed('stl_1', 'transfer', RELAYER_A);
+    h.transactions.outcomes.set('transfer', confirmed([transferLog(PAYER, MERCHANT, AMOUNT), SETTLED]));
+    expect(await confirmTransfer(h.ctx)).toMatchObject({ to: 'settled', note: { tx_hash: TRANSFER_TX_HASH, paid: AMOUNT.toString() } });
+  });
+
+  describe('when its transfer could not be sent', () => {
+    const wouldRevert = (h: StepHarness) => h.transactions.submitErrors.set('transfer', new TransactionWouldRevertError('InvalidNonce()', undefined));
+
+    it('fails after the fee, fee kept, while its nonce is free: nobody executed it, and nothing more is searched', async () => {
+      const h = stepHarness(afterFee());
+      wouldRevert(h);
+      const d = details(await submitTransfer(h.ctx));
+      expect(d).toMatchObject({ reason: 'InvalidNonce()', fee_status: 'collected' });
+      expect(d).not.toHaveProperty('authorization_used_by');
+      expect(h.log.some((line) => line.startsWith('chain.recentLogs'))).toBe(false);
+    });
+
+    it("settles when a stranger's call of the proxy spent its nonce and paid the merchant", async () => {
+      const h = stepHarness(afterFee());
+      wouldRevert(h);
+      spendNonce(h);
+      mined(h, '0xstranger', PROXY);
+      expect(await submitTransfer(h.ctx)).toEqual({
+        to: 'settled',
+        data: { settlementTxHash: '0xstranger', settledAt: expect.any(Date), merchantPaid: true },
+        note: { executed_by_third_party: true, tx_hash: '0xstranger', our_error: 'InvalidNonce()' },
+      });
+    });
+
+    it('reports neither settled nor failed when a contract reached the proxy with the amount for the merchant: it is parked', async () => {
+      const h = stepHarness(afterFee());
+      wouldRevert(h);
+      spendNonce(h);
+      mined(h, '0xrouted', ROUTER);
+      await expect(submitTransferStep(h.ctx)).rejects.toThrow(PaymentOutcomeUnknownError);
+    });
+  });
+});
