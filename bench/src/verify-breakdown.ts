@@ -278,6 +278,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
       domainSeparator: async () => separator,
       isAuthorizationUsed: async () => false,
       isValidContractSignature: async () => undefined,
+      readContract: async () => '0x' + '0'.repeat(64),
     };
     const noDb = {
       verifications: {

@@ -79,6 +79,11 @@ export class RpcChainReader {
     return separator;
   }
 
+  /** A contract's read, through the hot path's lean client (Permit2's nonce bitmap, the payer's approval of it). */
+  readContract(chainId: number, to: string, data: string): Promise<string> {
+    return this.endpoint(chainId).token.readContract(to, data);
+  }
+
   /** Called on every verify (through the hot path's lean client). */
   isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean> {
     return this.endpoint(chainId).token.isAuthorizationUsed(payer, nonce);

@@ -27,3 +27,9 @@ export interface ContractReads {
 }
 
 export type MechanismChain = TokenAuthorizationCalls & ContractReads;
+
+/**
+ * What a nonce's use and a payment's prerequisites are read through: verification's batched reader offers
+ * this much on its hot path, settlement's UsdcClient all of MechanismChain.
+ */
+export type PaymentReads = Pick<TokenAuthorizationCalls, 'isAuthorizationUsed'> & Pick<ContractReads, 'readContract'>;

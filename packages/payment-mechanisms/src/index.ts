@@ -1,6 +1,7 @@
 export type {
   MechanismNetwork,
   MechanismVocabulary,
+  MissingApproval,
   NonceIdentity,
   PaymentTerms,
   ParsedPayment,
@@ -12,7 +13,7 @@ export type {
   Execution,
   LogLike,
 } from './mechanism';
-export type { MechanismChain, TokenAuthorizationCalls, ContractReads } from './chain-port';
+export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
 export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';

@@ -1,5 +1,5 @@
 import type { PaymentMechanismId } from '@facilitator/core';
-import type { MechanismChain } from './chain-port';
+import type { MechanismChain, PaymentReads } from './chain-port';
 
 /** Where a mechanism's payments move: the network's chain and the token it settles. */
 export interface MechanismNetwork {
@@ -54,6 +54,14 @@ export interface MechanismVocabulary {
   /** the field naming who may move the tokens, when the payload has one */
   spender?: string;
   checker: string;
+}
+
+/** An approval the payer has not given: the spender, how much it may move now, and how much the payment needs. */
+export interface MissingApproval {
+  token: string;
+  spender: string;
+  allowance: bigint;
+  required: bigint;
 }
 
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
@@ -137,7 +145,12 @@ export interface PaymentMechanism<Payload> {
   // from a transfer to the payee (findExecution, paidIn).
 
   /** whether the nonce can never execute again: used, or cancelled (invalidated) by its payer */
-  isUsed(nonce: NonceIdentity, chain: MechanismChain): Promise<boolean>;
+  isUsed(nonce: NonceIdentity, chain: PaymentReads): Promise<boolean>;
+  /**
+   * What the payer must have done on chain beforehand for the payment to execute, when it has not: Permit2
+   * moves only what the payer approved it for (absent: nothing is needed beyond the signature).
+   */
+  missingApproval?(payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<MissingApproval | undefined>;
   /**
    * The call that executes the payment, sent by any of our relayers. The payer's signature goes in as the
    * checking contract takes it: an ERC-6492 signature's inner one (the wallet is deployed first, then checks

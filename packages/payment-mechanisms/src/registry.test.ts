@@ -31,8 +31,11 @@ describe('mechanism registry', () => {
     expect(exactPermit2.claims({ permit2Authorization: { witness: { to: '0x', facilitator: '0x', validAfter: '0' } }, signature: '0x' })).toBe(false);
   });
 
-  it('serves Permit2 on no network until settlement can execute it', () => {
-    for (const network of NETWORKS) expect(network.mechanisms).not.toContain(EXACT_PERMIT2);
+  it('serves exact through EIP-3009 and through Permit2 on every network: one scheme, two shapes', () => {
+    for (const network of NETWORKS) {
+      expect(network.mechanisms).toEqual([EXACT_EIP3009, EXACT_PERMIT2]);
+      expect(schemesOf(network.mechanisms)).toEqual(['exact']);
+    }
   });
 
   it('names each scheme once', () => {

@@ -8,6 +8,11 @@ export interface ChainReader {
   /** USDC's authorizationState: true when the nonce was used or cancelled on chain. */
   isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean>;
   /**
+   * An eth_call of another contract (Permit2's nonce bitmap, a token's allowance), at the latest block, on
+   * the same batched client: what a mechanism other than EIP-3009 reads about a payment.
+   */
+  readContract(chainId: number, to: string, data: string): Promise<string>;
+  /**
    * For contract wallets (ERC-1271): does `signer` accept this signature for this digest?
    * Returns undefined when the signer has no code (an ordinary key, whose signature simply failed). An
    * ERC-6492 signature of a wallet not deployed yet is checked as the wallet would once its (allowlisted)

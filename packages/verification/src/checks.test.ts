@@ -1,6 +1,6 @@
 import { TypedDataEncoder, Wallet } from 'ethers';
 import { bytesToHex, type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
-import { eip3009PaymentOf, exactEip3009, exactPermit2, PERMIT2_ADDRESS, permit2DomainSeparator, TRANSFER_WITH_AUTHORIZATION_TYPES, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { eip3009PaymentOf, exactEip3009, permit2DomainSeparator, TRANSFER_WITH_AUTHORIZATION_TYPES, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import type { ChainReader } from './chain-reader';
 import {
   checkAmount,
@@ -16,7 +16,7 @@ import {
 } from './checks';
 import { FailureReason, type VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
-import { DOMAIN, MERCHANT, NETWORK, payer, SEPARATOR, stranger, TOKEN, TREASURY } from './testing/fixtures';
+import { DOMAIN, MERCHANT, NETWORK, payer, SEPARATOR, signedPermit2Payment, stranger, TOKEN, TREASURY } from './testing/fixtures';
 
 // Each check on its own, on payments signed by a real key with ethers' generic EIP-712 signer (an
 // independent implementation of the digest the checks compute by hand).
@@ -236,6 +236,7 @@ describe('contract wallets (ERC-1271)', () => {
     const chain: ChainReader = {
       domainSeparator: async () => SEPARATOR,
       isAuthorizationUsed: async () => false,
+      readContract: async () => '0x',
       isValidContractSignature: async (chainId, signer, digest, signature) => {
         asked.push([chainId, signer, bytesToHex(digest), signature]);
         return answer;
@@ -283,6 +284,7 @@ describe("check 2 as USDC decides it (checkPayerSignature): an account with code
       chain: {
         domainSeparator: async () => SEPARATOR,
         isAuthorizationUsed: async () => false,
+        readContract: async () => '0x',
         isValidContractSignature: async (_chainId, signer) => {
           asked.push(signer);
           return answer;
@@ -319,46 +321,8 @@ describe("check 2 as USDC decides it (checkPayerSignature): an account with code
 });
 
 describe('the checks read terms: a Permit2 payment', () => {
-  // the x402 exact proxy's witness, as Permit2 appends it (@x402/evm's types, written out)
-  const PERMIT2_TYPES = {
-    PermitWitnessTransferFrom: [
-      { name: 'permitted', type: 'TokenPermissions' },
-      { name: 'spender', type: 'address' },
-      { name: 'nonce', type: 'uint256' },
-      { name: 'deadline', type: 'uint256' },
-      { name: 'witness', type: 'Witness' },
-    ],
-    TokenPermissions: [
-      { name: 'token', type: 'address' },
-      { name: 'amount', type: 'uint256' },
-    ],
-    Witness: [
-      { name: 'to', type: 'address' },
-      { name: 'validAfter', type: 'uint256' },
-    ],
-  };
-
-  async function permit2Payment(to = MERCHANT, fields: { token?: string; spender?: string } = {}): Promise<Payment> {
-    const message = {
-      permitted: { token: fields.token ?? TOKEN, amount: '1000000' },
-      spender: fields.spender ?? X402_EXACT_PERMIT2_PROXY,
-      nonce: '77',
-      deadline: String(NOW + 3600n),
-      witness: { to, validAfter: String(NOW - 60n) },
-    };
-    const signature = await payer.signTypedData({ name: 'Permit2', chainId: NETWORK.chainId, verifyingContract: PERMIT2_ADDRESS }, PERMIT2_TYPES, message);
-    const body = { permit2Authorization: { from: payer.address, ...message }, signature };
-    return {
-      protocolVersion: 2,
-      mechanism: exactPermit2,
-      surface: 'x402',
-      network: NETWORK,
-      networkName: 'eip155:84532',
-      ...exactPermit2.parse(body, '/paymentPayload/payload', NETWORK),
-      expected: { payTo: MERCHANT, amount: 1_000_000n, token: TOKEN },
-      request: {},
-    };
-  }
+  const permit2Payment = (to = MERCHANT, fields: { token?: string; spender?: string } = {}) =>
+    signedPermit2Payment({ to, ...fields, validAfter: NOW - 60n, deadline: NOW + 3600n });
 
   it("recovers the payer under Permit2's domain, not the token's", async () => {
     const payment = await permit2Payment();

@@ -1,11 +1,11 @@
 import { Wallet } from 'ethers';
-import { bytesToHex, ErrorCode, EXACT_EIP3009, ServiceUnavailableError, type TransferAuthorization } from '@facilitator/core';
-import { eip3009PaymentOf, exactEip3009, TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
+import { bytesToHex, ErrorCode, EXACT_EIP3009, EXACT_PERMIT2, ServiceUnavailableError, type TransferAuthorization } from '@facilitator/core';
+import { eip3009PaymentOf, exactEip3009, PERMIT2_ADDRESS, TRANSFER_WITH_AUTHORIZATION_TYPES, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import type { NewVerificationRow, SettlementRow, StoredVerification, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { FailureReason } from './failure-reasons';
 import type { Payment } from './payment';
-import { DOMAIN, MERCHANT, NETWORK, payer, SEPARATOR, stranger, TOKEN, TREASURY } from './testing/fixtures';
+import { DOMAIN, MERCHANT, NETWORK, payer, SEPARATOR, signedPermit2Payment, stranger, TOKEN, TREASURY } from './testing/fixtures';
 import { VerificationService, type VerificationServiceOptions, type VerificationStore } from './verification-service';
 
 // The engine's checks 2–7 in the spec's order, against an in-memory chain and store: which check
@@ -66,6 +66,15 @@ class FakeChain implements ChainReader {
   async isAuthorizationUsed(chainId: number, payerAddress: string, nonce: string): Promise<boolean> {
     this.asked.push(`isAuthorizationUsed ${chainId} ${payerAddress} ${nonce}`);
     return this.usedNonces.has(`${payerAddress}:${nonce}`);
+  }
+
+  /** a contract read's answer by `to` and selector (0x + 8 hex), a zero word otherwise */
+  readonly reads = new Map<string, string>();
+
+  async readContract(chainId: number, to: string, data: string): Promise<string> {
+    this.asked.push(`readContract ${chainId} ${to} ${data.slice(0, 10)}`);
+    if (this.failing) throw new Error('connect ECONNREFUSED');
+    return this.reads.get(`${to}:${data.slice(0, 10)}`) ?? '0x' + '0'.repeat(64);
   }
 
   async isValidContractSignature(chainId: number, signer: string, digest: Uint8Array, signature: string): Promise<ContractAnswer> {
@@ -492,5 +501,62 @@ describe('VerificationService', () => {
       details: { network: 'eip155:84532', dependency: 'rpc' },
     });
     expect(verifications.calls).toEqual([]);
+  });
+});
+
+describe('VerificationService: exact through Permit2', () => {
+  const PERMIT2 = PERMIT2_ADDRESS;
+  const ALLOWANCE = '0xdd62ed3e';
+  const NONCE_BITMAP = '0x4fe02b44';
+  const word = (value: bigint) => '0x' + value.toString(16).padStart(64, '0');
+  const permit2Payment = (nonce = 77n) => signedPermit2Payment({ nonce, validAfter: BigInt(NOW - 60), deadline: BigInt(NOW + 3600) });
+
+  function approved(chain: FakeChain, allowance = 1_000_000n) {
+    chain.reads.set(`${TOKEN}:${ALLOWANCE}`, word(allowance));
+  }
+
+  it("verifies a payment whose payer approved Permit2: asks Permit2's bitmap and the token's allowance, stores its own mechanism, space and payload", async () => {
+    const { chain, service } = setup();
+    approved(chain);
+    const payment = await permit2Payment();
+    const outcome = await service.verify(payment);
+    expect(outcome.failure).toBeUndefined();
+    expect(chain.asked).toEqual(
+      expect.arrayContaining([`readContract 84532 ${PERMIT2} ${NONCE_BITMAP}`, `readContract 84532 ${TOKEN} ${ALLOWANCE}`]),
+    );
+    expect(chain.asked.filter((q) => q.startsWith('isAuthorizationUsed') || q.startsWith('domainSeparator'))).toEqual([]);
+    expect(outcome.record).toMatchObject({
+      status: 'verified',
+      mechanism: EXACT_PERMIT2,
+      nonceSpace: PERMIT2,
+      payer: PAYER,
+      merchant: MERCHANT,
+      amount: '1000000',
+      nonce: word(77n),
+      validBefore: String(NOW + 3601),
+      payload: { permit2Authorization: expect.objectContaining({ spender: X402_EXACT_PERMIT2_PROXY, nonce: '77' }) },
+    });
+  });
+
+  it('refuses a payment whose payer has not approved Permit2 for the amount, and never asks about the nonce first', async () => {
+    const { chain, service } = setup();
+    approved(chain, 999_999n);
+    const outcome = await service.verify(await permit2Payment());
+    expect(outcome.failure).toMatchObject({
+      mechanism: EXACT_PERMIT2,
+      reason: FailureReason.AllowanceRequired,
+      details: { token: TOKEN, spender: PERMIT2, allowance: '999999', required: '1000000' },
+    });
+    expect(outcome.record).toMatchObject({ status: 'rejected', payload: null });
+  });
+
+  it("refuses a nonce whose bit is set in Permit2's bitmap (used, or invalidated by the payer), looking for ours in Permit2's space", async () => {
+    const { chain, nonceLookups, service } = setup();
+    approved(chain);
+    const nonce = (5n << 8n) + 3n; // word 5, bit 3
+    chain.reads.set(`${PERMIT2}:${NONCE_BITMAP}`, word(1n << 3n));
+    const outcome = await service.verify(await permit2Payment(nonce));
+    expect(outcome.failure).toMatchObject({ mechanism: EXACT_PERMIT2, reason: FailureReason.NonceUsed });
+    expect(nonceLookups).toEqual([`84532:${PERMIT2}:${PAYER}:${word(nonce)}`]);
   });
 });

@@ -1,4 +1,5 @@
 import { rpcUnavailable } from '@facilitator/core';
+import type { PaymentReads } from '@facilitator/payment-mechanisms';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
@@ -68,11 +69,15 @@ export class VerificationService {
     const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkSpender(ctx) ?? checkTime(ctx);
     const nonceUse = signed.failure || offline ? undefined : this.ask(payment, () => this.isNonceUsed(payment));
     nonceUse?.catch(() => undefined); // awaited below, once check 2 passed
+    const approval = signed.failure || offline ? undefined : this.ask(payment, () => this.missingApproval(payment));
+    approval?.catch(() => undefined);
     // the spec's order: a bad signature is reported before anything else
     const failure = (await this.ask(payment, () => checkPayerSignature(chain, ctx, signed))) ?? offline;
     if (failure) return { record: await verifications.create(timed(verificationRecordOf(payment, failure))), failure };
 
     // a contract wallet's payment (its key did not sign) asks only now that its wallet accepted it
+    const unapproved = await (approval ?? this.ask(payment, () => this.missingApproval(payment)));
+    if (unapproved) return { record: await verifications.create(timed(verificationRecordOf(payment, unapproved))), failure: unapproved };
     const usedOnChain = await (nonceUse ?? this.ask(payment, () => this.isNonceUsed(payment)));
     if (usedOnChain) {
       const ours = await this.options.settlements.findNonceUse({ chainId: payment.network.chainId, nonceSpace: nonce.space, payer: nonce.payer, nonce: nonce.value });
@@ -86,16 +91,40 @@ export class VerificationService {
   }
 
   /**
-   * Check 7's question: can the payment's nonce never execute again? Asked of the contract that records it
-   * (an EIP-3009 nonce: the token's authorizationState).
+   * Check 7's question: can the payment's nonce never execute again? Asked by its mechanism of the contract
+   * that records it (an EIP-3009 nonce: the token's authorizationState; a Permit2 one: Permit2's bitmap).
    */
-  private async isNonceUsed(payment: Payment): Promise<boolean> {
-    const { network, terms } = payment;
-    if (terms.nonce.space !== network.tokenAddress) {
-      // no network serves such a mechanism yet (the registry's test holds it): never answer "unused" unasked
-      throw new Error(`no chain read for nonces recorded by ${terms.nonce.space} (${terms.mechanism})`);
-    }
-    return this.options.chain.isAuthorizationUsed(network.chainId, terms.nonce.payer, terms.nonce.value);
+  private isNonceUsed(payment: Payment): Promise<boolean> {
+    return payment.mechanism.isUsed(payment.terms.nonce, this.readsOn(payment.network.chainId));
+  }
+
+  /**
+   * Check 7b, ours: a mechanism that moves only what the payer approved beforehand (Permit2) is refused when
+   * the approval is missing: the signature is valid, and the payment could never execute.
+   */
+  private async missingApproval(payment: Payment): Promise<VerificationFailure | undefined> {
+    const missing = await payment.mechanism.missingApproval?.(payment, this.readsOn(payment.network.chainId));
+    if (!missing) return undefined;
+    return {
+      reason: FailureReason.AllowanceRequired,
+      message: 'allowance required',
+      details: {
+        token: missing.token,
+        spender: missing.spender,
+        allowance: missing.allowance.toString(),
+        required: missing.required.toString(),
+        reason: `the payer has approved ${missing.spender} for ${missing.allowance} of the token, and the payment needs ${missing.required}; approve it first`,
+      },
+    };
+  }
+
+  /** What a mechanism reads about a payment, on the verification hot path's batched client. */
+  private readsOn(chainId: number): PaymentReads {
+    const { chain } = this.options;
+    return {
+      isAuthorizationUsed: (payer, nonce) => chain.isAuthorizationUsed(chainId, payer, nonce),
+      readContract: (to, data) => chain.readContract(chainId, to, data),
+    };
   }
 
   /** What checks 2–6 read: the signing domain (the token's, pinned and cached), the treasury, the clock and the merchant's minimum. */

@@ -7,7 +7,7 @@ import type { ExactEip3009Payload } from './parse';
 // the seam (the settlement tests assert those calls): the seam adds no read and changes no byte.
 
 /** authorizationState: true once used or cancelled */
-export function isAuthorizationUsed(nonce: NonceIdentity, chain: TokenAuthorizationCalls): Promise<boolean> {
+export function isAuthorizationUsed(nonce: NonceIdentity, chain: Pick<TokenAuthorizationCalls, 'isAuthorizationUsed'>): Promise<boolean> {
   return chain.isAuthorizationUsed(nonce.payer, nonce.value);
 }
 

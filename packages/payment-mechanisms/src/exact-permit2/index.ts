@@ -3,6 +3,7 @@ import { EXACT_PERMIT2 } from '@facilitator/core';
 import { tokenSignature } from '@facilitator/chain-rpc';
 import type { ParsedPayment, PaymentMechanism } from '../mechanism';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
+import { missingPermit2Approval } from '../permit2/allowance';
 import { isPermit2NonceUsed } from '../permit2/nonce-bitmap';
 import { permit2DomainSeparator, permitWitnessDigest, recoverPermit2Signer, structHash } from '../permit2/eip712';
 import { findProxyExecution } from './execution';
@@ -19,8 +20,8 @@ const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
  * recipient and a start time; Permit2 consumes an unordered nonce of the payer's, shared by every token and
  * every spender. The payer has approved Permit2 for the token once (or sends an EIP-2612 permit for it).
  *
- * Settlement executes it (sequentially: the atomic path's executor takes EIP-3009 items only), but it is
- * enabled on no network yet: verification still speaks EIP-3009 only.
+ * Served on every network, on the sequential path: the atomic path's executor takes EIP-3009 items only,
+ * so a worker settles it with the fee from the treasury's key first, then the proxy's call from a relayer.
  */
 export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   id: EXACT_PERMIT2,
@@ -61,6 +62,7 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   },
   describe: () => ({ scheme: 'exact' }),
   isUsed: isPermit2NonceUsed,
+  missingApproval: ({ terms }, chain) => missingPermit2Approval(terms.token, terms.payer, terms.amount, chain),
   directCall: ({ payload }) => ({
     to: X402_EXACT_PERMIT2_PROXY,
     // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature

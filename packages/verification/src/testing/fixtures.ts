@@ -3,6 +3,8 @@
 import { Wallet } from 'ethers';
 import type { NetworkConfig } from '@facilitator/config';
 import { domainSeparator, type Eip712Domain } from '@facilitator/core';
+import { exactPermit2, PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import type { Payment } from '../payment';
 
 export const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
 export const DOMAIN: Eip712Domain = { name: 'USDC', version: '2', chainId: 84532, verifyingContract: TOKEN };
@@ -30,3 +32,45 @@ export const payer = new Wallet('0x' + '11'.repeat(32));
 export const stranger = new Wallet('0x' + '22'.repeat(32));
 export const MERCHANT = '0x' + 'aa'.repeat(20);
 export const TREASURY = '0x' + 'bb'.repeat(20);
+
+/** Permit2's witness transfer for x402's exact proxy, as @x402/evm's client signs it (its types, written out). */
+const PERMIT2_TYPES = {
+  PermitWitnessTransferFrom: [
+    { name: 'permitted', type: 'TokenPermissions' },
+    { name: 'spender', type: 'address' },
+    { name: 'nonce', type: 'uint256' },
+    { name: 'deadline', type: 'uint256' },
+    { name: 'witness', type: 'Witness' },
+  ],
+  TokenPermissions: [
+    { name: 'token', type: 'address' },
+    { name: 'amount', type: 'uint256' },
+  ],
+  Witness: [
+    { name: 'to', type: 'address' },
+    { name: 'validAfter', type: 'uint256' },
+  ],
+};
+
+/** An x402 v2 payment of 1 USDC to MERCHANT through Permit2, signed by `payer`, as the normalizers build it. */
+export async function signedPermit2Payment(fields: { to?: string; token?: string; spender?: string; nonce?: bigint; validAfter: bigint; deadline: bigint }): Promise<Payment> {
+  const message = {
+    permitted: { token: fields.token ?? TOKEN, amount: '1000000' },
+    spender: fields.spender ?? X402_EXACT_PERMIT2_PROXY,
+    nonce: String(fields.nonce ?? 77n),
+    deadline: String(fields.deadline),
+    witness: { to: fields.to ?? MERCHANT, validAfter: String(fields.validAfter) },
+  };
+  const signature = await payer.signTypedData({ name: 'Permit2', chainId: NETWORK.chainId, verifyingContract: PERMIT2_ADDRESS }, PERMIT2_TYPES, message);
+  const body = { permit2Authorization: { from: payer.address, ...message }, signature };
+  return {
+    protocolVersion: 2,
+    mechanism: exactPermit2,
+    surface: 'x402',
+    network: NETWORK,
+    networkName: 'eip155:84532',
+    ...exactPermit2.parse(body, '/paymentPayload/payload', NETWORK),
+    expected: { payTo: MERCHANT, amount: 1_000_000n, token: TOKEN },
+    request: {},
+  };
+}
