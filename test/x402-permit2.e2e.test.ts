@@ -98,5 +98,10 @@ describe('exact through Permit2: @x402/express + @x402/fetch with our facilitato
     // the payment went through x402's exact proxy, from one of our relayers
     const tx = await devnet.provider.getTransaction(receipt.transaction);
     expect(tx!.to!.toLowerCase()).toBe('0x402085c248eea27d92e8b30b2c58ed07f9e20001');
+
+    // anyone finds it by the payer and its Permit2 nonce (bytes32), as by an EIP-3009 one
+    const lookup = await stack.http.get('/v1/settlements/lookup').query({ network: 'eip155:84532', payer: devnet.accounts.payer.address, nonce: settlement.nonce });
+    expect(lookup.status).toBe(200);
+    expect(lookup.body.settlements).toEqual([expect.objectContaining({ status: 'settled', transaction_hash: receipt.transaction, details: expect.objectContaining({ nonce: settlement.nonce }) })]);
   });
 });

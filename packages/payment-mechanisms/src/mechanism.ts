@@ -138,6 +138,8 @@ export interface PaymentMechanism<Payload> {
   recoverSigner(digest: Uint8Array, signature: string): SignerRecovery;
   /** the payment's identity: a hash of everything the payer signed (docs/decisions.md, "Payment identity") */
   fingerprint(payload: Payload, network: MechanismNetwork): string;
+  /** the contract that records its payments' nonces on a network (`NonceIdentity.space`) */
+  nonceSpace(network: MechanismNetwork): string;
   /** its kind in `/x402/supported` on a network */
   describe(network: MechanismNetwork): { scheme: string; extra?: Record<string, unknown> };
 

@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { NotFoundError } from '@facilitator/core';
+import { networkByChainId, NotFoundError } from '@facilitator/core';
+import { mechanismById } from '@facilitator/payment-mechanisms';
 import type { PaymentIdentifierRepository, Settlement, SettlementRepository } from '@facilitator/db';
 import { validateSettlementLookupQuery, type SettlementLookupQuery } from '@facilitator/schemas';
 import type { EnabledNetworks } from '@facilitator/verification';
@@ -36,9 +37,9 @@ function settlementsOf(deps: SettlementLookupDeps, query: SettlementLookupQuery)
   // stored hex is lowercase; the schema let either case in
   if (query.payment_id !== undefined) return deps.paymentIds.findSettlements(network.chainId, query.payment_id);
   if (query.transaction !== undefined) return deps.settlements.findByTransaction(network.chainId, query.transaction.toLowerCase());
-  // an EIP-3009 nonce, recorded by the network's token: the only mechanism served yet (a Permit2 nonce's
-  // space is Permit2's, to be asked here too once one is)
-  return deps.settlements.findByPayerNonce({ chainId: network.chainId, nonceSpace: network.tokenAddress, payer: query.payer!.toLowerCase(), nonce: query.nonce!.toLowerCase() });
+  // the nonce of any mechanism the network settles: the token's (EIP-3009) or Permit2's
+  const nonceSpaces = networkByChainId(network.chainId)!.mechanisms.map((id) => mechanismById(id).nonceSpace(network));
+  return deps.settlements.findByPayerNonce({ chainId: network.chainId, nonceSpaces, payer: query.payer!.toLowerCase(), nonce: query.nonce!.toLowerCase() });
 }
 
 function keyName(query: SettlementLookupQuery): string {

@@ -400,13 +400,16 @@ export class SettlementRepository {
     return rows.map(settlementFromColumns);
   }
 
-  /** Public lookup: the settlements of one payment nonce, newest first, by their payment index. */
-  async findByPayerNonce({ chainId, nonceSpace, payer, nonce }: PaymentNonce): Promise<SettlementRow[]> {
+  /**
+   * Public lookup: the settlements of a payer's nonce in any of `nonceSpaces` (the lookup names a payer and a
+   * nonce, not the mechanism), newest first, by their payment index.
+   */
+  async findByPayerNonce({ chainId, nonceSpaces, payer, nonce }: Omit<PaymentNonce, 'nonceSpace'> & { nonceSpaces: readonly string[] }): Promise<SettlementRow[]> {
     const rows = await runQuery(this.pool, {
-      name: 'settlements_by_payer_nonce',
-      text: `SELECT * FROM settlements WHERE chain_id = $1 AND nonce_space = $2 AND payer = $3 AND nonce = $4
+      name: 'settlements_by_payer_nonce_spaces',
+      text: `SELECT * FROM settlements WHERE chain_id = $1 AND nonce_space = ANY($2::text[]) AND payer = $3 AND nonce = $4
               ORDER BY created_at DESC, id DESC LIMIT ${LOOKUP_LIMIT}`,
-      values: [chainId, nonceSpace, payer, nonce],
+      values: [chainId, [...nonceSpaces], payer, nonce],
     });
     return rows.map(settlementFromColumns);
   }

@@ -31,6 +31,7 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   signedDigest: (payload, separator) => transferAuthorizationDigest(separator, payload.authorization),
   recoverSigner: recoverAuthorizationSigner,
   fingerprint: (payload, network) => authorizationFingerprint(network.chainId, network.tokenAddress, payload.authorization),
+  nonceSpace: (network) => network.tokenAddress,
   describe: () => ({ scheme: 'exact' }),
   isUsed: isAuthorizationUsed,
   directCall: transferWithAuthorizationCall,

@@ -60,6 +60,7 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
       .toLowerCase();
     return createHash('sha256').update(text, 'utf8').digest('hex');
   },
+  nonceSpace: () => PERMIT2_ADDRESS,
   describe: () => ({ scheme: 'exact' }),
   isUsed: isPermit2NonceUsed,
   missingApproval: ({ terms }, chain) => missingPermit2Approval(terms.token, terms.payer, terms.amount, chain),
