@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { getAddress, MaxUint256, Wallet } from 'ethers';
+import { getAddress } from 'ethers';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
@@ -15,6 +15,7 @@ import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@
 import { privateKeyToAccount } from 'viem/accounts';
 import { EXACT_PERMIT2 } from '@facilitator/core';
 import { PERMIT2_ADDRESS } from '@facilitator/payment-mechanisms';
+import { approvePermit2 } from './support/permit2-request';
 import { balances, difference, transfersOnChain } from './support/chain-actions';
 import { startTestStack, type TestStack } from './support/test-stack';
 
@@ -39,10 +40,7 @@ beforeAll(async () => {
   const facilitatorUrl = `${await listen(stack.api.app)}/x402`;
 
   // the payer lets Permit2 move its USDC, once (what an EIP-2612 permit would do in the same transaction)
-  // (the devnet's payer holds no ETH: x402 payers never pay gas; this one approval is the payer's own)
-  const payer = new Wallet(stack.devnet.accounts.payer.privateKey, stack.devnet.provider);
-  await stack.devnet.setEthBalance(payer.address, 10n ** 16n);
-  await ((await (stack.devnet.usdc.connect(payer) as unknown as { approve(s: string, v: bigint): Promise<{ wait(): Promise<unknown> }> }).approve(PERMIT2_ADDRESS, MaxUint256)).wait());
+  await approvePermit2(stack.devnet, stack.devnet.accounts.payer.privateKey);
 
   const token = getAddress(stack.devnet.token) as `0x${string}`;
   const payTo = getAddress(stack.devnet.accounts.merchant.address);

@@ -174,6 +174,7 @@ export function x402SettleFailureOf(s: FailedSettlementLike): { errorReason: X40
 
 function transferFailureReason(reason: string): X402Reason {
   if (/exceeds balance|insufficient (funds|balance)/i.test(reason)) return X402Reason.InsufficientFunds;
+  if (/no longer approves/i.test(reason)) return X402Reason.Permit2AllowanceRequired;
   if (/used or cancel/i.test(reason)) return X402Reason.NonceAlreadyUsed;
   if (/expired/i.test(reason)) return X402Reason.AuthorizationValidBefore;
   if (/not yet valid/i.test(reason)) return X402Reason.AuthorizationValidAfter;

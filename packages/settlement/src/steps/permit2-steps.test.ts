@@ -49,6 +49,13 @@ const NONCE_WORD = new Interface(['function nonceBitmap(address,uint256) view re
 /** the proxy's argument-less event right after the transfer it made */
 const SETTLED = { address: PROXY, topics: [id('Settled()')], data: '0x' };
 
+const ALLOWANCE_DATA = new Interface(['function allowance(address,address) view returns (uint256)']).encodeFunctionData('allowance', [PAYER, PERMIT2]);
+
+/** the payer's approval of Permit2 on the token: `amount` */
+function approved(h: StepHarness, amount: bigint = AMOUNT): void {
+  h.chain.contractAnswers.set(`${TOKEN.toLowerCase()}:${ALLOWANCE_DATA}`, '0x' + amount.toString(16).padStart(64, '0'));
+}
+
 /** Permit2's bitmap word with the payment's nonce bit set: used by a transfer, or invalidated by the payer */
 function spendNonce(h: StepHarness): void {
   h.chain.contractAnswers.set(`${PERMIT2}:${NONCE_WORD}`, '0x' + (1n << (PERMIT2_NONCE & 0xffn)).toString(16).padStart(64, '0'));
@@ -69,10 +76,24 @@ function details(result: StepResult): Record<string, unknown> {
 describe('a Permit2 payment through the steps', () => {
   it("pre-flight: asks Permit2's nonce bitmap, not the token, and estimates the proxy's settle from a relayer within the transfer cap", async () => {
     const h = stepHarness(permit2SettlementFixture());
+    approved(h);
     expect((await preflight(h.ctx)).to).toBe('check_allowance');
     expect(h.log).toContain(`chain.readContract(${PERMIT2})`);
     expect(h.log.some((line) => line.startsWith('chain.isAuthorizationUsed'))).toBe(false);
     expect(h.chain.estimateCalls).toEqual([{ from: RELAYER_A, data: SETTLE_DATA, to: PROXY }]);
+  });
+
+  it('pre-flight: fails, nothing sent or estimated, when the payer withdrew its approval of Permit2 after verify', async () => {
+    const h = stepHarness(permit2SettlementFixture());
+    approved(h, AMOUNT - 1n);
+    expect(details(await preflight(h.ctx))).toMatchObject({
+      reason: 'the payer no longer approves enough for the payment',
+      spender: PERMIT2,
+      allowance: (AMOUNT - 1n).toString(),
+      required: AMOUNT.toString(),
+      fee_status: 'not_collected',
+    });
+    expect(h.chain.estimateCalls).toEqual([]);
   });
 
   it('pre-flight: fails, nothing sent, when its nonce is spent', async () => {

@@ -35,6 +35,19 @@ export const preflight: Step = async (ctx) => {
   if (await mechanism.isUsed(terms.nonce, usdc)) {
     return failed(settlementDoomed('authorization is used or canceled on chain'), true);
   }
+  // a payer may withdraw what it approved after verify (Permit2's allowance): said plainly, before any estimate
+  const missing = await mechanism.missingApproval?.(parsed, usdc);
+  if (missing) {
+    return failed(
+      settlementDoomed('the payer no longer approves enough for the payment', {
+        token: missing.token,
+        spender: missing.spender,
+        allowance: missing.allowance.toString(),
+        required: missing.required.toString(),
+      }),
+      true,
+    );
+  }
   // an ERC-6492 payer's wallet is deployed first; the transfer is estimated once it exists
   const wrapped = parseErc6492Signature(parsed.signature);
   if (wrapped && !(await ctx.codeAt(terms.payer))) return planWalletDeployment(ctx, wrapped);

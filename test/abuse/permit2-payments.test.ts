@@ -1,0 +1,156 @@
+// Attacks (permit2 1-3): the abuse suite's attacks against `exact` through Permit2 — zero-value payments, one
+// Permit2 nonce signed to two merchants, and a payer whose payment passes verify and cannot execute at
+// settle (it revoked its approval of Permit2: what a wallet that behaves differently in simulation and on
+// chain does to a Permit2 payment). Real USDC, Permit2 and the exact proxy's double on anvil, the compiled
+// worker, the API in process.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBytes } from 'node:crypto';
+import { Wallet } from 'ethers';
+import { newMerchant, transfersOnChain } from '../support/chain-actions';
+import { approvePermit2, permit2Request } from '../support/permit2-request';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { abuseReport } from './abuse-report';
+
+const USDC = (units: number) => BigInt(Math.round(units * 1_000_000));
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  await stack.startWorker();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function sentBy(addresses: string[]): Promise<number> {
+  const counts = await Promise.all(addresses.map((a) => stack.devnet.provider.getTransactionCount(a, 'latest')));
+  return counts.reduce((a, b) => a + b, 0);
+}
+const ourSenders = () => [stack.devnet.accounts.treasury.address, ...stack.devnet.accounts.relayers.map((r) => r.address)];
+
+async function waitForEnd(settlementId: string) {
+  for (let i = 0; i < 400; i++) {
+    const s = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: settlementId } });
+    if (s.state === 'settled' || s.state === 'failed') return s;
+    await sleep(50);
+  }
+  throw new Error(`settlement ${settlementId} did not end`);
+}
+
+it('(permit2 1) 40 zero-value Permit2 payments from a throwaway key leave the merchant untouched and send nothing', async () => {
+  const report = abuseReport('permit2-1-zero-value', 'Zero-value Permit2 payments against a merchant', '40 zero-value Permit2 payments from a throwaway key that approved Permit2, through /x402/verify and /x402/settle');
+  const merchant = stack.devnet.accounts.merchant.address;
+  const attacker = Wallet.createRandom();
+  await approvePermit2(stack.devnet, attacker.privateKey);
+  const [allowanceBefore, balanceBefore, sentBefore] = await Promise.all([
+    stack.devnet.allowance(merchant, stack.devnet.accounts.treasury.address),
+    stack.devnet.balanceOf(merchant),
+    sentBy(ourSenders()),
+  ]);
+  const answers: Record<string, number> = {};
+  for (let i = 0; i < 40; i++) {
+    const body = await permit2Request(stack.devnet, { payerKey: attacker.privateKey, to: merchant, value: 0n });
+    const res = await stack.http.post(i % 2 === 0 ? '/x402/verify' : '/x402/settle').send(body);
+    const key = `${i % 2 === 0 ? 'verify' : 'settle'} ${res.status} ${res.body.invalidReason ?? res.body.errorReason ?? ''}`;
+    answers[key] = (answers[key] ?? 0) + 1;
+  }
+  await sleep(1000); // anything enqueued would have been sent by now
+  const [allowanceAfter, balanceAfter, sentAfter, settlements] = await Promise.all([
+    stack.devnet.allowance(merchant, stack.devnet.accounts.treasury.address),
+    stack.devnet.balanceOf(merchant),
+    sentBy(ourSenders()),
+    stack.db.prisma.settlement.count({ where: { payer: attacker.address.toLowerCase() } }),
+  ]);
+  report.note(`answers: ${Object.entries(answers).map(([k, v]) => `${v} × ${k.trim()}`).join('; ')}`);
+  const ok = [
+    report.check('merchant allowance change', '0', (allowanceAfter - allowanceBefore).toString()),
+    report.check('merchant balance change', '0', (balanceAfter - balanceBefore).toString()),
+    report.check('transactions sent by the treasury and relayers', 0, sentAfter - sentBefore),
+    report.check('settlements created', 0, settlements),
+    report.check('answers "permit2_invalid_amount" (the minimum), verify and settle', '20, 20', `${answers['verify 200 permit2_invalid_amount'] ?? 0}, ${answers['settle 200 permit2_invalid_amount'] ?? 0}`),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(permit2 2) one Permit2 nonce signed to two merchants: the victim is never told "settled" with the cheap payment\'s outcome', async () => {
+  const report = abuseReport(
+    'permit2-2-same-nonce',
+    'Reported paid to another merchant (same Permit2 nonce)',
+    "a payer signs 0.02 USDC to its own shop and 100 USDC to a victim with one Permit2 nonce, settles the cheap one, then verifies and settles the dear one at the victim's, before and after the cheap one settled",
+  );
+  const attacker = Wallet.createRandom();
+  await stack.devnet.mint(attacker.address, USDC(0.02));
+  await approvePermit2(stack.devnet, attacker.privateKey);
+  const shop = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const victim = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const fromBlock = await stack.devnet.provider.getBlockNumber();
+  const victimBefore = await stack.devnet.balanceOf(victim.address);
+  const nonce = BigInt('0x' + randomBytes(32).toString('hex')).toString();
+  const cheap = await permit2Request(stack.devnet, { payerKey: attacker.privateKey, to: shop.address, value: USDC(0.02), nonce });
+  const dear = await permit2Request(stack.devnet, { payerKey: attacker.privateKey, to: victim.address, value: USDC(100), nonce });
+  let toldSettled = 0;
+  const answers: string[] = [];
+  const note = (what: string, body: Record<string, unknown>) => {
+    if (body.success === true || body.isValid === true) toldSettled++;
+    answers.push(`${what}: ${body.isValid ?? body.success} ${body.invalidReason ?? body.errorReason ?? ''}`);
+    return body;
+  };
+
+  const cheapVerify = await stack.http.post('/x402/verify').send(cheap);
+  expect(cheapVerify.body.isValid).toBe(true);
+  const cheapSettle = stack.http.post('/x402/settle').send(cheap);
+  const duringVerify = note('victim verify while the cheap one is verified and settling', (await stack.http.post('/x402/verify').send(dear)).body);
+  const duringSettle = note('victim settle while the cheap one is settling', (await stack.http.post('/x402/settle').send(dear)).body);
+  const cheapAnswer = (await cheapSettle).body;
+  const afterVerify = note('victim verify after the cheap one settled', (await stack.http.post('/x402/verify').send(dear)).body);
+  const afterSettle = note('victim settle after the cheap one settled', (await stack.http.post('/x402/settle').send(dear)).body);
+
+  const cheapSettlement = await stack.db.prisma.settlement.findFirstOrThrow({ where: { merchant: shop.address.toLowerCase() } });
+  const ended = await waitForEnd(cheapSettlement.id);
+  report.note(`answers: ${answers.join('; ')}`);
+  const ok = [
+    report.check('the cheap payment settled (the attacker paid its own shop)', 'settled', `${ended.state}${cheapAnswer.success === true ? '' : ` (answer ${cheapAnswer.errorReason})`}`),
+    report.check('victim answers, in turn', 'false permit2_invalid_nonce ×4', [duringVerify, duringSettle, afterVerify, afterSettle].map((b) => `${b.isValid ?? b.success} ${b.invalidReason ?? b.errorReason}`).join(', ') === Array(4).fill('false permit2_invalid_nonce').join(', ') ? 'false permit2_invalid_nonce ×4' : answers.join('; ')),
+    report.check('answers that told the victim "valid" or "settled"', 0, toldSettled),
+    report.check('victim merchant balance change', '0', String((await stack.devnet.balanceOf(victim.address)) - victimBefore)),
+    report.check('payments from the attacker to the victim on chain', 0, await transfersOnChain(stack.devnet, fromBlock, attacker.address, victim.address)),
+    report.check("settlements of the victim's payment", 0, await stack.db.prisma.settlement.count({ where: { merchant: victim.address.toLowerCase() } })),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(permit2 3) 10 payments whose payer revokes its Permit2 approval after verify: none charged, nothing sent, none told settled', async () => {
+  const report = abuseReport(
+    'permit2-3-revoked-approval',
+    'Permit2 payments that cannot execute at settle',
+    'a payer approves Permit2, has 10 payments verified, revokes its approval (allowance 0), then settles all 10 at once: each passed verify and would revert on chain',
+  );
+  const attacker = Wallet.createRandom();
+  await stack.devnet.mint(attacker.address, USDC(1));
+  await approvePermit2(stack.devnet, attacker.privateKey);
+  const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const bodies = await Promise.all(Array.from({ length: 10 }, () => permit2Request(stack.devnet, { payerKey: attacker.privateKey, to: merchant.address, value: USDC(0.05) })));
+  const verified = await Promise.all(bodies.map((b) => stack.http.post('/x402/verify').send(b)));
+  expect(verified.map((v) => v.body.isValid)).toEqual(Array(10).fill(true));
+  await approvePermit2(stack.devnet, attacker.privateKey, 0n);
+  const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentBy(ourSenders())]);
+
+  const settled = await Promise.all(bodies.map((b) => stack.http.post('/x402/settle').send(b)));
+  const ends = await Promise.all(
+    (await stack.db.prisma.settlement.findMany({ where: { merchant: merchant.address.toLowerCase() } })).map((s) => waitForEnd(s.id)),
+  );
+  const [merchantAfter, sentAfter] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentBy(ourSenders())]);
+  report.note(`answers: ${[...new Set(settled.map((s) => `${s.body.success} ${s.body.errorReason ?? ''}`))].join('; ')}; ends: ${[...new Set(ends.map((e) => `${e.state} ${e.errorCode} ${e.feeTxHash ? 'fee sent' : 'no fee'}`))].join('; ')}`);
+  const ok = [
+    report.check('answers that told the merchant "settled"', 0, settled.filter((s) => s.body.success === true).length),
+    report.check('answers saying why: success=false permit2_allowance_required', 10, settled.filter((s) => s.body.success === false && s.body.errorReason === 'permit2_allowance_required').length),
+    report.check('merchant balance change (no fee taken)', '0', String(merchantAfter - merchantBefore)),
+    report.check('transactions sent by the treasury and relayers', 0, sentAfter - sentBefore),
+    report.check('settlements that ended failed before any fee', ends.length, ends.filter((e) => e.state === 'failed' && e.feeTxHash === null).length),
+  ];
+  report.save();
+  expect(ends.length).toBeGreaterThan(0);
+  expect(ok.every(Boolean)).toBe(true);
+});

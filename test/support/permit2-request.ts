@@ -1,0 +1,59 @@
+// A payer's `exact` payment through Permit2 as @x402/evm 2.27's client makes it (createPermit2Payload): a
+// PermitWitnessTransferFrom for x402's exact proxy under Permit2's domain, in the standard x402 v2
+// facilitator request, and the payer's one-time approval of Permit2 on the token.
+import { randomBytes } from 'node:crypto';
+import { MaxUint256, Wallet } from 'ethers';
+import { permit2WitnessTypes } from '@x402/evm';
+import type { Devnet } from '@facilitator/devnet';
+import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+
+const TYPES = Object.fromEntries(Object.entries(permit2WitnessTypes).map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
+
+export interface Permit2Fields {
+  payerKey: string;
+  to: string;
+  value: bigint;
+  /** decimal, as the client's random 256-bit nonce */
+  nonce?: string;
+  deadline?: bigint;
+  validAfter?: bigint;
+  spender?: string;
+  token?: string;
+}
+
+/** The x402 v2 verify/settle request of a Permit2 payment, signed by `payerKey`. */
+export async function permit2Request(devnet: Devnet, fields: Permit2Fields, requirements: { payTo?: string; amount?: bigint } = {}) {
+  const payer = new Wallet(fields.payerKey);
+  const token = fields.token ?? devnet.token;
+  const permit2Authorization = {
+    from: payer.address,
+    permitted: { token, amount: fields.value.toString() },
+    spender: fields.spender ?? X402_EXACT_PERMIT2_PROXY,
+    nonce: fields.nonce ?? BigInt('0x' + randomBytes(32).toString('hex')).toString(),
+    deadline: (fields.deadline ?? BigInt(Math.floor(Date.now() / 1000) + 300)).toString(),
+    witness: { to: fields.to, validAfter: (fields.validAfter ?? 0n).toString() },
+  };
+  const signature = await payer.signTypedData({ name: 'Permit2', chainId: devnet.chainId, verifyingContract: PERMIT2_ADDRESS }, TYPES, permit2Authorization);
+  const accepted = {
+    scheme: 'exact',
+    network: `eip155:${devnet.chainId}`,
+    amount: (requirements.amount ?? fields.value).toString(),
+    asset: devnet.token,
+    payTo: requirements.payTo ?? fields.to,
+    maxTimeoutSeconds: 300,
+    extra: { assetTransferMethod: 'permit2', name: 'USDC', version: '2' },
+  };
+  return {
+    x402Version: 2,
+    paymentPayload: { x402Version: 2, accepted, payload: { permit2Authorization, signature } },
+    paymentRequirements: accepted,
+  };
+}
+
+/** The payer approves Permit2 for `amount` of the token (funded with a little ETH for it: x402 payers hold none). */
+export async function approvePermit2(devnet: Devnet, payerKey: string, amount: bigint = MaxUint256): Promise<void> {
+  const payer = new Wallet(payerKey, devnet.provider);
+  await devnet.setEthBalance(payer.address, 10n ** 16n);
+  const token = devnet.usdc.connect(payer) as unknown as { approve(spender: string, value: bigint): Promise<{ wait(): Promise<unknown> }> };
+  await (await token.approve(PERMIT2_ADDRESS, amount)).wait();
+}
