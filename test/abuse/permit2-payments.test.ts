@@ -1,7 +1,7 @@
-// Attacks (permit2 1-3): the abuse suite's attacks against `exact` through Permit2 — zero-value payments, one
-// Permit2 nonce signed to two merchants, and a payer whose payment passes verify and cannot execute at
-// settle (it revoked its approval of Permit2: what a wallet that behaves differently in simulation and on
-// chain does to a Permit2 payment). Real USDC, Permit2 and the exact proxy's double on anvil, the compiled
+// Attacks (permit2 1-4): the abuse suite's attacks against `exact` through Permit2 — zero-value payments, one
+// Permit2 nonce signed to two merchants, a payer whose payment passes verify and cannot execute at settle
+// (it revoked its approval of Permit2: what a wallet that behaves differently in simulation and on chain
+// does to a Permit2 payment), and a contract-wallet payer whose ERC-1271 check burns gas. Real USDC, Permit2 and the exact proxy's double on anvil, the compiled
 // worker, the API in process.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
@@ -9,6 +9,7 @@ import { Wallet } from 'ethers';
 import { newMerchant, transfersOnChain } from '../support/chain-actions';
 import { approvePermit2, permit2Request } from '../support/permit2-request';
 import { startTestStack, type TestStack } from '../support/test-stack';
+import { compileTestContract, deploy } from '../support/solidity';
 import { abuseReport } from './abuse-report';
 
 const USDC = (units: number) => BigInt(Math.round(units * 1_000_000));
@@ -152,5 +153,42 @@ it('(permit2 3) 10 payments whose payer revokes its Permit2 approval after verif
   ];
   report.save();
   expect(ends.length).toBeGreaterThan(0);
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(permit2 4) a contract-wallet payer whose ERC-1271 check burns gas, next to 10 honest Permit2 payments', async () => {
+  const report = abuseReport(
+    'permit2-4-gas-burning-wallet',
+    'A gas-burning contract wallet paying through Permit2',
+    "a contract wallet whose isValidSignature loops (~1e9 gas) verifies and settles a Permit2 payment at the same instant as 10 honest Permit2 payments from keys",
+  );
+  const { provider, accounts } = stack.devnet;
+  const burner = (await (await deploy(provider, accounts.deployer.privateKey, compileTestContract('GasBurningWallet.sol', 'GasBurningWallet'), [10_000_000])).getAddress()).toLowerCase();
+  const merchant = stack.devnet.accounts.merchant.address;
+  const honestKeys = Array.from({ length: 10 }, () => Wallet.createRandom());
+  for (const key of honestKeys) {
+    await stack.devnet.mint(key.address, USDC(0.05));
+    await approvePermit2(stack.devnet, key.privateKey);
+  }
+  const sentBefore = await sentBy(ourSenders());
+  const burning = await permit2Request(stack.devnet, { payerKey: Wallet.createRandom().privateKey, from: burner, signature: '0x' + 'ab'.repeat(65), to: merchant, value: USDC(0.05) });
+  const honest = await Promise.all(honestKeys.map((k) => permit2Request(stack.devnet, { payerKey: k.privateKey, to: merchant, value: USDC(0.05) })));
+  const started = performance.now();
+  const [burnVerify, burnSettle, ...honestVerifies] = await Promise.all([
+    stack.http.post('/x402/verify').send(burning),
+    stack.http.post('/x402/settle').send(burning),
+    ...honest.map((b) => stack.http.post('/x402/verify').send(b)),
+  ]);
+  const ms = Math.round(performance.now() - started);
+  await sleep(1000); // anything enqueued for the burner would have been sent by now
+  const ok = [
+    report.check('gas burner: verify answer', 'false invalid_permit2_signature', `${burnVerify.body.isValid} ${burnVerify.body.invalidReason}`),
+    report.check('gas burner: settle answer', 'false invalid_permit2_signature', `${burnSettle.body.success} ${burnSettle.body.errorReason}`),
+    report.check('honest Permit2 payments verified', '10/10', `${honestVerifies.filter((v) => v.body.isValid === true).length}/10`),
+    report.check("settlements of the burner's payment", 0, await stack.db.prisma.settlement.count({ where: { payer: burner } })),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+  ];
+  report.note(`all 12 answered in ${ms} ms; the burner refused as: ${burnVerify.body.invalidMessage}`);
+  report.save();
   expect(ok.every(Boolean)).toBe(true);
 });

@@ -19,6 +19,9 @@ export interface Permit2Fields {
   validAfter?: bigint;
   spender?: string;
   token?: string;
+  /** a contract wallet's address as the payer, with `signature` as its (ERC-1271) signature: nothing is signed by the key */
+  from?: string;
+  signature?: string;
 }
 
 /** The x402 v2 verify/settle request of a Permit2 payment, signed by `payerKey`. */
@@ -26,14 +29,14 @@ export async function permit2Request(devnet: Devnet, fields: Permit2Fields, requ
   const payer = new Wallet(fields.payerKey);
   const token = fields.token ?? devnet.token;
   const permit2Authorization = {
-    from: payer.address,
+    from: fields.from ?? payer.address,
     permitted: { token, amount: fields.value.toString() },
     spender: fields.spender ?? X402_EXACT_PERMIT2_PROXY,
     nonce: fields.nonce ?? BigInt('0x' + randomBytes(32).toString('hex')).toString(),
     deadline: (fields.deadline ?? BigInt(Math.floor(Date.now() / 1000) + 300)).toString(),
     witness: { to: fields.to, validAfter: (fields.validAfter ?? 0n).toString() },
   };
-  const signature = await payer.signTypedData({ name: 'Permit2', chainId: devnet.chainId, verifyingContract: PERMIT2_ADDRESS }, TYPES, permit2Authorization);
+  const signature = fields.signature ?? (await payer.signTypedData({ name: 'Permit2', chainId: devnet.chainId, verifyingContract: PERMIT2_ADDRESS }, TYPES, permit2Authorization));
   const accepted = {
     scheme: 'exact',
     network: `eip155:${devnet.chainId}`,
