@@ -1,7 +1,8 @@
-// Attacks (permit2 1-4): the abuse suite's attacks against `exact` through Permit2 — zero-value payments, one
+// Attacks (permit2 1-5): the abuse suite's attacks against `exact` through Permit2 — zero-value payments, one
 // Permit2 nonce signed to two merchants, a payer whose payment passes verify and cannot execute at settle
 // (it revoked its approval of Permit2: what a wallet that behaves differently in simulation and on chain
-// does to a Permit2 payment), and a contract-wallet payer whose ERC-1271 check burns gas. Real USDC, Permit2 and the exact proxy's double on anvil, the compiled
+// does to a Permit2 payment), a contract-wallet payer whose ERC-1271 check burns gas, and a chain where
+// x402's exact proxy is missing (a call to it succeeds and moves nothing). Real USDC, Permit2 and the exact proxy's double on anvil, the compiled
 // worker, the API in process.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +38,42 @@ async function waitForEnd(settlementId: string) {
   }
   throw new Error(`settlement ${settlementId} did not end`);
 }
+
+it("(permit2 5) a chain where x402's exact proxy is missing: no Permit2 payment verifies or settles, nothing charged, none told settled", async () => {
+  const report = abuseReport(
+    'permit2-5-proxy-missing',
+    "Permit2 payments on a chain without x402's exact proxy",
+    "x402's exact proxy's code is removed (as on a chain it was never deployed to); a payer who approved Permit2 verifies and settles 5 payments: a call to the empty address would succeed and move nothing",
+  );
+  // first in this file: the API learns once that the proxy is there (contracts at canonical addresses stay)
+  // and asks no more, so the chain without it is the one it starts on
+  const proxy = '0x402085c248eea27d92e8b30b2c58ed07f9e20001';
+  const code = await stack.devnet.provider.getCode(proxy);
+  const payer = Wallet.createRandom();
+  await stack.devnet.mint(payer.address, USDC(1));
+  await approvePermit2(stack.devnet, payer.privateKey);
+  const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  await stack.devnet.provider.send('anvil_setCode', [proxy, '0x']);
+  try {
+    const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentBy(ourSenders())]);
+    const bodies = await Promise.all(Array.from({ length: 5 }, () => permit2Request(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) })));
+    const verifies = await Promise.all(bodies.map((b) => stack.http.post('/x402/verify').send(b)));
+    const settles = await Promise.all(bodies.map((b) => stack.http.post('/x402/settle').send(b)));
+    await sleep(1000); // anything enqueued would have been sent by now
+    const ok = [
+      report.check('verify answers', '5 × false permit2_proxy_not_deployed', `${verifies.filter((v) => v.body.isValid === false && v.body.invalidReason === 'permit2_proxy_not_deployed').length} × false permit2_proxy_not_deployed`),
+      report.check('settle answers', '5 × false permit2_proxy_not_deployed', `${settles.filter((v) => v.body.success === false && v.body.errorReason === 'permit2_proxy_not_deployed').length} × false permit2_proxy_not_deployed`),
+      report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
+      report.check('merchant balance change (no fee taken)', '0', String((await stack.devnet.balanceOf(merchant.address)) - merchantBefore)),
+      report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    ];
+    report.note(`refused as: ${verifies[0].body.invalidMessage}`);
+    report.save();
+    expect(ok.every(Boolean)).toBe(true);
+  } finally {
+    await stack.devnet.provider.send('anvil_setCode', [proxy, code]);
+  }
+});
 
 it('(permit2 1) 40 zero-value Permit2 payments from a throwaway key leave the merchant untouched and send nothing', async () => {
   const report = abuseReport('permit2-1-zero-value', 'Zero-value Permit2 payments against a merchant', '40 zero-value Permit2 payments from a throwaway key that approved Permit2, through /x402/verify and /x402/settle');

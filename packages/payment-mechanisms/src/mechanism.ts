@@ -154,6 +154,12 @@ export interface PaymentMechanism<Payload> {
    */
   missingApproval?(payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<MissingApproval | undefined>;
   /**
+   * Why it cannot execute on this chain at all, when it cannot: a contract it settles through is missing
+   * (absent: it needs none but the token). Asked before any fee: a call to a missing contract succeeds and
+   * moves nothing.
+   */
+  unavailable?(chain: PaymentReads): Promise<string | undefined>;
+  /**
    * The call that executes the payment, sent by any of our relayers. The payer's signature goes in as the
    * checking contract takes it: an ERC-6492 signature's inner one (the wallet is deployed first, then checks
    * its own signature).

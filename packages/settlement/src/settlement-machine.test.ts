@@ -439,7 +439,7 @@ describe('SettlementMachine.giveUp', () => {
     expect(classifySettlementError(unknown)).toBe('permanent');
     await expect(h.machine.giveUp('stl_1', unknown, 'permanent')).resolves.toBe('parked');
     expect(h.store.transitions).toEqual([]);
-    expect(h.store.attention.get('stl_1')).toContain('whether that paid the merchant is unknown: a contract reached the proxy');
+    expect(h.store.attention.get('stl_1')).toContain('whether its payment paid the merchant is unknown: a contract reached the proxy');
     expect(h.row().state).toBe('fee_collected');
   });
 

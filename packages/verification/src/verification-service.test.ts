@@ -511,7 +511,12 @@ describe('VerificationService: exact through Permit2', () => {
   const word = (value: bigint) => '0x' + value.toString(16).padStart(64, '0');
   const permit2Payment = (nonce = 77n) => signedPermit2Payment({ nonce, validAfter: BigInt(NOW - 60), deadline: BigInt(NOW + 3600) });
 
+  const PROXY_PERMIT2 = '0x6afdd850';
+  const proxyWord = '0x' + PERMIT2.slice(2).padStart(64, '0');
+
+  /** the chain has x402's exact proxy (naming Permit2), and the payer approved Permit2 for `allowance` */
   function approved(chain: FakeChain, allowance = 1_000_000n) {
+    chain.reads.set(`${X402_EXACT_PERMIT2_PROXY}:${PROXY_PERMIT2}`, proxyWord);
     chain.reads.set(`${TOKEN}:${ALLOWANCE}`, word(allowance));
   }
 
@@ -536,6 +541,23 @@ describe('VerificationService: exact through Permit2', () => {
       validBefore: String(NOW + 3601),
       payload: { permit2Authorization: expect.objectContaining({ spender: X402_EXACT_PERMIT2_PROXY, nonce: '77' }) },
     });
+  });
+
+  it("refuses every Permit2 payment on a chain where x402's exact proxy is missing (a call to it would succeed and move nothing), and asks once it is there only until found", async () => {
+    const { chain, service } = setup();
+    chain.reads.set(`${TOKEN}:${ALLOWANCE}`, word(1_000_000n));
+    const outcome = await service.verify(await permit2Payment());
+    expect(outcome.failure).toMatchObject({
+      mechanism: EXACT_PERMIT2,
+      reason: FailureReason.MechanismUnavailable,
+      details: { mechanism: EXACT_PERMIT2, reason: expect.stringContaining('does not name Permit2') },
+    });
+    expect(outcome.record.status).toBe('rejected');
+
+    chain.reads.set(`${X402_EXACT_PERMIT2_PROXY}:${PROXY_PERMIT2}`, proxyWord);
+    expect((await service.verify(await permit2Payment(78n))).failure).toBeUndefined();
+    expect((await service.verify(await permit2Payment(79n))).failure).toBeUndefined();
+    expect(chain.asked.filter((q) => q.includes(PROXY_PERMIT2))).toHaveLength(2);
   });
 
   it('refuses a payment whose payer has not approved Permit2 for the amount, and never asks about the nonce first', async () => {

@@ -99,10 +99,13 @@ export class VerificationService {
   }
 
   /**
-   * Check 7b, ours: a mechanism that moves only what the payer approved beforehand (Permit2) is refused when
-   * the approval is missing: the signature is valid, and the payment could never execute.
+   * Check 7b, ours: a payment its mechanism could never execute is refused though its signature is valid —
+   * the contract it settles through is missing on this chain (asked until it is found, then known), or the
+   * payer has not approved what the mechanism moves (Permit2's allowance).
    */
   private async missingApproval(payment: Payment): Promise<VerificationFailure | undefined> {
+    const unavailable = await this.unavailable(payment);
+    if (unavailable) return unavailable;
     const missing = await payment.mechanism.missingApproval?.(payment, this.readsOn(payment.network.chainId));
     if (!missing) return undefined;
     return {
@@ -116,6 +119,18 @@ export class VerificationService {
         reason: `the payer has approved ${missing.spender} for ${missing.allowance} of the token, and the payment needs ${missing.required}; approve it first`,
       },
     };
+  }
+
+  private readonly available = new Set<string>();
+
+  private async unavailable(payment: Payment): Promise<VerificationFailure | undefined> {
+    const { mechanism, network } = payment;
+    const key = `${network.chainId}:${mechanism.id}`;
+    if (!mechanism.unavailable || this.available.has(key)) return undefined;
+    const problem = await mechanism.unavailable(this.readsOn(network.chainId));
+    // a contract once found stays (they are immutable at their canonical addresses); a missing one is asked again
+    if (!problem) this.available.add(key);
+    return problem ? { reason: FailureReason.MechanismUnavailable, message: 'payment mechanism unavailable', details: { mechanism: mechanism.id, reason: problem } } : undefined;
   }
 
   /** What a mechanism reads about a payment, on the verification hot path's batched client. */

@@ -42,6 +42,7 @@ export const X402Reason = {
   Permit2DeadlineExpired: 'permit2_deadline_expired',
   Permit2InvalidNonce: 'permit2_invalid_nonce',
   Permit2AllowanceRequired: 'permit2_allowance_required',
+  Permit2ProxyNotDeployed: 'permit2_proxy_not_deployed',
   // ours: the flat fee the merchant pays per settlement
   InsufficientFeeAllowance: 'insufficient_fee_allowance',
   FeeCollectionFailed: 'fee_collection_failed',
@@ -78,6 +79,7 @@ const INVALID_REASON: Record<X402VerificationFailure['reason'], X402Reason> = {
   // neither can happen to an EIP-3009 payment (it names no spender, and the token checks its own signature)
   [FailureReason.InvalidSpender]: X402Reason.InvalidPayload,
   [FailureReason.AllowanceRequired]: X402Reason.InsufficientFunds,
+  [FailureReason.MechanismUnavailable]: X402Reason.InvalidPaymentRequirements,
   eip712_name_mismatch: X402Reason.TokenNameMismatch,
   eip712_version_mismatch: X402Reason.TokenVersionMismatch,
 };
@@ -97,6 +99,7 @@ const PERMIT2_INVALID_REASON: Partial<Record<FailureReason, X402Reason>> = {
   [FailureReason.NonceUsed]: X402Reason.Permit2InvalidNonce,
   [FailureReason.NonceHeld]: X402Reason.Permit2InvalidNonce,
   [FailureReason.AllowanceRequired]: X402Reason.Permit2AllowanceRequired,
+  [FailureReason.MechanismUnavailable]: X402Reason.Permit2ProxyNotDeployed,
 };
 
 const INVALID_REASON_OF_MECHANISM: Partial<Record<PaymentMechanismId, Partial<Record<FailureReason, X402Reason>>>> = {

@@ -9,6 +9,7 @@ import { permit2DomainSeparator, permitWitnessDigest, recoverPermit2Signer, stru
 import { findProxyExecution } from './execution';
 import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
 import { settleCalldata } from './proxy-calldata';
+import { exactProxyProblem } from './proxy-deployment';
 import { paidThroughExactProxy } from './proxy-transfer';
 
 /** The exact proxy's witness: the recipient and the first second the payment may move. */
@@ -63,6 +64,7 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   nonceSpace: () => PERMIT2_ADDRESS,
   describe: () => ({ scheme: 'exact' }),
   isUsed: isPermit2NonceUsed,
+  unavailable: exactProxyProblem,
   missingApproval: ({ terms }, chain) => missingPermit2Approval(terms.token, terms.payer, terms.amount, chain),
   directCall: ({ payload }) => ({
     to: X402_EXACT_PERMIT2_PROXY,

@@ -1,5 +1,6 @@
 import { mechanismNetworkOf, paymentOf } from '../payment';
 import type { Step } from '../step';
+import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
 import { transferNotExecuted } from './transfer-not-executed';
 
 /** `executing`: wait for the transfer's confirmations; settled, or failed with the fee kept. */
@@ -11,9 +12,17 @@ export const confirmTransfer: Step = async (ctx) => {
   const outcome = await ctx.outcomes.within(sent.id, ctx.network.confirmations);
   if (outcome.status === 'pending') return { awaiting: outcome };
   if (outcome.status === 'reverted') return transferNotExecuted(ctx, outcome.reason ?? 'transfer reverted', outcome.hash);
-  // what the payment moved, as its mechanism reads the transaction's logs (the note says what the chain did)
+  // what the payment moved, as its mechanism reads the transaction's logs: "paid" is read from a transfer,
+  // never from a receipt's status alone (a call that succeeds and moves nothing, e.g. to a proxy missing on
+  // this chain, must not tell a merchant it was paid)
   const { mechanism, parsed } = paymentOf(settlement);
   const paid = mechanism.paidIn(outcome.logs, parsed, mechanismNetworkOf(ctx));
+  if (paid < parsed.terms.amount) {
+    throw new PaymentOutcomeUnknownError(
+      settlement.id,
+      `its transaction ${outcome.hash} succeeded and its logs show ${paid} of ${parsed.terms.amount} moved to the merchant`,
+    );
+  }
   return {
     to: 'settled',
     data: { settlementTxHash: outcome.hash, settledAt: new Date(), merchantPaid: true },

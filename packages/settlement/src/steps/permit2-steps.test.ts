@@ -83,6 +83,18 @@ describe('a Permit2 payment through the steps', () => {
     expect(h.chain.estimateCalls).toEqual([{ from: RELAYER_A, data: SETTLE_DATA, to: PROXY }]);
   });
 
+  it("pre-flight: fails, nothing sent or estimated, on a chain where x402's exact proxy is missing (a call to it would succeed and move nothing)", async () => {
+    const h = stepHarness(permit2SettlementFixture());
+    approved(h);
+    h.chain.contractAnswers.set(`${PROXY}:0x6afdd850`, '0x');
+    expect(details(await preflight(h.ctx))).toMatchObject({
+      reason: 'the payment mechanism cannot execute on this chain',
+      problem: expect.stringContaining('not deployed'),
+      fee_status: 'not_collected',
+    });
+    expect(h.chain.estimateCalls).toEqual([]);
+  });
+
   it('pre-flight: fails, nothing sent or estimated, when the payer withdrew its approval of Permit2 after verify', async () => {
     const h = stepHarness(permit2SettlementFixture());
     approved(h, AMOUNT - 1n);
@@ -133,6 +145,15 @@ describe('a Permit2 payment through the steps', () => {
     h.transactions.seed('stl_1', 'transfer', RELAYER_A);
     h.transactions.outcomes.set('transfer', confirmed([transferLog(PAYER, MERCHANT, AMOUNT), SETTLED]));
     expect(await confirmTransfer(h.ctx)).toMatchObject({ to: 'settled', note: { tx_hash: TRANSFER_TX_HASH, paid: AMOUNT.toString() } });
+  });
+
+  it("confirm: a transaction that succeeded and moved less than the amount (a proxy missing on this chain answers any call) is never settled: parked, outcome unknown", async () => {
+    for (const logs of [[], [transferLog(PAYER, MERCHANT, AMOUNT - 1n), SETTLED], [transferLog(PAYER, ROUTER, AMOUNT), SETTLED]]) {
+      const h = stepHarness(afterFee('executing'));
+      h.transactions.seed('stl_1', 'transfer', RELAYER_A);
+      h.transactions.outcomes.set('transfer', confirmed(logs));
+      await expect(confirmTransferStep(h.ctx)).rejects.toThrow(PaymentOutcomeUnknownError);
+    }
   });
 
   describe('when its transfer could not be sent', () => {

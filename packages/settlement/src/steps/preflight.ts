@@ -35,6 +35,9 @@ export const preflight: Step = async (ctx) => {
   if (await mechanism.isUsed(terms.nonce, usdc)) {
     return failed(settlementDoomed('authorization is used or canceled on chain'), true);
   }
+  // a call to a contract missing on this chain succeeds and moves nothing: refused before any fee
+  const unavailable = await mechanism.unavailable?.(usdc);
+  if (unavailable) return failed(settlementDoomed('the payment mechanism cannot execute on this chain', { mechanism: mechanism.id, problem: unavailable }), true);
   // a payer may withdraw what it approved after verify (Permit2's allowance): said plainly, before any estimate
   const missing = await mechanism.missingApproval?.(parsed, usdc);
   if (missing) {

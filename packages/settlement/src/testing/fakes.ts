@@ -12,7 +12,7 @@ import {
 } from '@facilitator/chain-sending';
 import { type TransactionPurpose } from '@facilitator/db';
 import type { TransferAuthorization } from '@facilitator/core';
-import { AbiCoder, Interface } from 'ethers';
+import { AbiCoder, id, Interface } from 'ethers';
 import type {
   FeeReservationRequest,
   FeeReverts,
@@ -135,8 +135,10 @@ export class FakeChain implements SettlementChain {
 
   // what a mechanism reads of contracts besides the token (Permit2): answers set by the test
 
-  /** eth_call answers by `${to}:${data}`; a zero word when not set */
-  readonly contractAnswers = new Map<string, string>();
+  /** eth_call answers by `${to}:${data}`; a zero word when not set. x402's exact proxy is deployed: it names Permit2 */
+  readonly contractAnswers = new Map<string, string>([
+    ['0x402085c248eea27d92e8b30b2c58ed07f9e20001:0x6afdd850', '0x' + '000000000022d473030f116ddee9f6b43ac78ba3'.padStart(64, '0')],
+  ]);
   /** the transactions recentLogs searches and minedTransaction returns */
   readonly mined = new Map<string, MinedTransaction>();
 
@@ -164,6 +166,16 @@ type OutcomeOf = (tx: SubmittedTransaction) => TransactionOutcome | Promise<Tran
 export const confirmed =
   (logs: TransactionLog[] = []): OutcomeOf =>
   (tx) => ({ status: 'confirmed', hash: tx.hash, blockNumber: 101, logs });
+
+/**
+ * What a fixture's transfer leaves in its receipt unless a test says otherwise: the token's Transfer of the
+ * amount from the payer to the merchant, and right after it x402's exact proxy's Settled() (which a Permit2
+ * payment's execution carries; an EIP-3009 one's reading ignores it).
+ */
+const PAID_LOGS: TransactionLog[] = [
+  { ...transferLog(PAYER, MERCHANT, AMOUNT) },
+  { address: '0x402085c248eea27d92e8b30b2c58ed07f9e20001', topics: [id('Settled()')], data: '0x' },
+];
 
 export const reverted =
   (reason?: string): OutcomeOf =>
@@ -228,7 +240,7 @@ export class FakeTransactions implements TransactionProvider {
     if (!tx) throw new Error(`no transaction ${transactionId}`);
     this.log.push(`tx.waitForOutcome(${tx.purpose})`);
     this.waits.push({ id: transactionId, confirmations });
-    const outcome = await (this.outcomes.get(tx.purpose) ?? confirmed())(tx);
+    const outcome = await (this.outcomes.get(tx.purpose) ?? (tx.purpose === 'transfer' ? confirmed(PAID_LOGS) : confirmed()))(tx);
     this.onMined.get(tx.purpose)?.();
     return outcome;
   }
