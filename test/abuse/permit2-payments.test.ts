@@ -229,3 +229,34 @@ it('(permit2 4) a contract-wallet payer whose ERC-1271 check burns gas, next to 
   report.save();
   expect(ok.every(Boolean)).toBe(true);
 });
+
+it('(permit2 6) one approval of Permit2 behind 5 payments settled at once: one fee and one payment, the others end before any fee', async () => {
+  const report = abuseReport(
+    'permit2-6-one-approval-many-payments',
+    'One Permit2 approval backing many payments',
+    'a payer holding 5 payments\' worth approves Permit2 for exactly one, signs 5 payments (fresh nonces) to a merchant and settles them all at once: each passes verify alone, and only the first could execute',
+  );
+  const price = USDC(0.05);
+  const payer = Wallet.createRandom();
+  await stack.devnet.mint(payer.address, 5n * price);
+  await approvePermit2(stack.devnet, payer.privateKey, price);
+  const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const { treasury } = stack.devnet.accounts;
+  const fromBlock = await stack.devnet.provider.getBlockNumber();
+  const bodies = await Promise.all(Array.from({ length: 5 }, () => permit2Request(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: price })));
+  const answers = await Promise.all(bodies.map((b) => stack.http.post('/x402/settle').send(b)));
+  const ends = await Promise.all((await stack.db.prisma.settlement.findMany({ where: { merchant: merchant.address.toLowerCase() } })).map((s) => waitForEnd(s.id)));
+  const fees = await transfersOnChain(stack.devnet, fromBlock + 1, merchant.address, treasury.address);
+  const payments = await transfersOnChain(stack.devnet, fromBlock + 1, payer.address, merchant.address);
+  report.note(`answers: ${answers.map((a) => `${a.body.success} ${a.body.errorReason ?? ''}`.trim()).join('; ')}; ends: ${ends.map((e) => `${e.state}${e.feeTxHash ? ' (fee sent)' : ''} ${e.errorMessage ?? ''}`.trim()).join('; ')}`);
+  const ok = [
+    report.check('settlements created', 5, ends.length),
+    report.check('settled', 1, ends.filter((e) => e.state === 'settled').length),
+    report.check('fee transfers on chain', 1, fees),
+    report.check('payments on chain', 1, payments),
+    report.check('failed settlements that had taken a fee', 0, ends.filter((e) => e.state === 'failed' && e.feeTxHash !== null).length),
+    report.check('answers that told the merchant "settled"', 1, answers.filter((a) => a.body.success === true).length),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});

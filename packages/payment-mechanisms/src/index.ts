@@ -2,6 +2,7 @@ export type {
   MechanismNetwork,
   MechanismVocabulary,
   MissingApproval,
+  PayerApproval,
   NonceIdentity,
   PaymentTerms,
   ParsedPayment,
@@ -14,6 +15,7 @@ export type {
   LogLike,
 } from './mechanism';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
+export { missingApproval } from './mechanism';
 export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';

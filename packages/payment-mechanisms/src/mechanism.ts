@@ -56,12 +56,22 @@ export interface MechanismVocabulary {
   checker: string;
 }
 
-/** An approval the payer has not given: the spender, how much it may move now, and how much the payment needs. */
-export interface MissingApproval {
+/** What the payer lets a mechanism's contract move of a token: the spender and how much it may move now. */
+export interface PayerApproval {
   token: string;
   spender: string;
   allowance: bigint;
+}
+
+/** An approval that does not cover a payment: what it allows, and what the payment needs. */
+export interface MissingApproval extends PayerApproval {
   required: bigint;
+}
+
+/** The approval a payment needs and lacks, if its mechanism moves only what was approved and it is short. */
+export async function missingApproval<Payload>(mechanism: PaymentMechanism<Payload>, payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<MissingApproval | undefined> {
+  const approval = await mechanism.approval?.(payment, chain);
+  return approval && approval.allowance < payment.terms.amount ? { ...approval, required: payment.terms.amount } : undefined;
 }
 
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
@@ -149,10 +159,12 @@ export interface PaymentMechanism<Payload> {
   /** whether the nonce can never execute again: used, or cancelled (invalidated) by its payer */
   isUsed(nonce: NonceIdentity, chain: PaymentReads): Promise<boolean>;
   /**
-   * What the payer must have done on chain beforehand for the payment to execute, when it has not: Permit2
-   * moves only what the payer approved it for (absent: nothing is needed beyond the signature).
+   * What the payer has approved beforehand for the mechanism to move, when it moves only that: Permit2 takes
+   * no more than the payer's allowance to it on the token (absent: nothing is needed beyond the signature).
+   * One approval backs every payment of the payer's in flight: settlement reserves against it as against
+   * the payer's balance.
    */
-  missingApproval?(payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<MissingApproval | undefined>;
+  approval?(payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<PayerApproval>;
   /**
    * Why it cannot execute on this chain at all, when it cannot: a contract it settles through is missing
    * (absent: it needs none but the token). Asked before any fee: a call to a missing contract succeeds and

@@ -1,5 +1,5 @@
 import { rpcUnavailable } from '@facilitator/core';
-import type { PaymentReads } from '@facilitator/payment-mechanisms';
+import { missingApproval, type PaymentReads } from '@facilitator/payment-mechanisms';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
@@ -69,14 +69,14 @@ export class VerificationService {
     const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkSpender(ctx) ?? checkTime(ctx);
     const nonceUse = signed.failure || offline ? undefined : this.ask(payment, () => this.isNonceUsed(payment));
     nonceUse?.catch(() => undefined); // awaited below, once check 2 passed
-    const approval = signed.failure || offline ? undefined : this.ask(payment, () => this.missingApproval(payment));
+    const approval = signed.failure || offline ? undefined : this.ask(payment, () => this.unmetPrerequisite(payment));
     approval?.catch(() => undefined);
     // the spec's order: a bad signature is reported before anything else
     const failure = (await this.ask(payment, () => checkPayerSignature(chain, ctx, signed))) ?? offline;
     if (failure) return { record: await verifications.create(timed(verificationRecordOf(payment, failure))), failure };
 
     // a contract wallet's payment (its key did not sign) asks only now that its wallet accepted it
-    const unapproved = await (approval ?? this.ask(payment, () => this.missingApproval(payment)));
+    const unapproved = await (approval ?? this.ask(payment, () => this.unmetPrerequisite(payment)));
     if (unapproved) return { record: await verifications.create(timed(verificationRecordOf(payment, unapproved))), failure: unapproved };
     const usedOnChain = await (nonceUse ?? this.ask(payment, () => this.isNonceUsed(payment)));
     if (usedOnChain) {
@@ -103,10 +103,10 @@ export class VerificationService {
    * the contract it settles through is missing on this chain (asked until it is found, then known), or the
    * payer has not approved what the mechanism moves (Permit2's allowance).
    */
-  private async missingApproval(payment: Payment): Promise<VerificationFailure | undefined> {
+  private async unmetPrerequisite(payment: Payment): Promise<VerificationFailure | undefined> {
     const unavailable = await this.unavailable(payment);
     if (unavailable) return unavailable;
-    const missing = await payment.mechanism.missingApproval?.(payment, this.readsOn(payment.network.chainId));
+    const missing = await missingApproval(payment.mechanism, payment, this.readsOn(payment.network.chainId));
     if (!missing) return undefined;
     return {
       reason: FailureReason.AllowanceRequired,

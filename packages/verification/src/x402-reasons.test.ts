@@ -1,6 +1,6 @@
-import { EXACT_EIP3009, EXACT_PERMIT2 } from '@facilitator/core';
+import { ErrorCode, EXACT_EIP3009, EXACT_PERMIT2 } from '@facilitator/core';
 import { FailureReason, type VerificationFailure } from './failure-reasons';
-import { x402InvalidReasonOf } from './x402-reasons';
+import { x402InvalidReasonOf, x402SettleFailureOf } from './x402-reasons';
 
 const failure = (reason: VerificationFailure['reason'], mechanism?: VerificationFailure['mechanism']): VerificationFailure => ({ reason, message: '', details: {}, mechanism });
 
@@ -18,5 +18,24 @@ describe("x402 invalidReason: a payment's failure in its mechanism's codes", () 
     expect(x402InvalidReasonOf(failure(reason, EXACT_EIP3009))).toBe(eip3009);
     expect(x402InvalidReasonOf(failure(reason))).toBe(eip3009);
     expect(x402InvalidReasonOf(failure(reason, EXACT_PERMIT2))).toBe(permit2);
+  });
+});
+
+describe("x402 errorReason of a failed settlement: the engine's reason, and Permit2's and its proxy's reverts", () => {
+  const failedWith = (reason: string) => x402SettleFailureOf({ errorCode: ErrorCode.SettlementFailed, errorMessage: 'settlement failed', errorDetails: { reason } }).errorReason;
+
+  it.each([
+    ['payer balance insufficient', 'insufficient_funds'],
+    ['FiatTokenV2: transfer amount exceeds balance', 'insufficient_funds'],
+    ['the payer no longer approves enough for the payment', 'permit2_allowance_required'],
+    ['the payment mechanism cannot execute on this chain', 'permit2_proxy_not_deployed'],
+    ['execution reverted: InvalidNonce()', 'permit2_invalid_nonce'],
+    ['execution reverted: SignatureExpired(1900000000)', 'permit2_deadline_expired'],
+    ['execution reverted: PaymentTooEarly()', 'permit2_not_yet_valid'],
+    ['execution reverted: InvalidSigner()', 'invalid_permit2_signature'],
+    ['execution reverted: TRANSFER_FROM_FAILED', 'insufficient_funds'],
+    ['something else entirely', 'invalid_transaction_state'],
+  ])('%s: %s', (reason, code) => {
+    expect(failedWith(reason)).toBe(code);
   });
 });

@@ -176,8 +176,15 @@ export function x402SettleFailureOf(s: FailedSettlementLike): { errorReason: X40
 }
 
 function transferFailureReason(reason: string): X402Reason {
-  if (/exceeds balance|insufficient (funds|balance)/i.test(reason)) return X402Reason.InsufficientFunds;
+  if (/exceeds balance|insufficient (funds|balance)|balance insufficient/i.test(reason)) return X402Reason.InsufficientFunds;
   if (/no longer approves/i.test(reason)) return X402Reason.Permit2AllowanceRequired;
+  if (/cannot execute on this chain/i.test(reason)) return X402Reason.Permit2ProxyNotDeployed;
+  // Permit2's and x402's proxy's own reverts, by their error names
+  if (/InvalidNonce/.test(reason)) return X402Reason.Permit2InvalidNonce;
+  if (/SignatureExpired/.test(reason)) return X402Reason.Permit2DeadlineExpired;
+  if (/PaymentTooEarly/.test(reason)) return X402Reason.Permit2NotYetValid;
+  if (/InvalidSigner|InvalidSignature/.test(reason)) return X402Reason.Permit2Signature;
+  if (/TRANSFER_FROM_FAILED/.test(reason)) return X402Reason.InsufficientFunds;
   if (/used or cancel/i.test(reason)) return X402Reason.NonceAlreadyUsed;
   if (/expired/i.test(reason)) return X402Reason.AuthorizationValidBefore;
   if (/not yet valid/i.test(reason)) return X402Reason.AuthorizationValidAfter;

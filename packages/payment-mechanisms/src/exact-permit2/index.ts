@@ -3,7 +3,7 @@ import { EXACT_PERMIT2 } from '@facilitator/core';
 import { tokenSignature } from '@facilitator/chain-rpc';
 import type { ParsedPayment, PaymentMechanism } from '../mechanism';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
-import { missingPermit2Approval } from '../permit2/allowance';
+import { permit2Approval } from '../permit2/allowance';
 import { isPermit2NonceUsed } from '../permit2/nonce-bitmap';
 import { permit2DomainSeparator, permitWitnessDigest, recoverPermit2Signer, structHash } from '../permit2/eip712';
 import { findProxyExecution } from './execution';
@@ -65,7 +65,7 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   describe: () => ({ scheme: 'exact' }),
   isUsed: isPermit2NonceUsed,
   unavailable: exactProxyProblem,
-  missingApproval: ({ terms }, chain) => missingPermit2Approval(terms.token, terms.payer, terms.amount, chain),
+  approval: ({ terms }, chain) => permit2Approval(terms.token, terms.payer, chain),
   directCall: ({ payload }) => ({
     to: X402_EXACT_PERMIT2_PROXY,
     // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature

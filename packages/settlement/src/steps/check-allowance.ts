@@ -27,12 +27,17 @@ export const checkAllowance: Step = async (ctx) => {
   const { merchant, payer } = ctx.settlement;
   const { usdc } = ctx.network;
   const accounting = ctx.accounting;
-  const [allowance, balance, payerBalance, contractPayer] = await Promise.all([
+  const { mechanism, parsed } = paymentOf(ctx.settlement);
+  const [allowance, balance, heldBalance, approval, contractPayer] = await Promise.all([
     usdc.allowance(merchant, ctx.treasury),
     usdc.balanceOf(merchant),
     accounting ? usdc.balanceOf(payer) : undefined,
+    accounting ? mechanism.approval?.(parsed, usdc) : undefined,
     accounting ? ctx.codeAt(payer) : false,
   ]);
+  // what the payer can pay from: its balance, and no more than it approved a mechanism that moves only that
+  // (Permit2): one approval backs all its payments in flight, reserved here as its balance is
+  const payerBalance = heldBalance !== undefined && approval !== undefined && approval.allowance < heldBalance ? approval.allowance : heldBalance;
   if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse') {
     // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the fee
     return failed(
@@ -71,6 +76,7 @@ export const checkAllowance: Step = async (ctx) => {
       balance: balance.toString(),
       path,
       ...(payerBalance !== undefined ? { payer_balance: payerBalance.toString(), payer_kind: contractPayer ? 'contract' : 'eoa' } : {}),
+      ...(approval !== undefined ? { payer_approval: approval.allowance.toString(), payer_approved_spender: approval.spender } : {}),
     },
     reserveFee: { request, refused: (inFlight, payerInFlight) => refusal(ctx, { allowance, balance, payerBalance }, inFlight, payerInFlight) },
   };

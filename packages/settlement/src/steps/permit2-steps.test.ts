@@ -122,6 +122,20 @@ describe('a Permit2 payment through the steps', () => {
     expect((await checkAllowance(eip3009.ctx)).data).toEqual({ settlementMode: 'atomic' });
   });
 
+  it("check_allowance: reserves the payer's payments in flight against its approval of Permit2 when that is below its balance (one approval backs them all)", async () => {
+    const h = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { accounting: true });
+    approved(h, 3n * AMOUNT);
+    const result = await checkAllowanceStep(h.ctx);
+    expect(result).toMatchObject({ to: 'collect_fee', note: { payer_approval: (3n * AMOUNT).toString(), payer_approved_spender: PERMIT2 } });
+    const reservation = (result as { reserveFee?: { request: { payer?: { balance: bigint; value: bigint } } } }).reserveFee!.request.payer!;
+    expect(reservation).toMatchObject({ balance: 3n * AMOUNT, value: AMOUNT });
+
+    // an EIP-3009 payment asks for no approval: its balance alone is reserved against
+    const eip3009 = stepHarness(settlementFixture({ state: 'check_allowance' }), { accounting: true });
+    const plain = (await checkAllowanceStep(eip3009.ctx)) as { note?: Record<string, unknown> };
+    expect(plain.note?.payer_approval).toBeUndefined();
+  });
+
   it('check_allowance: fails at once, nothing charged, in a worker without the treasury key (it can never go atomic)', async () => {
     const h = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic', treasurySigns: false } });
     expect(details(await checkAllowance(h.ctx))).toMatchObject({

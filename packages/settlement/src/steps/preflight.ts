@@ -1,4 +1,5 @@
 import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain-rpc';
+import { missingApproval } from '@facilitator/payment-mechanisms';
 import { calldataGas } from '@facilitator/settlement-contract';
 import { paymentOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
@@ -39,7 +40,7 @@ export const preflight: Step = async (ctx) => {
   const unavailable = await mechanism.unavailable?.(usdc);
   if (unavailable) return failed(settlementDoomed('the payment mechanism cannot execute on this chain', { mechanism: mechanism.id, problem: unavailable }), true);
   // a payer may withdraw what it approved after verify (Permit2's allowance): said plainly, before any estimate
-  const missing = await mechanism.missingApproval?.(parsed, usdc);
+  const missing = await missingApproval(mechanism, parsed, usdc);
   if (missing) {
     return failed(
       settlementDoomed('the payer no longer approves enough for the payment', {
