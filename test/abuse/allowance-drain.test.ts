@@ -121,7 +121,7 @@ it('(b) repeated fee reverts: the payment waits out a back-off, and the merchant
   // what a reverted fee leaves: failed, fee_collection_failed, the fee's hash, the payment released
   const revertedFee = (n: number, nonce = verification.nonce!) => ({
     id: `stl_revert_${n}_${Date.now()}`, verificationId: verification.id, surface: 'v1', state: 'failed' as const, chainId: verification.chainId,
-    tokenAddress: verification.tokenAddress!, payer: verification.payer!, merchant: verification.merchant!, amount: verification.amount!,
+    tokenAddress: verification.tokenAddress!, nonceSpace: verification.nonceSpace!, payer: verification.payer!, merchant: verification.merchant!, amount: verification.amount!,
     nonce, feeAmount: FEE.toString(), feeTxHash: `0x${'ab'.repeat(32)}`, errorCode: 'fee_collection_failed', errorMessage: 'fee reverted',
   });
   await stack.db.prisma.settlement.create({ data: revertedFee(1) });

@@ -43,6 +43,7 @@ function settlementFor(verificationId: string, id: string, paymentKey: string | 
       surface: 'x402',
       chainId: 8453,
       tokenAddress: USDC,
+      nonceSpace: USDC,
       payer: PAYER,
       merchant: MERCHANT,
       amount: '1000000',

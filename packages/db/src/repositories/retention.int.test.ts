@@ -92,6 +92,7 @@ async function settlementOf(verificationId: string, state: SettlementState, ageD
       state,
       chainId: v.chainId,
       tokenAddress: v.tokenAddress!,
+      nonceSpace: v.nonceSpace!,
       payer: v.payer!,
       merchant: extra.merchant ?? v.merchant!,
       amount: v.amount!,

@@ -55,7 +55,7 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     authorizationFingerprint: (r.authorization_fingerprint as string | null) ?? null,
     mechanism: (r.mechanism as string | undefined) ?? 'exact/eip3009',
     scheme: (r.scheme as string | undefined) ?? 'exact',
-    nonceSpace: (r.nonce_space as string | null | undefined) ?? null,
+    nonceSpace: r.nonce_space as string,
     payload: (r.payload as Settlement['payload'] | undefined) ?? null,
     feeAmount: r.fee_amount as string,
     feeTxHash: r.fee_tx_hash as string | null,
