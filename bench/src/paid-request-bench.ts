@@ -19,7 +19,9 @@
 // settlement_transitions afterwards (same machine clock), matched to each request by the payment's nonce.
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { setUpDevnetExecutor } from '@facilitator/devnet';
+import { MaxUint256, Wallet } from 'ethers';
+import { setUpDevnetExecutor, type Devnet } from '@facilitator/devnet';
+import { PERMIT2_ADDRESS } from '@facilitator/payment-mechanisms';
 import type { x402Client } from '@x402/fetch';
 import {
   describeProblems,
@@ -39,11 +41,13 @@ import { buyerOf, listen, merchantApp, paidRequest, PAID_PRICE_UNITS, type PaidS
 
 export const PAID_TARGETS = { requestToSettledSlackMs: 300 };
 
-export type PaidTargetName = 'atomic' | 'sequential' | 'reference';
+export type PaidTargetName = 'atomic' | 'sequential' | 'reference' | 'permit2' | 'reference-permit2';
 const TARGET_LABELS: Record<PaidTargetName, string> = {
   atomic: 'ours, atomic (one transaction)',
   sequential: 'ours, sequential (two transactions)',
   reference: '@x402/evm exact reference (no fee)',
+  permit2: 'ours, exact through Permit2, sequential (fee, then the proxy)',
+  'reference-permit2': '@x402/evm exact reference through Permit2 (no fee)',
 };
 
 export interface PaidTargetResult {
@@ -71,13 +75,15 @@ export interface PaidTargetResult {
    * the first entry of each state the worker records, for where the time goes
    */
   stagesMsP50?: Record<string, number>;
+  /** gas used on chain per paid request (ours: its fee and payment transactions; the reference: its one), by transaction purpose */
+  gasPerPayment?: { total: number; byPurpose: Record<string, number> };
 }
 
 export interface PaidPhase {
   load: string;
   targets: PaidTargetResult[];
-  /** ours ÷ reference for p50, p95 and mean of the paid-request latency */
-  ratios: Partial<Record<'atomic' | 'sequential', { p50: number; p95: number; mean: number }>>;
+  /** ours ÷ the phase's reference for p50, p95 and mean of the paid-request latency */
+  ratios: Partial<Record<PaidTargetName, { p50: number; p95: number; mean: number }>>;
   cpu: CpuUsage;
 }
 
@@ -93,6 +99,8 @@ export interface PaidResults {
     warmupRequests: number;
     concurrency: number;
     concurrentRequests: number;
+    /** paid requests per facilitator in the Permit2 phase (0: no Permit2 phase) */
+    permit2Requests: number;
     priceUnits: string;
     feeUnits: string;
     apiProcesses: number;
@@ -101,13 +109,15 @@ export interface PaidResults {
   };
   sequential: PaidPhase;
   concurrent?: PaidPhase;
+  /** `exact` through Permit2: ours (sequential) and the reference, one at a time each, both at once */
+  permit2?: PaidPhase;
   targets: {
     /** ours, atomic, sequential phase: request → settled p50 ≤ 1 block + 0.3 s */
     requestToSettledP50MaxMs: number;
     requestToSettledMet: boolean | null;
   };
-  /** warn and error lines each facilitator wrote during the run */
-  problems: Record<PaidTargetName, LogProblems>;
+  /** warn and error lines each facilitator wrote during the run (the Permit2 phase's are the sequential one's and the reference's) */
+  problems: Record<'atomic' | 'sequential' | 'reference', LogProblems>;
 }
 
 interface Target {
@@ -201,12 +211,15 @@ async function summarizeTarget(target: Target, samples: Sample[], phaseSeconds?:
   };
 }
 
+/** Whether a target is one of the reference facilitator's (the phase's 1.00). */
+export const isReference = (target: PaidTargetName) => target.startsWith('reference');
+
 function ratiosOf(results: PaidTargetResult[]): PaidPhase['ratios'] {
-  const reference = results.find((r) => r.target === 'reference');
+  const reference = results.find((r) => isReference(r.target));
   const ratios: PaidPhase['ratios'] = {};
   if (!reference || reference.paid === 0) return ratios;
   for (const r of results) {
-    if (r.target === 'reference' || r.paid === 0) continue;
+    if (isReference(r.target) || r.paid === 0) continue;
     ratios[r.target] = {
       p50: round(r.latencyMs.p50 / reference.latencyMs.p50, 2),
       p95: round(r.latencyMs.p95 / reference.latencyMs.p95, 2),
@@ -214,6 +227,33 @@ function ratiosOf(results: PaidTargetResult[]): PaidPhase['ratios'] {
     };
   }
   return ratios;
+}
+
+/**
+ * Gas per paid request on chain: for ours, every mined transaction of its settlements (fee and payment),
+ * for the reference its settle transaction; by purpose, averaged over the paid requests.
+ */
+async function gasPerPayment(devnet: Devnet, target: Target, samples: Sample[]): Promise<PaidTargetResult['gasPerPayment']> {
+  const paid = samples.filter((s) => s.ok);
+  if (paid.length === 0) return undefined;
+  let hashes: Array<{ purpose: string; hash: string }>;
+  if (target.ours) {
+    const { rows } = await target.ours.db.query<{ purpose: string; mined_hash: string }>(
+      `SELECT t.purpose::text AS purpose, t.mined_hash FROM chain_transactions t JOIN settlements s ON s.id = t.settlement_id
+        WHERE lower(s.nonce) = ANY($1) AND t.mined_hash IS NOT NULL`,
+      [paid.filter((s) => s.nonce).map((s) => s.nonce!)],
+    );
+    hashes = rows.map((r) => ({ purpose: r.purpose, hash: r.mined_hash }));
+  } else {
+    hashes = paid.filter((s) => s.transaction).map((s) => ({ purpose: 'settle', hash: s.transaction! }));
+  }
+  const byPurpose: Record<string, number> = {};
+  for (const { purpose, hash } of hashes) {
+    const receipt = await devnet.provider.getTransactionReceipt(hash);
+    if (receipt) byPurpose[purpose] = (byPurpose[purpose] ?? 0) + Number(receipt.gasUsed);
+  }
+  for (const purpose of Object.keys(byPurpose)) byPurpose[purpose] = Math.round(byPurpose[purpose] / paid.length);
+  return { total: Object.values(byPurpose).reduce((a, b) => a + b, 0), byPurpose };
 }
 
 async function runSequentialPhase(targets: Target[], buyer: x402Client, count: number, jitterMs: number, trees: Record<string, number>): Promise<PaidPhase> {
@@ -231,7 +271,7 @@ async function runSequentialPhase(targets: Target[], buyer: x402Client, count: n
   const cpuUsage = cpu.stop();
   const results = await Promise.all(targets.map((t, i) => summarizeTarget(t, all[i])));
   return {
-    load: `${count} paid requests per facilitator, one at a time for each, the three facilitators at once; a random 0–${jitterMs} ms pause before each request`,
+    load: `${count} paid requests per facilitator, one at a time for each, the ${targets.length === 2 ? 'two' : 'three'} facilitators at once; a random 0–${jitterMs} ms pause before each request`,
     targets: results,
     ratios: ratiosOf(results),
     cpu: cpuUsage,
@@ -273,6 +313,7 @@ export async function runPaidBench(): Promise<PaidResults> {
     warmupRequests: envNumber('BENCH_PAID_WARMUP', 3),
     concurrency: envNumber('BENCH_PAID_CONCURRENCY', 5),
     concurrentRequests: process.env.BENCH_PAID_CONCURRENT_REQUESTS === '0' ? 0 : envNumber('BENCH_PAID_CONCURRENT_REQUESTS', 20),
+    permit2Requests: process.env.BENCH_PAID_PERMIT2_REQUESTS === '0' ? 0 : envNumber('BENCH_PAID_PERMIT2_REQUESTS', 20),
     priceUnits: PAID_PRICE_UNITS.toString(),
     feeUnits: FEE_UNITS.toString(),
     apiProcesses: envNumber('BENCH_API_PROCESSES', 2),
@@ -284,7 +325,13 @@ export async function runPaidBench(): Promise<PaidResults> {
   if (busy > 0.15) log(`machine still ${Math.round(busy * 100)}% busy with other work; measuring anyway`);
   const startedAt = new Date().toISOString();
 
-  const devnet = await startChain({ blockTime: settings.blockTimeSeconds, relayerCount: 3, payerSpend: BigInt(3 * perTarget + 10) * PAID_PRICE_UNITS, fees: 2 * perTarget + 10 });
+  const permit2PerTarget = settings.warmupRequests + settings.permit2Requests;
+  const devnet = await startChain({
+    blockTime: settings.blockTimeSeconds,
+    relayerCount: 3,
+    payerSpend: BigInt(3 * perTarget + 2 * permit2PerTarget + 10) * PAID_PRICE_UNITS,
+    fees: 2 * perTarget + permit2PerTarget + 10,
+  });
   const unregisterChain = stopChainOnSignal(devnet);
   const [atomicKey, sequentialKey, referenceKey] = devnet.accounts.relayers;
   const servers: Server[] = [];
@@ -339,6 +386,7 @@ export async function runPaidBench(): Promise<PaidResults> {
     const sequentialPhase = await runSequentialPhase(targets, buyer, settings.sequentialRequests, settings.jitterMs, trees);
     const concurrentPhase =
       settings.concurrentRequests > 0 ? await runConcurrentPhase(targets, buyer, settings.concurrentRequests, settings.concurrency, trees) : undefined;
+    const permit2Phase = settings.permit2Requests > 0 ? await runPermit2Phase(devnet, sequential, ref, servers, buyer, settings, trees) : undefined;
     // a moment for anything the facilitators log after the last answer (a late error)
     await sleep(500);
     problems = { atomic: atomic.problems(), sequential: sequential.problems(), reference: ref.problems() };
@@ -353,6 +401,7 @@ export async function runPaidBench(): Promise<PaidResults> {
       settings,
       sequential: sequentialPhase,
       ...(concurrentPhase ? { concurrent: concurrentPhase } : {}),
+      ...(permit2Phase ? { permit2: permit2Phase } : {}),
       targets: {
         requestToSettledP50MaxMs,
         requestToSettledMet: atomicSequential?.requestToSettledMs?.count ? atomicSequential.requestToSettledMs.p50 <= requestToSettledP50MaxMs : null,
@@ -372,17 +421,70 @@ export async function runPaidBench(): Promise<PaidResults> {
   }
 }
 
+/**
+ * `exact` through Permit2, ours (the sequential facilitator: Permit2 settles only there) and the reference,
+ * each selling through a merchant app whose requirements ask for Permit2; the devnet payer approves Permit2
+ * once first (as a Permit2 payer does, or by an EIP-2612 permit). One at a time for each, both at once, after
+ * a warm-up; gas per paid request from the receipts.
+ */
+async function runPermit2Phase(
+  devnet: Devnet,
+  sequential: Facilitator,
+  ref: ReferenceFacilitator,
+  servers: Server[],
+  buyer: x402Client,
+  settings: PaidResults['settings'],
+  trees: Record<string, number>,
+): Promise<PaidPhase> {
+  log('permit2: the payer approves Permit2 once');
+  await devnet.setEthBalance(devnet.accounts.payer.address, 10n ** 17n);
+  const payer = new Wallet(devnet.accounts.payer.privateKey, devnet.provider);
+  const token = devnet.usdc.connect(payer) as unknown as { approve(spender: string, value: bigint): Promise<{ wait(): Promise<unknown> }> };
+  await (await token.approve(PERMIT2_ADDRESS, MaxUint256)).wait();
+  const targets: Target[] = [
+    { name: 'permit2', merchantUrl: await listen(merchantApp(devnet, `${sequential.api.url}/x402`, { permit2: true }), servers), ours: sequential },
+    { name: 'reference-permit2', merchantUrl: await listen(merchantApp(devnet, ref.url, { permit2: true }), servers) },
+  ];
+  for (const t of targets) {
+    for (let i = 0; i < settings.warmupRequests; i++) {
+      const s = await paidRequest(`${t.merchantUrl}/resource`, buyer);
+      if (!s.ok) throw new Error(`permit2 warm-up request to ${t.name} failed: ${s.error}`);
+    }
+  }
+  log(`permit2: ${settings.permit2Requests} paid requests per facilitator`);
+  const cpu = startCpuMeter({ trees });
+  const all = await Promise.all(
+    targets.map(async (target) => {
+      const samples: Sample[] = [];
+      for (let i = 0; i < settings.permit2Requests; i++) {
+        await sleep(Math.random() * settings.jitterMs);
+        samples.push(await paidRequest(`${target.merchantUrl}/resource`, buyer));
+      }
+      return samples;
+    }),
+  );
+  const cpuUsage = cpu.stop();
+  const results = await Promise.all(targets.map(async (t, i) => ({ ...(await summarizeTarget(t, all[i])), gasPerPayment: await gasPerPayment(devnet, t, all[i]) })));
+  return {
+    load: `${settings.permit2Requests} paid requests per facilitator through Permit2, one at a time for each, the two facilitators at once; a random 0–${settings.jitterMs} ms pause before each request`,
+    targets: results,
+    ratios: ratiosOf(results),
+    cpu: cpuUsage,
+  };
+}
+
 export function printPaid(r: PaidResults): void {
   const rows: Array<Array<string | number>> = [['phase', 'facilitator', 'paid', 'failed', 'p50 ms', 'p95 ms', 'mean ms', 'paid/s', '→settled p50', '→settled p95', 'batch size']];
-  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent]] as const) {
+  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent], ['permit2', r.permit2]] as const) {
     if (!phase) continue;
     for (const t of phase.targets) {
       rows.push([name, t.label, t.paid, t.failed, t.latencyMs.p50, t.latencyMs.p95, t.latencyMs.mean, t.perSecond ?? '', t.requestToSettledMs?.p50 ?? '', t.requestToSettledMs?.p95 ?? '', t.meanBatchSize ?? '']);
     }
   }
   process.stdout.write(`\npaid requests through @x402/express + @x402/fetch, 1 s blocks — ${r.machine.cpuModel}, ${r.machine.cores} cores\n${table(rows)}\n`);
-  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent]] as const) {
+  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent], ['permit2', r.permit2]] as const) {
     if (phase) process.stdout.write(`${name}: ours ÷ reference ${JSON.stringify(phase.ratios)}\n`);
+    for (const t of phase?.targets ?? []) if (t.gasPerPayment) process.stdout.write(`${name} ${t.target}: gas per paid request ${JSON.stringify(t.gasPerPayment)}\n`);
     for (const t of phase?.targets ?? []) if (t.firstError) process.stdout.write(`${name} ${t.target}: first failure ${t.firstError}\n`);
   }
   for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent]] as const) {

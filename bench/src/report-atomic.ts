@@ -1,7 +1,7 @@
 // BENCHMARKS.md sections of the settlement-path benchmarks: paid requests through the x402 middleware
 // (ours atomic and sequential against @x402/evm's exact facilitator) and gas per settlement.
 import type { LogProblems } from './app-logs';
-import type { PaidPhase, PaidResults, PaidTargetResult } from './paid-request-bench';
+import { isReference, type PaidPhase, type PaidResults, type PaidTargetResult } from './paid-request-bench';
 import { header, interference, n, row } from './report-load';
 import type { GasResults } from './settle-gas-bench';
 
@@ -14,7 +14,7 @@ function problemLines(name: string, p: LogProblems | undefined): string[] {
 }
 
 function targetRow(t: PaidTargetResult, phase: PaidPhase, withRate: boolean): string {
-  const ratio = t.target === 'reference' ? '1.00' : phase.ratios[t.target] ? `${n(phase.ratios[t.target]!.p50, 2)} / ${n(phase.ratios[t.target]!.p95, 2)} / ${n(phase.ratios[t.target]!.mean, 2)}` : '–';
+  const ratio = isReference(t.target) ? '1.00' : phase.ratios[t.target] ? `${n(phase.ratios[t.target]!.p50, 2)} / ${n(phase.ratios[t.target]!.p95, 2)} / ${n(phase.ratios[t.target]!.mean, 2)}` : '–';
   return row([
     t.label,
     `${t.paid} / ${t.requests}`,
@@ -47,8 +47,9 @@ function phaseTable(phase: PaidPhase, withRate: boolean): string[] {
 
 export function paidSection(r: PaidResults): string[] {
   const s = r.settings;
-  const ours = [...r.sequential.targets, ...(r.concurrent?.targets ?? [])].filter((t) => t.stagesMsP50);
-  const failures = [...r.sequential.targets, ...(r.concurrent?.targets ?? [])].filter((t) => t.failed > 0 || (t.settlements && t.settlements.settled !== t.requests));
+  const phases = [r.sequential, ...(r.concurrent ? [r.concurrent] : []), ...(r.permit2 ? [r.permit2] : [])];
+  const ours = phases.flatMap((p) => p.targets).filter((t) => t.stagesMsP50);
+  const failures = phases.flatMap((p) => p.targets).filter((t) => t.failed > 0 || (t.settlements && t.settlements.settled !== t.requests));
   return [
     '## Paid requests through the x402 middleware: `npm run bench:paid`',
     '',
@@ -67,6 +68,7 @@ export function paidSection(r: PaidResults): string[] {
     ...phaseTable(r.sequential, false),
     '',
     ...(r.concurrent ? [`**Concurrent**: ${r.concurrent.load}.`, '', ...phaseTable(r.concurrent, true), ''] : []),
+    ...(r.permit2 ? permit2Lines(r.permit2) : []),
     `- Ours, atomic, one at a time, request → \`settled\` p50 ≤ 1 block + 0.3 s (${n(r.targets.requestToSettledP50MaxMs)} ms): ${verdict(r.targets.requestToSettledMet)}.`,
     ...ours.map(
       (t) =>
@@ -76,13 +78,32 @@ export function paidSection(r: PaidResults): string[] {
       (t) =>
         `- ⚠ ${t.label}: ${t.failed} of ${t.requests} requests not paid${t.firstError ? ` (first: ${t.firstError})` : ''}${t.settlements ? `; settlements ${JSON.stringify(t.settlements)}` : ''}.`,
     ),
-    ...interference(Math.max(r.sequential.cpu.cores.other ?? 0, r.concurrent?.cpu.cores.other ?? 0)),
+    ...interference(Math.max(...phases.map((p) => p.cpu.cores.other ?? 0))),
     '',
     'Warning and error lines written during the run:',
     '',
     ...problemLines('ours, atomic (API and worker)', r.problems.atomic),
     ...problemLines('ours, sequential (API and worker)', r.problems.sequential),
     ...problemLines('reference', r.problems.reference),
+    '',
+  ];
+}
+
+/**
+ * `exact` through Permit2 side by side with the reference through Permit2: the latency table, and the gas a
+ * paid request used on chain (ours: the fee's transaction and the proxy's; the reference: the proxy's).
+ */
+function permit2Lines(phase: PaidPhase): string[] {
+  const gas = phase.targets.filter((t) => t.gasPerPayment);
+  return [
+    `**exact through Permit2** (\`extra.assetTransferMethod: "permit2"\` in the merchant's requirements; the payer approved Permit2 once before): ${phase.load}. Ours settles it on the sequential path (the executor of the atomic path runs EIP-3009 items only): the fee \`transferFrom\` from the treasury, then x402's exact proxy's \`settle\` from a relayer; the reference sends the proxy's \`settle\` alone.`,
+    '',
+    ...phaseTable(phase, false),
+    '',
+    ...gas.map(
+      (t) =>
+        `- ${t.label}: **${n(t.gasPerPayment!.total)} gas** per paid request (${Object.entries(t.gasPerPayment!.byPurpose).map(([purpose, g]) => `${purpose} ${n(g)}`).join(', ')}).`,
+    ),
     '',
   ];
 }

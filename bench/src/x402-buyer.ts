@@ -34,8 +34,12 @@ export function listen(app: express.Express, servers: Server[]): Promise<string>
   });
 }
 
-/** A merchant's app selling GET /resource through @x402/express with `facilitatorUrl` as its facilitator. */
-export function merchantApp(devnet: Devnet, facilitatorUrl: string): express.Express {
+/**
+ * A merchant's app selling GET /resource through @x402/express with `facilitatorUrl` as its facilitator;
+ * with `permit2`, its requirements ask for `exact` through Permit2 (`extra.assetTransferMethod`), which
+ * @x402/evm's client then signs.
+ */
+export function merchantApp(devnet: Devnet, facilitatorUrl: string, options: { permit2?: boolean } = {}): express.Express {
   const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(`eip155:${devnet.chainId}`, new ExactEvmServerScheme());
   const app = express();
   app.use(
@@ -47,7 +51,11 @@ export function merchantApp(devnet: Devnet, facilitatorUrl: string): express.Exp
             network: `eip155:${devnet.chainId}`,
             payTo: getAddress(devnet.accounts.merchant.address),
             // the devnet's USDC is not the public Base Sepolia address, so the asset is spelled out
-            price: { amount: PAID_PRICE_UNITS.toString(), asset: getAddress(devnet.token), extra: { name: devnet.eip712Domain.name, version: devnet.eip712Domain.version } },
+            price: {
+              amount: PAID_PRICE_UNITS.toString(),
+              asset: getAddress(devnet.token),
+              extra: { name: devnet.eip712Domain.name, version: devnet.eip712Domain.version, ...(options.permit2 ? { assetTransferMethod: 'permit2' } : {}) },
+            },
           },
           description: 'a paid resource',
         },
@@ -91,8 +99,10 @@ export async function paidRequest(url: string, buyer: x402Client): Promise<PaidS
     sample.error = err instanceof Error ? err.message : String(err);
   }
   if (signatureHeader) {
-    const payload = decodePaymentSignatureHeader(signatureHeader).payload as { authorization?: { nonce?: string } };
-    sample.nonce = payload.authorization?.nonce?.toLowerCase();
+    const payload = decodePaymentSignatureHeader(signatureHeader).payload as { authorization?: { nonce?: string }; permit2Authorization?: { nonce?: string } };
+    // a Permit2 nonce is a decimal uint256; our rows keep every nonce as bytes32
+    const permit2Nonce = payload.permit2Authorization?.nonce;
+    sample.nonce = permit2Nonce !== undefined ? '0x' + BigInt(permit2Nonce).toString(16).padStart(64, '0') : payload.authorization?.nonce?.toLowerCase();
   }
   return sample;
 }
