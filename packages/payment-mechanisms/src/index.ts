@@ -11,11 +11,14 @@ export type {
   StoredPayload,
   DirectCall,
   GasKind,
+  SettleOrder,
+  SignedAmount,
   Execution,
   LogLike,
 } from './mechanism';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
 export { missingApproval } from './mechanism';
+export { settleAmountProblem, amountToSettle } from './settle-amount';
 export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';

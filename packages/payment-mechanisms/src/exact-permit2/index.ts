@@ -1,6 +1,7 @@
 import { EXACT_PERMIT2 } from '@facilitator/core';
 import { tokenSignature } from '@facilitator/chain-rpc';
 import type { PaymentMechanism } from '../mechanism';
+import { amountToSettle } from '../settle-amount';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2Approval } from '../permit2/allowance';
 import { permit2Fingerprint } from '../permit2/fingerprint';
@@ -43,16 +44,21 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   recoverSigner: recoverPermit2Signer,
   fingerprint: (p, network) => permit2Fingerprint(EXACT_PERMIT2, p, network),
   nonceSpace: () => PERMIT2_ADDRESS,
+  signedAmount: 'exact',
   describe: () => ({ scheme: 'exact' }),
   isUsed: isPermit2NonceUsed,
   unavailable: (chain) => proxyProblem(EXACT_PROXY, chain),
   approval: ({ terms }, chain) => permit2Approval(terms.token, terms.payer, chain),
-  directCall: ({ payload }) => ({
-    to: X402_EXACT_PERMIT2_PROXY,
-    // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
-    data: settleCalldata(payload, tokenSignature(payload.signature)),
-    gasKind: 'x402ExactPermit2Proxy.settle',
-  }),
+  directCall(payment, _chain, settle) {
+    // the exact proxy moves the permitted amount whole: an order for any other amount is refused
+    amountToSettle(exactPermit2, payment.terms, settle);
+    return {
+      to: X402_EXACT_PERMIT2_PROXY,
+      // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
+      data: settleCalldata(payment.payload, tokenSignature(payment.payload.signature)),
+      gasKind: 'x402ExactPermit2Proxy.settle',
+    };
+  },
   paidIn: (logs, payment) => paidThroughProxy(X402_EXACT_PERMIT2_PROXY, logs, payment),
   findExecution: (payment, chain) => findProxyExecution(EXACT_PROXY, payment, chain),
 };
