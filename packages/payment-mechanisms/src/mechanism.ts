@@ -80,7 +80,7 @@ export type SignerRecovery = { ok: true; address: string } | { ok: false; reason
  * The function a direct call runs: what its gas was measured on (which cap bounds it) and what a failed
  * simulation of it is called.
  */
-export type GasKind = 'transferWithAuthorization' | 'x402ExactPermit2Proxy.settle';
+export type GasKind = 'transferWithAuthorization' | 'x402ExactPermit2Proxy.settle' | 'x402UptoPermit2Proxy.settle';
 
 /** The transaction that executes a payment. */
 export interface DirectCall {
