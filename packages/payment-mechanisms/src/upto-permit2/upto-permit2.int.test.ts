@@ -9,6 +9,7 @@ import { uptoPermit2WitnessTypes } from '@x402/evm';
 import { Contract, id, parseEther, Wallet, type TransactionReceipt } from 'ethers';
 import { uptoPermit2 } from '.';
 import { PERMIT2_ADDRESS, X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';
+import { signPermit2 } from '../testing/permit2-signing';
 
 let devnet: Devnet;
 let chain: UsdcClient;
@@ -41,8 +42,7 @@ async function payment(nonce: bigint, maximum: bigint, payee = Wallet.createRand
     deadline: '4102444800',
     witness: { to: payee, facilitator: facilitator.address, validAfter: '0' },
   };
-  const types = Object.fromEntries(Object.entries(uptoPermit2WitnessTypes).map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
-  const signature = await payer.signTypedData({ name: 'Permit2', chainId: devnet.chainId, verifyingContract: PERMIT2_ADDRESS }, types, message);
+  const signature = await signPermit2(payer, devnet.chainId, uptoPermit2WitnessTypes, message);
   return uptoPermit2.parse({ permit2Authorization: { from: payer.address, ...message }, signature }, '/payload', network());
 }
 
