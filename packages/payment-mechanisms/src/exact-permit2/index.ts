@@ -1,18 +1,13 @@
 import { EXACT_PERMIT2 } from '@facilitator/core';
 import { tokenSignature } from '@facilitator/chain-rpc';
 import type { PaymentMechanism } from '../mechanism';
-import { amountToSettle } from '../settle-amount';
-import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
-import { permit2Approval } from '../permit2/allowance';
+import { X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2Fingerprint } from '../permit2/fingerprint';
-import { isPermit2NonceUsed } from '../permit2/nonce-bitmap';
-import { permit2DomainSeparator, permitWitnessDigest, recoverPermit2Signer, structHash } from '../permit2/eip712';
+import { permitWitnessDigest, structHash } from '../permit2/eip712';
 import { storedPermit2Transfer } from '../permit2/payload';
-import { findProxyExecution } from '../permit2/proxy-execution';
-import { proxyProblem } from '../permit2/proxy-deployment';
-import { paidThroughProxy } from '../permit2/proxy-transfer';
+import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
-import { PERMIT2_VOCABULARY } from '../permit2/vocabulary';
+import { amountToSettle } from '../settle-amount';
 import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
 import { EXACT_PROXY } from './proxy';
 import { settleCalldata } from './proxy-calldata';
@@ -30,25 +25,18 @@ const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
  * so a worker settles it with the fee from the treasury's key first, then the proxy's call from a relayer.
  */
 export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
+  ...permit2ProxyMembers(EXACT_PROXY),
   id: EXACT_PERMIT2,
   scheme: 'exact',
   claims: isExactPermit2Payload,
   parse: (payload, path) => parsedOf(parseExactPermit2(payload, path)),
-  vocabulary: PERMIT2_VOCABULARY,
-  requiredSpender: X402_EXACT_PERMIT2_PROXY,
-  ownDomainSeparator: (network) => permit2DomainSeparator(network.chainId),
   toStored: (p) => storedPermit2Transfer(p),
   fromStored: (stored) => parsedOf(parseExactPermit2(stored, '')),
   signedDigest: (p, separator) =>
     permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
-  recoverSigner: recoverPermit2Signer,
   fingerprint: (p, network) => permit2Fingerprint(EXACT_PERMIT2, p, network),
-  nonceSpace: () => PERMIT2_ADDRESS,
   signedAmount: 'exact',
   describe: () => ({ scheme: 'exact' }),
-  isUsed: isPermit2NonceUsed,
-  unavailable: (chain) => proxyProblem(EXACT_PROXY, chain),
-  approval: ({ terms }, chain) => permit2Approval(terms.token, terms.payer, chain),
   directCall(payment, _chain, settle) {
     // the exact proxy moves the permitted amount whole: an order for any other amount is refused
     amountToSettle(exactPermit2, payment.terms, settle);
@@ -59,8 +47,6 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
       gasKind: 'x402ExactPermit2Proxy.settle',
     };
   },
-  paidIn: (logs, payment) => paidThroughProxy(X402_EXACT_PERMIT2_PROXY, logs, payment),
-  findExecution: (payment, chain) => findProxyExecution(EXACT_PROXY, payment, chain),
 };
 
 const parsedOf = (p: ExactPermit2Payload) => permit2PaymentOf(EXACT_PERMIT2, 'exact', p);
