@@ -1,6 +1,7 @@
 export {
   EXACT_EIP3009,
   EXACT_PERMIT2,
+  UPTO_PERMIT2,
   type PaymentMechanismId,
   networkByChainId,
   networkByCaip2,

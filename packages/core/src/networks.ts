@@ -47,9 +47,14 @@ export interface GasCaps {
 
 /** `exact` through EIP-3009 `transferWithAuthorization`: the one mechanism every registry network has today. */
 export const EXACT_EIP3009 = 'exact/eip3009';
-/** `exact` through Permit2 and x402's exact proxy: registered, enabled on no network yet (docs/decisions.md). */
+/** `exact` through Permit2 and x402's exact proxy: served on every registry network (docs/decisions.md). */
 export const EXACT_PERMIT2 = 'exact/permit2';
-export type PaymentMechanismId = typeof EXACT_EIP3009 | typeof EXACT_PERMIT2;
+/**
+ * `upto` through Permit2 and x402's upto proxy (a signed maximum; the merchant settles up to it, from the
+ * facilitator the payer named): registered, served on no network yet (docs/decisions.md).
+ */
+export const UPTO_PERMIT2 = 'upto/permit2';
+export type PaymentMechanismId = typeof EXACT_EIP3009 | typeof EXACT_PERMIT2 | typeof UPTO_PERMIT2;
 
 /**
  * Measured on the real USDC (FiatTokenV2_2): transferFrom ~40k, transferWithAuthorization ~80-96k from an

@@ -11,14 +11,18 @@ export type {
   StoredPayload,
   DirectCall,
   GasKind,
+  SettleOrder,
+  SignedAmount,
   Execution,
   LogLike,
 } from './mechanism';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
 export { missingApproval } from './mechanism';
-export { mechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
+export { settleAmountProblem, amountToSettle } from './settle-amount';
+export { mechanismById, servedMechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';
+export { uptoPermit2, type UptoPermit2Payload } from './upto-permit2';
 export { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from './permit2/addresses';
 export { permit2DomainSeparator } from './permit2/eip712';
 export { TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest, recoverAuthorizationSigner } from './exact-eip3009/eip712';

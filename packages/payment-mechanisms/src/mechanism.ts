@@ -80,13 +80,30 @@ export type SignerRecovery = { ok: true; address: string } | { ok: false; reason
  * The function a direct call runs: what its gas was measured on (which cap bounds it) and what a failed
  * simulation of it is called.
  */
-export type GasKind = 'transferWithAuthorization' | 'x402ExactPermit2Proxy.settle';
+export type GasKind = 'transferWithAuthorization' | 'x402ExactPermit2Proxy.settle' | 'x402UptoPermit2Proxy.settle';
 
-/** The transaction a relayer sends to execute a payment. */
+/** The transaction that executes a payment. */
 export interface DirectCall {
   to: string;
   data: string;
   gasKind: GasKind;
+  /**
+   * The only address that may send it (lowercase), when the payer named one: upto's witness binds the
+   * facilitator, and its proxy reverts a call from anyone else. Absent: any of our relayers may.
+   */
+  sender?: string;
+}
+
+/**
+ * What the amount a payer signed is: the amount settlement moves (`exact`), or the most it may move
+ * (`maximum`: upto, where the merchant names the amount at settle). `settleAmountProblem` says which
+ * amounts a payment allows.
+ */
+export type SignedAmount = 'exact' | 'maximum';
+
+/** What the engine asks a direct call to settle: the amount to move (exact: the signed amount). */
+export interface SettleOrder {
+  amount: bigint;
 }
 
 /** A log as a receipt carries it. */
@@ -150,6 +167,8 @@ export interface PaymentMechanism<Payload> {
   fingerprint(payload: Payload, network: MechanismNetwork): string;
   /** the contract that records its payments' nonces on a network (`NonceIdentity.space`) */
   nonceSpace(network: MechanismNetwork): string;
+  /** what `terms.amount` is: the amount that moves, or the most that may (the settle order's amount is checked against it) */
+  readonly signedAmount: SignedAmount;
   /** its kind in `/x402/supported` on a network */
   describe(network: MechanismNetwork): { scheme: string; extra?: Record<string, unknown> };
 
@@ -172,11 +191,14 @@ export interface PaymentMechanism<Payload> {
    */
   unavailable?(chain: PaymentReads): Promise<string | undefined>;
   /**
-   * The call that executes the payment, sent by any of our relayers. The payer's signature goes in as the
-   * checking contract takes it: an ERC-6492 signature's inner one (the wallet is deployed first, then checks
-   * its own signature).
+   * The call that executes the payment, sent by any of our relayers unless it names its `sender`. The
+   * payer's signature goes in as the checking contract takes it: an ERC-6492 signature's inner one (the
+   * wallet is deployed first, then checks its own signature). `settle` is the amount to move: a payment
+   * whose signed amount is exact moves that amount without it (and refuses any other); one whose signed
+   * amount is a maximum needs it. An amount the payment does not allow (`settleAmountProblem`) is thrown,
+   * never settled as something else: the engine checks it first.
    */
-  directCall(payment: ParsedPayment<Payload>, chain: MechanismChain): DirectCall;
+  directCall(payment: ParsedPayment<Payload>, chain: MechanismChain, settle?: SettleOrder): DirectCall;
   /** what this payment paid its payee in a transaction that ran its direct call, from that transaction's logs */
   paidIn(logs: readonly LogLike[], payment: ParsedPayment<Payload>, network: MechanismNetwork): bigint;
   /** the transaction that executed this payment in the recent blocks (ours or anyone's); undefined: none did */

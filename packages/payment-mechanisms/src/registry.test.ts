@@ -1,7 +1,8 @@
-import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS } from '@facilitator/core';
+import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS, UPTO_PERMIT2 } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
 import { exactPermit2 } from './exact-permit2';
-import { knownSchemes, mechanismById, mechanismFor, schemesOf } from './registry';
+import { uptoPermit2 } from './upto-permit2';
+import { knownSchemes, mechanismById, mechanismFor, schemesOf, servedMechanismById } from './registry';
 
 const payload = {
   authorization: { from: '0x' + '11'.repeat(20), to: '0x' + '22'.repeat(20), value: '1', validAfter: '0', validBefore: '9', nonce: '0x' + 'ab'.repeat(32) },
@@ -40,6 +41,25 @@ describe('mechanism registry', () => {
 
   it('names each scheme once', () => {
     expect(schemesOf([EXACT_EIP3009, EXACT_EIP3009])).toEqual(['exact']);
+    expect(schemesOf([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2])).toEqual(['exact', 'upto']);
     expect(knownSchemes()).toEqual(['exact']);
+  });
+
+  it('registers upto through Permit2 but serves it on no network, and keeps its scheme unknown, until the engine settles it', () => {
+    // the settle intake does not take an amount yet, the fee rule below the maximum is undecided, and the
+    // call must come from the facilitator the payer named: a payment must never verify that cannot then settle
+    expect(mechanismById(UPTO_PERMIT2)).toBe(uptoPermit2);
+    for (const network of NETWORKS) expect(network.mechanisms).not.toContain(UPTO_PERMIT2);
+    // settlement executes served mechanisms only: a stored upto row is refused, as an unknown id is
+    expect(servedMechanismById(UPTO_PERMIT2)).toBeUndefined();
+    expect(servedMechanismById('later/unknown')).toBeUndefined();
+    expect(servedMechanismById(EXACT_PERMIT2)).toBe(exactPermit2);
+    expect(servedMechanismById(EXACT_EIP3009)).toBe(exactEip3009);
+    // the x402 parser answers unsupported_scheme to an upto request rather than reading its payload as exact
+    expect(knownSchemes()).not.toContain('upto');
+    const upto = { permit2Authorization: { witness: { to: '0x' + '22'.repeat(20), facilitator: '0x' + '33'.repeat(20), validAfter: '0' } }, signature: '0x' };
+    expect(mechanismFor('upto', [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], upto)).toBe(uptoPermit2);
+    expect(mechanismFor('exact', [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], upto)).toBeUndefined();
+    expect(mechanismFor('upto', [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], payload)).toBeUndefined();
   });
 });

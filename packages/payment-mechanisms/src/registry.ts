@@ -1,7 +1,8 @@
-import { EXACT_EIP3009, EXACT_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
+import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
 import { exactPermit2 } from './exact-permit2';
 import type { PaymentMechanism } from './mechanism';
+import { uptoPermit2 } from './upto-permit2';
 
 /**
  * Every mechanism the engine speaks, by id. A network settles those its registry entry names
@@ -10,6 +11,8 @@ import type { PaymentMechanism } from './mechanism';
 const MECHANISMS: { readonly [Id in PaymentMechanismId]: PaymentMechanism<unknown> } = {
   [EXACT_EIP3009]: exactEip3009 as PaymentMechanism<unknown>,
   [EXACT_PERMIT2]: exactPermit2 as PaymentMechanism<unknown>,
+  // served on no network yet: the engine does not settle an amount below the maximum (docs/decisions.md)
+  [UPTO_PERMIT2]: uptoPermit2 as PaymentMechanism<unknown>,
 };
 
 export function mechanismById(id: PaymentMechanismId): PaymentMechanism<unknown> {
@@ -29,7 +32,24 @@ export function mechanismFor(scheme: string, mechanisms: readonly PaymentMechani
   return mechanisms.map((id) => MECHANISMS[id]).find((m) => m.scheme === scheme && m.claims(payload));
 }
 
-/** Every scheme some mechanism answers to, on any network. */
+/** The mechanisms some registry network serves (`NetworkInfo.mechanisms`): registered is not served. */
+const SERVED = new Set<string>(NETWORKS.flatMap((network) => network.mechanisms));
+
+/**
+ * The mechanism of `id` where some registry network serves it; undefined for an id this process does not
+ * know (a newer process stored it) or does not serve yet (upto/permit2 until the engine settles it): such a
+ * payment is never executed here.
+ */
+export function servedMechanismById(id: string): PaymentMechanism<unknown> | undefined {
+  return SERVED.has(id) ? MECHANISMS[id as PaymentMechanismId] : undefined;
+}
+
+/**
+ * Every scheme a mechanism that some registry network serves answers to: the x402 request parser answers
+ * any other scheme `unsupported_scheme` before it reads anything else. A mechanism registered but served
+ * nowhere (upto/permit2 until the engine settles it) does not list its scheme: an `upto` request let past
+ * this check would reach code that reads every payload as `exact`.
+ */
 export function knownSchemes(): string[] {
-  return schemesOf(Object.keys(MECHANISMS) as PaymentMechanismId[]);
+  return schemesOf((Object.keys(MECHANISMS) as PaymentMechanismId[]).filter((id) => SERVED.has(id)));
 }

@@ -1,5 +1,5 @@
-import { EXACT_EIP3009, type PaymentMechanismId } from '@facilitator/core';
-import { exactEip3009, mechanismById, type MechanismNetwork, type ParsedPayment, type PaymentMechanism, type PaymentTerms } from '@facilitator/payment-mechanisms';
+import { EXACT_EIP3009 } from '@facilitator/core';
+import { exactEip3009, servedMechanismById, type MechanismNetwork, type ParsedPayment, type PaymentMechanism, type PaymentTerms } from '@facilitator/payment-mechanisms';
 import type { SettlementWithVerification, StepContext } from './step';
 
 /** The payment a settlement executes, and the mechanism that reads and executes it. */
@@ -43,8 +43,9 @@ export function mechanismNetworkOf(ctx: StepContext): MechanismNetwork {
 }
 
 function fromPayload(settlement: SettlementWithVerification, network: MechanismNetwork): SettlementPayment {
-  // an id this worker does not know (a newer process stored it) has no mechanism here
-  const mechanism = mechanismById(settlement.mechanism as PaymentMechanismId) as PaymentMechanism<unknown> | undefined;
+  // an id this worker does not know (a newer process stored it), or registers but serves on no network
+  // (upto/permit2: the engine does not settle an amount below the maximum yet), has no mechanism here
+  const mechanism = servedMechanismById(settlement.mechanism);
   if (!mechanism) {
     throw new Error(`settlement ${settlement.id} is a payment of mechanism ${settlement.mechanism}, which this worker cannot execute`);
   }

@@ -1,5 +1,6 @@
 import { EXACT_EIP3009 } from '@facilitator/core';
 import type { PaymentMechanism } from '../mechanism';
+import { amountToSettle } from '../settle-amount';
 import { recoverAuthorizationSigner, transferAuthorizationDigest } from './eip712';
 import { authorizationFingerprint } from './fingerprint';
 import { isExactEip3009Payload, parseExactEip3009, type ExactEip3009Payload } from './parse';
@@ -32,9 +33,14 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   recoverSigner: recoverAuthorizationSigner,
   fingerprint: (payload, network) => authorizationFingerprint(network.chainId, network.tokenAddress, payload.authorization),
   nonceSpace: (network) => network.tokenAddress,
+  signedAmount: 'exact',
   describe: () => ({ scheme: 'exact' }),
   isUsed: isAuthorizationUsed,
-  directCall: transferWithAuthorizationCall,
+  directCall(payment, chain, settle) {
+    // the token moves the signed value: an order for any other amount is refused, never settled as this one
+    amountToSettle(exactEip3009, payment.terms, settle);
+    return transferWithAuthorizationCall(payment, chain);
+  },
   paidIn: paidByTransfers,
   findExecution: authorizationUse,
 };

@@ -1,10 +1,12 @@
-// A Permit2 payment and the chain as its mechanism reads it, in memory, for the unit tests of exact-permit2:
-// the logs Permit2, the token and the exact proxy emit, and a ContractReads whose answers the test sets.
+// A Permit2 payment and the chain as its mechanism reads it, in memory, for the unit tests of exact-permit2
+// and upto-permit2: the logs Permit2, the token and the proxies emit, and a ContractReads whose answers the
+// test sets.
 import type { ChainLog, FoundLog, MinedTransaction } from '@facilitator/chain-rpc';
 import type { ContractReads } from '../chain-port';
 import { exactPermit2 } from '../exact-permit2';
-import { X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
+import { X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';
 import { topicOf } from '../permit2/selector';
+import { uptoPermit2 } from '../upto-permit2';
 
 export const NETWORK = { chainId: 84532, tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e' };
 export const TOKEN = NETWORK.tokenAddress;
@@ -33,6 +35,27 @@ export function permit2Payment(overrides: { nonce?: bigint; amount?: bigint; to?
   );
 }
 
+/** the facilitator an upto payer names: the only sender of its settle */
+export const FACILITATOR = '0x' + '33'.repeat(20);
+
+/** An upto payment of a maximum (AMOUNT unless overridden) as a settlement stores it, read back by its mechanism. */
+export function uptoPayment(overrides: { nonce?: bigint; maximum?: bigint; to?: string; facilitator?: string; signature?: string } = {}) {
+  return uptoPermit2.fromStored(
+    {
+      permit2Authorization: {
+        from: PAYER,
+        permitted: { token: TOKEN, amount: String(overrides.maximum ?? AMOUNT) },
+        spender: X402_UPTO_PERMIT2_PROXY,
+        nonce: String(overrides.nonce ?? NONCE),
+        deadline: '1900000000',
+        witness: { to: overrides.to ?? PAYEE, facilitator: overrides.facilitator ?? FACILITATOR, validAfter: '0' },
+      },
+      signature: overrides.signature ?? SIGNATURE,
+    },
+    NETWORK,
+  );
+}
+
 const word = (address: string) => '0x' + address.slice(2).toLowerCase().padStart(64, '0');
 const TRANSFER_TOPIC = topicOf('Transfer(address,address,uint256)');
 
@@ -40,7 +63,7 @@ export function transferLog(from: string, to: string, value: bigint, index = 0, 
   return { address: token, topics: [TRANSFER_TOPIC, word(from), word(to)], data: '0x' + value.toString(16).padStart(64, '0'), index };
 }
 
-/** The exact proxy's argument-less event after the transfer it made. */
+/** A proxy's argument-less event after the transfer it made (the exact proxy's unless named). */
 export function settledLog(index = 1, event: 'Settled()' | 'SettledWithPermit()' = 'Settled()', proxy = X402_EXACT_PERMIT2_PROXY): ChainLog {
   return { address: proxy, topics: [topicOf(event)], data: '0x', index };
 }

@@ -1,0 +1,37 @@
+import type { PaymentMechanism } from '../mechanism';
+import { PERMIT2_ADDRESS } from './addresses';
+import { permit2Approval } from './allowance';
+import { permit2DomainSeparator, recoverPermit2Signer } from './eip712';
+import { isPermit2NonceUsed } from './nonce-bitmap';
+import type { Permit2Transfer } from './payload';
+import { proxyProblem } from './proxy-deployment';
+import { findProxyExecution } from './proxy-execution';
+import { paidThroughProxy } from './proxy-transfer';
+import { PERMIT2_VOCABULARY } from './vocabulary';
+import type { X402Permit2Proxy } from './x402-proxy';
+
+/** What a mechanism through one of x402's Permit2 proxies says exactly as the other does, given its proxy. */
+export type Permit2ProxyMembers = Pick<
+  PaymentMechanism<Permit2Transfer>,
+  'vocabulary' | 'requiredSpender' | 'ownDomainSeparator' | 'recoverSigner' | 'nonceSpace' | 'isUsed' | 'approval' | 'unavailable' | 'paidIn' | 'findExecution'
+>;
+
+/**
+ * The members the Permit2 mechanisms share, for `proxy`: Permit2's domain, recovery, nonce bitmap and the
+ * payer's allowance to it (one approval behind every payment of the payer's), the proxy as the spender a
+ * permit must name, its deployment check, its transfers and the search for who called it.
+ */
+export function permit2ProxyMembers(proxy: X402Permit2Proxy): Permit2ProxyMembers {
+  return {
+    vocabulary: PERMIT2_VOCABULARY,
+    requiredSpender: proxy.address,
+    ownDomainSeparator: (network) => permit2DomainSeparator(network.chainId),
+    recoverSigner: recoverPermit2Signer,
+    nonceSpace: () => PERMIT2_ADDRESS,
+    isUsed: isPermit2NonceUsed,
+    unavailable: (chain) => proxyProblem(proxy, chain),
+    approval: ({ terms }, chain) => permit2Approval(terms.token, terms.payer, chain),
+    paidIn: (logs, payment) => paidThroughProxy(proxy.address, logs, payment),
+    findExecution: (payment, chain) => findProxyExecution(proxy, payment, chain),
+  };
+}

@@ -1,0 +1,60 @@
+import { UPTO_PERMIT2 } from '@facilitator/core';
+import { tokenSignature } from '@facilitator/chain-rpc';
+import type { PaymentMechanism } from '../mechanism';
+import { X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';
+import { permit2Fingerprint } from '../permit2/fingerprint';
+import { permitWitnessDigest, structHash } from '../permit2/eip712';
+import { storedPermit2Transfer } from '../permit2/payload';
+import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
+import { permit2PaymentOf } from '../permit2/terms';
+import { amountToSettle } from '../settle-amount';
+import { isUptoPermit2Payload, parseUptoPermit2, type UptoPermit2Payload } from './parse';
+import { UPTO_PROXY } from './proxy';
+import { uptoSettleCalldata } from './proxy-calldata';
+
+/** The upto proxy's witness, as `@x402/evm`'s client signs it: the recipient, the one sender, the first second. */
+const WITNESS_TYPE = 'Witness(address to,address facilitator,uint256 validAfter)';
+
+/**
+ * `upto` through Permit2: the payer signs, under Permit2's domain, a transfer of at most a maximum of a token
+ * that x402's upto proxy may move, with a witness binding the recipient, the facilitator (the only address
+ * whose call the proxy accepts) and a start time. The merchant later settles an amount up to the maximum;
+ * the proxy's settle takes it as an argument, and Permit2 spends the nonce whatever the amount, so the rest
+ * of the maximum can never be taken. Nonces, approvals (verify holds the maximum against the payer's
+ * allowance to Permit2) and recovery are Permit2's, as for exact.
+ *
+ * Registered, served on no network: the settle intake does not take an amount yet, the fee rule for an amount
+ * below the maximum is undecided, and the call must be sent from the facilitator the payer named
+ * (docs/decisions.md, "`upto` through Permit2: the mechanism, not yet served").
+ */
+export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
+  ...permit2ProxyMembers(UPTO_PROXY),
+  id: UPTO_PERMIT2,
+  scheme: 'upto',
+  claims: isUptoPermit2Payload,
+  parse: (payload, path) => parsedOf(parseUptoPermit2(payload, path)),
+  toStored: (p) => storedPermit2Transfer(p, { facilitator: p.facilitator }),
+  fromStored: (stored) => parsedOf(parseUptoPermit2(stored, '')),
+  signedDigest: (p, separator) =>
+    permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { address: p.facilitator }, { uint: p.validAfter }])),
+  fingerprint: (p, network) => permit2Fingerprint(UPTO_PERMIT2, p, network, [p.facilitator]),
+  // terms.amount is the maximum: the merchant names the amount at settle
+  signedAmount: 'maximum',
+  // later: extra.facilitatorAddress, the sender clients must name (the reference's getExtra)
+  describe: () => ({ scheme: 'upto' }),
+  directCall(payment, _chain, settle) {
+    const amount = amountToSettle(uptoPermit2, payment.terms, settle);
+    return {
+      to: X402_UPTO_PERMIT2_PROXY,
+      // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
+      data: uptoSettleCalldata(payment.payload, amount, tokenSignature(payment.payload.signature)),
+      gasKind: 'x402UptoPermit2Proxy.settle',
+      // the proxy reverts (UnauthorizedFacilitator) a call from anyone but the witness's facilitator
+      sender: payment.payload.facilitator,
+    };
+  },
+};
+
+const parsedOf = (p: UptoPermit2Payload) => permit2PaymentOf(UPTO_PERMIT2, 'upto', p);
+
+export { type UptoPermit2Payload } from './parse';
