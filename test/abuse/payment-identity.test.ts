@@ -9,6 +9,7 @@ import { authorizationFingerprint } from '@facilitator/payment-mechanisms';
 import { MerchantAction } from '@facilitator/merchants';
 import { newMerchant, transfersOnChain } from '../support/chain-actions';
 import { merchantCall } from '../support/merchant-client';
+import { settlementEnd } from '../support/settlement-end';
 import { startTestStack, type PaymentBodies, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
 import { x402V2Request } from '../support/x402-request';
@@ -27,14 +28,7 @@ const USDC = (units: number) => BigInt(Math.round(units * 1_000_000));
 
 const x402Body = (p: PaymentBodies, payTo: string, amount: bigint) => x402V2Request(p.authorization, p.signature, { payTo, amount, asset: stack.devnet.token });
 
-async function waitForEnd(settlementId: string) {
-  for (let i = 0; i < 400; i++) {
-    const s = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: settlementId } });
-    if (s.state === 'settled' || s.state === 'failed') return s;
-    await sleep(50);
-  }
-  throw new Error(`settlement ${settlementId} did not end`);
-}
+const waitForEnd = (settlementId: string) => settlementEnd(stack, settlementId);
 
 /**
  * What two verifies of the two authorizations racing in one statement leave behind (neither sees the

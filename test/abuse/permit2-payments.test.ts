@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { Wallet } from 'ethers';
 import { newMerchant, transfersOnChain } from '../support/chain-actions';
 import { approvePermit2, permit2Request } from '../support/permit2-request';
+import { settlementEnd } from '../support/settlement-end';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { compileTestContract, deploy } from '../support/solidity';
 import { abuseReport } from './abuse-report';
@@ -30,14 +31,7 @@ async function sentBy(addresses: string[]): Promise<number> {
 }
 const ourSenders = () => [stack.devnet.accounts.treasury.address, ...stack.devnet.accounts.relayers.map((r) => r.address)];
 
-async function waitForEnd(settlementId: string) {
-  for (let i = 0; i < 400; i++) {
-    const s = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: settlementId } });
-    if (s.state === 'settled' || s.state === 'failed') return s;
-    await sleep(50);
-  }
-  throw new Error(`settlement ${settlementId} did not end`);
-}
+const waitForEnd = (settlementId: string) => settlementEnd(stack, settlementId);
 
 it("(permit2 5) a chain where x402's exact proxy is missing: no Permit2 payment verifies or settles, nothing charged, none told settled", async () => {
   const report = abuseReport(

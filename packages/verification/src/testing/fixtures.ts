@@ -1,6 +1,7 @@
 // Shared by the verification unit tests (no services): one network on Base Sepolia with a known token and
 // EIP-712 domain, and fixed keys. Not exported from the package index.
 import { Wallet } from 'ethers';
+import { permit2WitnessTypes } from '@x402/evm';
 import type { NetworkConfig } from '@facilitator/config';
 import { domainSeparator, type Eip712Domain } from '@facilitator/core';
 import { exactPermit2, PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
@@ -33,24 +34,8 @@ export const stranger = new Wallet('0x' + '22'.repeat(32));
 export const MERCHANT = '0x' + 'aa'.repeat(20);
 export const TREASURY = '0x' + 'bb'.repeat(20);
 
-/** Permit2's witness transfer for x402's exact proxy, as @x402/evm's client signs it (its types, written out). */
-const PERMIT2_TYPES = {
-  PermitWitnessTransferFrom: [
-    { name: 'permitted', type: 'TokenPermissions' },
-    { name: 'spender', type: 'address' },
-    { name: 'nonce', type: 'uint256' },
-    { name: 'deadline', type: 'uint256' },
-    { name: 'witness', type: 'Witness' },
-  ],
-  TokenPermissions: [
-    { name: 'token', type: 'address' },
-    { name: 'amount', type: 'uint256' },
-  ],
-  Witness: [
-    { name: 'to', type: 'address' },
-    { name: 'validAfter', type: 'uint256' },
-  ],
-};
+/** Permit2's witness transfer for x402's exact proxy, as @x402/evm's client signs it (its own types). */
+const PERMIT2_TYPES = Object.fromEntries(Object.entries(permit2WitnessTypes).map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
 
 /** An x402 v2 payment of 1 USDC to MERCHANT through Permit2, signed by `payer`, as the normalizers build it. */
 export async function signedPermit2Payment(fields: { to?: string; token?: string; spender?: string; nonce?: bigint; validAfter: bigint; deadline: bigint }): Promise<Payment> {
