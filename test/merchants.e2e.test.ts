@@ -1,8 +1,6 @@
 // Merchant identity without signup, end to end with the worker running: proof of control (an EOA and a
 // real Safe 1.4.1 through ERC-1271), settle protection on every settle surface (including @x402/express
 // with createAuthHeaders), and the merchant's own minimum.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import express from 'express';
 import { getAddress, Wallet } from 'ethers';
 import { HTTPFacilitatorClient } from '@x402/core/server';
@@ -15,27 +13,22 @@ import { MerchantAction, merchantRequestDigest, signMerchantRequest } from '@fac
 import { balances, difference, newMerchant } from './support/chain-actions';
 import { DEVNET_TREASURY, merchantCall, merchantProof } from './support/merchant-client';
 import { createSafe, deploySafeContracts, safeEthSignSignature } from './support/safe';
+import { LocalServers } from './support/local-servers';
 import { startTestStack, type TestStack } from './support/test-stack';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { x402V2Request } from './support/x402-request';
 
 const FEE = 10_000n;
 let stack: TestStack;
-const servers: Server[] = [];
+const servers = new LocalServers();
 
-function listen(app: express.Express): Promise<string> {
-  return new Promise((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
-    servers.push(server);
-  });
-}
 
 beforeAll(async () => {
   stack = await startTestStack();
   await stack.startWorker();
 });
 afterAll(async () => {
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  await servers.close();
   await stack?.stop();
 });
 
@@ -164,7 +157,7 @@ describe('settle protection', () => {
   });
 
   it('@x402/express configured with createAuthHeaders pays end to end', async () => {
-    const facilitatorUrl = `${await listen(stack.api.app)}/x402`;
+    const facilitatorUrl = `${await servers.listen(stack.api.app)}/x402`;
     const token = getAddress(stack.devnet.token) as `0x${string}`;
     const auth = async () => {
       const headers = { Authorization: `Bearer ${key}` };
@@ -179,7 +172,7 @@ describe('settle protection', () => {
       ),
     );
     shop.get('/paid', (_req, res) => res.json({ ok: true }));
-    const shopUrl = await listen(shop);
+    const shopUrl = await servers.listen(shop);
     const buyer = new x402Client()
       .register('eip155:*', new ExactEvmClientScheme(privateKeyToAccount(stack.devnet.accounts.payer.privateKey as `0x${string}`)))
       .setSpendControls({ allowedAssets: [{ network: 'eip155:84532', asset: token, maxAmountPerPayment: '1000000' }] });

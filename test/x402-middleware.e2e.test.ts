@@ -2,8 +2,6 @@
 // (facilitator URL http://<host>/x402), paid by the real x402 fetch clients: once with the v2 packages
 // (@x402/express, @x402/fetch, @x402/evm) and once with the v1 packages (x402-express, x402-fetch).
 // Everything runs against anvil with Circle's USDC and the compiled worker.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import express from 'express';
 import { getAddress } from 'ethers';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -16,6 +14,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { paymentMiddleware as paymentMiddlewareV1 } from 'x402-express';
 import { createSigner, decodeXPaymentResponse, wrapFetchWithPayment as wrapFetchWithPaymentV1 } from 'x402-fetch';
 import { balances, difference } from './support/chain-actions';
+import { LocalServers } from './support/local-servers';
 import { startTestStack, type TestStack } from './support/test-stack';
 
 const FEE = 10_000n;
@@ -23,21 +22,15 @@ const PRICE = 50_000n;
 const CONTENT = { forecast: 'sunny', temperature: 21 };
 
 let stack: TestStack;
-const servers: Server[] = [];
+const servers = new LocalServers();
 let facilitatorUrl: string;
 let merchantUrl: string;
 
-function listen(app: express.Express): Promise<string> {
-  return new Promise((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
-    servers.push(server);
-  });
-}
 
 beforeAll(async () => {
   stack = await startTestStack();
   await stack.startWorker();
-  facilitatorUrl = `${await listen(stack.api.app)}/x402`;
+  facilitatorUrl = `${await servers.listen(stack.api.app)}/x402`;
 
   const token = getAddress(stack.devnet.token) as `0x${string}`;
   const payTo = getAddress(stack.devnet.accounts.merchant.address);
@@ -84,11 +77,11 @@ beforeAll(async () => {
   merchant.get(['/v2/forecast', '/v1/forecast'], (_req, res) => {
     res.json(CONTENT);
   });
-  merchantUrl = await listen(merchant);
+  merchantUrl = await servers.listen(merchant);
 });
 
 afterAll(async () => {
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  await servers.close();
   await stack?.stop();
 });
 

@@ -3,8 +3,6 @@
 // (@x402/evm 2.27 signs a Permit2 witness transfer for x402's exact proxy), settled by our service against
 // anvil with Circle's USDC, the real Permit2 and the proxy doubles at their canonical addresses. The payer
 // approved Permit2 once, as a Permit2 payer does; the fee comes first, then the payment, each once.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import express from 'express';
 import { getAddress } from 'ethers';
 import { HTTPFacilitatorClient } from '@x402/core/server';
@@ -17,6 +15,7 @@ import { EXACT_PERMIT2 } from '@facilitator/core';
 import { PERMIT2_ADDRESS } from '@facilitator/payment-mechanisms';
 import { approvePermit2 } from './support/permit2-request';
 import { balances, difference, transfersOnChain } from './support/chain-actions';
+import { LocalServers } from './support/local-servers';
 import { startTestStack, type TestStack } from './support/test-stack';
 
 const FEE = 10_000n;
@@ -24,20 +23,14 @@ const PRICE = 50_000n;
 const CONTENT = { forecast: 'sunny', temperature: 21 };
 
 let stack: TestStack;
-const servers: Server[] = [];
+const servers = new LocalServers();
 let merchantUrl: string;
 
-function listen(app: express.Express): Promise<string> {
-  return new Promise((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
-    servers.push(server);
-  });
-}
 
 beforeAll(async () => {
   stack = await startTestStack();
   await stack.startWorker();
-  const facilitatorUrl = `${await listen(stack.api.app)}/x402`;
+  const facilitatorUrl = `${await servers.listen(stack.api.app)}/x402`;
 
   // the payer lets Permit2 move its USDC, once (what an EIP-2612 permit would do in the same transaction)
   await approvePermit2(stack.devnet, stack.devnet.accounts.payer.privateKey);
@@ -65,11 +58,11 @@ beforeAll(async () => {
   merchant.get('/forecast', (_req, res) => {
     res.json(CONTENT);
   });
-  merchantUrl = await listen(merchant);
+  merchantUrl = await servers.listen(merchant);
 });
 
 afterAll(async () => {
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  await servers.close();
   await stack?.stop();
 });
 

@@ -100,7 +100,8 @@ export function amountBelowMinimum(value: bigint, minimum: bigint): Failure {
  */
 export function checkToken(ctx: OfflineCheckContext): Failure {
   const { expected, network, terms } = ctx.payment;
-  const named = expected.token !== undefined && expected.token !== network.tokenAddress ? expected.token : terms.token !== network.tokenAddress ? terms.token : undefined;
+  // the requirements' token first: when both are wrong, that is the one the merchant can fix
+  const named = [expected.token, terms.token].find((token) => token !== undefined && token !== network.tokenAddress);
   if (named === undefined) return undefined;
   return {
     reason: FailureReason.TokenMismatch,

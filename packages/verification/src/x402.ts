@@ -83,7 +83,7 @@ export function parseX402Request(body: unknown, networks: EnabledNetworks): X402
     throw reject(X402Reason.UnsupportedScheme, `scheme ${JSON.stringify(scheme)} is not supported; this facilitator settles ${knownSchemes().map((s) => JSON.stringify(s)).join(', ')}`);
   }
   try {
-    return version === 2 ? fromV2(body, networks, reject) : fromV1(body, networks, reject);
+    return version === 2 ? fromV2(body, networks, reject, echo.payer) : fromV1(body, networks, reject, echo.payer);
   } catch (err) {
     if (err instanceof X402RequestRejected) throw err;
     if (err instanceof InvalidRequestError) throw reject(reasonOfProblems(err), messageOfProblems(err));
@@ -137,7 +137,8 @@ function resolveNetwork(name: string, resolve: () => NetworkConfig, reject: Reje
   }
 }
 
-function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Payment {
+/** `payer`: the payer as the client wrote it (the request's echo), answered back as written */
+function fromV2(body: Json, networks: EnabledNetworks, reject: Reject, payer: string | undefined): X402Payment {
   const request = validateX402RequestV2(body);
   const { paymentPayload, paymentRequirements: requirements } = request;
   const accepted = paymentPayload.accepted;
@@ -157,7 +158,7 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
   return {
     x402Version: 2,
     network: requirements.network,
-    payer: x402RequestEcho(body).payer ?? signed.terms.payer,
+    payer: payer ?? signed.terms.payer,
     claimedDomains: [
       ...claimOf(requirements.extra, 'paymentRequirements.extra'),
       ...claimOf(accepted.extra, 'paymentPayload.accepted.extra'),
@@ -179,7 +180,7 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
   };
 }
 
-function fromV1(body: Json, networks: EnabledNetworks, reject: Reject): X402Payment {
+function fromV1(body: Json, networks: EnabledNetworks, reject: Reject, payer: string | undefined): X402Payment {
   const request = validateX402RequestV1(body);
   const { paymentPayload, paymentRequirements: requirements } = request;
   if (paymentPayload.scheme !== requirements.scheme) {
@@ -193,7 +194,7 @@ function fromV1(body: Json, networks: EnabledNetworks, reject: Reject): X402Paym
   return {
     x402Version: 1,
     network: requirements.network,
-    payer: x402RequestEcho(body).payer ?? signed.terms.payer,
+    payer: payer ?? signed.terms.payer,
     claimedDomains: claimOf(requirements.extra, 'paymentRequirements.extra'),
     payment: {
       protocolVersion: 1,
