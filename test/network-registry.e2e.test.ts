@@ -75,8 +75,11 @@ it('/x402/supported lists each network on x402 v2, and on v1 under the name @x40
   const res = await http.get('/x402/supported');
   expect(res.status).toBe(200);
   const kinds = res.body.kinds as Array<{ x402Version: number; scheme: string; network: string }>;
+  // upto names the facilitator its payer must sign for: our treasury, the same on every network
+  const facilitatorAddress = getAddress(served[0].devnet.accounts.treasury.address);
   const expected = NETWORKS.flatMap((n) => [
     { x402Version: 2, scheme: 'exact', network: n.caip2 },
+    { x402Version: 2, scheme: 'upto', network: n.caip2, extra: { facilitatorAddress } },
     ...(n.x402V1Name ? [{ x402Version: 1, scheme: 'exact', network: n.x402V1Name }] : []),
   ]);
   expect(kinds).toEqual(expected);

@@ -62,10 +62,11 @@ async function pay(req: PaymentRequirements): Promise<PaymentPayload> {
 const nonceOf = (payload: PaymentPayload) => String((payload.payload.authorization as { nonce: string }).nonce).toLowerCase();
 
 describe('GET /x402/supported', () => {
-  it('lists exact on every enabled network, in both protocol versions, and our signers', async () => {
+  it('lists exact on every enabled network in both protocol versions, upto in v2 with the facilitator its payer names, and our signers', async () => {
     const supported = await facilitator.getSupported();
     expect(supported.kinds).toEqual([
       expect.objectContaining({ x402Version: 2, scheme: 'exact', network: 'eip155:84532' }),
+      { x402Version: 2, scheme: 'upto', network: 'eip155:84532', extra: { facilitatorAddress: getAddress(stack.devnet.accounts.treasury.address) } },
       expect.objectContaining({ x402Version: 1, scheme: 'exact', network: 'base-sepolia' }),
     ]);
     expect(supported.extensions).toEqual(['payment-identifier']);
@@ -281,8 +282,17 @@ describe('requests the x402 endpoints cannot take', () => {
     expect(otherNetwork.status).toBe(400);
     expect(otherNetwork.body).toMatchObject({ isValid: false, invalidReason: 'invalid_network', invalidMessage: expect.stringContaining('eip155:84532') });
 
+    // an upto request carrying an EIP-3009 payload is never read as an exact payment
     const upto = { ...req, scheme: 'upto' };
-    const otherScheme = await stack.http.post('/x402/settle').send({ x402Version: 2, paymentPayload: { ...payload, accepted: upto }, paymentRequirements: upto });
+    const uptoWithEip3009 = await stack.http.post('/x402/settle').send({ x402Version: 2, paymentPayload: { ...payload, accepted: upto }, paymentRequirements: upto });
+    expect(uptoWithEip3009.status).toBe(400);
+    expect(uptoWithEip3009.body).toMatchObject({ success: false, errorReason: 'invalid_payload', errorMessage: expect.stringContaining('is not an "upto" payment this network settles') });
+    // nor is upto taken in x402 v1, whose payloads are EIP-3009's
+    const v1Upto = await stack.http.post('/x402/settle').send({ x402Version: 1, paymentPayload: { x402Version: 1, scheme: 'upto', network: 'base-sepolia', payload: payload.payload }, paymentRequirements: { scheme: 'upto', network: 'base-sepolia', maxAmountRequired: req.amount, asset: req.asset, payTo: req.payTo } });
+    expect(v1Upto.body).toMatchObject({ success: false, errorReason: 'unsupported_scheme' });
+
+    const deferred = { ...req, scheme: 'deferred' };
+    const otherScheme = await stack.http.post('/x402/settle').send({ x402Version: 2, paymentPayload: { ...payload, accepted: deferred }, paymentRequirements: deferred });
     expect(otherScheme.status).toBe(400);
     expect(otherScheme.body).toEqual({
       success: false,

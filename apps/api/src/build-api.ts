@@ -244,6 +244,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
           },
         },
         signers: [...config.relayerAddresses, config.treasuryAddress],
+        treasury: config.treasuryAddress,
         logger,
       }),
     ],

@@ -88,8 +88,8 @@ const OP_STACK: NetworkDefaults = {
   maxFeePerGasGwei: 100,
   relayerMinBalance: MILLI,
   batchGasBudget: BATCH_GAS_BUDGET,
-  // Permit2 and x402's exact proxy sit at one address on every chain (CREATE2); EIP-3009 is USDC's own
-  mechanisms: [EXACT_EIP3009, EXACT_PERMIT2],
+  // Permit2 and x402's exact and upto proxies sit at one address on every chain (CREATE2); EIP-3009 is USDC's own
+  mechanisms: [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2],
 };
 /** Arbitrum One and Sepolia: sequencer order as on the OP Stack; gas as ARBITRUM_GAS_CAPS says */
 const ARBITRUM: NetworkDefaults = { ...OP_STACK, gasCaps: ARBITRUM_GAS_CAPS, batchGasBudget: ARBITRUM_BATCH_GAS_BUDGET };

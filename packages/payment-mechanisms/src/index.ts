@@ -15,11 +15,12 @@ export type {
   SignedAmount,
   Execution,
   LogLike,
+  X402Version,
 } from './mechanism';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
 export { missingApproval } from './mechanism';
 export { settleAmountProblem, amountToSettle } from './settle-amount';
-export { mechanismById, servedMechanismById, mechanismFor, schemesOf, knownSchemes } from './registry';
+export { mechanismById, servedMechanismById, mechanismFor, mechanismsInVersion, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';
 export { uptoPermit2, type UptoPermit2Payload } from './upto-permit2';

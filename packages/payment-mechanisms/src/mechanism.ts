@@ -34,6 +34,11 @@ export interface PaymentTerms {
   validAfter: bigint;
   validBefore: bigint;
   nonce: NonceIdentity;
+  /**
+   * The only address that may execute it (lowercase), when the payer named one: upto's witness binds the
+   * facilitator, and its proxy reverts a call from anyone else. Absent: whoever sends its call.
+   */
+  sender?: string;
 }
 
 /** A stored payload: JSON of strings (numbers as decimal strings), as a jsonb column keeps it exactly. */
@@ -68,10 +73,18 @@ export interface MissingApproval extends PayerApproval {
   required: bigint;
 }
 
-/** The approval a payment needs and lacks, if its mechanism moves only what was approved and it is short. */
-export async function missingApproval<Payload>(mechanism: PaymentMechanism<Payload>, payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<MissingApproval | undefined> {
+/**
+ * The approval a payment needs and lacks, if its mechanism moves only what was approved and it is short:
+ * for `amount` (what settles; by default the signed amount, which verify holds an upto maximum to).
+ */
+export async function missingApproval<Payload>(
+  mechanism: PaymentMechanism<Payload>,
+  payment: ParsedPayment<Payload>,
+  chain: PaymentReads,
+  amount = payment.terms.amount,
+): Promise<MissingApproval | undefined> {
   const approval = await mechanism.approval?.(payment, chain);
-  return approval && approval.allowance < payment.terms.amount ? { ...approval, required: payment.terms.amount } : undefined;
+  return approval && approval.allowance < amount ? { ...approval, required: amount } : undefined;
 }
 
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
@@ -82,15 +95,14 @@ export type SignerRecovery = { ok: true; address: string } | { ok: false; reason
  */
 export type GasKind = 'transferWithAuthorization' | 'x402ExactPermit2Proxy.settle' | 'x402UptoPermit2Proxy.settle';
 
+export type X402Version = 1 | 2;
+
 /** The transaction that executes a payment. */
 export interface DirectCall {
   to: string;
   data: string;
   gasKind: GasKind;
-  /**
-   * The only address that may send it (lowercase), when the payer named one: upto's witness binds the
-   * facilitator, and its proxy reverts a call from anyone else. Absent: any of our relayers may.
-   */
+  /** the only address that may send it (lowercase): the payment's `terms.sender`. Absent: any of our relayers may. */
   sender?: string;
 }
 
@@ -169,8 +181,13 @@ export interface PaymentMechanism<Payload> {
   nonceSpace(network: MechanismNetwork): string;
   /** what `terms.amount` is: the amount that moves, or the most that may (the settle order's amount is checked against it) */
   readonly signedAmount: SignedAmount;
-  /** its kind in `/x402/supported` on a network */
-  describe(network: MechanismNetwork): { scheme: string; extra?: Record<string, unknown> };
+  /** the x402 versions whose payloads carry it (x402 v1 knows EIP-3009 only) */
+  readonly x402Versions: readonly X402Version[];
+  /**
+   * Its kind in `/x402/supported` on a network. `facilitator`: the address this service executes payments
+   * from when a payer must name who may (upto's witness), which clients read from `extra`.
+   */
+  describe(network: MechanismNetwork, facilitator: string): { scheme: string; extra?: Record<string, unknown> };
 
   // What settlement asks. A nonce that is used is not a payment that was made: "paid" is only ever read
   // from a transfer to the payee (findExecution, paidIn).

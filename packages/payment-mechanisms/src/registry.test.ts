@@ -2,7 +2,7 @@ import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS, UPTO_PERMIT2 } from '@facilitat
 import { exactEip3009 } from './exact-eip3009';
 import { exactPermit2 } from './exact-permit2';
 import { uptoPermit2 } from './upto-permit2';
-import { knownSchemes, mechanismById, mechanismFor, schemesOf, servedMechanismById } from './registry';
+import { knownSchemes, mechanismById, mechanismFor, mechanismsInVersion, schemesOf, servedMechanismById } from './registry';
 
 const payload = {
   authorization: { from: '0x' + '11'.repeat(20), to: '0x' + '22'.repeat(20), value: '1', validAfter: '0', validBefore: '9', nonce: '0x' + 'ab'.repeat(32) },
@@ -15,7 +15,7 @@ describe('mechanism registry', () => {
       for (const id of network.mechanisms) {
         const mechanism = mechanismById(id);
         expect(mechanism.id).toBe(id);
-        expect(mechanism.describe({ chainId: network.chainId, tokenAddress: network.usdc.address.toLowerCase() }).scheme).toBe(mechanism.scheme);
+        expect(mechanism.describe({ chainId: network.chainId, tokenAddress: network.usdc.address.toLowerCase() }, '0x' + '77'.repeat(20)).scheme).toBe(mechanism.scheme);
       }
     }
   });
@@ -32,31 +32,28 @@ describe('mechanism registry', () => {
     expect(exactPermit2.claims({ permit2Authorization: { witness: { to: '0x', facilitator: '0x', validAfter: '0' } }, signature: '0x' })).toBe(false);
   });
 
-  it('serves exact through EIP-3009 and through Permit2 on every network: one scheme, two shapes', () => {
+  it('serves exact through EIP-3009 and through Permit2, and upto through Permit2, on every network', () => {
     for (const network of NETWORKS) {
-      expect(network.mechanisms).toEqual([EXACT_EIP3009, EXACT_PERMIT2]);
-      expect(schemesOf(network.mechanisms)).toEqual(['exact']);
+      expect(network.mechanisms).toEqual([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2]);
+      expect(schemesOf(network.mechanisms)).toEqual(['exact', 'upto']);
     }
-  });
-
-  it('names each scheme once', () => {
-    expect(schemesOf([EXACT_EIP3009, EXACT_EIP3009])).toEqual(['exact']);
-    expect(schemesOf([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2])).toEqual(['exact', 'upto']);
-    expect(knownSchemes()).toEqual(['exact']);
-  });
-
-  it('registers upto through Permit2 but serves it on no network, and keeps its scheme unknown, until the engine settles it', () => {
-    // the settle intake does not take an amount yet, the fee rule below the maximum is undecided, and the
-    // call must come from the facilitator the payer named: a payment must never verify that cannot then settle
-    expect(mechanismById(UPTO_PERMIT2)).toBe(uptoPermit2);
-    for (const network of NETWORKS) expect(network.mechanisms).not.toContain(UPTO_PERMIT2);
-    // settlement executes served mechanisms only: a stored upto row is refused, as an unknown id is
-    expect(servedMechanismById(UPTO_PERMIT2)).toBeUndefined();
-    expect(servedMechanismById('later/unknown')).toBeUndefined();
+    expect(servedMechanismById(UPTO_PERMIT2)).toBe(uptoPermit2);
     expect(servedMechanismById(EXACT_PERMIT2)).toBe(exactPermit2);
     expect(servedMechanismById(EXACT_EIP3009)).toBe(exactEip3009);
-    // the x402 parser answers unsupported_scheme to an upto request rather than reading its payload as exact
-    expect(knownSchemes()).not.toContain('upto');
+    // an id this process does not know (a newer process stored it) is never executed here
+    expect(servedMechanismById('later/unknown')).toBeUndefined();
+  });
+
+  it('names each scheme once, and in x402 v1 only what its payloads carry (EIP-3009 exact)', () => {
+    expect(schemesOf([EXACT_EIP3009, EXACT_EIP3009])).toEqual(['exact']);
+    expect(schemesOf([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2])).toEqual(['exact', 'upto']);
+    expect(knownSchemes(2)).toEqual(['exact', 'upto']);
+    expect(knownSchemes(1)).toEqual(['exact']);
+    expect(mechanismsInVersion([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], 1)).toEqual([EXACT_EIP3009]);
+    expect(mechanismsInVersion([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], 2)).toEqual([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2]);
+  });
+
+  it('tells upto and exact Permit2 payloads apart by the witness', () => {
     const upto = { permit2Authorization: { witness: { to: '0x' + '22'.repeat(20), facilitator: '0x' + '33'.repeat(20), validAfter: '0' } }, signature: '0x' };
     expect(mechanismFor('upto', [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], upto)).toBe(uptoPermit2);
     expect(mechanismFor('exact', [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], upto)).toBeUndefined();

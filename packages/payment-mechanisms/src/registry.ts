@@ -1,7 +1,7 @@
 import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
 import { exactPermit2 } from './exact-permit2';
-import type { PaymentMechanism } from './mechanism';
+import type { PaymentMechanism, X402Version } from './mechanism';
 import { uptoPermit2 } from './upto-permit2';
 
 /**
@@ -11,7 +11,6 @@ import { uptoPermit2 } from './upto-permit2';
 const MECHANISMS: { readonly [Id in PaymentMechanismId]: PaymentMechanism<unknown> } = {
   [EXACT_EIP3009]: exactEip3009 as PaymentMechanism<unknown>,
   [EXACT_PERMIT2]: exactPermit2 as PaymentMechanism<unknown>,
-  // served on no network yet: the engine does not settle an amount below the maximum (docs/decisions.md)
   [UPTO_PERMIT2]: uptoPermit2 as PaymentMechanism<unknown>,
 };
 
@@ -37,19 +36,23 @@ const SERVED = new Set<string>(NETWORKS.flatMap((network) => network.mechanisms)
 
 /**
  * The mechanism of `id` where some registry network serves it; undefined for an id this process does not
- * know (a newer process stored it) or does not serve yet (upto/permit2 until the engine settles it): such a
- * payment is never executed here.
+ * know (a newer process stored it) or registers without serving it anywhere (a mechanism on its way in):
+ * such a payment is never executed here.
  */
 export function servedMechanismById(id: string): PaymentMechanism<unknown> | undefined {
   return SERVED.has(id) ? MECHANISMS[id as PaymentMechanismId] : undefined;
 }
 
 /**
- * Every scheme a mechanism that some registry network serves answers to: the x402 request parser answers
- * any other scheme `unsupported_scheme` before it reads anything else. A mechanism registered but served
- * nowhere (upto/permit2 until the engine settles it) does not list its scheme: an `upto` request let past
- * this check would reach code that reads every payload as `exact`.
+ * Every scheme a mechanism that some registry network serves answers to in x402 `version`: the x402 request
+ * parser answers any other scheme `unsupported_scheme` before it reads anything else. A mechanism registered
+ * but served nowhere does not list its scheme, so no payload is read by a mechanism the engine cannot settle.
  */
-export function knownSchemes(): string[] {
-  return schemesOf((Object.keys(MECHANISMS) as PaymentMechanismId[]).filter((id) => SERVED.has(id)));
+export function knownSchemes(version: X402Version): string[] {
+  return schemesOf((Object.keys(MECHANISMS) as PaymentMechanismId[]).filter((id) => SERVED.has(id) && MECHANISMS[id].x402Versions.includes(version)));
+}
+
+/** The mechanisms of a network that x402 `version` payloads can carry: what `/x402/supported` lists per version. */
+export function mechanismsInVersion(mechanisms: readonly PaymentMechanismId[], version: X402Version): PaymentMechanismId[] {
+  return mechanisms.filter((id) => MECHANISMS[id].x402Versions.includes(version));
 }

@@ -62,50 +62,73 @@ export const exactEvmPayload = {
 } as const;
 
 /**
- * `exact` through Permit2 (`@x402/evm`'s `ExactPermit2Payload`): a `PermitWitnessTransferFrom` the payer
- * signed under Permit2's domain for x402's exact proxy, the witness binding the recipient and a start time.
+ * A Permit2 payload of x402's (`@x402/evm`'s `ExactPermit2Payload` and upto's): a `PermitWitnessTransferFrom`
+ * the payer signed under Permit2's domain for one of x402's proxies, with that proxy's witness.
  */
-export const exactPermit2Payload = {
-  type: 'object',
-  required: ['permit2Authorization', 'signature'],
-  properties: {
-    permit2Authorization: {
-      type: 'object',
-      description: "Permit2 PermitWitnessTransferFrom signed by the payer (spender: x402's exact Permit2 proxy)",
-      required: ['from', 'permitted', 'spender', 'nonce', 'deadline', 'witness'],
-      properties: {
-        from: { ...address, description: 'payer' },
-        permitted: {
-          type: 'object',
-          required: ['token', 'amount'],
-          properties: { token: address, amount: { ...uintString, description: "amount in the token's smallest unit" } },
-          additionalProperties: false,
+function permit2Payload<Witness extends Record<string, object>>(proxy: string, witness: Witness) {
+  return {
+    type: 'object',
+    required: ['permit2Authorization', 'signature'],
+    properties: {
+      permit2Authorization: {
+        type: 'object',
+        description: `Permit2 PermitWitnessTransferFrom signed by the payer (spender: ${proxy})`,
+        required: ['from', 'permitted', 'spender', 'nonce', 'deadline', 'witness'],
+        properties: {
+          from: { ...address, description: 'payer' },
+          permitted: {
+            type: 'object',
+            required: ['token', 'amount'],
+            properties: { token: address, amount: { ...uintString, description: "amount in the token's smallest unit" } },
+            additionalProperties: false,
+          },
+          spender: { ...address, description: proxy },
+          nonce: { ...uintString, description: "Permit2's unordered nonce of the payer (decimal)" },
+          deadline: { ...uintString, description: 'Unix seconds, the last second it may be used' },
+          witness: {
+            type: 'object',
+            required: Object.keys(witness) as Array<keyof Witness & string>,
+            properties: witness,
+            additionalProperties: false,
+          },
         },
-        spender: { ...address, description: "x402's exact Permit2 proxy" },
-        nonce: { ...uintString, description: "Permit2's unordered nonce of the payer (decimal)" },
-        deadline: { ...uintString, description: 'Unix seconds, the last second it may be used' },
-        witness: {
-          type: 'object',
-          required: ['to', 'validAfter'],
-          properties: { to: { ...address, description: 'merchant; never the treasury' }, validAfter: { ...uintString, description: 'Unix seconds' } },
-          additionalProperties: false,
-        },
+        additionalProperties: false,
       },
-      additionalProperties: false,
+      signature,
     },
-    signature,
-  },
-  additionalProperties: false,
-} as const;
+    additionalProperties: false,
+  } as const;
+}
+
+const recipient = { ...address, description: 'merchant; never the treasury' };
+const validAfter = { ...uintString, description: 'Unix seconds' };
+
+/** `exact` through Permit2: the witness binds the recipient and a start time. */
+const exactPermit2Payload = permit2Payload("x402's exact Permit2 proxy", { to: recipient, validAfter });
 
 /**
- * An x402 v2 `exact` payload: EIP-3009's, or Permit2's when it carries a `permit2Authorization` (as the
- * reference tells them apart). `if`/`then`/`else` keeps ajv's errors to the one shape the client sent.
+ * `upto` through Permit2: the permitted amount is the most the merchant may settle, and the witness also binds
+ * the facilitator, the only address whose call the proxy accepts (`/x402/supported`'s `extra.facilitatorAddress`).
  */
-export const x402ExactPayload = {
+const uptoPermit2Payload = permit2Payload("x402's upto Permit2 proxy", {
+  to: recipient,
+  facilitator: { ...address, description: "the facilitator that alone may settle it: this service's extra.facilitatorAddress" },
+  validAfter,
+});
+
+/**
+ * An x402 v2 payload: EIP-3009's, or Permit2's when it carries a `permit2Authorization` (as the reference tells
+ * them apart), upto's when its witness names a facilitator. `if`/`then`/`else` keeps ajv's errors to the one
+ * shape the client sent; the scheme then picks the mechanism, which refuses a shape of another scheme.
+ */
+export const x402V2Payload = {
   type: 'object',
   if: { type: 'object', required: ['permit2Authorization'] },
-  then: exactPermit2Payload,
+  then: {
+    if: { type: 'object', properties: { permit2Authorization: { type: 'object', properties: { witness: { type: 'object', required: ['facilitator'] } } } } },
+    then: uptoPermit2Payload,
+    else: exactPermit2Payload,
+  },
   else: exactEvmPayload,
 } as const;
 

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import type { authorization, exactEvmPayload, exactPermit2Payload } from './primitives';
+import type { authorization, exactEvmPayload } from './primitives';
 import type { requirementsSchema, verifyFormASchema } from './verify-form-a';
 import type { settleFormBSchema, verifyFormBSchema } from './verify-form-b';
 
@@ -9,7 +9,6 @@ import type { settleFormBSchema, verifyFormBSchema } from './verify-form-b';
  */
 export type AuthorizationBody = FromSchema<typeof authorization>;
 export type ExactEvmPayloadBody = FromSchema<typeof exactEvmPayload>;
-export type ExactPermit2PayloadBody = FromSchema<typeof exactPermit2Payload>;
 export type RequirementsBody = FromSchema<typeof requirementsSchema>;
 export type FormARequest = FromSchema<typeof verifyFormASchema>;
 export type FormBVerifyRequest = FromSchema<typeof verifyFormBSchema>;

@@ -1,6 +1,6 @@
 import { compileValidator } from './validator';
 import { paymentExtensionsSchema } from './payment-identifier';
-import { address, exactEvmPayload, shortString, uintString, x402ExactPayload } from './primitives';
+import { address, exactEvmPayload, shortString, uintString, x402V2Payload } from './primitives';
 import type { ExactEvmPayloadBody } from './request-types';
 
 /**
@@ -70,7 +70,7 @@ export const x402RequestV2Schema = {
       properties: {
         x402Version: { const: 2 },
         accepted: x402RequirementsV2Schema,
-        payload: x402ExactPayload,
+        payload: x402V2Payload,
         extensions: paymentExtensionsSchema,
       },
       additionalProperties: true,

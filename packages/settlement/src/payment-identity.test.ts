@@ -14,7 +14,7 @@ function storeWith(existing?: Settlement) {
     async createOrGetForPayment(row) {
       if (existing) return { settlement: existing, created: false };
       inserted.push(row);
-      return { settlement: { ...settlementFixture(), id: row.id, authorizationFingerprint: row.authorizationFingerprint }, created: true };
+      return { settlement: { ...settlementFixture(), id: row.id, authorizationFingerprint: row.authorizationFingerprint, amount: row.amount, feeAmount: row.feeAmount }, created: true };
     },
     async feeRevertsOfPayment() {
       return { count: 0, lastAt: null };
@@ -72,6 +72,51 @@ describe('SettlementRequests.start: payment identity', () => {
       expect(enqueued).toEqual([]);
     },
   );
+
+  describe('the amount a settlement owns, and its fee (one fee policy, decided here)', () => {
+    const upto = () => verificationFixture({ mechanism: 'upto/permit2', scheme: 'upto', amount: '1000000' });
+
+    it('an upto payment settles the amount asked for, within its maximum, and pays the fee only from the fee up', async () => {
+      for (const [asked, fee] of [
+        [1_000_000n, '10000'],
+        [250_000n, '10000'],
+        [10_000n, '10000'],
+        [9_999n, '0'],
+        [1n, '0'],
+      ] as const) {
+        const { store, inserted } = storeWith();
+        const { settlement } = await requestsOver(store).requests.start(upto(), 'x402', asked);
+        expect(inserted[0]).toMatchObject({ amount: asked.toString(), feeAmount: fee });
+        expect(settlement).toMatchObject({ amount: asked.toString(), feeAmount: fee });
+      }
+    });
+
+    it('an exact payment settles its signed amount and always pays the fee (its minimum keeps it above)', async () => {
+      const { store, inserted } = storeWith();
+      await requestsOver(store).requests.start(verificationFixture({ amount: '5000' }), 'v1');
+      expect(inserted[0]).toMatchObject({ amount: '5000', feeAmount: '10000' });
+    });
+
+    it('never starts more than the maximum, nor nothing: the x402 parser and the intake refused those', async () => {
+      for (const asked of [1_000_001n, 0n]) {
+        const { store, inserted } = storeWith();
+        await expect(requestsOver(store).requests.start(upto(), 'x402', asked)).rejects.toThrow('cannot settle');
+        expect(inserted).toEqual([]);
+      }
+    });
+
+    it('refuses the same payment asked to settle another amount than its settlement moves: 409, and enqueues nothing', async () => {
+      const live = settlementFixture({ state: 'executing', mechanism: 'upto/permit2', amount: '250000' });
+      const { requests, enqueued } = requestsOver(storeWith(live).store);
+      const attempt = requests.start(upto(), 'x402', 300_000n);
+      await expect(attempt).rejects.toBeInstanceOf(PaymentConflictError);
+      await expect(attempt).rejects.toMatchObject({ status: 409, details: expect.objectContaining({ settlement_id: live.id, settled_amount: '250000', requested_amount: '300000' }) });
+      expect(enqueued).toEqual([]);
+      // the same amount again is a repeat: its settlement
+      const { settlement, created } = await requests.start(upto(), 'x402', 250_000n);
+      expect({ id: settlement.id, created }).toEqual({ id: live.id, created: false });
+    });
+  });
 
   it('a verification retention deleted between its lookup and the insert is a 404 (verify again), not a 500', async () => {
     const store: Store = {

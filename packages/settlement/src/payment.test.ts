@@ -1,8 +1,22 @@
 import { tokenSignature } from '@facilitator/chain-rpc';
-import { EXACT_EIP3009, EXACT_PERMIT2 } from '@facilitator/core';
-import { exactEip3009, exactPermit2, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
-import { paymentOf, rawSignatureOf, termsOf } from './payment';
-import { AMOUNT, ERC6492_SIGNATURE, MERCHANT, NONCE, NOW, PAYER, PERMIT2_NONCE, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN } from './testing/fakes';
+import { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/core';
+import { exactEip3009, exactPermit2, uptoPermit2, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
+import { directCallOf, paymentOf, rawSignatureOf, termsOf } from './payment';
+import {
+  AMOUNT,
+  ERC6492_SIGNATURE,
+  MERCHANT,
+  NONCE,
+  NOW,
+  PAYER,
+  PERMIT2_NONCE,
+  permit2SettlementFixture,
+  PLAIN_SIGNATURE,
+  settlementFixture,
+  TOKEN,
+  TREASURY,
+  uptoSettlementFixture,
+} from './testing/fakes';
 
 const storedPayment = (overrides: Record<string, string> = {}, signature = PLAIN_SIGNATURE) => ({
   authorization: { from: PAYER, to: MERCHANT, value: AMOUNT.toString(), validAfter: '5', validBefore: String(NOW + 60), nonce: NONCE, ...overrides },
@@ -45,8 +59,9 @@ describe('the payment a settlement executes', () => {
     ['nonce', { nonce: '0x' + 'cd'.repeat(32) }],
   ])('is refused when its stored %s is not its row’s: one payment is never executed while another is reported', (field, overrides) => {
     const settlement = settlementFixture({ payload: storedPayment(overrides) });
-    expect(() => paymentOf(settlement)).toThrow(`its stored payment's ${field}`);
-    expect(() => rawSignatureOf(settlement)).toThrow(`its stored payment's ${field}`);
+    const refusal = field === 'amount' ? "its row's amount does not fit its stored payment" : `its stored payment's ${field}`;
+    expect(() => paymentOf(settlement)).toThrow(refusal);
+    expect(() => rawSignatureOf(settlement)).toThrow(refusal);
   });
 
   it('is read by its own mechanism for a Permit2 row, and refused there too when the payload is not the row’s', () => {
@@ -57,7 +72,9 @@ describe('the payment a settlement executes', () => {
     const changed = (fields: Record<string, string | Record<string, string>>) =>
       permit2SettlementFixture({ payload: { ...stored, permit2Authorization: { ...stored.permit2Authorization, ...fields } } });
     expect(() => paymentOf(changed({ nonce: String(PERMIT2_NONCE + 1n) }))).toThrow("its stored payment's nonce");
-    expect(() => paymentOf(changed({ permitted: { token: TOKEN, amount: String(AMOUNT + 1n) } }))).toThrow("its stored payment's amount");
+    expect(() => paymentOf(changed({ permitted: { token: TOKEN, amount: String(AMOUNT + 1n) } }))).toThrow(
+      "its row's amount does not fit its stored payment: the payment moves exactly its signed amount",
+    );
     expect(() => paymentOf(changed({ witness: { to: '0x' + '77'.repeat(20), validAfter: '0' } }))).toThrow("its stored payment's merchant");
     expect(() => paymentOf(changed({ from: '0x' + '88'.repeat(20) }))).toThrow("its stored payment's payer");
     // Permit2 moves whatever token was signed: one that is not the row's (the network's) would be paid unseen
@@ -70,7 +87,24 @@ describe('the payment a settlement executes', () => {
   });
 
   it('is refused for a mechanism this worker does not know', () => {
-    const settlement = settlementFixture({ mechanism: 'upto/permit2', payload: { permit2Authorization: {} } });
-    expect(() => paymentOf(settlement)).toThrow('mechanism upto/permit2, which this worker cannot execute');
+    const settlement = settlementFixture({ mechanism: 'later/unknown', payload: { permit2Authorization: {} } });
+    expect(() => paymentOf(settlement)).toThrow('mechanism later/unknown, which this worker cannot execute');
+  });
+
+  it('settles what its upto row owns: more than 0 and at most the signed maximum, and calls for exactly that', () => {
+    const chain = { tokenAddress: TOKEN } as Parameters<typeof directCallOf>[1];
+    const part = uptoSettlementFixture(AMOUNT / 4n);
+    expect(paymentOf(part).mechanism).toBe(uptoPermit2);
+    // the terms keep the signed maximum; the row's amount is what moves, and the treasury is the one sender
+    expect(termsOf(part)).toMatchObject({ mechanism: UPTO_PERMIT2, amount: AMOUNT, sender: TREASURY });
+    const call = directCallOf(part, chain);
+    expect(call.sender).toBe(TREASURY);
+    const settled = uptoPermit2.directCall(paymentOf(part).parsed as never, chain, { amount: AMOUNT / 4n });
+    expect(call.data).toBe(settled.data);
+    expect(call.data).not.toBe(uptoPermit2.directCall(paymentOf(part).parsed as never, chain, { amount: AMOUNT }).data);
+    expect(directCallOf(uptoSettlementFixture(AMOUNT), chain).to).toBe(call.to);
+    // a row for more than the payer signed, or for nothing, is never executed
+    expect(() => paymentOf(uptoSettlementFixture(AMOUNT + 1n))).toThrow('is above the signed maximum');
+    expect(() => paymentOf(uptoSettlementFixture(0n))).toThrow('must be more than 0');
   });
 });

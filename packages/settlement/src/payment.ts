@@ -1,5 +1,15 @@
 import { EXACT_EIP3009 } from '@facilitator/core';
-import { exactEip3009, servedMechanismById, type MechanismNetwork, type ParsedPayment, type PaymentMechanism, type PaymentTerms } from '@facilitator/payment-mechanisms';
+import {
+  exactEip3009,
+  servedMechanismById,
+  settleAmountProblem,
+  type DirectCall,
+  type MechanismChain,
+  type MechanismNetwork,
+  type ParsedPayment,
+  type PaymentMechanism,
+  type PaymentTerms,
+} from '@facilitator/payment-mechanisms';
 import type { SettlementWithVerification, StepContext } from './step';
 
 /** The payment a settlement executes, and the mechanism that reads and executes it. */
@@ -32,6 +42,15 @@ export function termsOf(settlement: SettlementWithVerification): PaymentTerms {
   return paymentOf(settlement).parsed.terms;
 }
 
+/**
+ * The call that executes the settlement's payment for the amount the settlement owns (its row's `amount`:
+ * the signed amount, or what the merchant settles of an upto maximum), and the only sender it may have.
+ */
+export function directCallOf(settlement: SettlementWithVerification, chain: MechanismChain): DirectCall {
+  const { mechanism, parsed } = paymentOf(settlement);
+  return mechanism.directCall(parsed, chain, { amount: BigInt(settlement.amount) });
+}
+
 /** The signature as the payer sent it (ERC-6492-wrapped or not). */
 export function rawSignatureOf(settlement: SettlementWithVerification): string {
   return paymentOf(settlement).parsed.signature;
@@ -51,13 +70,16 @@ function fromPayload(settlement: SettlementWithVerification, network: MechanismN
   }
   const parsed = mechanism.fromStored(settlement.payload, network);
   const { terms } = parsed;
-  const columns = { payer: settlement.payer, merchant: settlement.merchant, token: settlement.tokenAddress, amount: settlement.amount, nonce: settlement.nonce };
-  const signed = { payer: terms.payer, merchant: terms.payee, token: terms.token, amount: terms.amount.toString(), nonce: terms.nonce.value };
+  const columns = { payer: settlement.payer, merchant: settlement.merchant, token: settlement.tokenAddress, nonce: settlement.nonce };
+  const signed = { payer: terms.payer, merchant: terms.payee, token: terms.token, nonce: terms.nonce.value };
   for (const field of Object.keys(columns) as Array<keyof typeof columns>) {
     if (columns[field].toLowerCase() !== signed[field]) {
       throw new Error(`settlement ${settlement.id}: its stored payment's ${field} (${signed[field]}) is not its row's (${columns[field]})`);
     }
   }
+  // the row's amount is what settles: the signed amount, or (a signed maximum) what the merchant asked, within it
+  const problem = settleAmountProblem(mechanism, terms, BigInt(settlement.amount));
+  if (problem) throw new Error(`settlement ${settlement.id}: its row's amount does not fit its stored payment: ${problem}`);
   return { mechanism, parsed };
 }
 

@@ -1,5 +1,5 @@
 import { FeeCollectionFailedError, IdPrefix, newId, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
-import { authorizationFingerprint } from '@facilitator/payment-mechanisms';
+import { authorizationFingerprint, servedMechanismById } from '@facilitator/payment-mechanisms';
 import type { PaymentNonce, Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { failurePauseOf, type FailurePausePolicy } from './accounting';
@@ -72,9 +72,15 @@ export class SettlementRequests {
    * may be of another authorization the payer also signed (another recipient or value): that one is never
    * reported as this one's — a merchant would be told "paid" with another payment's outcome — and this one
    * cannot start while it lives (PaymentConflictError, 409).
+   *
+   * `settleAmount`: what the merchant settles of a payment that signs a maximum (upto), more than 0 and at
+   * most the maximum; absent: the signed amount. The settlement stores it, and its fee (`feeFor`): both are
+   * what every step charges and moves, and what it reports. The same payment asked for another amount while
+   * its settlement lives is a 409: the first amount is the one that moves.
    */
-  async start(verification: Verification, surface: string): Promise<{ settlement: Settlement; created: boolean }> {
+  async start(verification: Verification, surface: string, settleAmount?: bigint): Promise<{ settlement: Settlement; created: boolean }> {
     const fingerprint = fingerprintOf(verification);
+    const amount = this.amountToSettle(verification, settleAmount);
     await this.refuseDuringFeeRevertBackoff(verification);
     await this.refuseWhilePaused(verification);
     const result = await this.settlements.createOrGetForPayment({
@@ -86,14 +92,14 @@ export class SettlementRequests {
       tokenAddress: verification.tokenAddress!,
       payer: verification.payer!,
       merchant: verification.merchant!,
-      amount: verification.amount!,
+      amount: amount.toString(),
       nonce: verification.nonce!,
       authorizationFingerprint: fingerprint,
       mechanism: verification.mechanism,
       scheme: verification.scheme,
       nonceSpace: paymentNonceOf(verification).nonceSpace,
       payload: (verification.payload as object | null) ?? null,
-      feeAmount: this.feeAmount.toString(),
+      feeAmount: this.feeFor(verification, amount).toString(),
       metadata: (verification.metadata as object | null) ?? undefined,
     }).catch((err: unknown) => {
       // a foreign key violation: retention deleted the verification between its lookup and this insert (it
@@ -109,12 +115,40 @@ export class SettlementRequests {
         impact: 'nothing was sent for this authorization; settle again once the other one has ended, or ask the payer to pay with a fresh nonce',
       });
     }
+    if (result.settlement.amount !== amount.toString()) {
+      throw new PaymentConflictError(`this payment's settlement ${result.settlement.id} moves ${result.settlement.amount}, not ${amount}; only one amount of a payment is ever settled`, {
+        settlement_id: result.settlement.id,
+        settled_amount: result.settlement.amount,
+        requested_amount: amount.toString(),
+        impact: 'nothing more was sent; settle it with its amount for its outcome',
+      });
+    }
     // enqueued on every call: the job id is the settlement id, so this only ever makes one job,
     // and it revives a settlement whose job was lost
     if (result.settlement.state !== 'settled' && result.settlement.state !== 'failed') {
       await enqueueSettlement(this.queues, result.settlement.id);
     }
     return result;
+  }
+
+  /**
+   * The one fee policy: the flat fee, decided here once and stored with the settlement. A payment that signs a
+   * maximum (upto) pays it only when the amount settled is at least the fee: metered use below it settles
+   * free, rather than charging the merchant more than it was paid. An exact payment always pays it (its
+   * merchant set its price; MIN_PAYMENT_AMOUNT and the merchant's minimum keep it above the fee).
+   */
+  private feeFor(verification: Verification, amount: bigint): bigint {
+    const signsMaximum = servedMechanismById(verification.mechanism)?.signedAmount === 'maximum';
+    return signsMaximum && amount < this.feeAmount ? 0n : this.feeAmount;
+  }
+
+  /** The amount to settle: the verified (signed) amount, or the merchant's amount of a signed maximum. */
+  private amountToSettle(verification: Verification, settleAmount: bigint | undefined): bigint {
+    const signed = BigInt(verification.amount!);
+    if (settleAmount === undefined) return signed;
+    // the x402 parser refused anything else (a settle of 0 is not started at all): this is a broken caller
+    if (settleAmount <= 0n || settleAmount > signed) throw new Error(`verification ${verification.id}: cannot settle ${settleAmount} of a payment signed for at most ${signed}`);
+    return settleAmount;
   }
 
   /** The live settlement of exactly this verification's authorization, when one owns its payment now. */

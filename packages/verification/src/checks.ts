@@ -131,6 +131,21 @@ export function checkSpender(ctx: OfflineCheckContext): Failure {
 }
 
 /**
+ * Check 5c, for a mechanism whose payer names who alone may execute it (upto's facilitator): it must be the
+ * address this service executes from, the treasury. A payment for another facilitator verifies nothing we
+ * could settle: its proxy would revert our call.
+ */
+export function checkSender(ctx: OfflineCheckContext): Failure {
+  const { sender } = ctx.payment.terms;
+  if (sender === undefined || sender === ctx.treasury) return undefined;
+  return {
+    reason: FailureReason.FacilitatorMismatch,
+    message: 'facilitator mismatch',
+    details: { facilitator: sender, expected_facilitator: ctx.treasury, reason: `the payment may be executed only by ${sender}; this facilitator executes from ${ctx.treasury} (/x402/supported: extra.facilitatorAddress)` },
+  };
+}
+
+/**
  * Check 6, on the wall clock (block timestamps on Base follow it within seconds). USDC requires
  * validAfter < now < validBefore (every mechanism's terms are normalized to that rule); we also require
  * `marginSeconds` of validity left, since an authorization that expires during settlement cannot be settled.

@@ -21,6 +21,8 @@ export const FailureReason = {
   NonceHeld: 'nonce_held',
   /** the payer has not let the contract that checks its signature (Permit2) move enough of the token */
   AllowanceRequired: 'allowance_required',
+  /** the payer named who alone may execute the payment (upto's facilitator), and it is not this service */
+  FacilitatorMismatch: 'facilitator_mismatch',
   /** a contract the payment's mechanism settles through is missing on this chain (x402's Permit2 proxy) */
   MechanismUnavailable: 'mechanism_unavailable',
 } as const;

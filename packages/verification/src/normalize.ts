@@ -1,6 +1,6 @@
 import { AmountFormatError, InvalidRequestError, networkByChainId, parsePrice, TOKEN_DECIMALS } from '@facilitator/core';
 import { mechanismFor, uintAt } from '@facilitator/payment-mechanisms';
-import { paymentIdOf, type ExactEvmPayloadBody, type FormARequest, type FormBVerifyRequest, type RequirementsBody } from '@facilitator/schemas';
+import { paymentIdOf, type FormARequest, type FormBVerifyRequest, type RequirementsBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';
 import type { Payment } from './payment';
 
@@ -57,14 +57,20 @@ export function paymentFromFormA(body: FormARequest, networks: EnabledNetworks, 
 }
 
 /**
- * The signed part of an `exact` payload at `path`, read by the network's mechanism that claims its shape:
- * the mechanism, the terms, the normalized payload and the signature. Every form the spec defines carries
- * EIP-3009 (`{ authorization, signature }`, which the schemas have checked).
+ * The signed part of a `scheme` payload at `path`, read by the network's mechanism of that scheme that claims
+ * its shape: the mechanism, the terms, the normalized payload and the signature. Every form the spec defines
+ * carries EIP-3009 `exact` (`{ authorization, signature }`, which the schemas have checked); x402 v2 also
+ * Permit2 `exact` and `upto`.
  */
-export function payloadOf(payload: ExactEvmPayloadBody, path: string, network: { chainId: number; tokenAddress: string }): Pick<Payment, 'mechanism' | 'terms' | 'payload' | 'signature'> {
+export function payloadOf(
+  payload: unknown,
+  path: string,
+  network: { chainId: number; tokenAddress: string },
+  scheme = 'exact',
+): Pick<Payment, 'mechanism' | 'terms' | 'payload' | 'signature'> {
   const mechanisms = networkByChainId(network.chainId)?.mechanisms ?? [];
-  const mechanism = mechanismFor('exact', mechanisms, payload);
-  if (!mechanism) throw invalid(path, `is not an exact payment this network settles (${mechanisms.join(', ') || 'none'})`);
+  const mechanism = mechanismFor(scheme, mechanisms, payload);
+  if (!mechanism) throw invalid(path, `is not an ${JSON.stringify(scheme)} payment this network settles (${mechanisms.join(', ') || 'none'})`);
   return { mechanism, ...mechanism.parse(payload, path, network) };
 }
 

@@ -23,12 +23,18 @@ export interface Payment {
   signature: string;
   expected: {
     payTo: string;
+    /** the amount the payment must sign: exact's amount, upto's maximum (what the requirements accepted) */
     amount: bigint;
     /** lowercase; undefined when the requirements name no token */
     token?: string;
   };
   metadata?: Record<string, unknown>;
   webhookUrl?: string;
+  /**
+   * The amount the merchant asks to move, when its mechanism signs a maximum (x402 upto: the settle request's
+   * `paymentRequirements.amount`, at most `expected.amount`); absent: the signed amount moves whole.
+   */
+  settleAmount?: bigint;
   /** the x402 `payment-identifier` the client gave this payment (x402 v2 and Form A `extensions`) */
   paymentId?: string;
   /** what was received, stored with the verification so it can be settled later */

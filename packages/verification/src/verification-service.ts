@@ -2,7 +2,7 @@ import { rpcUnavailable } from '@facilitator/core';
 import { missingApproval, type PaymentReads } from '@facilitator/payment-mechanisms';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
-import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
+import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSender, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
 import type { PaymentIdentifiers } from './payment-identifiers';
@@ -66,7 +66,7 @@ export class VerificationService {
     const { nonce } = payment.terms;
     const ctx = await this.contextOf(payment);
     const signed = checkSignature(ctx);
-    const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkSpender(ctx) ?? checkTime(ctx);
+    const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkSpender(ctx) ?? checkSender(ctx) ?? checkTime(ctx);
     const nonceUse = signed.failure || offline ? undefined : this.ask(payment, () => this.isNonceUsed(payment));
     nonceUse?.catch(() => undefined); // awaited below, once check 2 passed
     const approval = signed.failure || offline ? undefined : this.ask(payment, () => this.unmetPrerequisite(payment));

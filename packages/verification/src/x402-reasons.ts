@@ -1,4 +1,4 @@
-import { ErrorCode, EXACT_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
+import { ErrorCode, EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
 import { FailureReason, type VerificationFailure } from './failure-reasons';
 
 /**
@@ -43,6 +43,11 @@ export const X402Reason = {
   Permit2InvalidNonce: 'permit2_invalid_nonce',
   Permit2AllowanceRequired: 'permit2_allowance_required',
   Permit2ProxyNotDeployed: 'permit2_proxy_not_deployed',
+  // ...and its upto codes (`@x402/evm`'s upto facilitator)
+  UptoFacilitatorMismatch: 'upto_facilitator_mismatch',
+  UptoSettlementExceedsAmount: 'invalid_upto_evm_payload_settlement_exceeds_amount',
+  UptoAmountExceedsPermitted: 'upto_amount_exceeds_permitted',
+  UptoUnauthorizedFacilitator: 'upto_unauthorized_facilitator',
   // ours: the flat fee the merchant pays per settlement
   InsufficientFeeAllowance: 'insufficient_fee_allowance',
   FeeCollectionFailed: 'fee_collection_failed',
@@ -80,6 +85,8 @@ const INVALID_REASON: Record<X402VerificationFailure['reason'], X402Reason> = {
   [FailureReason.InvalidSpender]: X402Reason.InvalidPayload,
   [FailureReason.AllowanceRequired]: X402Reason.InsufficientFunds,
   [FailureReason.MechanismUnavailable]: X402Reason.InvalidPaymentRequirements,
+  // only an upto payment names its facilitator
+  [FailureReason.FacilitatorMismatch]: X402Reason.UptoFacilitatorMismatch,
   eip712_name_mismatch: X402Reason.TokenNameMismatch,
   eip712_version_mismatch: X402Reason.TokenVersionMismatch,
 };
@@ -104,6 +111,8 @@ const PERMIT2_INVALID_REASON: Partial<Record<FailureReason, X402Reason>> = {
 
 const INVALID_REASON_OF_MECHANISM: Partial<Record<PaymentMechanismId, Partial<Record<FailureReason, X402Reason>>>> = {
   [EXACT_PERMIT2]: PERMIT2_INVALID_REASON,
+  // the reference's upto facilitator answers in the Permit2 codes, and its own for the facilitator
+  [UPTO_PERMIT2]: { ...PERMIT2_INVALID_REASON, [FailureReason.FacilitatorMismatch]: X402Reason.UptoFacilitatorMismatch },
 };
 
 /** The x402 `invalidReason` of a verification failure, in its payment's mechanism's codes where it has its own. */
@@ -179,7 +188,9 @@ function transferFailureReason(reason: string): X402Reason {
   if (/exceeds balance|insufficient (funds|balance)|balance insufficient/i.test(reason)) return X402Reason.InsufficientFunds;
   if (/no longer approves/i.test(reason)) return X402Reason.Permit2AllowanceRequired;
   if (/cannot execute on this chain/i.test(reason)) return X402Reason.Permit2ProxyNotDeployed;
-  // Permit2's and x402's proxy's own reverts, by their error names
+  // Permit2's and x402's proxies' own reverts, by their error names
+  if (/UnauthorizedFacilitator/.test(reason)) return X402Reason.UptoUnauthorizedFacilitator;
+  if (/AmountExceedsPermitted/.test(reason)) return X402Reason.UptoAmountExceedsPermitted;
   if (/InvalidNonce/.test(reason)) return X402Reason.Permit2InvalidNonce;
   if (/SignatureExpired/.test(reason)) return X402Reason.Permit2DeadlineExpired;
   if (/PaymentTooEarly/.test(reason)) return X402Reason.Permit2NotYetValid;

@@ -1,6 +1,6 @@
 import type { NetworkConfig } from '@facilitator/config';
 import { InvalidRequestError, UnsupportedNetworkError } from '@facilitator/core';
-import { knownSchemes, uintAt } from '@facilitator/payment-mechanisms';
+import { knownSchemes, uintAt, type PaymentMechanism } from '@facilitator/payment-mechanisms';
 import {
   findJsonProblem,
   paymentIdOf,
@@ -79,8 +79,9 @@ export function parseX402Request(body: unknown, networks: EnabledNetworks): X402
   const version = x402VersionOf(body, reject);
   const requirements = body.paymentRequirements;
   const scheme = stringAt(requirements, 'scheme');
-  if (scheme !== undefined && !knownSchemes().includes(scheme)) {
-    throw reject(X402Reason.UnsupportedScheme, `scheme ${JSON.stringify(scheme)} is not supported; this facilitator settles ${knownSchemes().map((s) => JSON.stringify(s)).join(', ')}`);
+  const known = knownSchemes(version);
+  if (scheme !== undefined && !known.includes(scheme)) {
+    throw reject(X402Reason.UnsupportedScheme, `scheme ${JSON.stringify(scheme)} is not supported in x402 v${version}; this facilitator settles ${known.map((s) => JSON.stringify(s)).join(', ')}`);
   }
   try {
     return version === 2 ? fromV2(body, networks, reject, echo.payer) : fromV1(body, networks, reject, echo.payer);
@@ -148,13 +149,14 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject, payer: st
   if (accepted.network !== requirements.network) {
     throw reject(X402Reason.InvalidNetwork, `paymentPayload.accepted.network ${JSON.stringify(accepted.network)} disagrees with paymentRequirements.network ${JSON.stringify(requirements.network)}`);
   }
-  for (const field of ['amount', 'asset', 'payTo'] as const) {
+  for (const field of ['asset', 'payTo'] as const) {
     if (accepted[field].toLowerCase() !== requirements[field].toLowerCase()) {
       throw reject(X402Reason.InvalidPayload, `paymentPayload.accepted.${field} disagrees with paymentRequirements.${field}`);
     }
   }
   const network = resolveNetwork(requirements.network, () => networks.fromCaip2(requirements.network), reject);
-  const signed = payloadOf(paymentPayload.payload, '/paymentPayload/payload', network);
+  const signed = payloadOf(paymentPayload.payload, '/paymentPayload/payload', network, requirements.scheme);
+  const amounts = amountsOf(signed.mechanism, uintAt(accepted.amount, '/paymentPayload/accepted/amount'), uintAt(requirements.amount, '/paymentRequirements/amount'), reject);
   return {
     x402Version: 2,
     network: requirements.network,
@@ -171,13 +173,34 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject, payer: st
       ...signed,
       expected: {
         payTo: requirements.payTo.toLowerCase(),
-        amount: uintAt(requirements.amount, '/paymentRequirements/amount'),
+        amount: amounts.signed,
         token: requirements.asset.toLowerCase(),
       },
+      ...(amounts.settle === undefined ? {} : { settleAmount: amounts.settle }),
       paymentId: paymentIdOf(paymentPayload.extensions),
       request: { x402Version: 2, paymentPayload, paymentRequirements: requirements },
     },
   };
+}
+
+/**
+ * What an x402 v2 payment must sign, and what it settles. `exact`: the accepted amount is the requirements'.
+ * `upto`: the payer signed the maximum the merchant accepted (`accepted.amount`, which verify holds the
+ * permit to); the requirements carry what the merchant settles (the reference's settle reads
+ * `paymentRequirements.amount`), at most that maximum. At verify the two are the same.
+ */
+function amountsOf(mechanism: PaymentMechanism<unknown>, accepted: bigint, required: bigint, reject: Reject): { signed: bigint; settle?: bigint } {
+  if (mechanism.signedAmount === 'exact') {
+    if (accepted !== required) throw reject(X402Reason.InvalidPayload, 'paymentPayload.accepted.amount disagrees with paymentRequirements.amount');
+    return { signed: required };
+  }
+  if (required > accepted) {
+    throw reject(
+      X402Reason.UptoSettlementExceedsAmount,
+      `paymentRequirements.amount ${required} is above the maximum the payment was accepted for (paymentPayload.accepted.amount ${accepted})`,
+    );
+  }
+  return { signed: accepted, settle: required };
 }
 
 function fromV1(body: Json, networks: EnabledNetworks, reject: Reject, payer: string | undefined): X402Payment {

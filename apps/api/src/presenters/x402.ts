@@ -49,6 +49,11 @@ export function x402SettleSucceeded(settlement: Settlement, payer: string, netwo
   return x402Version === 1 ? body : { ...body, amount: settlement.amount, extra: { payTo: settlement.merchant } };
 }
 
+/** An upto settle of 0 (x402 v2 only): success, no transaction, amount 0, as the reference answers it. */
+export function x402SettledNothing(payer: string, network: string, payTo: string): X402SettleResponse {
+  return { success: true, payer, transaction: '', network, amount: '0', extra: { payTo } };
+}
+
 export function x402SettleFailed(
   errorReason: string,
   errorMessage: string,

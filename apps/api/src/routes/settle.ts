@@ -28,6 +28,8 @@ export function settleRoutes(deps: SettleRouteDeps) {
       }
       throw err;
     });
+    // only an x402 upto payment can settle nothing; Form A and Form B are EIP-3009's, which moves its value
+    if (!settlement) throw new Error('a /v1 settle admitted a payment with nothing to settle');
     if (command.kind === 'form-b') {
       res.json(formBSettlementCreated(settlement));
       return;

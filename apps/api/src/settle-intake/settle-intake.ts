@@ -1,4 +1,4 @@
-import { InvalidRequestError, NotFoundError, UnauthorizedError, VerificationFailedError } from '@facilitator/core';
+import { InvalidRequestError, NotFoundError, PaymentConflictError, UnauthorizedError, VerificationFailedError } from '@facilitator/core';
 import type { Settlement, Verification, VerificationRepository } from '@facilitator/db';
 import type { MerchantService } from '@facilitator/merchants';
 import { fingerprintOf, type SettlementRequests } from '@facilitator/settlement';
@@ -43,6 +43,16 @@ export interface Admitted {
   created: boolean;
 }
 
+/**
+ * An x402 `upto` settle of 0: the merchant used nothing. The payment verified and nothing is sent, charged
+ * or stored (the reference answers success without a transaction); its permit stays unspent, and only this
+ * service may ever spend it (its witness names our facilitator address).
+ */
+export interface NothingToSettle {
+  verification: Verification;
+  settlement: null;
+}
+
 /** Who is paid and how much, known before anything is looked up or stored for the payment. */
 interface Target {
   merchant: string;
@@ -64,12 +74,14 @@ interface Target {
  *    verification stored while the merchant allowed less does not outlive its minimum, while a repeat of
  *    a payment whose settlement is already under way or done is answered with it (its buyer paid);
  * 5. the settlement of exactly this authorization (SettlementRequests.start refuses another one that
- *    shares its payer and nonce with a 409).
+ *    shares its payer and nonce with a 409), for the amount the merchant settles: the signed amount, or
+ *    (x402 upto) the requirements' amount, at most the signed maximum; the same payment asked to settle
+ *    another amount than its settlement's is a 409 too, and 0 settles nothing (NothingToSettle).
  */
 export class SettleIntake {
   constructor(private readonly deps: SettleIntakeDeps) {}
 
-  async admit(command: SettleCommand, settleKey: string | undefined): Promise<Admitted> {
+  async admit(command: SettleCommand, settleKey: string | undefined): Promise<Admitted | NothingToSettle> {
     const target = await this.targetOf(command);
     if ((await this.deps.merchants.settleAccess(target.merchant, settleKey)) === 'denied') throw new SettleKeyRequired(target.merchant);
     // Form B's target is its verification; a payment's is looked up (or made) only once access passed
@@ -78,8 +90,23 @@ export class SettleIntake {
     if (command.kind !== 'form-b') await this.deps.paymentIds?.bind(command.payment);
     await this.refuseBelowMinimum(target, verification);
     const surface = command.kind === 'x402' ? 'x402' : 'v1';
-    const { settlement, created } = await this.deps.requests.start(verification, surface);
+    const settleAmount = command.kind === 'form-b' ? undefined : command.payment.settleAmount;
+    if (settleAmount === 0n) return this.nothingToSettle(verification);
+    const { settlement, created } = await this.deps.requests.start(verification, surface, settleAmount);
     return { verification, settlement, created };
+  }
+
+  /** A settle of 0, unless the payment is already settling (or settled) another amount: that one is its outcome. */
+  private async nothingToSettle(verification: Verification): Promise<NothingToSettle> {
+    const live = await this.deps.requests.liveSettlementOf(verification);
+    if (live) {
+      throw new PaymentConflictError(`this payment's settlement ${live.id} moves ${live.amount}, not 0; settle it with its amount for its outcome`, {
+        settlement_id: live.id,
+        settled_amount: live.amount,
+        requested_amount: '0',
+      });
+    }
+    return { verification, settlement: null };
   }
 
   private async targetOf(command: SettleCommand): Promise<Target> {

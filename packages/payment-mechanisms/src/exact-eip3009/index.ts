@@ -34,6 +34,7 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   fingerprint: (payload, network) => authorizationFingerprint(network.chainId, network.tokenAddress, payload.authorization),
   nonceSpace: (network) => network.tokenAddress,
   signedAmount: 'exact',
+  x402Versions: [1, 2],
   describe: () => ({ scheme: 'exact' }),
   isUsed: isAuthorizationUsed,
   directCall(payment, chain, settle) {

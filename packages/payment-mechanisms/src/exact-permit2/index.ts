@@ -36,6 +36,8 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
     permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
   fingerprint: (p, network) => permit2Fingerprint(EXACT_PERMIT2, p, network),
   signedAmount: 'exact',
+  // x402 v1 payloads are EIP-3009's
+  x402Versions: [2],
   describe: () => ({ scheme: 'exact' }),
   directCall(payment, _chain, settle) {
     // the exact proxy moves the permitted amount whole: an order for any other amount is refused

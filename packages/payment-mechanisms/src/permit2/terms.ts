@@ -7,7 +7,7 @@ import type { Permit2Transfer } from './payload';
  * A Permit2 payload with its terms under a mechanism: its nonce is Permit2's, per payer, across every token
  * and spender; its amount is what the permit lets the proxy move (upto: the maximum).
  */
-export function permit2PaymentOf<Payload extends Permit2Transfer>(mechanism: PaymentMechanismId, scheme: string, p: Payload): ParsedPayment<Payload> {
+export function permit2PaymentOf<Payload extends Permit2Transfer>(mechanism: PaymentMechanismId, scheme: string, p: Payload, sender?: string): ParsedPayment<Payload> {
   return {
     terms: {
       mechanism,
@@ -22,6 +22,7 @@ export function permit2PaymentOf<Payload extends Permit2Transfer>(mechanism: Pay
       validAfter: p.validAfter > 0n ? p.validAfter - 1n : 0n,
       validBefore: p.deadline + 1n,
       nonce: { space: PERMIT2_ADDRESS, payer: p.from, value: '0x' + p.nonce.toString(16).padStart(64, '0') },
+      ...(sender === undefined ? {} : { sender }),
     },
     payload: p,
     signature: p.signature,

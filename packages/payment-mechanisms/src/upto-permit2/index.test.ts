@@ -1,5 +1,5 @@
 import { bytesToHex, UPTO_PERMIT2 } from '@facilitator/core';
-import { TypedDataEncoder, Wallet } from 'ethers';
+import { getAddress, TypedDataEncoder, Wallet } from 'ethers';
 import { uptoPermit2WitnessTypes } from '@x402/evm';
 import { uptoPermit2 } from '.';
 import { exactPermit2 } from '../exact-permit2';
@@ -43,12 +43,17 @@ describe('upto through Permit2', () => {
       validAfter: 1740672088n,
       validBefore: 1900000001n,
       nonce: { space: PERMIT2_ADDRESS, payer: payer.address.toLowerCase(), value: '0x' + BigInt(NONCE).toString(16).padStart(64, '0') },
+      sender: FACILITATOR.toLowerCase(),
     });
     expect(parsed.payload.facilitator).toBe(FACILITATOR.toLowerCase());
     expect(uptoPermit2.signedAmount).toBe('maximum');
     expect(uptoPermit2.requiredSpender).toBe(X402_UPTO_PERMIT2_PROXY);
     expect(uptoPermit2.nonceSpace(network)).toBe(PERMIT2_ADDRESS);
-    expect(uptoPermit2.describe(network)).toEqual({ scheme: 'upto' });
+    // clients read the facilitator they must name from /x402/supported, checksummed as the reference gives it
+    expect(uptoPermit2.describe(network, FACILITATOR.toLowerCase())).toEqual({ scheme: 'upto', extra: { facilitatorAddress: getAddress(FACILITATOR) } });
+    expect(uptoPermit2.x402Versions).toEqual([2]);
+    // the witness's facilitator is the payment's only sender
+    expect(parsed.terms.sender).toBe(FACILITATOR.toLowerCase());
     expect(uptoPermit2.vocabulary).toEqual(exactPermit2.vocabulary);
   });
 

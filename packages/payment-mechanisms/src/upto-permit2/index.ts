@@ -1,5 +1,6 @@
 import { UPTO_PERMIT2 } from '@facilitator/core';
 import { tokenSignature } from '@facilitator/chain-rpc';
+import { getAddress } from 'ethers';
 import type { PaymentMechanism } from '../mechanism';
 import { X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2Fingerprint } from '../permit2/fingerprint';
@@ -23,9 +24,9 @@ const WITNESS_TYPE = 'Witness(address to,address facilitator,uint256 validAfter)
  * of the maximum can never be taken. Nonces, approvals (verify holds the maximum against the payer's
  * allowance to Permit2) and recovery are Permit2's, as for exact.
  *
- * Registered, served on no network: the settle intake does not take an amount yet, the fee rule for an amount
- * below the maximum is undecided, and the call must be sent from the facilitator the payer named
- * (docs/decisions.md, "`upto` through Permit2: the mechanism, not yet served").
+ * Its terms name the witness's facilitator as their only `sender`: verification refuses a payment naming any
+ * address but the one this service executes from (the treasury, which `/x402/supported` advertises as
+ * `extra.facilitatorAddress`), and settlement sends its call from it (docs/decisions.md, "`upto` served").
  */
 export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   ...permit2ProxyMembers(UPTO_PROXY),
@@ -40,8 +41,9 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   fingerprint: (p, network) => permit2Fingerprint(UPTO_PERMIT2, p, network, [p.facilitator]),
   // terms.amount is the maximum: the merchant names the amount at settle
   signedAmount: 'maximum',
-  // later: extra.facilitatorAddress, the sender clients must name (the reference's getExtra)
-  describe: () => ({ scheme: 'upto' }),
+  x402Versions: [2],
+  // the sender clients must name in the witness, as the reference's getExtra gives it (checksummed)
+  describe: (_network, facilitator) => ({ scheme: 'upto', extra: { facilitatorAddress: getAddress(facilitator) } }),
   directCall(payment, _chain, settle) {
     const amount = amountToSettle(uptoPermit2, payment.terms, settle);
     return {
@@ -50,11 +52,11 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
       data: uptoSettleCalldata(payment.payload, amount, tokenSignature(payment.payload.signature)),
       gasKind: 'x402UptoPermit2Proxy.settle',
       // the proxy reverts (UnauthorizedFacilitator) a call from anyone but the witness's facilitator
-      sender: payment.payload.facilitator,
+      sender: payment.terms.sender,
     };
   },
 };
 
-const parsedOf = (p: UptoPermit2Payload) => permit2PaymentOf(UPTO_PERMIT2, 'upto', p);
+const parsedOf = (p: UptoPermit2Payload) => permit2PaymentOf(UPTO_PERMIT2, 'upto', p, p.facilitator);
 
 export { type UptoPermit2Payload } from './parse';

@@ -13,6 +13,7 @@ import { authorizationStillValid, SettlementWaitReason, waitForGas, waitForRelay
  * fee's block) finds the fee already sent and only looks for its outcome.
  */
 export const collectFee: Step = async (ctx) => {
+  if (ctx.feeAmount === 0n) return noFee(ctx);
   const sent = await ctx.transactions.find(ctx.settlement.id, 'fee');
   if (sent) return awaitFee(ctx, sent.id);
   // a fee stored but not signed yet (a crash after its nonce was taken; a relayer server that has not signed)
@@ -23,6 +24,19 @@ export const collectFee: Step = async (ctx) => {
   const sending = await sendFee(ctx);
   return typeof sending === 'string' ? awaitFee(ctx, sending) : sending;
 };
+
+/**
+ * A settlement whose fee is 0 (an upto amount below the fee: SettlementRequests.feeFor) sends nothing here. It
+ * claims the right to send first, as a fee would: a settle request that stops unsent settlements and this
+ * step never both win.
+ */
+async function noFee(ctx: StepContext): Promise<StepResult> {
+  if (!authorizationStillValid(ctx)) {
+    return failed(settlementDoomed('authorization expired before the payment could be sent', { validBefore: termsOf(ctx.settlement).validBefore.toString() }), true);
+  }
+  if (!(await ctx.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
+  return { to: 'fee_collected', note: { fee: '0', reason: 'the amount settled is below the fee: no fee is taken' } };
+}
 
 /**
  * What must hold before the merchant's fee goes on chain, on either path: the failure that makes sending

@@ -17,11 +17,10 @@ export const confirmTransfer: Step = async (ctx) => {
   // this chain, must not tell a merchant it was paid)
   const { mechanism, parsed } = paymentOf(settlement);
   const paid = mechanism.paidIn(outcome.logs, parsed, mechanismNetworkOf(ctx));
-  if (paid < parsed.terms.amount) {
-    throw new PaymentOutcomeUnknownError(
-      settlement.id,
-      `its transaction ${outcome.hash} succeeded and its logs show ${paid} of ${parsed.terms.amount} moved to the merchant`,
-    );
+  // the settlement's own amount: the signed one, or what the merchant settles of an upto maximum
+  const amount = BigInt(settlement.amount);
+  if (paid < amount) {
+    throw new PaymentOutcomeUnknownError(settlement.id, `its transaction ${outcome.hash} succeeded and its logs show ${paid} of ${amount} moved to the merchant`);
   }
   return {
     to: 'settled',

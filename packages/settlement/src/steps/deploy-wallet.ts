@@ -1,7 +1,7 @@
 import { decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
 import { parseErc6492Signature, type Erc6492Signature } from '@facilitator/chain-rpc';
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
-import { paymentOf, rawSignatureOf } from '../payment';
+import { directCallOf, paymentOf, rawSignatureOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { fundedRelayer, waitForGas, type StepWait } from '../waiting';
@@ -51,16 +51,16 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
   if (!ctx.network.walletImplementations.includes(implementation.address)) {
     return refuse('the wallet implementation the factory would deploy is not on the allowlist', { implementation: implementation.address });
   }
-  const { mechanism, parsed } = paymentOf(ctx.settlement);
-  const { terms } = parsed;
+  const { terms } = paymentOf(ctx.settlement).parsed;
+  const amount = BigInt(ctx.settlement.amount);
   const merchant = ctx.settlement.merchant;
   const [payerBalance, allowance, merchantBalance] = await Promise.all([
     usdc.balanceOf(terms.payer),
     usdc.allowance(merchant, ctx.treasury),
     usdc.balanceOf(merchant),
   ]);
-  if (payerBalance < terms.amount) {
-    return refuse('the counterfactual wallet does not hold the payment', { balance: payerBalance.toString(), value: terms.amount.toString() });
+  if (payerBalance < amount) {
+    return refuse('the counterfactual wallet does not hold the payment', { balance: payerBalance.toString(), value: amount.toString() });
   }
   if (allowance < ctx.feeAmount) {
     return refuse("the merchant's allowance to the treasury does not cover the fee", { required: ctx.feeAmount.toString(), available: allowance.toString() });
@@ -69,8 +69,9 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
     return refuse("the merchant's balance does not cover the fee", { required: ctx.feeAmount.toString(), available: merchantBalance.toString() });
   }
   // the deployment and the payment's direct call after it, in one simulated state (a deployless eth_call of the probe)
-  const call = mechanism.directCall(parsed, usdc);
-  const simulation = await guard.simulateDeployment(ctx.network.chainId, ctx.relayers[0], {
+  const call = directCallOf(ctx.settlement, usdc);
+  // as its sender will send it: the one the payment names (upto's facilitator), else a relayer
+  const simulation = await guard.simulateDeployment(ctx.network.chainId, call.sender ?? ctx.relayers[0], {
     factory: wrapped.factory,
     factoryCalldata: wrapped.factoryCalldata,
     wallet: terms.payer,

@@ -1,9 +1,9 @@
 import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain-rpc';
-import { missingApproval } from '@facilitator/payment-mechanisms';
+import { missingApproval, type DirectCall } from '@facilitator/payment-mechanisms';
 import { calldataGas } from '@facilitator/settlement-contract';
-import { paymentOf } from '../payment';
+import { directCallOf, paymentOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
-import type { Step, StepContext } from '../step';
+import type { Step, StepContext, StepResult } from '../step';
 import { authorizationStillValid, noFundedRelayer } from '../waiting';
 import { planWalletDeployment } from './deploy-wallet';
 
@@ -40,7 +40,7 @@ export const preflight: Step = async (ctx) => {
   const unavailable = await mechanism.unavailable?.(usdc);
   if (unavailable) return failed(settlementDoomed('the payment mechanism cannot execute on this chain', { mechanism: mechanism.id, problem: unavailable }), true);
   // a payer may withdraw what it approved after verify (Permit2's allowance): said plainly, before any estimate
-  const missing = await missingApproval(mechanism, parsed, usdc);
+  const missing = await missingApproval(mechanism, parsed, usdc, BigInt(ctx.settlement.amount));
   if (missing) {
     return failed(
       settlementDoomed('the payer no longer approves enough for the payment', {
@@ -55,14 +55,16 @@ export const preflight: Step = async (ctx) => {
   // an ERC-6492 payer's wallet is deployed first; the transfer is estimated once it exists
   const wrapped = parseErc6492Signature(parsed.signature);
   if (wrapped && !(await ctx.codeAt(terms.payer))) return planWalletDeployment(ctx, wrapped);
-  const call = mechanism.directCall(parsed, usdc);
+  const call = directCallOf(ctx.settlement, usdc);
+  const refusedSender = senderRefusal(ctx, call);
+  if (refusedSender) return refusedSender;
   const [cap, fee] = await Promise.all([transferGasCap(ctx), ctx.transactions.networkFee(ctx.network.chainId)]);
   let estimate: SimulationResult | undefined;
   // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
-  // simulate, the next one is asked (the first is the usual one)
-  for (const relayer of ctx.relayers) {
+  // simulate, the next one is asked (the first is the usual one); a call with one sender is asked of it
+  for (const sender of call.sender ? [call.sender] : ctx.relayers) {
     try {
-      estimate = await usdc.estimate(relayer, call.data, call.to, { gasLimit: cap.gas, maxFeePerGasCap: fee.maxFeePerGasCap });
+      estimate = await usdc.estimate(sender, call.data, call.to, { gasLimit: cap.gas, maxFeePerGasCap: fee.maxFeePerGasCap });
       break;
     } catch (err) {
       if (classifyNodeError(err).category === 'insufficient_funds') continue;
@@ -88,14 +90,30 @@ export const preflight: Step = async (ctx) => {
 };
 
 /**
+ * A call only one address may send (upto's witness names the facilitator) is sent by the treasury, from its
+ * key in this worker: refused before any fee when the payment names another address (the treasury changed
+ * since verify) or this worker holds no treasury key. Either way the proxy would revert our call after the
+ * fee was taken.
+ */
+function senderRefusal(ctx: StepContext, call: DirectCall): StepResult | undefined {
+  if (call.sender === undefined) return undefined;
+  if (call.sender !== ctx.treasury.toLowerCase()) {
+    return failed(settlementDoomed('the payment may be executed only by another facilitator address than this service', { facilitator: call.sender, treasury: ctx.treasury }), true);
+  }
+  if (!ctx.treasurySigns) {
+    return failed(settlementDoomed('the payment is executed from the treasury, whose key this worker does not hold', { facilitator: call.sender }), true);
+  }
+  return undefined;
+}
+
+/**
  * The cap of a transfer transaction (the payment's direct call): its execution's cap plus its calldata (16
  * gas a non-zero byte, 4 a zero byte), so a contract wallet's long signature is counted as what it costs,
  * not taken from its execution.
  */
 export async function transferGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
   const execution = await transferExecutionGasCap(ctx);
-  const { mechanism, parsed } = paymentOf(ctx.settlement);
-  return { ...execution, gas: execution.gas + calldataGas(mechanism.directCall(parsed, ctx.network.usdc).data) };
+  return { ...execution, gas: execution.gas + calldataGas(directCallOf(ctx.settlement, ctx.network.usdc).data) };
 }
 
 /**

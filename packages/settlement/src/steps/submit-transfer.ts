@@ -1,5 +1,5 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
-import { paymentOf } from '../payment';
+import { directCallOf } from '../payment';
 import type { Step } from '../step';
 import { authorizationStillValid, fundedRelayer, waitForGas } from '../waiting';
 import { transferGasCap } from './preflight';
@@ -19,16 +19,19 @@ export const submitTransfer: Step = async (ctx) => {
     const gas = await waitForGas(ctx);
     if (gas) return gas;
   }
-  const relayer = await fundedRelayer(ctx);
-  if (typeof relayer !== 'string') return relayer;
-  const { mechanism, parsed } = paymentOf(settlement);
-  const call = mechanism.directCall(parsed, ctx.network.usdc);
+  const call = directCallOf(settlement, ctx.network.usdc);
+  // a call with one sender (upto's facilitator) goes from the treasury's key, as the pre-flight checked
+  const sender = call.sender ?? (await fundedRelayer(ctx));
+  if (typeof sender !== 'string') return sender;
+  if (call.sender !== undefined && (call.sender !== ctx.treasury.toLowerCase() || !ctx.treasurySigns)) {
+    return transferNotExecuted(ctx, `the payment may be executed only by ${call.sender}, which this worker cannot send from`);
+  }
   try {
     const tx = await ctx.transactions.submit({
       settlementId: settlement.id,
       purpose: 'transfer',
       chainId: ctx.network.chainId,
-      from: relayer,
+      from: sender,
       to: call.to,
       data: call.data,
       gasCap: (await transferGasCap(ctx)).gas,

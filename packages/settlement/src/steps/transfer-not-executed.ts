@@ -55,7 +55,8 @@ export async function executionOf(
   if (found && 'unattributed' in found) throw new PaymentOutcomeUnknownError(ctx.settlement.id, found.unattributed);
   return {
     execution: found,
-    paidElsewhere: found !== undefined && found.txHash !== ourTxHash && found.paidToPayee >= parsed.terms.amount,
+    // what this settlement moves (an upto settlement: the merchant's amount, within the signed maximum)
+    paidElsewhere: found !== undefined && found.txHash !== ourTxHash && found.paidToPayee >= BigInt(ctx.settlement.amount),
     byOurExecutor: found?.to !== undefined && found.to.toLowerCase() === ctx.treasury.toLowerCase(),
   };
 }

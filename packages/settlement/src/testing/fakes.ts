@@ -135,9 +135,10 @@ export class FakeChain implements SettlementChain {
 
   // what a mechanism reads of contracts besides the token (Permit2): answers set by the test
 
-  /** eth_call answers by `${to}:${data}`; a zero word when not set. x402's exact proxy is deployed: it names Permit2 */
+  /** eth_call answers by `${to}:${data}`; a zero word when not set. x402's exact and upto proxies are deployed: each names Permit2 */
   readonly contractAnswers = new Map<string, string>([
     ['0x402085c248eea27d92e8b30b2c58ed07f9e20001:0x6afdd850', '0x' + '000000000022d473030f116ddee9f6b43ac78ba3'.padStart(64, '0')],
+    ['0x4020a4f3b7b90cca423b9fabcc0ce57c6c240002:0x6afdd850', '0x' + '000000000022d473030f116ddee9f6b43ac78ba3'.padStart(64, '0')],
   ]);
   /** the transactions recentLogs searches and minedTransaction returns */
   readonly mined = new Map<string, MinedTransaction>();
@@ -345,6 +346,27 @@ export function permit2SettlementFixture(overrides: Partial<Settlement> = {}): S
   const nonce = '0x' + PERMIT2_NONCE.toString(16).padStart(64, '0');
   const settlement = settlementFixture({ mechanism: 'exact/permit2', nonceSpace: permit2, nonce, payload, ...overrides });
   return { ...settlement, verification: { ...settlement.verification, mechanism: 'exact/permit2', nonceSpace: permit2, nonce, payload } };
+}
+
+/**
+ * An upto settlement through Permit2: the payer signed `AMOUNT` at most, with the treasury as the witness's
+ * facilitator; the row settles `amount` of it, charged `feeAmount`.
+ */
+export function uptoSettlementFixture(amount: bigint, overrides: Partial<Settlement> = {}): SettlementWithVerification {
+  const exact = permit2SettlementFixture();
+  const stored = exact.payload as { permit2Authorization: Record<string, unknown>; signature: string };
+  const payload = {
+    ...stored,
+    permit2Authorization: { ...stored.permit2Authorization, spender: '0x4020a4f3b7b90cca423b9fabcc0ce57c6c240002', witness: { to: MERCHANT, facilitator: TREASURY, validAfter: '0' } },
+  };
+  const upto = { mechanism: 'upto/permit2', scheme: 'upto', payload };
+  return {
+    ...exact,
+    ...upto,
+    amount: amount.toString(),
+    ...overrides,
+    verification: { ...exact.verification, ...upto, amount: AMOUNT.toString(), expectedAmount: AMOUNT.toString() },
+  };
 }
 
 export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
 import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError } from '@facilitator/core';
-import { mechanismById } from '@facilitator/payment-mechanisms';
+import { mechanismById, mechanismsInVersion } from '@facilitator/payment-mechanisms';
 import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
@@ -17,6 +17,7 @@ import {
 } from '@facilitator/verification';
 import {
   x402SettleFailed,
+  x402SettledNothing,
   x402SettleSucceeded,
   x402VerifyInvalid,
   x402VerifyValid,
@@ -40,6 +41,8 @@ export interface X402RouteDeps {
   outcome: X402SettleOutcomeDeps;
   /** the addresses that send our transactions (relayers and the treasury), published by /supported */
   signers: readonly string[];
+  /** the treasury: the one sender of a payment whose payer names it (upto's facilitator, `extra.facilitatorAddress`) */
+  treasury: string;
   logger: Logger;
 }
 
@@ -59,7 +62,7 @@ export function x402Routes(deps: X402RouteDeps) {
   const router = apiRouter();
 
   router.get(`${X402_PREFIX}/supported`, (_req, res) => {
-    res.json(supportedOf(deps.networks, deps.signers));
+    res.json(supportedOf(deps.networks, deps.signers, deps.treasury));
   });
 
   router.post(`${X402_PREFIX}/verify`, async (req, res) => {
@@ -114,6 +117,10 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
   const x = command.x402;
   const admitted = await deps.intake.admit(command, bearerKey(req));
   res.setHeader(VERIFICATION_ID_HEADER, admitted.verification.id);
+  if (admitted.settlement === null) {
+    res.json(x402SettledNothing(x.payer, x.network, x.payment.expected.payTo));
+    return;
+  }
   const { settlement: outcome, transactionHash } = await x402SettleOutcome(deps.outcome, admitted, arrivedAt, x.x402Version === 2);
   res.setHeader(SETTLEMENT_ID_HEADER, outcome.id);
   if (outcome.state === 'settled') {
@@ -145,16 +152,21 @@ function problemOf(err: unknown, unexpected: X402Reason, logger: Logger): { stat
   return { status: 500, reason: unexpected, message: 'internal error' };
 }
 
-function supportedOf(networks: EnabledNetworks, signers: readonly string[]): X402SupportedResponse {
+function supportedOf(networks: EnabledNetworks, signers: readonly string[], treasury: string): X402SupportedResponse {
   const kinds: X402SupportedResponse['kinds'] = [];
-  // every (scheme, network) the registry says an enabled network settles; x402 v1 where it has a v1 name
+  // every (scheme, network) the registry says an enabled network settles, in each x402 version whose payloads
+  // carry it (v1: EIP-3009 `exact` only, where the network has a v1 name)
   for (const network of networks.all) {
     const known = networkByChainId(network.chainId)!;
-    const described = known.mechanisms.map((id) => mechanismById(id).describe(network));
-    // one kind per scheme: the mechanisms of one scheme (EIP-3009 and Permit2 `exact`) are one kind to a client
-    for (const { scheme, extra } of described.filter((d, i) => described.findIndex((o) => o.scheme === d.scheme) === i)) {
-      kinds.push({ x402Version: 2, scheme, network: network.caip2, ...(extra ? { extra } : {}) });
-      if (known.x402V1Name) kinds.push({ x402Version: 1, scheme, network: known.x402V1Name, ...(extra ? { extra } : {}) });
+    const names = { 2: network.caip2, 1: known.x402V1Name } as const;
+    for (const x402Version of [2, 1] as const) {
+      const name = names[x402Version];
+      if (!name) continue;
+      const described = mechanismsInVersion(known.mechanisms, x402Version).map((id) => mechanismById(id).describe(network, treasury));
+      // one kind per scheme: the mechanisms of one scheme (EIP-3009 and Permit2 `exact`) are one kind to a client
+      for (const { scheme, extra } of described.filter((d, i) => described.findIndex((o) => o.scheme === d.scheme) === i)) {
+        kinds.push({ x402Version, scheme, network: name, ...(extra ? { extra } : {}) });
+      }
     }
   }
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
