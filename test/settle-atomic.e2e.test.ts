@@ -2,7 +2,11 @@
 // worker collects the fee and executes the transfer in one transaction of it, on the real USDC.
 import { parseEther, parseUnits, Wallet } from 'ethers';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EXACT_PERMIT2 } from '@facilitator/core';
+import { X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { executorInterface } from '@facilitator/settlement-contract';
 import { balances, cancelAuthorization, difference, newMerchant } from './support/chain-actions';
+import { approvePermit2, permit2Request } from './support/permit2-request';
 import { PRICE_UNITS, startTestStack, type TestStack } from './support/test-stack';
 import type { WorkerProcess } from './support/worker-process';
 
@@ -60,6 +64,31 @@ it('collects the fee and executes the transfer in one transaction, walking every
   expect(transfers.map((l) => '0x' + l.topics[1].slice(26))).toEqual([stack.devnet.accounts.merchant.address.toLowerCase(), stack.devnet.accounts.payer.address.toLowerCase()]);
   const settlement = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: d.settlement_id } });
   expect(settlement.settlementMode).toBe('atomic');
+});
+
+it('settles an exact payment through Permit2 in one transaction too: the fee, then the exact proxy\'s settle, in one item', async () => {
+  const { devnet } = stack;
+  const { payer, merchant, treasury } = devnet.accounts;
+  await approvePermit2(devnet, payer.privateKey);
+  const before = await balances(devnet);
+  const body = await permit2Request(devnet, { payerKey: payer.privateKey, to: merchant.address, value: PRICE_UNITS });
+  expect((await stack.http.post('/x402/verify').send(body)).body).toMatchObject({ isValid: true });
+  const res = await stack.http.post('/x402/settle').send(body);
+  expect(res.body).toMatchObject({ success: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+  expect(difference(await balances(devnet), before)).toEqual({ payer: -PRICE_UNITS, merchant: PRICE_UNITS - FEE, treasury: FEE });
+
+  // one transaction, sent by a relayer to the treasury: its item calls x402's exact proxy, fee first
+  const settlement = await stack.db.prisma.settlement.findFirstOrThrow({ where: { settlementTxHash: res.body.transaction } });
+  expect(settlement).toMatchObject({ mechanism: EXACT_PERMIT2, settlementMode: 'atomic', state: 'settled', feeTxHash: res.body.transaction });
+  const tx = (await devnet.provider.getTransaction(res.body.transaction))!;
+  expect(tx.to!.toLowerCase()).toBe(treasury.address.toLowerCase());
+  expect(devnet.accounts.relayers.map((r) => r.address)).toContain(tx.from);
+  const [items] = executorInterface.decodeFunctionData('settle', tx.data);
+  expect(items.map((i: { target: string; nonce: string }) => [i.target.toLowerCase(), i.nonce])).toEqual([[X402_EXACT_PERMIT2_PROXY, settlement.nonce]]);
+  const receipt = (await devnet.provider.getTransactionReceipt(res.body.transaction))!;
+  const transfers = receipt.logs.filter((l) => l.address.toLowerCase() === devnet.token.toLowerCase() && l.topics.length === 3 && l.data.length === 66);
+  expect(transfers.map((l) => '0x' + l.topics[1].slice(26))).toEqual([merchant.address.toLowerCase(), payer.address.toLowerCase()]);
+  expect(await historyOf(settlement.id)).toEqual(['pending', 'check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
 });
 
 it('refuses a merchant without allowance or without balance before anything is sent: nothing moves', async () => {

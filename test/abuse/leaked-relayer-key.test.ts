@@ -1,13 +1,23 @@
 // Attack (issue 24, custody): a relayer key read from a worker (environment, core dump, log). The worker holds
 // no treasury key; the attacker holds a relayer key, its own USDC and ETH, and calls the treasury's delegated
 // settlement executor directly, and the token. What can it do to a merchant? Measured on the real USDC.
-import { Contract, Wallet, randomBytes, hexlify } from 'ethers';
+import { Contract, Interface, Wallet, randomBytes, hexlify } from 'ethers';
 import { itemOutcomes, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
 import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
 import { abuseReport } from './abuse-report';
 
 const FEE = 10_000n;
 const ITEMS = 5;
+const fiatToken = new Interface([
+  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+  'function transferFrom(address from, address to, uint256 value) returns (bool)',
+]);
+
+/** An EIP-3009 authorization as an executor item: the token's transferWithAuthorization, paying `to` at least `value`. */
+function authorizationItem(a: { from: string; to: string; value: bigint; validAfter: bigint; validBefore: bigint; nonce: string }, signature: string): ExecutorItem {
+  const data = fiatToken.encodeFunctionData('transferWithAuthorization', [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature]);
+  return { payer: a.from, merchant: a.to, amount: a.value, nonce: a.nonce, target: devnet.token, data, gas: 200_000n };
+}
 let devnet: Devnet;
 
 beforeAll(async () => {
@@ -25,7 +35,7 @@ it('a leaked relayer key moves no merchant balance; it spends an allowance only 
   const report = abuseReport(
     'leaked-relayer-key',
     'A leaked relayer key',
-    `the attacker holds a relayer key (not the treasury's), its own USDC and ETH, and calls the treasury's executor and the token directly: ${ITEMS} payments of exactly the fee to the merchant, forged items, a transferFrom`,
+    `the attacker holds a relayer key (not the treasury's), its own USDC and ETH, and calls the treasury's executor and the token directly: ${ITEMS} payments of exactly the fee to the merchant, forged items, an item calling the token's transferFrom, a transferFrom`,
   );
   const { merchant, treasury } = devnet.accounts;
   const relayer = new Wallet(devnet.accounts.relayers[0].privateKey, devnet.provider);
@@ -39,30 +49,26 @@ it('a leaked relayer key moves no merchant balance; it spends an allowance only 
   const items: ExecutorItem[] = [];
   for (let i = 0; i < ITEMS; i++) {
     const signed = await devnet.signTransferAuthorization(attacker.privateKey, { to: merchant.address, value: FEE, validBefore: BigInt(now + 3600) });
-    items.push({ ...signed.authorization, signature: signed.signature, gas: 200_000n });
+    items.push(authorizationItem(signed.authorization, signed.signature));
   }
   const receipt = (await (await relayer.sendTransaction({ to: treasury.address, data: settleCalldata(items) })).wait())!;
   const outcomes = itemOutcomes(receipt.logs, treasury.address);
-  const settled = items.filter((i) => outcomes.get(itemKey(i.from, i.nonce))?.settled).length;
+  const settled = items.filter((i) => outcomes.get(itemKey(i.payer, i.nonce))?.settled).length;
   const merchantAfter = await moneyOf(merchant.address);
   const attackerSpent = attackerBefore - (await devnet.balanceOf(attacker.address));
 
-  // 2. items naming the merchant's own money or a victim payer without its signature: nothing moves
+  // 2. items naming the merchant's own money or a victim payer without its signature, and an item whose call
+  // is the token's transferFrom of the merchant's funds (the executor runs as the treasury, the merchant's
+  // spender): nothing moves
   const forgedFrom = Wallet.createRandom();
   await devnet.mint(forgedFrom.address, 10n ** 9n);
-  const forged: ExecutorItem = {
-    from: forgedFrom.address,
-    to: attacker.address,
-    value: 10n ** 9n,
-    validAfter: 0n,
-    validBefore: BigInt(now + 3600),
-    nonce: hexlify(randomBytes(32)),
-    signature: hexlify(randomBytes(65)),
-    gas: 200_000n,
-  };
+  const forgedAuthorization = { from: forgedFrom.address, to: attacker.address, value: 10n ** 9n, validAfter: 0n, validBefore: BigInt(now + 3600), nonce: hexlify(randomBytes(32)) };
+  const forged = authorizationItem(forgedAuthorization, hexlify(randomBytes(65)));
+  const fromMerchant = authorizationItem({ ...forgedAuthorization, from: merchant.address, nonce: hexlify(randomBytes(32)) }, hexlify(randomBytes(65)));
+  const spendAllowance: ExecutorItem = { ...forged, nonce: hexlify(randomBytes(32)), data: fiatToken.encodeFunctionData('transferFrom', [merchant.address, attacker.address, 10n ** 6n]) };
   const beforeForged = { merchant: await moneyOf(merchant.address), victim: await devnet.balanceOf(forgedFrom.address) };
   const forgedReceipt = await relayer
-    .sendTransaction({ to: treasury.address, data: settleCalldata([forged, { ...forged, from: merchant.address, nonce: hexlify(randomBytes(32)) }]), gasLimit: 1_000_000n })
+    .sendTransaction({ to: treasury.address, data: settleCalldata([forged, fromMerchant, spendAllowance]), gasLimit: 1_000_000n })
     .then((tx) => tx.wait())
     .catch(() => null);
   const afterForged = { merchant: await moneyOf(merchant.address), victim: await devnet.balanceOf(forgedFrom.address) };

@@ -11,14 +11,14 @@ export function calldataGas(data: string): bigint {
 const word = (value: bigint | string): string => (typeof value === 'bigint' ? value.toString(16) : value.replace(/^0x/i, '')).padStart(64, '0');
 
 /**
- * Calldata gas of one item inside `settle(items)`: its offset in the array's head, its eight head words
- * (the signature's offset among them), the signature's length word and its bytes padded to words. Counted
+ * Calldata gas of one item inside `settle(items)`: its offset in the array's head, its seven head words
+ * (the call data's offset among them), the call data's length word and its bytes padded to words. Counted
  * from the words themselves, without the ABI coder (one item per settlement, on the hot path); the offset
  * word is counted as two non-zero bytes, its most for any batch that fits a block.
  */
 export function itemCalldataGas(item: ExecutorItem): bigint {
-  const signature = item.signature.replace(/^0x/i, '');
-  const padded = signature.padEnd(Math.ceil(signature.length / 64) * 64, '0');
-  const head = [item.from, item.to, item.value, item.validAfter, item.validBefore, item.nonce, 0x100n, item.gas, BigInt(signature.length / 2)].map(word).join('');
+  const data = item.data.replace(/^0x/i, '');
+  const padded = data.padEnd(Math.ceil(data.length / 64) * 64, '0');
+  const head = [item.payer, item.merchant, item.amount, item.nonce, item.target, 0xe0n, item.gas, BigInt(data.length / 2)].map(word).join('');
   return 30n * 4n + 2n * 16n + calldataGas(head) + calldataGas(padded);
 }

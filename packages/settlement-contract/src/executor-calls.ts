@@ -1,21 +1,37 @@
 import { decodeRevertData, decodeUint, TRANSFER_TOPIC } from '@facilitator/chain-rpc';
-import type { TransferAuthorization } from '@facilitator/core';
 import { AbiCoder, dataSlice, Interface, type BytesLike } from 'ethers';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
 
 export const executorInterface = new Interface(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never);
 
-/** One payer authorization for `settle`: the recipient (`to`) pays the fee. */
-export interface ExecutorItem extends TransferAuthorization {
-  /** the signature the token checks (65-byte ECDSA, or a contract wallet's ERC-1271 signature) */
-  signature: string;
+/**
+ * One payment for `settle`, whatever its mechanism: the merchant pays the fee and must receive `amount` from
+ * the call, which goes to the token (transferWithAuthorization) or one of x402's Permit2 proxies (settle,
+ * settleWithPermit); the executor refuses any other target or selector.
+ */
+export interface ExecutorItem {
+  /** lowercase or checksummed addresses */
+  payer: string;
+  merchant: string;
+  /** what the merchant must receive (at least) for the item to count */
+  amount: bigint;
+  /** the payment's nonce as bytes32 (0x, 64 hex digits): with the payer, the key of its event */
+  nonce: string;
+  /** the call that pays the merchant: the payment's direct call */
+  target: string;
+  data: string;
   /** gas given to this item alone */
   gas: bigint;
 }
 
+/** An item as `settle`'s ABI takes it. */
+export function itemTuple(i: ExecutorItem): [string, string, bigint, string, string, string, bigint] {
+  return [i.payer, i.merchant, i.amount, i.nonce, i.target, i.data, i.gas];
+}
+
 /** Calldata of `settle(items)`, sent to the treasury's own address. */
 export function settleCalldata(items: readonly ExecutorItem[]): string {
-  return executorInterface.encodeFunctionData('settle', [items.map((i) => [i.from, i.to, i.value, i.validAfter, i.validBefore, i.nonce, i.signature, i.gas])]);
+  return executorInterface.encodeFunctionData('settle', [items.map(itemTuple)]);
 }
 
 type ItemOutcome =
@@ -24,7 +40,10 @@ type ItemOutcome =
    * item's outcome and its own): the fee the executor actually took, whatever fee it was configured with
    */
   | { settled: true; toTreasury?: Array<{ token: string; from: string; value: bigint }> }
-  /** `stage`: which call failed (both were undone); `reason`: the token's revert reason, or why none is known */
+  /**
+   * `stage`: which part failed (both were undone): the fee, or the payment (its call reverted, was not one the
+   * executor may make, or paid the merchant less than the amount); `reason`: the revert reason, or why none is known
+   */
   | { settled: false; stage: 'fee' | 'transfer' | 'unknown'; reason: string };
 
 interface LogLike {
@@ -33,7 +52,11 @@ interface LogLike {
   data: string;
 }
 
-/** Key of an item in a batch: an authorization is unique by (payer, nonce). */
+/**
+ * Key of an item in a batch, as its event names it: (payer, nonce). Unique within one batch: nonces of
+ * different spaces (a token's EIP-3009 nonce, Permit2's) may be equal, so a batch never holds two items of
+ * one key (ExecutorBatches).
+ */
 export function itemKey(payer: string, nonce: string): string {
   return `${payer.toLowerCase()}:${nonce.toLowerCase()}`;
 }
@@ -85,6 +108,14 @@ function failureOf(revertData: BytesLike): { stage: 'fee' | 'transfer' | 'unknow
   if (data.length < 10) return { stage: 'unknown', reason: 'item reverted without a reason (out of its gas?)' };
   const selector = dataSlice(data, 0, 4).toLowerCase();
   if (selector === executorInterface.getError('PaymentBelowFee')!.selector) return { stage: 'fee', reason: 'the payment is smaller than the fee' };
+  if (selector === executorInterface.getError('CallNotAllowed')!.selector) {
+    const [target, called] = executorInterface.decodeErrorResult('CallNotAllowed', data) as unknown as [string, string];
+    return { stage: 'transfer', reason: `the executor may not call ${called} on ${target.toLowerCase()}` };
+  }
+  if (selector === executorInterface.getError('MerchantNotPaid')!.selector) {
+    const [received, amount] = executorInterface.decodeErrorResult('MerchantNotPaid', data) as unknown as [bigint, bigint];
+    return { stage: 'transfer', reason: `the merchant received ${received}, less than the payment's ${amount}` };
+  }
   for (const [name, stage] of [['FeeNotCollected', 'fee'], ['TransferNotExecuted', 'transfer']] as const) {
     if (selector !== executorInterface.getError(name)!.selector) continue;
     const inner = executorInterface.decodeErrorResult(name, data)[0] as string;

@@ -1,12 +1,25 @@
 import { Contract, ContractFactory, getAddress, hashAuthorization, verifyAuthorization, Wallet, type Authorization, type Provider, type Signer, type TransactionReceipt } from 'ethers';
-import { delegateOf, isExecutorCode } from './executor-code';
+import { delegateOf, isEarlierExecutorCode, isExecutorCode } from './executor-code';
 import { executorInterface } from './executor-calls';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
+
+/**
+ * x402's Permit2 proxies, at one address on every chain (CREATE2; `@x402/evm` names the same, and so does
+ * `@facilitator/payment-mechanisms`, which a settlement test holds these to): the executor's defaults.
+ */
+export const X402_PERMIT2_PROXIES = {
+  exact: '0x402085c248eea27d92e8b30b2c58ed07f9e20001',
+  upto: '0x4020a4f3b7b90cca423b9fabcc0ce57c6c240002',
+} as const;
 
 /** What the executor a network's treasury delegates to must hold. */
 export interface ExecutorConfig {
   chainId: number;
   token: string;
+  /** x402's exact Permit2 proxy, the only other contract an item may call besides the token (default: its canonical address) */
+  exactProxy?: string;
+  /** x402's upto Permit2 proxy (default: its canonical address) */
+  uptoProxy?: string;
   treasury: string;
   fee: bigint;
   /** the relayer keys' addresses, exactly (a key no longer configured must not keep the right to drive it) */
@@ -36,15 +49,22 @@ export async function executorStatus(provider: Provider, config: ExecutorConfig,
   if (!executor) {
     return { state: 'not_delegated', why: treasuryCode === '0x' ? 'the treasury has no delegation' : 'the treasury is a contract, not a delegating EOA' };
   }
-  if (!isExecutorCode(await provider.getCode(executor))) return { state: 'wrong_delegate', executor, why: 'the treasury delegates to code that is not the settlement executor' };
+  const code = await provider.getCode(executor);
+  if (!isExecutorCode(code)) {
+    // an executor of an earlier version is never called: its items are not this one's; the treasury must delegate again
+    const why = isEarlierExecutorCode(code)
+      ? 'the treasury delegates to an earlier version of the settlement executor (EIP-3009 items only): run `executor setup` to deploy the current one and delegate to it'
+      : 'the treasury delegates to code that is not the settlement executor';
+    return { state: 'wrong_delegate', executor, why };
+  }
   const have = await executorImmutables(provider, executor);
   const mismatch = configMismatch(config, have, relayerMatch);
   return mismatch ? { state: 'wrong_delegate', executor, why: mismatch } : { state: 'ready', executor, relayers: have.relayers.map((a) => getAddress(a)) };
 }
 
 /**
- * Why the contract at `executor` is not a settlement executor holding this configuration (token, treasury,
- * fee, relayers); undefined when it is. Checked before the treasury is asked to delegate to it: a contract
+ * Why the contract at `executor` is not a settlement executor holding this configuration (token, proxies,
+ * treasury, fee, relayers); undefined when it is. Checked before the treasury is asked to delegate to it: a contract
  * named by someone else (a compromised server's request) must never get the treasury's authorization.
  */
 export async function executorConfigProblem(provider: Provider, executor: string, config: ExecutorConfig): Promise<string | undefined> {
@@ -54,6 +74,8 @@ export async function executorConfigProblem(provider: Provider, executor: string
 
 interface ExecutorImmutables {
   token: string;
+  exactProxy: string;
+  uptoProxy: string;
   treasury: string;
   fee: bigint;
   relayers: string[];
@@ -61,12 +83,27 @@ interface ExecutorImmutables {
 
 async function executorImmutables(provider: Provider, executor: string): Promise<ExecutorImmutables> {
   const contract = new Contract(executor, executorInterface, provider);
-  const [token, treasury, fee, relayers] = (await Promise.all([contract.token(), contract.treasury(), contract.fee(), contract.relayers()])) as [string, string, bigint, string[]];
-  return { token, treasury, fee, relayers: [...relayers] };
+  const [token, exactProxy, uptoProxy, treasury, fee, relayers] = (await Promise.all([
+    contract.token(),
+    contract.exactProxy(),
+    contract.uptoProxy(),
+    contract.treasury(),
+    contract.fee(),
+    contract.relayers(),
+  ])) as [string, string, string, string, bigint, string[]];
+  return { token, exactProxy, uptoProxy, treasury, fee, relayers: [...relayers] };
+}
+
+/** The proxies the executor must name: the configured ones, else x402's canonical addresses. */
+export function proxiesOf(config: Pick<ExecutorConfig, 'exactProxy' | 'uptoProxy'>): { exact: string; upto: string } {
+  return { exact: getAddress(config.exactProxy ?? X402_PERMIT2_PROXIES.exact), upto: getAddress(config.uptoProxy ?? X402_PERMIT2_PROXIES.upto) };
 }
 
 function configMismatch(want: ExecutorConfig, have: ExecutorImmutables, relayerMatch: RelayerMatch): string | undefined {
   if (getAddress(have.token) !== getAddress(want.token)) return `the executor's token is ${have.token}, configured ${want.token}`;
+  const proxies = proxiesOf(want);
+  if (getAddress(have.exactProxy) !== proxies.exact) return `the executor's exact Permit2 proxy is ${have.exactProxy}, configured ${proxies.exact}`;
+  if (getAddress(have.uptoProxy) !== proxies.upto) return `the executor's upto Permit2 proxy is ${have.uptoProxy}, configured ${proxies.upto}`;
   if (getAddress(have.treasury) !== getAddress(want.treasury)) return `the executor's treasury is ${have.treasury}, configured ${want.treasury}`;
   if (have.fee !== want.fee) return `the executor's fee is ${have.fee}, configured ${want.fee}`;
   const set = (list: readonly string[]) => [...new Set(list.map((a) => getAddress(a)))].sort();
@@ -117,7 +154,8 @@ export async function deployExecutor(
   onProgress: (progress: SetupProgress) => void = () => undefined,
 ): Promise<string> {
   const factory = new ContractFactory(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never, SETTLEMENT_EXECUTOR_ARTIFACT.bytecode, sender);
-  const deployment = await factory.deploy(config.token, config.treasury, config.fee, [...config.relayers]);
+  const proxies = proxiesOf(config);
+  const deployment = await factory.deploy(config.token, proxies.exact, proxies.upto, config.treasury, config.fee, [...config.relayers]);
   const deployTx = deployment.deploymentTransaction()!;
   onProgress({ step: 'deploying', hash: deployTx.hash });
   const deployed = await mined(deployTx.wait(), 'executor deployment');

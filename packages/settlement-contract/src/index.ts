@@ -1,5 +1,5 @@
 export { calldataGas, itemCalldataGas } from './calldata-gas';
-export { settleCalldata, itemKey, itemOutcomes, executorInterface, type ExecutorItem } from './executor-calls';
+export { settleCalldata, itemKey, itemOutcomes, executorInterface, itemTuple, type ExecutorItem } from './executor-calls';
 export {
   executorStatus,
   executorConfigProblem,
@@ -7,6 +7,8 @@ export {
   delegationRequest,
   submitDelegation,
   setUpExecutor,
+  proxiesOf,
+  X402_PERMIT2_PROXIES,
   type ExecutorConfig,
   type ExecutorStatus,
   type SetupProgress,

@@ -1,5 +1,6 @@
 import { compileExecutor, SOLC_VERSION } from './testing/compile-executor';
-import { delegateOf, isExecutorCode } from './executor-code';
+import { delegateOf, isEarlierExecutorCode, isExecutorCode } from './executor-code';
+import { SETTLEMENT_EXECUTOR_V1_ARTIFACT } from './testing/settlement-executor-v1-artifact';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
 
 describe('delegateOf', () => {
@@ -37,5 +38,17 @@ describe('the committed settlement executor', () => {
     expect(isExecutorCode('0x' + altered.join(''))).toBe(false);
     expect(isExecutorCode(code + '00')).toBe(false);
     expect(isExecutorCode('0x')).toBe(false);
+  });
+
+  it('is not the first executor, which is recognised whatever its immutables hold', () => {
+    const fill = (artifact: { deployedBytecode: string; immutableRanges: ReadonlyArray<{ start: number; length: number }> }) => {
+      const filled = [...artifact.deployedBytecode.slice(2)];
+      for (const { start, length } of artifact.immutableRanges) for (let i = start * 2; i < (start + length) * 2; i++) filled[i] = 'c';
+      return '0x' + filled.join('');
+    };
+    expect(isEarlierExecutorCode(fill(SETTLEMENT_EXECUTOR_V1_ARTIFACT))).toBe(true);
+    expect(isExecutorCode(fill(SETTLEMENT_EXECUTOR_V1_ARTIFACT))).toBe(false);
+    expect(isEarlierExecutorCode(fill(SETTLEMENT_EXECUTOR_ARTIFACT))).toBe(false);
+    expect(isEarlierExecutorCode(SETTLEMENT_EXECUTOR_V1_ARTIFACT.deployedBytecode + '00')).toBe(false);
   });
 });

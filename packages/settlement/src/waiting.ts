@@ -1,6 +1,6 @@
 import type { SettlementWaitReasonId } from '@facilitator/core';
 import { hasExecutorItem } from './atomic/executor-item';
-import { paymentOf, termsOf } from './payment';
+import { termsOf } from './payment';
 import { failed, settlementDoomed } from './failures';
 import type { StepContext, StepResult } from './step';
 import type { StepAwait } from './awaiting-chain';
@@ -112,14 +112,14 @@ export function noFundedRelayer(ctx: StepContext): StepWait {
 
 /**
  * A settlement that would take the sequential path in a worker without the treasury's key: a payment smaller
- * than the fee, or one the executor cannot run (another mechanism than EIP-3009), fails at once (only the
+ * than the fee, or one the executor cannot run (no executor item: see hasExecutorItem), fails at once (only the
  * sequential path settles it; nothing was charged), one whose own fee the executor cannot take waits for a
  * worker that can charge it, any other waits for the network's atomic path; both waits last only as long
  * as the authorization. Undefined: the path can run here.
  */
 export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'sequential'): StepResult | StepWait | undefined {
   if (path === 'atomic' || ctx.treasurySigns) return undefined;
-  if (!hasExecutorItem(paymentOf(ctx.settlement))) {
+  if (!hasExecutorItem(ctx)) {
     return failed(
       settlementDoomed(`a payment of ${ctx.settlement.mechanism} settles only on the sequential path, which this deployment does not run (no treasury key in the worker)`, {
         mechanism: ctx.settlement.mechanism,

@@ -21,8 +21,9 @@ const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
  * recipient and a start time; Permit2 consumes an unordered nonce of the payer's, shared by every token and
  * every spender. The payer has approved Permit2 for the token once (or sends an EIP-2612 permit for it).
  *
- * Served on every network, on the sequential path: the atomic path's executor takes EIP-3009 items only,
- * so a worker settles it with the fee from the treasury's key first, then the proxy's call from a relayer.
+ * Served on every network, on both paths: the atomic path's executor (v2) calls the proxy's settle in the
+ * fee's own item; the sequential path sends the fee from the treasury's key first, then the proxy's call
+ * from a relayer.
  */
 export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   ...permit2ProxyMembers(EXACT_PROXY),

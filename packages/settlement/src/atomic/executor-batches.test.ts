@@ -9,8 +9,10 @@ const TREASURY = '0x' + '11'.repeat(20);
 const RELAYER = '0x' + '22'.repeat(20);
 const CHAIN = 84532;
 
-function item(n: number, gas = 250_000n, signatureBytes = 65): ExecutorItem {
-  return { from: '0x' + '33'.repeat(20), to: '0x' + '44'.repeat(20), value: 10_000n, validAfter: 0n, validBefore: 2n ** 40n, nonce: '0x' + n.toString(16).padStart(64, '0'), signature: '0x' + 'ab'.repeat(signatureBytes), gas };
+// an item whose call carries a signature of this many bytes (a contract wallet's may be kilobytes)
+function item(n: number, gas = 250_000n, signatureBytes = 65, payer = '0x' + '33'.repeat(20)): ExecutorItem {
+  const data = '0xcf092995' + '00'.repeat(7 * 32) + 'ab'.repeat(signatureBytes);
+  return { payer, merchant: '0x' + '44'.repeat(20), amount: 10_000n, nonce: '0x' + n.toString(16).padStart(64, '0'), target: '0x' + '55'.repeat(20), data, gas };
 }
 
 /** Batches in memory, transactions recorded: what the batcher stores and sends, in order. */
@@ -142,6 +144,18 @@ describe('ExecutorBatches', () => {
     await Promise.all([first, h.batcher.place({ settlementId: 'stl_2', chainId: CHAIN, item: item(2) })]);
     expect(most).toBe(2);
     expect(h.stored.map((b) => b.itemCount)).toEqual([1, 1]);
+  });
+
+  it("never puts two items of one (payer, nonce) in one batch: the second waits for the next (an EIP-3009 and a Permit2 nonce may be equal)", async () => {
+    const h = harness();
+    const other = '0x' + '66'.repeat(20);
+    await Promise.all([
+      h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) }),
+      h.batcher.place({ settlementId: 'stl_2', chainId: CHAIN, item: item(1) }),
+      h.batcher.place({ settlementId: 'stl_3', chainId: CHAIN, item: item(1, 250_000n, 65, other) }),
+      h.batcher.place({ settlementId: 'stl_4', chainId: CHAIN, item: item(2) }),
+    ]);
+    expect(h.log).toEqual(['store bat_1 [stl_1,stl_3,stl_4]', 'send bat_1', 'store bat_2 [stl_2]', 'send bat_2']);
   });
 
   it('keeps each batch within the gas budget', async () => {

@@ -2,7 +2,7 @@ import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } fr
 import { OutcomeWaits, type PendingOutcome } from '../outcome-waits';
 import type { BatchNotStored, SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
 import { SettlementEndedError } from '../settlement-ended';
-import { itemCalldataGas, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
+import { itemCalldataGas, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicItemRequest, AtomicSettlement } from './atomic-settlement';
 
 export interface ExecutorBatchesOptions {
@@ -174,17 +174,24 @@ export class ExecutorBatches implements AtomicSettlement {
   /**
    * The next batch: the first item waiting, and after it whatever fits the budget. An item whose payer has
    * code (a contract wallet, ERC-1271 or ERC-6492) goes alone: its wallet runs code of a stranger's choosing
-   * and its signature may be kilobytes, so a hostile one can only ever sink its own transaction.
+   * and its signature may be kilobytes, so a hostile one can only ever sink its own transaction. An item
+   * whose (payer, nonce) is already taken waits for the next batch: an item's outcome is read by that key, and
+   * a payer may sign an EIP-3009 and a Permit2 payment with the same nonce (two nonce spaces), so within one
+   * batch one item's outcome would otherwise be read as the other's.
    */
   private takeWithinBudget(queue: Waiting[], budget: bigint): Waiting[] {
     if (queue[0].request.alone) return [queue[0]];
     const taken: Waiting[] = [];
+    const keys = new Set<string>();
     let gas = BATCH_OVERHEAD_GAS;
     for (const entry of queue) {
       if (entry.request.alone) continue;
+      const key = itemKey(entry.request.item.payer, entry.request.item.nonce);
+      if (keys.has(key)) continue;
       const envelope = itemEnvelope(entry.request.item);
       if (taken.length > 0 && gas + envelope > budget) break;
       taken.push(entry);
+      keys.add(key);
       gas += envelope;
     }
     return taken;

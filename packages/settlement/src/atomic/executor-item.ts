@@ -1,21 +1,44 @@
-import { tokenSignature } from '@facilitator/chain-rpc';
-import { EXACT_EIP3009 } from '@facilitator/core';
-import type { ExactEip3009Payload } from '@facilitator/payment-mechanisms';
-import type { ExecutorItem } from '@facilitator/settlement-contract';
-import type { SettlementPayment } from '../payment';
+import type { DirectCall, MechanismChain } from '@facilitator/payment-mechanisms';
+import { X402_PERMIT2_PROXIES, type ExecutorItem } from '@facilitator/settlement-contract';
+import { paymentOf, type SettlementPayment } from '../payment';
+import type { StepContext } from '../step';
 
 /**
- * Whether the settlement executor can run the payment: it calls the token's transferWithAuthorization
- * itself, so only EIP-3009 payments are its items; any other takes the sequential path.
+ * The call an executor item of the settlement makes: the payment's own direct call, for the settlement's
+ * amount (exact: the signed amount; upto: the amount settled, at most the signed maximum), when the executor
+ * may make it. Undefined when it may not: a target other than the token and x402's two Permit2 proxies (the
+ * executor refuses any other), or a call only another account may send (upto's proxy accepts only the
+ * witness's facilitator, and the executor's calls come from the treasury's address).
  */
-export function hasExecutorItem({ mechanism }: SettlementPayment): boolean {
-  return mechanism.id === EXACT_EIP3009;
+export function executorCallOf({ mechanism, parsed }: SettlementPayment, chain: MechanismChain, treasury: string, amount: bigint): DirectCall | undefined {
+  const call = mechanism.directCall(parsed, chain, { amount });
+  const targets = [chain.tokenAddress, X402_PERMIT2_PROXIES.exact, X402_PERMIT2_PROXIES.upto].map((a) => a.toLowerCase());
+  if (!targets.includes(call.to.toLowerCase())) return undefined;
+  if (call.sender !== undefined && call.sender.toLowerCase() !== treasury.toLowerCase()) return undefined;
+  return call;
 }
 
-/** The payment as an item of the executor, given the fee's and its transfer's gas; undefined when it has none. */
-export function executorItemOf(payment: SettlementPayment, gas: bigint): ExecutorItem | undefined {
-  if (!hasExecutorItem(payment)) return undefined;
-  const { authorization, signature } = payment.parsed.payload as ExactEip3009Payload;
-  // the token knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
-  return { ...authorization, signature: tokenSignature(signature), gas };
+function itemCallOf(ctx: StepContext): DirectCall | undefined {
+  return executorCallOf(paymentOf(ctx.settlement), ctx.network.usdc, ctx.treasury, BigInt(ctx.settlement.amount));
+}
+
+/**
+ * Whether the settlement executor can run the payment: EIP-3009 (the token's transferWithAuthorization),
+ * exact through Permit2 (the exact proxy's settle) and upto through Permit2 when its witness names the
+ * treasury as the facilitator; any other takes the sequential path.
+ */
+export function hasExecutorItem(ctx: StepContext): boolean {
+  return itemCallOf(ctx) !== undefined;
+}
+
+/**
+ * The payment as an item of the executor, given the fee's and its transfer's gas; undefined when it has none.
+ * The merchant pays the fee and must receive the settlement's amount from the call; the payer and the nonce
+ * (bytes32 in every mechanism's terms) name the item's event.
+ */
+export function executorItemOf(ctx: StepContext, gas: bigint): ExecutorItem | undefined {
+  const call = itemCallOf(ctx);
+  if (!call) return undefined;
+  const { settlement } = ctx;
+  return { payer: settlement.payer, merchant: settlement.merchant, amount: BigInt(settlement.amount), nonce: settlement.nonce, target: call.to, data: call.data, gas };
 }

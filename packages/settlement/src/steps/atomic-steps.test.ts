@@ -1,11 +1,28 @@
 import { GasCapExceededError, type TransactionLog, type TransactionOutcome } from '@facilitator/chain-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import { executorInterface } from '@facilitator/settlement-contract';
-import { AbiCoder, id } from 'ethers';
+import { AbiCoder, id, Interface } from 'ethers';
 import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError } from '../atomic/executor-batches';
 import type { StepResult } from '../step';
-import { FEE, GAS_CAPS, MERCHANT, NONCE, PAYER, settlementFixture, stepHarness, transferLog, TREASURY } from '../testing/fakes';
+import {
+  AMOUNT,
+  FEE,
+  GAS_CAPS,
+  MERCHANT,
+  NONCE,
+  NOW,
+  PAYER,
+  PERMIT2_NONCE,
+  PLAIN_SIGNATURE,
+  permit2SettlementFixture,
+  settlementFixture,
+  stepHarness,
+  TOKEN,
+  transferLog,
+  transferWithAuthorizationCalldata,
+  TREASURY,
+} from '../testing/fakes';
 import { isWait } from '../waiting';
 import { collectFeeAndTransfer, recordAtomicExecution, recordAtomicSettlement } from './atomic-steps';
 
@@ -63,7 +80,16 @@ describe('collect_fee on the atomic path', () => {
   it('places the payment as one item (fee and transfer gas) and, when the item settled, goes to settled in one step through fee_collected and executing', async () => {
     const { result, atomic } = await run(confirmedWith([executorLog('Settled', [PAYER, NONCE])]));
     expect(atomic.placed).toHaveLength(1);
-    expect(atomic.placed[0].item).toMatchObject({ from: PAYER, to: MERCHANT, nonce: NONCE, gas: GAS_CAPS.fee + GAS_CAPS.transfer });
+    // the payment's own direct call: the token's transferWithAuthorization (v, r, s for a plain ECDSA signature)
+    expect(atomic.placed[0].item).toEqual({
+      payer: PAYER,
+      merchant: MERCHANT,
+      amount: AMOUNT,
+      nonce: NONCE,
+      target: TOKEN,
+      data: transferWithAuthorizationCalldata({ from: PAYER, to: MERCHANT, value: AMOUNT, validAfter: 0n, validBefore: BigInt(NOW + 3600), nonce: NONCE }, PLAIN_SIGNATURE),
+      gas: GAS_CAPS.fee + GAS_CAPS.transfer,
+    });
     expect(result).toMatchObject({
       to: 'settled',
       through: [
@@ -75,6 +101,27 @@ describe('collect_fee on the atomic path', () => {
     });
     // the spec orders the timestamps: the settlement's is the later, though one transaction gives both
     expect(result.data!.settledAt!.getTime()).toBeGreaterThan(result.data!.feeCollectedAt!.getTime());
+  });
+
+  it("places a Permit2 payment as an item calling x402's exact proxy (its settle, for the settlement's amount), and settles it on its Settled(payer, nonce)", async () => {
+    const settlement = permit2SettlementFixture({ state: 'collect_fee', settlementMode: 'atomic' });
+    const atomic = new FakeAtomic(confirmedWith([executorLog('Settled', [PAYER, settlement.nonce])]));
+    const h = atomicHarness(atomic, settlement);
+    const result = await collectFeeAndTransfer(h.ctx);
+    const settle = new Interface([
+      'function settle(((address token, uint256 amount) permitted, uint256 nonce, uint256 deadline) permit, address owner, (address to, uint256 validAfter) witness, bytes signature)',
+    ]).encodeFunctionData('settle', [{ permitted: { token: TOKEN, amount: AMOUNT }, nonce: PERMIT2_NONCE, deadline: NOW + 3600 }, PAYER, { to: MERCHANT, validAfter: 0n }, PLAIN_SIGNATURE]);
+    expect(atomic.placed[0].item).toEqual({
+      payer: PAYER,
+      merchant: MERCHANT,
+      amount: AMOUNT,
+      // Permit2's uint256 nonce as bytes32: the key of the item's event
+      nonce: '0x' + PERMIT2_NONCE.toString(16).padStart(64, '0'),
+      target: '0x402085c248eea27d92e8b30b2c58ed07f9e20001',
+      data: settle,
+      gas: expect.any(BigInt),
+    });
+    expect(result).toMatchObject({ to: 'settled', data: { feeTxHash: HASH, settlementTxHash: HASH, merchantPaid: true } });
   });
 
   it('reads the fee taken from its own item\'s logs: the stored fee, nothing rewritten', async () => {

@@ -4,7 +4,6 @@ import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/settlemen
 import type { AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError, NoFundedRelayerError } from '../atomic/executor-batches';
 import { executorItemOf } from '../atomic/executor-item';
-import { paymentOf } from '../payment';
 import { executedElsewhereNoFee, failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
@@ -107,7 +106,7 @@ function settledAfter(feeCollectedAt: Date | null): Date {
 async function itemOf(ctx: StepContext): Promise<{ item: ExecutorItem; alone: boolean }> {
   // the item's calldata is counted in its envelope (itemEnvelope), so its gas is the execution's alone
   const cap = await transferExecutionGasCap(ctx);
-  const item = executorItemOf(paymentOf(ctx.settlement), ctx.network.gasCaps.fee + cap.gas);
+  const item = executorItemOf(ctx, ctx.network.gasCaps.fee + cap.gas);
   // check_allowance fixes the atomic path only for a payment the executor can run
   if (!item) throw new Error(`settlement ${ctx.settlement.id} took the atomic path with a payment of ${ctx.settlement.mechanism}, which the executor cannot run`);
   return { item, alone: cap.kind === 'contract' };

@@ -87,11 +87,12 @@ export const checkAllowance: Step = async (ctx) => {
  * that low): the executor refuses those, so that no item ever leaves a merchant worse off; except for
  * a settlement whose own fee is not the one the executor takes (FEE_AMOUNT changed between the API that
  * created it and this worker): the executor would charge its fee, not the one the merchant is told; and
- * except for a payment the executor cannot run (it calls only the token's transferWithAuthorization).
+ * except for a payment the executor cannot run (it calls only the token's transferWithAuthorization and
+ * x402's Permit2 proxies' settle, and upto's proxy only for a payment whose facilitator is the treasury).
  */
 function pathOf(ctx: StepContext): 'atomic' | 'sequential' {
   const executorCanCharge = ctx.feeAmount === ctx.executorFee;
-  const executorCanRun = hasExecutorItem(paymentOf(ctx.settlement));
+  const executorCanRun = hasExecutorItem(ctx);
   return ctx.networkPath === 'atomic' && executorCanCharge && executorCanRun && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
 }
 

@@ -5,6 +5,7 @@ import { calldataGas } from '@facilitator/settlement-contract';
 import { id, Interface } from 'ethers';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
 import type { Step, StepContext, StepResult } from '../step';
+import { isWait } from '../waiting';
 import {
   AMOUNT,
   FakeTransactions,
@@ -115,9 +116,11 @@ describe('a Permit2 payment through the steps', () => {
     expect(h.chain.estimateCalls).toEqual([]);
   });
 
-  it('check_allowance: goes sequential where the network is atomic, as the executor runs EIP-3009 items only', async () => {
+  it('check_allowance: goes atomic where the network is, as EIP-3009 does (the executor calls the exact proxy: fee and transfer undone together)', async () => {
     const permit2 = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic' } });
-    expect((await checkAllowance(permit2.ctx)).data).toEqual({ settlementMode: 'sequential' });
+    expect((await checkAllowance(permit2.ctx)).data).toEqual({ settlementMode: 'atomic' });
+    const sequential = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'sequential' } });
+    expect((await checkAllowance(sequential.ctx)).data).toEqual({ settlementMode: 'sequential' });
     const eip3009 = stepHarness(settlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic' } });
     expect((await checkAllowance(eip3009.ctx)).data).toEqual({ settlementMode: 'atomic' });
   });
@@ -136,14 +139,13 @@ describe('a Permit2 payment through the steps', () => {
     expect(plain.note?.payer_approval).toBeUndefined();
   });
 
-  it('check_allowance: fails at once, nothing charged, in a worker without the treasury key (it can never go atomic)', async () => {
-    const h = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic', treasurySigns: false } });
-    expect(details(await checkAllowance(h.ctx))).toMatchObject({
-      reason: 'a payment of exact/permit2 settles only on the sequential path, which this deployment does not run (no treasury key in the worker)',
-      fee_status: 'not_collected',
-      path: 'sequential',
-    });
-    expect(h.transactions.sent).toEqual([]);
+  it('check_allowance: in a worker without the treasury key, goes atomic, or waits for the atomic path where the network has none yet (nothing charged)', async () => {
+    const atomic = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic', treasurySigns: false } });
+    expect((await checkAllowance(atomic.ctx)).data).toEqual({ settlementMode: 'atomic' });
+    const notReady = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'sequential', treasurySigns: false } });
+    const result = await checkAllowanceStep(notReady.ctx);
+    expect(isWait(result)).toBe(true);
+    expect(notReady.transactions.sent).toEqual([]);
   });
 
   it("submit: sends the proxy's settle from the next relayer, capped as a transfer plus its calldata", async () => {

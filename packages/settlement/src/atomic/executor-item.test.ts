@@ -1,0 +1,53 @@
+import { uptoPermit2, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY, type PaymentMechanism } from '@facilitator/payment-mechanisms';
+import { X402_PERMIT2_PROXIES } from '@facilitator/settlement-contract';
+import { paymentOf, type SettlementPayment } from '../payment';
+import { AMOUNT, FakeChain, MERCHANT, PAYER, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN, TREASURY } from '../testing/fakes';
+import { executorCallOf } from './executor-item';
+
+const chain = new FakeChain();
+
+/** An upto payment of a maximum of AMOUNT whose witness names `facilitator` (the only sender its proxy accepts). */
+function upto(facilitator: string): SettlementPayment {
+  const parsed = uptoPermit2.fromStored(
+    {
+      permit2Authorization: {
+        from: PAYER,
+        permitted: { token: TOKEN, amount: AMOUNT.toString() },
+        spender: X402_UPTO_PERMIT2_PROXY,
+        nonce: '1283',
+        deadline: '1900000000',
+        witness: { to: MERCHANT, facilitator, validAfter: '0' },
+      },
+      signature: PLAIN_SIGNATURE,
+    },
+    { chainId: 84532, tokenAddress: TOKEN },
+  );
+  return { mechanism: uptoPermit2 as PaymentMechanism<unknown>, parsed };
+}
+
+describe("an executor item's call", () => {
+  it("names x402's Permit2 proxies where the mechanisms do (the executor's immutables default to these)", () => {
+    expect(X402_PERMIT2_PROXIES).toEqual({ exact: X402_EXACT_PERMIT2_PROXY, upto: X402_UPTO_PERMIT2_PROXY });
+  });
+
+  it("is the payment's direct call: the token's for EIP-3009, the exact proxy's settle for exact through Permit2", () => {
+    expect(executorCallOf(paymentOf(settlementFixture()), chain, TREASURY, AMOUNT)).toMatchObject({ to: TOKEN, gasKind: 'transferWithAuthorization' });
+    expect(executorCallOf(paymentOf(permit2SettlementFixture()), chain, TREASURY, AMOUNT)).toMatchObject({ to: X402_EXACT_PERMIT2_PROXY, gasKind: 'x402ExactPermit2Proxy.settle' });
+  });
+
+  it('exists for upto only when its witness names the treasury (the executor calls from its address), for the amount settled', () => {
+    const ours = executorCallOf(upto(TREASURY), chain, TREASURY, AMOUNT / 2n);
+    expect(ours).toMatchObject({ to: X402_UPTO_PERMIT2_PROXY, sender: TREASURY });
+    // settle(permit, amount, ...): the amount is the word after the permit's four
+    expect(BigInt('0x' + ours!.data.slice(10 + 4 * 64, 10 + 5 * 64))).toBe(AMOUNT / 2n);
+    expect(executorCallOf(upto('0x' + '77'.repeat(20)), chain, TREASURY, AMOUNT)).toBeUndefined();
+    // more than the payer's maximum is refused, never settled as something else
+    expect(() => executorCallOf(upto(TREASURY), chain, TREASURY, AMOUNT + 1n)).toThrow();
+  });
+
+  it('does not exist for a call to any other contract: the executor would refuse it', () => {
+    const payment = paymentOf(settlementFixture());
+    const elsewhere = { ...payment.mechanism, directCall: () => ({ to: '0x' + '99'.repeat(20), data: '0x', gasKind: 'transferWithAuthorization' as const }) };
+    expect(executorCallOf({ mechanism: elsewhere, parsed: payment.parsed }, chain, TREASURY, AMOUNT)).toBeUndefined();
+  });
+});
