@@ -129,6 +129,17 @@ export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'se
     );
   }
   const validBefore = termsOf(ctx.settlement).validBefore.toString();
+  // an upto amount below the fee is charged none, which the executor cannot do: it always takes its fee
+  if (ctx.feeAmount === 0n) {
+    return failed(
+      settlementDoomed('a settlement charged no fee settles only on the sequential path, which this deployment does not run (no treasury key in the worker)', {
+        amount: ctx.settlement.amount,
+        fee_amount: '0',
+        path: 'sequential',
+      }),
+      true,
+    );
+  }
   if (BigInt(ctx.settlement.amount) < ctx.feeAmount) {
     return failed(
       settlementDoomed('a payment smaller than the fee settles only on the sequential path, which this deployment does not run (no treasury key in the worker)', {

@@ -34,6 +34,10 @@ async function noFee(ctx: StepContext): Promise<StepResult> {
   if (!authorizationStillValid(ctx)) {
     return failed(settlementDoomed('authorization expired before the payment could be sent', { validBefore: termsOf(ctx.settlement).validBefore.toString() }), true);
   }
+  if (!ctx.treasurySigns) {
+    // only the sequential path settles without a fee, and it sends from the treasury, whose key this worker lacks
+    return failed(settlementDoomed('the sequential path sends the payment from the treasury, whose key this worker does not hold', { path: 'sequential' }), true);
+  }
   if (!(await ctx.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
   return { to: 'fee_collected', note: { fee: '0', reason: 'the amount settled is below the fee: no fee is taken' } };
 }

@@ -90,20 +90,14 @@ export const preflight: Step = async (ctx) => {
 };
 
 /**
- * A call only one address may send (upto's witness names the facilitator) is sent by the treasury, from its
- * key in this worker: refused before any fee when the payment names another address (the treasury changed
- * since verify) or this worker holds no treasury key. Either way the proxy would revert our call after the
- * fee was taken.
+ * A call only one address may send (upto's witness names the facilitator) is sent as the treasury: by the
+ * executor's item on the atomic path, or from the treasury's key on the sequential path (check_allowance
+ * refuses that path in a worker without it). Refused before any fee when the payment names another address
+ * (the treasury changed since verify): the proxy would revert our call after the fee was taken.
  */
 function senderRefusal(ctx: StepContext, call: DirectCall): StepResult | undefined {
-  if (call.sender === undefined) return undefined;
-  if (call.sender !== ctx.treasury.toLowerCase()) {
-    return failed(settlementDoomed('the payment may be executed only by another facilitator address than this service', { facilitator: call.sender, treasury: ctx.treasury }), true);
-  }
-  if (!ctx.treasurySigns) {
-    return failed(settlementDoomed('the payment is executed from the treasury, whose key this worker does not hold', { facilitator: call.sender }), true);
-  }
-  return undefined;
+  if (call.sender === undefined || call.sender === ctx.treasury.toLowerCase()) return undefined;
+  return failed(settlementDoomed('the payment may be executed only by another facilitator address than this service', { facilitator: call.sender, treasury: ctx.treasury }), true);
 }
 
 /**

@@ -23,12 +23,14 @@ import {
   uptoSettlementFixture,
   type StepHarness,
 } from '../testing/fakes';
+import { checkAllowance as checkAllowanceStep } from './check-allowance';
 import { collectFee as collectFeeStep } from './collect-fee';
 import { confirmTransfer as confirmTransferStep } from './confirm-transfer';
 import { preflight as preflightStep } from './preflight';
 import { submitTransfer as submitTransferStep } from './submit-transfer';
 
 const moving = (step: Step) => async (ctx: StepContext): Promise<StepResult> => moved(await step(ctx));
+const checkAllowance = moving(checkAllowanceStep);
 const collectFee = moving(collectFeeStep);
 const confirmTransfer = moving(confirmTransferStep);
 const preflight = moving(preflightStep);
@@ -91,11 +93,19 @@ describe('an upto payment through the steps', () => {
     expect(h.chain.estimateCalls).toEqual([]);
   });
 
-  it('pre-flight: fails before any fee in a worker without the treasury key, the only sender', async () => {
-    const h = stepHarness(uptoSettlementFixture(PART), { overrides: { treasurySigns: false } });
-    approved(h, AMOUNT);
-    expect(details(await preflight(h.ctx))).toMatchObject({ reason: 'the payment is executed from the treasury, whose key this worker does not hold', fee_status: 'not_collected' });
-    expect(h.chain.estimateCalls).toEqual([]);
+  it("check_allowance in a worker without the treasury key: the executor's item sends as the treasury; a row with no fee (sequential only) fails at once, nothing sent", async () => {
+    const keyless = { overrides: { treasurySigns: false, networkPath: 'atomic' as const } };
+    const charged = stepHarness(uptoSettlementFixture(PART, { state: 'check_allowance' }), keyless);
+    expect((await checkAllowance(charged.ctx)).data).toEqual({ settlementMode: 'atomic' });
+    const free = stepHarness(uptoSettlementFixture(9_999n, { state: 'check_allowance', feeAmount: '0' }), keyless);
+    expect(details(await checkAllowance(free.ctx))).toMatchObject({
+      reason: expect.stringContaining('a settlement charged no fee settles only on the sequential path'),
+      fee_status: 'not_collected',
+    });
+    expect(free.transactions.sent).toEqual([]);
+    // with the key, the same row goes sequential: the executor cannot settle without its fee
+    const withKey = stepHarness(uptoSettlementFixture(9_999n, { state: 'check_allowance', feeAmount: '0' }), { overrides: { networkPath: 'atomic' } });
+    expect((await checkAllowance(withKey.ctx)).data).toEqual({ settlementMode: 'sequential' });
   });
 
   it('collect_fee: a row with no fee (an amount below the fee) sends nothing and moves on, once it has claimed the right to send', async () => {
