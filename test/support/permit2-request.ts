@@ -3,11 +3,14 @@
 // facilitator request, and the payer's one-time approval of Permit2 on the token.
 import { randomBytes } from 'node:crypto';
 import { MaxUint256, Wallet } from 'ethers';
-import { permit2WitnessTypes } from '@x402/evm';
+import { permit2WitnessTypes, uptoPermit2WitnessTypes } from '@x402/evm';
 import type { Devnet } from '@facilitator/devnet';
-import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 
-const TYPES = Object.fromEntries(Object.entries(permit2WitnessTypes).map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
+const typesOf = (types: Record<string, readonly { name: string; type: string }[]>) =>
+  Object.fromEntries(Object.entries(types).map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
+const TYPES = typesOf(permit2WitnessTypes);
+const UPTO_TYPES = typesOf(uptoPermit2WitnessTypes);
 
 export interface Permit2Fields {
   payerKey: string;
@@ -50,6 +53,40 @@ export async function permit2Request(devnet: Devnet, fields: Permit2Fields, requ
     x402Version: 2,
     paymentPayload: { x402Version: 2, accepted, payload: { permit2Authorization, signature } },
     paymentRequirements: accepted,
+  };
+}
+
+/**
+ * The x402 v2 verify/settle request of an `upto` payment as @x402/evm's upto client makes it: a permit of the
+ * maximum `value` for x402's upto proxy, whose witness names `facilitator` (by default the treasury, as our
+ * /x402/supported advertises it); `settle` is the amount the merchant settles (the requirements' amount; by
+ * default the maximum, as at verify).
+ */
+export async function uptoRequest(devnet: Devnet, fields: Permit2Fields & { facilitator?: string }, settle?: bigint) {
+  const payer = new Wallet(fields.payerKey);
+  const permit2Authorization = {
+    from: fields.from ?? payer.address,
+    permitted: { token: fields.token ?? devnet.token, amount: fields.value.toString() },
+    spender: fields.spender ?? X402_UPTO_PERMIT2_PROXY,
+    nonce: fields.nonce ?? BigInt('0x' + randomBytes(32).toString('hex')).toString(),
+    deadline: (fields.deadline ?? BigInt(Math.floor(Date.now() / 1000) + 300)).toString(),
+    witness: { to: fields.to, facilitator: fields.facilitator ?? devnet.accounts.treasury.address, validAfter: (fields.validAfter ?? 0n).toString() },
+  };
+  const signature =
+    fields.signature ?? (await payer.signTypedData({ name: 'Permit2', chainId: devnet.chainId, verifyingContract: PERMIT2_ADDRESS }, UPTO_TYPES, permit2Authorization));
+  const accepted = {
+    scheme: 'upto',
+    network: `eip155:${devnet.chainId}`,
+    amount: fields.value.toString(),
+    asset: devnet.token,
+    payTo: fields.to,
+    maxTimeoutSeconds: 300,
+    extra: { assetTransferMethod: 'permit2', name: 'USDC', version: '2', facilitatorAddress: permit2Authorization.witness.facilitator },
+  };
+  return {
+    x402Version: 2,
+    paymentPayload: { x402Version: 2, accepted, payload: { permit2Authorization, signature } },
+    paymentRequirements: { ...accepted, amount: (settle ?? fields.value).toString() },
   };
 }
 

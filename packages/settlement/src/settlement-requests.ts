@@ -111,6 +111,7 @@ export class SettlementRequests {
       throw new PaymentConflictError('the payer signed another authorization with this nonce, which is being settled or was settled; only one of them can ever be paid', {
         payer: verification.payer,
         nonce: verification.nonce,
+        mechanism: verification.mechanism,
         reason: 'another authorization with the same payer and nonce (another recipient, value or validity) owns this payment',
         impact: 'nothing was sent for this authorization; settle again once the other one has ended, or ask the payer to pay with a fresh nonce',
       });
@@ -118,6 +119,7 @@ export class SettlementRequests {
     if (result.settlement.amount !== amount.toString()) {
       throw new PaymentConflictError(`this payment's settlement ${result.settlement.id} moves ${result.settlement.amount}, not ${amount}; only one amount of a payment is ever settled`, {
         settlement_id: result.settlement.id,
+        mechanism: verification.mechanism,
         settled_amount: result.settlement.amount,
         requested_amount: amount.toString(),
         impact: 'nothing more was sent; settle it with its amount for its outcome',

@@ -102,6 +102,7 @@ export class SettleIntake {
     if (live) {
       throw new PaymentConflictError(`this payment's settlement ${live.id} moves ${live.amount}, not 0; settle it with its amount for its outcome`, {
         settlement_id: live.id,
+        mechanism: verification.mechanism,
         settled_amount: live.amount,
         requested_amount: '0',
       });

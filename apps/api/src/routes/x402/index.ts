@@ -1,11 +1,12 @@
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError } from '@facilitator/core';
+import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, type PaymentMechanismId } from '@facilitator/core';
 import { mechanismById, mechanismsInVersion } from '@facilitator/payment-mechanisms';
 import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
   EnabledNetworks,
+  FailureReason,
   parseX402Request,
   x402InvalidMessageOf,
   x402InvalidReasonOf,
@@ -94,8 +95,10 @@ export function x402Routes(deps: X402RouteDeps) {
         if (err.verificationId) res.setHeader(VERIFICATION_ID_HEADER, err.verificationId);
         failed(200, x402InvalidReasonOf(err.failure), x402InvalidMessageOf(err.failure));
       } else if (err instanceof PaymentConflictError) {
-        // the closest standard reason: this authorization's nonce is taken by another one of the payer's
-        failed(200, X402Reason.NonceAlreadyUsed, err.message);
+        // the closest standard reason, in the payment's mechanism's codes: its nonce is taken by another
+        // authorization of the payer's, or by this payment's settlement for another amount (upto)
+        const mechanism = err.details?.mechanism as PaymentMechanismId | undefined;
+        failed(200, x402InvalidReasonOf({ reason: FailureReason.NonceHeld, mechanism, message: err.message, details: {} }), err.message);
       } else if (err instanceof PaymentIdentifierConflictError) {
         failed(200, X402Reason.PaymentIdentifierConflict, err.message);
       } else if (err instanceof SettleKeyRequired) {

@@ -1,0 +1,212 @@
+// Attacks (upto 1-6): the abuse suite's attacks against `upto` through Permit2, where the payer signs a maximum
+// and the merchant names at settle what moves — zero-value payments and settles of 0, one Permit2 nonce signed
+// to two merchants, a gas-burning contract wallet, a settle above the maximum (and a claimed maximum above the
+// signed one), a payment naming another facilitator, and one payment settled again and again for other
+// amounts. Real USDC, Permit2 and the upto proxy's double on anvil, the compiled worker, the API in process.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Wallet } from 'ethers';
+import { newMerchant, transfersOnChain } from '../support/chain-actions';
+import { approvePermit2, uptoRequest } from '../support/permit2-request';
+import { settlementEnd } from '../support/settlement-end';
+import { startTestStack, type TestStack } from '../support/test-stack';
+import { compileTestContract, deploy } from '../support/solidity';
+import { abuseReport } from './abuse-report';
+
+const USDC = (units: number) => BigInt(Math.round(units * 1_000_000));
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  await stack.startWorker();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function sentBy(addresses: string[]): Promise<number> {
+  const counts = await Promise.all(addresses.map((a) => stack.devnet.provider.getTransactionCount(a, 'latest')));
+  return counts.reduce((a, b) => a + b, 0);
+}
+const ourSenders = () => [stack.devnet.accounts.treasury.address, ...stack.devnet.accounts.relayers.map((r) => r.address)];
+/** a payer holding `balance` that approved Permit2 */
+async function payerWith(balance: bigint) {
+  const payer = Wallet.createRandom();
+  await stack.devnet.mint(payer.address, balance);
+  await approvePermit2(stack.devnet, payer.privateKey);
+  return payer;
+}
+const tally = (answers: Array<{ status: number; body: Record<string, unknown> }>) => {
+  const counts: Record<string, number> = {};
+  for (const a of answers) {
+    const key = `${a.status} ${a.body.isValid ?? a.body.success} ${a.body.invalidReason ?? a.body.errorReason ?? ''}`.trim();
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return Object.entries(counts).map(([k, v]) => `${v} × ${k}`).join('; ');
+};
+
+it('(upto 1) zero-value upto payments and settles of 0: nothing moves, nothing is charged, sent or stored as a settlement', async () => {
+  const report = abuseReport(
+    'upto-1-zero-value',
+    'Zero-value upto payments and settles of 0',
+    '20 upto payments with a maximum of 0 from a throwaway key (verify and settle), then 10 real payments (maximum 0.05 USDC) settled for 0',
+  );
+  const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const attacker = await payerWith(USDC(1));
+  const [merchantBefore, payerBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), stack.devnet.balanceOf(attacker.address), sentBy(ourSenders())]);
+  const zero = await Promise.all(Array.from({ length: 20 }, () => uptoRequest(stack.devnet, { payerKey: attacker.privateKey, to: merchant.address, value: 0n })));
+  const zeroAnswers = await Promise.all(zero.map((b, i) => stack.http.post(i % 2 === 0 ? '/x402/verify' : '/x402/settle').send(b)));
+  const nothing = await Promise.all(Array.from({ length: 10 }, () => uptoRequest(stack.devnet, { payerKey: attacker.privateKey, to: merchant.address, value: USDC(0.05) }, 0n)));
+  const nothingAnswers = await Promise.all(nothing.map((b) => stack.http.post('/x402/settle').send(b)));
+  await sleep(1000); // anything enqueued would have been sent by now
+  report.note(`zero maximum: ${tally(zeroAnswers)}; settled for 0: ${tally(nothingAnswers)}`);
+  const ok = [
+    report.check('zero maximum refused (the minimum), verify and settle', '20', String(zeroAnswers.filter((a) => a.body.isValid === false || a.body.success === false).length)),
+    report.check('settles of 0 answered success without a transaction', '10', String(nothingAnswers.filter((a) => a.body.success === true && a.body.transaction === '' && a.body.amount === '0').length)),
+    report.check('merchant balance change', '0', String((await stack.devnet.balanceOf(merchant.address)) - merchantBefore)),
+    report.check('payer balance change', '0', String((await stack.devnet.balanceOf(attacker.address)) - payerBefore)),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(upto 2) one Permit2 nonce signed as upto to two merchants: the victim is never told "settled" with the cheap payment\'s outcome', async () => {
+  const report = abuseReport(
+    'upto-2-same-nonce',
+    'Reported paid to another merchant (same Permit2 nonce, upto)',
+    "a payer signs an upto maximum of 0.02 USDC to its own shop and 100 USDC to a victim with one Permit2 nonce, settles the cheap one, then verifies and settles the dear one at the victim's",
+  );
+  const attacker = await payerWith(USDC(0.02));
+  const shop = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const victim = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const nonce = BigInt(Date.now()).toString();
+  const cheap = await uptoRequest(stack.devnet, { payerKey: attacker.privateKey, to: shop.address, value: USDC(0.02), nonce });
+  const dear = await uptoRequest(stack.devnet, { payerKey: attacker.privateKey, to: victim.address, value: USDC(100), nonce });
+  const victimBefore = await stack.devnet.balanceOf(victim.address);
+  const cheapSettle = await stack.http.post('/x402/settle').send(cheap);
+  await settlementEnd(stack, cheapSettle.headers['x-settlement-id']);
+  const [dearVerify, dearSettle] = [await stack.http.post('/x402/verify').send(dear), await stack.http.post('/x402/settle').send(dear)];
+  await sleep(500);
+  report.note(`cheap: ${tally([cheapSettle])}; dear: verify ${tally([dearVerify])}, settle ${tally([dearSettle])}`);
+  const ok = [
+    report.check('the cheap payment settled', 'true', String(cheapSettle.body.success)),
+    report.check('victim: verify answer', 'false permit2_invalid_nonce', `${dearVerify.body.isValid} ${dearVerify.body.invalidReason}`),
+    report.check('victim: settle answers "settled"', 'false', String(dearSettle.body.success)),
+    report.check("victim's settled settlements", 0, await stack.db.prisma.settlement.count({ where: { merchant: victim.address.toLowerCase(), state: 'settled' } })),
+    report.check('victim balance change', '0', String((await stack.devnet.balanceOf(victim.address)) - victimBefore)),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(upto 3) a contract-wallet payer whose ERC-1271 check burns gas, paying upto: refused, nothing sent', async () => {
+  const report = abuseReport(
+    'upto-3-gas-burning-wallet',
+    'A gas-burning contract wallet paying upto through Permit2',
+    'a contract wallet whose isValidSignature loops (~1e9 gas) verifies and settles an upto payment',
+  );
+  const { provider, accounts } = stack.devnet;
+  const burner = (await (await deploy(provider, accounts.deployer.privateKey, compileTestContract('GasBurningWallet.sol', 'GasBurningWallet'), [10_000_000])).getAddress()).toLowerCase();
+  const sentBefore = await sentBy(ourSenders());
+  const body = await uptoRequest(stack.devnet, { payerKey: Wallet.createRandom().privateKey, from: burner, signature: '0x' + 'ab'.repeat(65), to: accounts.merchant.address, value: USDC(0.05) });
+  const started = performance.now();
+  const [verify, settle] = await Promise.all([stack.http.post('/x402/verify').send(body), stack.http.post('/x402/settle').send(body)]);
+  const ms = Math.round(performance.now() - started);
+  await sleep(1000);
+  const ok = [
+    report.check('verify answer', 'false invalid_permit2_signature', `${verify.body.isValid} ${verify.body.invalidReason}`),
+    report.check('settle answer', 'false invalid_permit2_signature', `${settle.body.success} ${settle.body.errorReason}`),
+    report.check("settlements of the burner's payment", 0, await stack.db.prisma.settlement.count({ where: { payer: burner } })),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+  ];
+  report.note(`both answered in ${ms} ms; refused as: ${verify.body.invalidMessage}`);
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(upto 4) a settle above the signed maximum, and a claimed maximum above the signed one: refused, nothing moves', async () => {
+  const report = abuseReport(
+    'upto-4-above-maximum',
+    'Settling more than the payer signed (upto)',
+    'a merchant settles 0.05 USDC + 1 unit of a payment whose maximum is 0.05 USDC; another claims (accepted.amount) a maximum of 1 USDC for a permit of 0.05 USDC and settles 1 USDC',
+  );
+  const payer = await payerWith(USDC(2));
+  const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const [payerBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(payer.address), sentBy(ourSenders())]);
+  const above = await stack.http.post('/x402/settle').send(await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) }, USDC(0.05) + 1n));
+  const claimed = await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) }, USDC(1));
+  claimed.paymentPayload.accepted.amount = USDC(1).toString();
+  const inflated = await stack.http.post('/x402/settle').send(claimed);
+  await sleep(1000);
+  report.note(`above the maximum: ${tally([above])}; inflated maximum: ${tally([inflated])}`);
+  const ok = [
+    report.check('settle above the maximum', '400 false invalid_upto_evm_payload_settlement_exceeds_amount', `${above.status} ${above.body.success} ${above.body.errorReason}`),
+    report.check('settle with an inflated maximum', 'false permit2_amount_mismatch', `${inflated.body.success} ${inflated.body.errorReason}`),
+    report.check('payer balance change', '0', String((await stack.devnet.balanceOf(payer.address)) - payerBefore)),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(upto 5) a payment whose witness names another facilitator: refused at verify and settle, nothing charged or sent', async () => {
+  const report = abuseReport(
+    'upto-5-other-facilitator',
+    'An upto payment for another facilitator',
+    "an upto payment whose witness names a relayer of ours (not the treasury we advertise) and one naming a stranger's address, each verified and settled: the proxy would revert any call of ours after the fee",
+  );
+  const payer = await payerWith(USDC(1));
+  const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentBy(ourSenders())]);
+  const others = [stack.devnet.accounts.relayers[0].address, Wallet.createRandom().address];
+  const answers = [];
+  for (const facilitator of others) {
+    const body = await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05), facilitator });
+    answers.push(await stack.http.post('/x402/verify').send(body), await stack.http.post('/x402/settle').send(body));
+  }
+  await sleep(1000);
+  report.note(`answers: ${tally(answers)}`);
+  const ok = [
+    report.check('answers upto_facilitator_mismatch (verify, settle, for each)', '4', String(answers.filter((a) => (a.body.invalidReason ?? a.body.errorReason) === 'upto_facilitator_mismatch').length)),
+    report.check('merchant balance change', '0', String((await stack.devnet.balanceOf(merchant.address)) - merchantBefore)),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(upto 6) one payment settled 5 times at once for 5 amounts, then again for more once settled: one amount moves, once', async () => {
+  const report = abuseReport(
+    'upto-6-many-amounts',
+    'One upto payment settled for many amounts',
+    'a merchant (or whoever holds the payload) settles one payment of maximum 0.1 USDC for 0.02, 0.04, 0.06, 0.08 and 0.1 USDC at the same instant, then for 0.1 USDC again after it settled',
+  );
+  const payer = await payerWith(USDC(1));
+  const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const { treasury } = stack.devnet.accounts;
+  const fromBlock = await stack.devnet.provider.getBlockNumber();
+  const payerBefore = await stack.devnet.balanceOf(payer.address);
+  const signed = await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.1) });
+  const withAmount = (amount: bigint) => ({ ...signed, paymentRequirements: { ...signed.paymentRequirements, amount: amount.toString() } });
+  const amounts = [0.02, 0.04, 0.06, 0.08, 0.1].map(USDC);
+  const answers = await Promise.all(amounts.map((a) => stack.http.post('/x402/settle').send(withAmount(a))));
+  const settlements = await stack.db.prisma.settlement.findMany({ where: { merchant: merchant.address.toLowerCase() } });
+  const ends = await Promise.all(settlements.map((s) => settlementEnd(stack, s.id)));
+  const again = await stack.http.post('/x402/settle').send(withAmount(USDC(0.1)));
+  await sleep(1000);
+  const paid = (await stack.devnet.balanceOf(payer.address)) - payerBefore;
+  report.note(`answers: ${tally(answers)}; again after it settled: ${tally([again])}; settled ${ends.map((e) => e.amount).join(', ')}`);
+  const ok = [
+    report.check('settlements created', 1, ends.length),
+    report.check('the payer paid what that settlement says', `-${ends[0]?.amount}`, paid.toString()),
+    report.check('payments on chain', 1, await transfersOnChain(stack.devnet, fromBlock + 1, payer.address, merchant.address)),
+    report.check('fee transfers on chain', 1, await transfersOnChain(stack.devnet, fromBlock + 1, merchant.address, treasury.address)),
+    report.check('answers "settled" with an amount other than the one that moved', 0, [...answers, again].filter((a) => a.body.success === true && a.body.amount !== ends[0]?.amount).length),
+    report.check('settling it again for more, once settled', 'false permit2_invalid_nonce', `${again.body.success} ${again.body.errorReason}`),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
