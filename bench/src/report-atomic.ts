@@ -75,7 +75,7 @@ export function paidSection(r: PaidResults): string[] {
     ...sharedLines(r, Math.max(...phases.map((p) => p.cpu.cores.other ?? 0))),
     `One anvil with ${s.blockTimeSeconds} s blocks and three facilitators on it at once: ours with the atomic path (the treasury delegates by EIP-7702 to the settlement executor; fee and transfer in one \`settle\` transaction), ` +
       'ours with `SETTLEMENT_MODE=sequential` (fee `transferFrom`, then the payer\'s `transferWithAuthorization`), each the compiled API ' +
-      `(API_PROCESSES=${s.apiProcesses}) and worker with a database of its own and one relayer key, and the reference: @x402/core's \`x402Facilitator\` with @x402/evm's exact scheme (\`registerExactEvmScheme\`) on a viem wallet client, ` +
+      `(API_PROCESSES=${s.apiProcesses}) and worker with a database of its own and one relayer key, and the reference: @x402/core's \`x402Facilitator\` with @x402/evm's exact scheme (\`registerExactEvmScheme\`) and upto scheme (\`UptoEvmScheme\`) on a viem wallet client, ` +
       `no fee, behind \`POST /verify\`, \`POST /settle\`, \`GET /supported\` in a process of its own (viem receipt polling every ${s.referencePollingIntervalMs} ms, as our worker polls). ` +
       `Each facilitator serves an Express app protected by @x402/express's \`paymentMiddleware\` (HTTPFacilitatorClient, @x402/evm's exact server scheme), selling a resource for ${n(Number(s.priceUnits) / 1e6, 2)} USDC; ` +
       "the buyer is @x402/fetch's `wrapFetchWithPayment` with the devnet payer's key. A request is timed from the client's call to the resource's body (402, signing, the paid retry, /verify, the handler, /settle — which waits for the chain — and the answer). " +
