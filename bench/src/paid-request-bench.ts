@@ -15,8 +15,12 @@
 // Sequential phase: each facilitator gets one request at a time, the three at once (one in flight per
 // facilitator), each request after a random pause of 0–1 s so that requests meet the block timer at every
 // phase (back-to-back requests would all start just after a block). Concurrent phase: one facilitator at a
-// time, BENCH_PAID_CONCURRENCY requests in flight. For ours the request → `settled` latency is read from
-// settlement_transitions afterwards (same machine clock), matched to each request by the payment's nonce.
+// time, BENCH_PAID_CONCURRENCY requests in flight. Permit2 phases, as the sequential phase, the three at once,
+// through merchant apps of their own: `exact` through Permit2 (BENCH_PAID_PERMIT2_REQUESTS), then `upto`
+// through Permit2 (BENCH_PAID_UPTO_REQUESTS; the merchant settles 60 % of the signed maximum with
+// @x402/express's `setSettlementOverrides`), ours on both paths and the reference's. For ours the request →
+// `settled` latency is read from settlement_transitions afterwards (same machine clock), matched to each
+// request by the payment's nonce. Gas per paid request comes from the receipts of each phase's transactions.
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MaxUint256, Wallet } from 'ethers';
@@ -37,17 +41,30 @@ import { startCpuMeter, waitForQuietMachine, type CpuUsage } from './proc';
 import { startReferenceFacilitator, type ReferenceFacilitator } from './reference-facilitator';
 import { envNumber, log, runBenchmarkMain, table } from './results';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
-import { buyerOf, listen, merchantApp, paidRequest, PAID_PRICE_UNITS, type PaidSample as Sample } from './x402-buyer';
+import { buyerOf, listen, merchantApp, paidRequest, PAID_PRICE_UNITS, uptoSettledUnits, type PaidSample as Sample } from './x402-buyer';
 
 export const PAID_TARGETS = { requestToSettledSlackMs: 300 };
 
-export type PaidTargetName = 'atomic' | 'sequential' | 'reference' | 'permit2' | 'reference-permit2';
+export type PaidTargetName =
+  | 'atomic'
+  | 'sequential'
+  | 'reference'
+  | 'permit2-atomic'
+  | 'permit2'
+  | 'reference-permit2'
+  | 'upto-atomic'
+  | 'upto-sequential'
+  | 'reference-upto';
 const TARGET_LABELS: Record<PaidTargetName, string> = {
   atomic: 'ours, atomic (one transaction)',
   sequential: 'ours, sequential (two transactions)',
   reference: '@x402/evm exact reference (no fee)',
+  'permit2-atomic': 'ours, exact through Permit2, atomic (fee + the proxy in one transaction)',
   permit2: 'ours, exact through Permit2, sequential (fee, then the proxy)',
   'reference-permit2': '@x402/evm exact reference through Permit2 (no fee)',
+  'upto-atomic': 'ours, upto through Permit2, atomic (fee + the proxy in one transaction)',
+  'upto-sequential': 'ours, upto through Permit2, sequential (fee, then the proxy)',
+  'reference-upto': '@x402/evm upto reference through Permit2 (no fee)',
 };
 
 export interface PaidTargetResult {
@@ -75,7 +92,10 @@ export interface PaidTargetResult {
    * the first entry of each state the worker records, for where the time goes
    */
   stagesMsP50?: Record<string, number>;
-  /** gas used on chain per paid request (ours: its fee and payment transactions; the reference: its one), by transaction purpose */
+  /**
+   * gas used on chain per paid request (ours: its fee and payment transactions, or its share of the executor's
+   * `settle` transaction: gasUsed ÷ the items it carried; the reference: its one), by transaction purpose
+   */
   gasPerPayment?: { total: number; byPurpose: Record<string, number> };
 }
 
@@ -92,6 +112,10 @@ export interface PaidResults {
   startedAt: string;
   machine: MachineInfo;
   versions: Record<string, string>;
+  /** the share of the machine's CPU busy with other work just before the run (after waiting up to 90 s for quiet) */
+  busyBeforeStart?: number;
+  /** BENCH_MACHINE_NOTE: what the person running it says about the machine (another engineer's tests, say) */
+  machineNote?: string;
   settings: {
     blockTimeSeconds: number;
     sequentialRequests: number;
@@ -101,6 +125,10 @@ export interface PaidResults {
     concurrentRequests: number;
     /** paid requests per facilitator in the Permit2 phase (0: no Permit2 phase) */
     permit2Requests: number;
+    /** paid requests per facilitator in the upto phase (0: no upto phase) */
+    uptoRequests?: number;
+    /** upto: the amount the merchant settles of the signed maximum (priceUnits) */
+    uptoSettledUnits?: string;
     priceUnits: string;
     feeUnits: string;
     apiProcesses: number;
@@ -109,14 +137,16 @@ export interface PaidResults {
   };
   sequential: PaidPhase;
   concurrent?: PaidPhase;
-  /** `exact` through Permit2: ours (sequential) and the reference, one at a time each, both at once */
+  /** `exact` through Permit2: ours (atomic and sequential) and the reference, one at a time each, the three at once */
   permit2?: PaidPhase;
+  /** `upto` through Permit2, the merchant settling part of the maximum: ours (atomic and sequential) and the reference */
+  upto?: PaidPhase;
   targets: {
     /** ours, atomic, sequential phase: request → settled p50 ≤ 1 block + 0.3 s */
     requestToSettledP50MaxMs: number;
     requestToSettledMet: boolean | null;
   };
-  /** warn and error lines each facilitator wrote during the run (the Permit2 phase's are the sequential one's and the reference's) */
+  /** warn and error lines each facilitator wrote during the run (every phase's: the Permit2 and upto phases run on the same three) */
   problems: Record<'atomic' | 'sequential' | 'reference', LogProblems>;
 }
 
@@ -230,33 +260,49 @@ function ratiosOf(results: PaidTargetResult[]): PaidPhase['ratios'] {
 }
 
 /**
- * Gas per paid request on chain: for ours, every mined transaction of its settlements (fee and payment),
- * for the reference its settle transaction; by purpose, averaged over the paid requests.
+ * Gas per paid request on chain: for ours, every mined transaction of its settlements (fee and payment) and
+ * its share of every executor `settle` transaction that carried it (gasUsed ÷ the items of that batch), for
+ * the reference its settle transaction; by purpose, averaged over the paid requests. Every figure is a
+ * receipt's gasUsed.
  */
-async function gasPerPayment(devnet: Devnet, target: Target, samples: Sample[]): Promise<PaidTargetResult['gasPerPayment']> {
+export async function gasPerPayment(devnet: Devnet, target: { ours?: Facilitator }, samples: Sample[]): Promise<PaidTargetResult['gasPerPayment']> {
   const paid = samples.filter((s) => s.ok);
   if (paid.length === 0) return undefined;
-  let hashes: Array<{ purpose: string; hash: string }>;
+  // a transaction hash, its purpose, and the share of its gas this target's payments own
+  let hashes: Array<{ purpose: string; hash: string; share: number }>;
   if (target.ours) {
-    const { rows } = await target.ours.db.query<{ purpose: string; mined_hash: string }>(
+    const db = target.ours.db;
+    const nonces = paid.filter((s) => s.nonce).map((s) => s.nonce!);
+    const own = await db.query<{ purpose: string; mined_hash: string }>(
       `SELECT t.purpose::text AS purpose, t.mined_hash FROM chain_transactions t JOIN settlements s ON s.id = t.settlement_id
         WHERE lower(s.nonce) = ANY($1) AND t.mined_hash IS NOT NULL`,
-      [paid.filter((s) => s.nonce).map((s) => s.nonce!)],
+      [nonces],
     );
-    hashes = rows.map((r) => ({ purpose: r.purpose, hash: r.mined_hash }));
+    const batched = await db.query<{ purpose: string; mined_hash: string; items_here: string; item_count: number }>(
+      `SELECT t.purpose::text AS purpose, t.mined_hash, count(*) AS items_here, b.item_count
+         FROM settlements s JOIN settlement_batch_items i ON i.settlement_id = s.id JOIN settlement_batches b ON b.id = i.batch_id
+         JOIN chain_transactions t ON t.settlement_id = b.id
+        WHERE lower(s.nonce) = ANY($1) AND t.mined_hash IS NOT NULL
+        GROUP BY t.purpose, t.mined_hash, b.item_count`,
+      [nonces],
+    );
+    hashes = [
+      ...own.rows.map((r) => ({ purpose: r.purpose, hash: r.mined_hash, share: 1 })),
+      ...batched.rows.map((r) => ({ purpose: r.purpose, hash: r.mined_hash, share: Number(r.items_here) / r.item_count })),
+    ];
   } else {
-    hashes = paid.filter((s) => s.transaction).map((s) => ({ purpose: 'settle', hash: s.transaction! }));
+    hashes = paid.filter((s) => s.transaction).map((s) => ({ purpose: 'settle', hash: s.transaction!, share: 1 }));
   }
   const byPurpose: Record<string, number> = {};
-  for (const { purpose, hash } of hashes) {
+  for (const { purpose, hash, share } of hashes) {
     const receipt = await devnet.provider.getTransactionReceipt(hash);
-    if (receipt) byPurpose[purpose] = (byPurpose[purpose] ?? 0) + Number(receipt.gasUsed);
+    if (receipt) byPurpose[purpose] = (byPurpose[purpose] ?? 0) + Number(receipt.gasUsed) * share;
   }
   for (const purpose of Object.keys(byPurpose)) byPurpose[purpose] = Math.round(byPurpose[purpose] / paid.length);
   return { total: Object.values(byPurpose).reduce((a, b) => a + b, 0), byPurpose };
 }
 
-async function runSequentialPhase(targets: Target[], buyer: x402Client, count: number, jitterMs: number, trees: Record<string, number>): Promise<PaidPhase> {
+async function runSequentialPhase(devnet: Devnet, targets: Target[], buyer: x402Client, count: number, jitterMs: number, trees: Record<string, number>): Promise<PaidPhase> {
   const cpu = startCpuMeter({ trees });
   const all = await Promise.all(
     targets.map(async (target) => {
@@ -269,7 +315,7 @@ async function runSequentialPhase(targets: Target[], buyer: x402Client, count: n
     }),
   );
   const cpuUsage = cpu.stop();
-  const results = await Promise.all(targets.map((t, i) => summarizeTarget(t, all[i])));
+  const results = await Promise.all(targets.map(async (t, i) => ({ ...(await summarizeTarget(t, all[i])), gasPerPayment: await gasPerPayment(devnet, t, all[i]) })));
   return {
     load: `${count} paid requests per facilitator, one at a time for each, the ${targets.length === 2 ? 'two' : 'three'} facilitators at once; a random 0–${jitterMs} ms pause before each request`,
     targets: results,
@@ -314,6 +360,8 @@ export async function runPaidBench(): Promise<PaidResults> {
     concurrency: envNumber('BENCH_PAID_CONCURRENCY', 5),
     concurrentRequests: process.env.BENCH_PAID_CONCURRENT_REQUESTS === '0' ? 0 : envNumber('BENCH_PAID_CONCURRENT_REQUESTS', 20),
     permit2Requests: process.env.BENCH_PAID_PERMIT2_REQUESTS === '0' ? 0 : envNumber('BENCH_PAID_PERMIT2_REQUESTS', 20),
+    uptoRequests: process.env.BENCH_PAID_UPTO_REQUESTS === '0' ? 0 : envNumber('BENCH_PAID_UPTO_REQUESTS', 20),
+    uptoSettledUnits: uptoSettledUnits().toString(),
     priceUnits: PAID_PRICE_UNITS.toString(),
     feeUnits: FEE_UNITS.toString(),
     apiProcesses: envNumber('BENCH_API_PROCESSES', 2),
@@ -325,12 +373,13 @@ export async function runPaidBench(): Promise<PaidResults> {
   if (busy > 0.15) log(`machine still ${Math.round(busy * 100)}% busy with other work; measuring anyway`);
   const startedAt = new Date().toISOString();
 
-  const permit2PerTarget = settings.warmupRequests + settings.permit2Requests;
+  const permit2PerTarget = settings.permit2Requests > 0 ? settings.warmupRequests + settings.permit2Requests : 0;
+  const uptoPerTarget = settings.uptoRequests! > 0 ? settings.warmupRequests + settings.uptoRequests! : 0;
   const devnet = await startChain({
     blockTime: settings.blockTimeSeconds,
     relayerCount: 3,
-    payerSpend: BigInt(3 * perTarget + 2 * permit2PerTarget + 10) * PAID_PRICE_UNITS,
-    fees: 2 * perTarget + permit2PerTarget + 10,
+    payerSpend: BigInt(3 * (perTarget + permit2PerTarget + uptoPerTarget) + 10) * PAID_PRICE_UNITS,
+    fees: 2 * (perTarget + permit2PerTarget + uptoPerTarget) + 10,
   });
   const unregisterChain = stopChainOnSignal(devnet);
   const [atomicKey, sequentialKey, referenceKey] = devnet.accounts.relayers;
@@ -383,10 +432,12 @@ export async function runPaidBench(): Promise<PaidResults> {
       }),
     );
     log(`sequential: ${settings.sequentialRequests} paid requests per facilitator`);
-    const sequentialPhase = await runSequentialPhase(targets, buyer, settings.sequentialRequests, settings.jitterMs, trees);
+    const sequentialPhase = await runSequentialPhase(devnet, targets, buyer, settings.sequentialRequests, settings.jitterMs, trees);
     const concurrentPhase =
       settings.concurrentRequests > 0 ? await runConcurrentPhase(targets, buyer, settings.concurrentRequests, settings.concurrency, trees) : undefined;
-    const permit2Phase = settings.permit2Requests > 0 ? await runPermit2Phase(devnet, sequential, ref, servers, buyer, settings, trees) : undefined;
+    if (settings.permit2Requests > 0 || settings.uptoRequests! > 0) await approvePermit2(devnet);
+    const permit2Phase = settings.permit2Requests > 0 ? await runPermit2Phase('permit2', devnet, ours, ref, servers, buyer, settings, trees) : undefined;
+    const uptoPhase = settings.uptoRequests! > 0 ? await runPermit2Phase('upto', devnet, ours, ref, servers, buyer, settings, trees) : undefined;
     // a moment for anything the facilitators log after the last answer (a late error)
     await sleep(500);
     problems = { atomic: atomic.problems(), sequential: sequential.problems(), reference: ref.problems() };
@@ -398,10 +449,13 @@ export async function runPaidBench(): Promise<PaidResults> {
       startedAt,
       machine: machineInfo(),
       versions: await versions(),
+      busyBeforeStart: busy,
+      ...(process.env.BENCH_MACHINE_NOTE ? { machineNote: process.env.BENCH_MACHINE_NOTE } : {}),
       settings,
       sequential: sequentialPhase,
       ...(concurrentPhase ? { concurrent: concurrentPhase } : {}),
       ...(permit2Phase ? { permit2: permit2Phase } : {}),
+      ...(uptoPhase ? { upto: uptoPhase } : {}),
       targets: {
         requestToSettledP50MaxMs,
         requestToSettledMet: atomicSequential?.requestToSettledMs?.count ? atomicSequential.requestToSettledMs.p50 <= requestToSettledP50MaxMs : null,
@@ -421,42 +475,61 @@ export async function runPaidBench(): Promise<PaidResults> {
   }
 }
 
+/** The devnet payer approves Permit2 on the token once, as a Permit2 payer does (or by an EIP-2612 permit). */
+async function approvePermit2(devnet: Devnet): Promise<void> {
+  log('permit2: the payer approves Permit2 once');
+  await devnet.setEthBalance(devnet.accounts.payer.address, 10n ** 17n);
+  const payer = new Wallet(devnet.accounts.payer.privateKey, devnet.provider);
+  const token = devnet.usdc.connect(payer) as unknown as { approve(spender: string, value: bigint): Promise<{ wait(): Promise<unknown> }> };
+  await (await token.approve(PERMIT2_ADDRESS, MaxUint256)).wait();
+}
+
+type Permit2Kind = 'permit2' | 'upto';
+
 /**
- * `exact` through Permit2, ours (the sequential facilitator: Permit2 settles only there) and the reference,
- * each selling through a merchant app whose requirements ask for Permit2; the devnet payer approves Permit2
- * once first (as a Permit2 payer does, or by an EIP-2612 permit). One at a time for each, both at once, after
- * a warm-up; gas per paid request from the receipts.
+ * A mechanism through Permit2 on the three facilitators: `exact` (the merchant's requirements carry
+ * `extra.assetTransferMethod: "permit2"`) or `upto` (the merchant's upto requirements, PAID_PRICE_UNITS the
+ * maximum, and `setSettlementOverrides` settling `uptoSettledUnits()` of it). Ours on the atomic path (the
+ * fee and the proxy's `settle` in one executor transaction) and on the sequential path (the fee from the
+ * treasury, then the proxy's `settle`), and the reference (the proxy's `settle` alone). One at a time for
+ * each, the three at once, after a warm-up; gas per paid request from the receipts.
  */
 async function runPermit2Phase(
+  kind: Permit2Kind,
   devnet: Devnet,
-  sequential: Facilitator,
+  ours: { atomic: Facilitator; sequential: Facilitator },
   ref: ReferenceFacilitator,
   servers: Server[],
   buyer: x402Client,
   settings: PaidResults['settings'],
   trees: Record<string, number>,
 ): Promise<PaidPhase> {
-  log('permit2: the payer approves Permit2 once');
-  await devnet.setEthBalance(devnet.accounts.payer.address, 10n ** 17n);
-  const payer = new Wallet(devnet.accounts.payer.privateKey, devnet.provider);
-  const token = devnet.usdc.connect(payer) as unknown as { approve(spender: string, value: bigint): Promise<{ wait(): Promise<unknown> }> };
-  await (await token.approve(PERMIT2_ADDRESS, MaxUint256)).wait();
+  const options = kind === 'upto' ? { upto: true } : { permit2: true };
+  const names: Record<Permit2Kind, [PaidTargetName, PaidTargetName, PaidTargetName]> = {
+    permit2: ['permit2-atomic', 'permit2', 'reference-permit2'],
+    upto: ['upto-atomic', 'upto-sequential', 'reference-upto'],
+  };
+  const [atomicName, sequentialName, referenceName] = names[kind];
   const targets: Target[] = [
-    { name: 'permit2', merchantUrl: await listen(merchantApp(devnet, `${sequential.api.url}/x402`, { permit2: true }), servers), ours: sequential },
-    { name: 'reference-permit2', merchantUrl: await listen(merchantApp(devnet, ref.url, { permit2: true }), servers) },
+    { name: atomicName, merchantUrl: await listen(merchantApp(devnet, `${ours.atomic.api.url}/x402`, options), servers), ours: ours.atomic },
+    { name: sequentialName, merchantUrl: await listen(merchantApp(devnet, `${ours.sequential.api.url}/x402`, options), servers), ours: ours.sequential },
+    { name: referenceName, merchantUrl: await listen(merchantApp(devnet, ref.url, options), servers) },
   ];
-  for (const t of targets) {
-    for (let i = 0; i < settings.warmupRequests; i++) {
-      const s = await paidRequest(`${t.merchantUrl}/resource`, buyer);
-      if (!s.ok) throw new Error(`permit2 warm-up request to ${t.name} failed: ${s.error}`);
-    }
-  }
-  log(`permit2: ${settings.permit2Requests} paid requests per facilitator`);
+  await Promise.all(
+    targets.map(async (t) => {
+      for (let i = 0; i < settings.warmupRequests; i++) {
+        const s = await paidRequest(`${t.merchantUrl}/resource`, buyer);
+        if (!s.ok) throw new Error(`${kind} warm-up request to ${t.name} failed: ${s.error}`);
+      }
+    }),
+  );
+  const count = kind === 'upto' ? settings.uptoRequests! : settings.permit2Requests;
+  log(`${kind}: ${count} paid requests per facilitator`);
   const cpu = startCpuMeter({ trees });
   const all = await Promise.all(
     targets.map(async (target) => {
       const samples: Sample[] = [];
-      for (let i = 0; i < settings.permit2Requests; i++) {
+      for (let i = 0; i < count; i++) {
         await sleep(Math.random() * settings.jitterMs);
         samples.push(await paidRequest(`${target.merchantUrl}/resource`, buyer));
       }
@@ -465,8 +538,9 @@ async function runPermit2Phase(
   );
   const cpuUsage = cpu.stop();
   const results = await Promise.all(targets.map(async (t, i) => ({ ...(await summarizeTarget(t, all[i])), gasPerPayment: await gasPerPayment(devnet, t, all[i]) })));
+  const what = kind === 'upto' ? `through upto (a maximum of ${settings.priceUnits} units signed, ${settings.uptoSettledUnits} settled)` : 'through Permit2';
   return {
-    load: `${settings.permit2Requests} paid requests per facilitator through Permit2, one at a time for each, the two facilitators at once; a random 0–${settings.jitterMs} ms pause before each request`,
+    load: `${count} paid requests per facilitator ${what}, one at a time for each, the three facilitators at once; a random 0–${settings.jitterMs} ms pause before each request`,
     targets: results,
     ratios: ratiosOf(results),
     cpu: cpuUsage,
@@ -475,14 +549,14 @@ async function runPermit2Phase(
 
 export function printPaid(r: PaidResults): void {
   const rows: Array<Array<string | number>> = [['phase', 'facilitator', 'paid', 'failed', 'p50 ms', 'p95 ms', 'mean ms', 'paid/s', '→settled p50', '→settled p95', 'batch size']];
-  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent], ['permit2', r.permit2]] as const) {
+  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent], ['permit2', r.permit2], ['upto', r.upto]] as const) {
     if (!phase) continue;
     for (const t of phase.targets) {
       rows.push([name, t.label, t.paid, t.failed, t.latencyMs.p50, t.latencyMs.p95, t.latencyMs.mean, t.perSecond ?? '', t.requestToSettledMs?.p50 ?? '', t.requestToSettledMs?.p95 ?? '', t.meanBatchSize ?? '']);
     }
   }
   process.stdout.write(`\npaid requests through @x402/express + @x402/fetch, 1 s blocks — ${r.machine.cpuModel}, ${r.machine.cores} cores\n${table(rows)}\n`);
-  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent], ['permit2', r.permit2]] as const) {
+  for (const [name, phase] of [['sequential', r.sequential], ['concurrent', r.concurrent], ['permit2', r.permit2], ['upto', r.upto]] as const) {
     if (phase) process.stdout.write(`${name}: ours ÷ reference ${JSON.stringify(phase.ratios)}\n`);
     for (const t of phase?.targets ?? []) if (t.gasPerPayment) process.stdout.write(`${name} ${t.target}: gas per paid request ${JSON.stringify(t.gasPerPayment)}\n`);
     for (const t of phase?.targets ?? []) if (t.firstError) process.stdout.write(`${name} ${t.target}: first failure ${t.firstError}\n`);

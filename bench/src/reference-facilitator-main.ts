@@ -1,10 +1,14 @@
 // The reference facilitator's process (see reference-facilitator.ts): @x402/core's x402Facilitator with
-// @x402/evm's exact scheme on a viem wallet client, behind POST /verify, POST /settle and GET /supported.
+// @x402/evm's exact scheme and its upto scheme on a viem wallet client, behind POST /verify, POST /settle and
+// GET /supported. @x402/evm has no register helper for upto, so `UptoEvmScheme` is registered on the network
+// as `registerExactEvmScheme` registers exact; its signer's address is the `facilitatorAddress` /supported
+// advertises, the one sender an upto payer's witness names.
 // Configured by the environment its launcher sets (REFERENCE_PORT, REFERENCE_RPC_URL, REFERENCE_KEY,
 // REFERENCE_POLLING_MS); it imports nothing of the facilitator, and of the benchmark only the reference's signer.
 import express from 'express';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
+import { UptoEvmScheme } from '@x402/evm/upto/facilitator';
 import { baseSepolia } from 'viem/chains';
 import { referenceSigner } from './reference-signer';
 
@@ -14,7 +18,8 @@ function serve(): void {
     pollingInterval: Number(process.env.REFERENCE_POLLING_MS ?? 100),
     manageNonces: true,
   });
-  const facilitator = registerExactEvmScheme(new x402Facilitator(), { signer, networks: `eip155:${baseSepolia.id}` });
+  const network = `eip155:${baseSepolia.id}` as const;
+  const facilitator = registerExactEvmScheme(new x402Facilitator(), { signer, networks: network }).register(network, new UptoEvmScheme(signer));
 
   const fail = (what: string, err: unknown) => {
     // one JSON line, the way our apps log, so the benchmark counts it

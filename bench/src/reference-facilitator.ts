@@ -1,8 +1,9 @@
 // The reference facilitator bench:paid compares ours with: @x402/core's `x402Facilitator` with
-// @x402/evm's exact scheme registered (`registerExactEvmScheme`), a viem wallet client on one key, behind
+// @x402/evm's exact scheme registered (`registerExactEvmScheme`) and its upto scheme (`UptoEvmScheme`,
+// registered on the network the same way), a viem wallet client on one key, behind
 // the standard facilitator HTTP API (POST /verify, POST /settle, GET /supported) — what x402's own
-// facilitator examples run. No fee, no database, no queue: the payer's `transferWithAuthorization`
-// sent by the facilitator's key and waited for before /settle answers.
+// facilitator examples run. No fee, no database, no queue: the payer's `transferWithAuthorization` (or the
+// exact or upto Permit2 proxy's `settle`) sent by the facilitator's key and waited for before /settle answers.
 //
 // Run as a child process (reference-facilitator-main.ts, started by `startReferenceFacilitator`), so it has
 // an event loop of its own like our API.

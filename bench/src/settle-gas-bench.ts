@@ -7,7 +7,10 @@
 // - atomic, batched: a burst of settle requests with BATCH_WINDOW_MS=200, so that batches form; gas =
 //   every `settle` transaction of those settlements ÷ settlements. Its settled/s (first request to last
 //   `settled`) is the automine throughput of the batched path, like bench:settle's burst;
-// - atomic with the default BATCH_WINDOW_MS=0, the same burst: throughput and batches as shipped.
+// - atomic with the default BATCH_WINDOW_MS=0, the same burst: throughput and batches as shipped;
+// - each payment mechanism on each path (mechanism-gas.ts): `exact` by EIP-3009, `exact` through Permit2
+//   and `upto` through Permit2, BENCH_GAS_MECHANISM_COUNT payments of each, one at a time through
+//   /x402/verify and /x402/settle, by the sequential worker and by the atomic one (BATCH_WINDOW_MS=0).
 // One anvil (the treasury delegating to the executor), one database and API; the worker is restarted with
 // each path's settings. Payments are verified first (not timed); each worker start is warmed up with a
 // few settlements (not counted).
@@ -16,6 +19,7 @@ import { setUpDevnetExecutor, type Devnet } from '@facilitator/devnet';
 import { describeProblems, FEE_UNITS, startChain, startFacilitator, stopChainOnSignal, type Facilitator } from './facilitator-stack';
 import type { LogProblems } from './app-logs';
 import { machineInfo, versions, type MachineInfo } from './machine';
+import { approvePermit2Once, mechanismGas, mechanismSpend, type MechanismGasResult } from './mechanism-gas';
 import { PaymentFactory, PRICE_UNITS } from './payments';
 import { startCpuMeter, waitForQuietMachine, type CpuUsage } from './proc';
 import { envNumber, log, runBenchmarkMain, table } from './results';
@@ -73,8 +77,12 @@ export interface GasResults {
     batchedConcurrency: number;
     batchedWindowMs: number;
     workerLogLevel: string;
+    /** payments of each mechanism on each path, one at a time (0: none) */
+    mechanismCount?: number;
   };
   scenarios: GasScenarioResult[];
+  /** gas per settlement of each payment mechanism on each path, one at a time, from the receipts */
+  mechanisms?: MechanismGasResult[];
   /** how much less gas per settlement than sequential, % (positive = less) */
   savingsPercent: { atomicOneAtATime: number | null; atomicBatched: number | null; atomicDefaultWindowBurst: number | null };
   targets: {
@@ -234,6 +242,7 @@ export async function runGasBench(): Promise<GasResults> {
     batchedConcurrency: envNumber('BENCH_GAS_CONCURRENCY', 64),
     batchedWindowMs: envNumber('BENCH_GAS_BATCH_WINDOW_MS', 200),
     workerLogLevel: 'info',
+    mechanismCount: process.env.BENCH_GAS_MECHANISM_COUNT === '0' ? 0 : envNumber('BENCH_GAS_MECHANISM_COUNT', 10),
   };
   const timeoutMs = envNumber('BENCH_GAS_TIMEOUT_SECONDS', 60) * 1000;
   const total = 3 * settings.warmupPerWorker + settings.sequentialCount + settings.singleCount + 2 * settings.batchedCount;
@@ -241,7 +250,9 @@ export async function runGasBench(): Promise<GasResults> {
   if (busy > 0.15) log(`machine still ${Math.round(busy * 100)}% busy with other work; measuring anyway`);
   const startedAt = new Date().toISOString();
 
-  const devnet = await startChain({ relayerCount: settings.relayers, payerSpend: BigInt(total + 10) * PRICE_UNITS, fees: total });
+  const mechanismCount = settings.mechanismCount ?? 0;
+  const spend = mechanismSpend(mechanismCount);
+  const devnet = await startChain({ relayerCount: settings.relayers, payerSpend: BigInt(total + 10) * PRICE_UNITS + 2n * spend.payer, fees: total + 2 * spend.fees });
   const unregisterChain = stopChainOnSignal(devnet);
   let facilitator: Facilitator | undefined;
   let problems: LogProblems | undefined;
@@ -260,15 +271,19 @@ export async function runGasBench(): Promise<GasResults> {
     let next = 0;
     const take = (count: number): SettleRequest[] => ids.slice(next, (next += count)).map((verificationId) => ({ verificationId, requestedAt: 0 }));
     const scenarios: GasScenarioResult[] = [];
+    const mechanisms: MechanismGasResult[] = [];
+    if (mechanismCount > 0) await approvePermit2Once(devnet);
 
     log(`sequential: warm-up, then a burst of ${settings.sequentialCount} at concurrency ${settings.sequentialConcurrency}`);
     await warmUp(f, devnet, take(settings.warmupPerWorker));
     scenarios.push(await burst(f, devnet, { scenario: 'sequential (fee + transfer)', settlementMode: 'sequential', batchWindowMs: null }, take(settings.sequentialCount), settings.sequentialConcurrency, timeoutMs));
+    if (mechanismCount > 0) mechanisms.push(...(await mechanismGas(f, devnet, mechanismCount)));
 
     await f.restartWorker({ SETTLEMENT_MODE: 'atomic', BATCH_WINDOW_MS: '0' });
     log(`atomic, BATCH_WINDOW_MS=0: warm-up, ${settings.singleCount} one at a time, then a burst of ${settings.batchedCount} at concurrency ${settings.batchedConcurrency}`);
     await warmUp(f, devnet, take(settings.warmupPerWorker));
     scenarios.push(await oneAtATime(f, devnet, { scenario: 'atomic, one at a time', settlementMode: 'atomic', batchWindowMs: 0 }, take(settings.singleCount)));
+    if (mechanismCount > 0) mechanisms.push(...(await mechanismGas(f, devnet, mechanismCount)));
     scenarios.push(await burst(f, devnet, { scenario: 'atomic, burst, BATCH_WINDOW_MS=0 (default)', settlementMode: 'atomic', batchWindowMs: 0 }, take(settings.batchedCount), settings.batchedConcurrency, timeoutMs));
 
     await f.restartWorker({ SETTLEMENT_MODE: 'atomic', BATCH_WINDOW_MS: String(settings.batchedWindowMs) });
@@ -290,6 +305,7 @@ export async function runGasBench(): Promise<GasResults> {
       versions: await versions(),
       settings,
       scenarios,
+      ...(mechanisms.length ? { mechanisms } : {}),
       savingsPercent: { atomicOneAtATime: saving(scenarios[1], sequential), atomicBatched: batchedSaving, atomicDefaultWindowBurst: saving(scenarios[2], sequential) },
       targets: {
         batchedSavingMinPercent: GAS_TARGETS.batchedSavingMinPercent,
@@ -333,6 +349,11 @@ export function printGas(r: GasResults): void {
       `default-window burst ${r.savingsPercent.atomicDefaultWindowBurst}%\n` +
       `batched throughput ≥ ${r.targets.batchedMinPerSecond}/s: ${verdict(r.targets.batchedThroughputMet)}\n`,
   );
+  if (r.mechanisms?.length) {
+    const m: Array<Array<string | number>> = [['mechanism', 'path', 'settled', 'gas/settlement', 'by purpose', 'first failure']];
+    for (const x of r.mechanisms) m.push([x.mechanism, x.path, `${x.settled}/${x.requests}`, x.gasPerSettlement ?? '', JSON.stringify(x.byPurpose), x.firstError ?? '']);
+    process.stdout.write(`\ngas per settlement by mechanism, one at a time\n${table(m)}\n`);
+  }
   for (const s of r.scenarios) {
     if (s.batches) process.stdout.write(`${s.scenario}: batch sizes ${JSON.stringify(s.batches.sizes)}${s.batches.itemsOutsideThisRun ? `, ${s.batches.itemsOutsideThisRun} items of other runs in them` : ''}\n`);
     if (s.throughput && Object.keys(s.throughput.failureCodes).length) process.stdout.write(`${s.scenario}: failures ${JSON.stringify(s.throughput.failureCodes)}\n`);

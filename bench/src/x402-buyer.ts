@@ -10,13 +10,18 @@ import { decodePaymentResponseHeader, decodePaymentSignatureHeader } from '@x402
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
-import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { UptoEvmScheme as UptoEvmClientScheme } from '@x402/evm/upto/client';
+import { UptoEvmScheme as UptoEvmServerScheme } from '@x402/evm/upto/server';
+import { paymentMiddleware, setSettlementOverrides, x402ResourceServer } from '@x402/express';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Devnet } from '@facilitator/devnet';
 import { epochMs } from './stats';
 
 export const PAID_PRICE_UNITS = 50_000n; // $0.05: the merchant nets $0.04 after our $0.01 fee
+/** `upto`: the merchant settles this part of the signed maximum (PAID_PRICE_UNITS), above our fee */
+export const UPTO_SETTLED_PERCENT = 60n;
+export const uptoSettledUnits = (maximum: bigint = PAID_PRICE_UNITS) => (maximum * UPTO_SETTLED_PERCENT) / 100n;
 
 export interface PaidSample {
   startedAt: number;
@@ -37,17 +42,20 @@ export function listen(app: express.Express, servers: Server[]): Promise<string>
 /**
  * A merchant's app selling GET /resource through @x402/express with `facilitatorUrl` as its facilitator;
  * with `permit2`, its requirements ask for `exact` through Permit2 (`extra.assetTransferMethod`), which
- * @x402/evm's client then signs.
+ * @x402/evm's client then signs; with `upto`, they ask for `upto` (@x402/evm's upto server scheme, which
+ * reads the facilitator's address from its /supported) with PAID_PRICE_UNITS as the maximum, and the
+ * handler settles `uptoSettledUnits()` of it through `setSettlementOverrides`, as a metered resource does.
  */
-export function merchantApp(devnet: Devnet, facilitatorUrl: string, options: { permit2?: boolean } = {}): express.Express {
-  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(`eip155:${devnet.chainId}`, new ExactEvmServerScheme());
+export function merchantApp(devnet: Devnet, facilitatorUrl: string, options: { permit2?: boolean; upto?: boolean } = {}): express.Express {
+  const network = `eip155:${devnet.chainId}` as const;
+  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(network, options.upto ? new UptoEvmServerScheme() : new ExactEvmServerScheme());
   const app = express();
   app.use(
     paymentMiddleware(
       {
         'GET /resource': {
           accepts: {
-            scheme: 'exact',
+            scheme: options.upto ? 'upto' : 'exact',
             network: `eip155:${devnet.chainId}`,
             payTo: getAddress(devnet.accounts.merchant.address),
             // the devnet's USDC is not the public Base Sepolia address, so the asset is spelled out
@@ -64,14 +72,18 @@ export function merchantApp(devnet: Devnet, facilitatorUrl: string, options: { p
     ),
   );
   app.get('/resource', (_req, res) => {
+    if (options.upto) setSettlementOverrides(res, { amount: uptoSettledUnits().toString() });
     res.json({ forecast: 'sunny', temperature: 21 });
   });
   return app;
 }
 
+/** The devnet payer, paying `exact` (EIP-3009 or Permit2, as the requirements ask) and `upto` (Permit2). */
 export function buyerOf(devnet: Devnet): x402Client {
+  const account = privateKeyToAccount(devnet.accounts.payer.privateKey as `0x${string}`);
   return new x402Client()
-    .register('eip155:*', new ExactEvmClientScheme(privateKeyToAccount(devnet.accounts.payer.privateKey as `0x${string}`)))
+    .register('eip155:*', new ExactEvmClientScheme(account))
+    .register('eip155:*', new UptoEvmClientScheme(account))
     .setSpendControls({ allowedAssets: [{ network: `eip155:${devnet.chainId}`, asset: getAddress(devnet.token), maxAmountPerPayment: '1000000' }] });
 }
 
