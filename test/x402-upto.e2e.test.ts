@@ -3,9 +3,10 @@
 // name), paid by the real @x402/fetch client with @x402/evm's upto client scheme (a Permit2 witness transfer
 // of a maximum for x402's upto proxy), settled by our service against anvil with Circle's USDC, the real
 // Permit2 and the proxy doubles. The merchant settles what was used with `setSettlementOverrides`: each
-// request moves exactly that amount, once, and the fee only when the amount is at least the fee.
+// request moves exactly that amount, once, and the fee only when the amount is at least the fee. Only the
+// merchant names less than the maximum: it turned settle protection on, and its middleware sends its key.
 import express from 'express';
-import { getAddress } from 'ethers';
+import { getAddress, Wallet } from 'ethers';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { UptoEvmScheme as UptoEvmClientScheme } from '@x402/evm/upto/client';
 import { UptoEvmScheme as UptoEvmServerScheme } from '@x402/evm/upto/server';
@@ -13,10 +14,12 @@ import { paymentMiddleware, setSettlementOverrides, x402ResourceServer } from '@
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
 import { UPTO_PERMIT2 } from '@facilitator/core';
+import { MerchantAction } from '@facilitator/merchants';
 import { PERMIT2_ADDRESS, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import { approvePermit2 } from './support/permit2-request';
 import { balances, difference, transfersOnChain } from './support/chain-actions';
 import { LocalServers } from './support/local-servers';
+import { merchantCall } from './support/merchant-client';
 import { startTestStack, type TestStack } from './support/test-stack';
 
 const FEE = 10_000n;
@@ -32,11 +35,16 @@ beforeAll(async () => {
   await stack.startWorker();
   const facilitatorUrl = `${await servers.listen(stack.api.app)}/x402`;
   await approvePermit2(stack.devnet, stack.devnet.accounts.payer.privateKey);
+  const settleKey = (await merchantCall(stack, new Wallet(stack.devnet.accounts.merchant.privateKey), MerchantAction.EnableSettleProtection)).body.settle_key as string;
+  const withKey = async () => {
+    const headers = { Authorization: `Bearer ${settleKey}` };
+    return { verify: headers, settle: headers, supported: headers };
+  };
 
   const token = getAddress(stack.devnet.token) as `0x${string}`;
   const payTo = getAddress(stack.devnet.accounts.merchant.address);
   const merchant = express();
-  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register('eip155:84532', new UptoEvmServerScheme());
+  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl, createAuthHeaders: withKey })).register('eip155:84532', new UptoEvmServerScheme());
   merchant.use(
     paymentMiddleware(
       {

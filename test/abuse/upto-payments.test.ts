@@ -1,11 +1,15 @@
-// Attacks (upto 1-6): the abuse suite's attacks against `upto` through Permit2, where the payer signs a maximum
+// Attacks (upto 1-8): the abuse suite's attacks against `upto` through Permit2, where the payer signs a maximum
 // and the merchant names at settle what moves — zero-value payments and settles of 0, one Permit2 nonce signed
 // to two merchants, a gas-burning contract wallet, a settle above the maximum (and a claimed maximum above the
-// signed one), a payment naming another facilitator, and one payment settled again and again for other
-// amounts. Real USDC, Permit2 and the upto proxy's double on anvil, the compiled worker, the API in process.
+// signed one), a payment naming another facilitator, one payment settled again and again for other amounts,
+// the payer settling its own payload for a token amount before the merchant, and a loop of settlements below
+// the fee (which pay none). Real USDC, Permit2 and the upto proxy's double on anvil, the compiled worker, the
+// API in process.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Wallet } from 'ethers';
+import { MerchantAction } from '@facilitator/merchants';
 import { newMerchant, transfersOnChain } from '../support/chain-actions';
+import { merchantCall } from '../support/merchant-client';
 import { approvePermit2, uptoRequest } from '../support/permit2-request';
 import { settlementEnd } from '../support/settlement-end';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -15,8 +19,11 @@ import { abuseReport } from './abuse-report';
 const USDC = (units: number) => BigInt(Math.round(units * 1_000_000));
 let stack: TestStack;
 
+/** a budget small enough to reach: settlements charged no fee, per merchant and hour (upto 8) */
+const FEE_FREE_PER_MERCHANT = 3;
+
 beforeAll(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ env: { FEE_FREE_SETTLEMENTS_PER_MERCHANT_PER_HOUR: String(FEE_FREE_PER_MERCHANT) } });
   await stack.startWorker();
 });
 afterAll(async () => {
@@ -34,6 +41,12 @@ async function payerWith(balance: bigint) {
   await stack.devnet.mint(payer.address, balance);
   await approvePermit2(stack.devnet, payer.privateKey);
   return payer;
+}
+/** a merchant that turned settle protection on, and its settle key: it alone names less than a maximum */
+async function protectedMerchant() {
+  const wallet = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const key = (await merchantCall(stack, wallet, MerchantAction.EnableSettleProtection)).body.settle_key as string;
+  return { wallet, key };
 }
 const tally = (answers: Array<{ status: number; body: Record<string, unknown> }>) => {
   const counts: Record<string, number> = {};
@@ -185,17 +198,18 @@ it('(upto 6) one payment settled 5 times at once for 5 amounts, then again for m
     'a merchant (or whoever holds the payload) settles one payment of maximum 0.1 USDC for 0.02, 0.04, 0.06, 0.08 and 0.1 USDC at the same instant, then for 0.1 USDC again after it settled',
   );
   const payer = await payerWith(USDC(1));
-  const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
+  const { wallet: merchant, key } = await protectedMerchant();
   const { treasury } = stack.devnet.accounts;
   const fromBlock = await stack.devnet.provider.getBlockNumber();
   const payerBefore = await stack.devnet.balanceOf(payer.address);
   const signed = await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.1) });
   const withAmount = (amount: bigint) => ({ ...signed, paymentRequirements: { ...signed.paymentRequirements, amount: amount.toString() } });
   const amounts = [0.02, 0.04, 0.06, 0.08, 0.1].map(USDC);
-  const answers = await Promise.all(amounts.map((a) => stack.http.post('/x402/settle').send(withAmount(a))));
+  const settle = (amount: bigint) => stack.http.post('/x402/settle').set('Authorization', `Bearer ${key}`).send(withAmount(amount));
+  const answers = await Promise.all(amounts.map(settle));
   const settlements = await stack.db.prisma.settlement.findMany({ where: { merchant: merchant.address.toLowerCase() } });
   const ends = await Promise.all(settlements.map((s) => settlementEnd(stack, s.id)));
-  const again = await stack.http.post('/x402/settle').send(withAmount(USDC(0.1)));
+  const again = await settle(USDC(0.1));
   await sleep(1000);
   const paid = (await stack.devnet.balanceOf(payer.address)) - payerBefore;
   report.note(`answers: ${tally(answers)}; again after it settled: ${tally([again])}; settled ${ends.map((e) => e.amount).join(', ')}`);
@@ -206,6 +220,69 @@ it('(upto 6) one payment settled 5 times at once for 5 amounts, then again for m
     report.check('fee transfers on chain', 1, await transfersOnChain(stack.devnet, fromBlock + 1, merchant.address, treasury.address)),
     report.check('answers "settled" with an amount other than the one that moved', 0, [...answers, again].filter((a) => a.body.success === true && a.body.amount !== ends[0]?.amount).length),
     report.check('settling it again for more, once settled', 'false permit2_invalid_nonce', `${again.body.success} ${again.body.errorReason}`),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it("(upto 7) the payer settles its own payload for 1 unit before the merchant settles what was used: refused, the merchant's settle moves its amount", async () => {
+  const report = abuseReport(
+    'upto-7-payer-names-the-amount',
+    'Whoever holds an upto payload naming the amount',
+    "a payer signs an upto maximum of 0.05 USDC to a merchant, and while the merchant serves it posts the same payload to /x402/settle for 1 unit (and for 0.01 USDC, the fee), with no key and with a wrong one; then the merchant settles 0.03 USDC with its settle key",
+  );
+  const payer = await payerWith(USDC(1));
+  const { wallet: merchant, key } = await protectedMerchant();
+  const { treasury } = stack.devnet.accounts;
+  const fromBlock = await stack.devnet.provider.getBlockNumber();
+  const payerBefore = await stack.devnet.balanceOf(payer.address);
+  const signed = await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) });
+  const withAmount = (amount: bigint) => ({ ...signed, paymentRequirements: { ...signed.paymentRequirements, amount: amount.toString() } });
+  const attempts = [
+    await stack.http.post('/x402/settle').send(withAmount(1n)),
+    await stack.http.post('/x402/settle').send(withAmount(USDC(0.01))),
+    await stack.http.post('/x402/settle').set('Authorization', 'Bearer fsk_wrong').send(withAmount(1n)),
+  ];
+  const merchants = await stack.http.post('/x402/settle').set('Authorization', `Bearer ${key}`).send(withAmount(USDC(0.03)));
+  const end = await settlementEnd(stack, merchants.headers['x-settlement-id']);
+  report.note(`the payer's attempts: ${tally(attempts)}; the merchant's: ${tally([merchants])}`);
+  const ok = [
+    report.check("the payer's attempts answered 401 unauthorized", '3', String(attempts.filter((a) => a.status === 401 && a.body.errorReason === 'unauthorized').length)),
+    report.check("the merchant's settle", 'settled 30000', `${end.state} ${end.amount}`),
+    report.check('the payer paid what the merchant settled', `-${USDC(0.03)}`, ((await stack.devnet.balanceOf(payer.address)) - payerBefore).toString()),
+    report.check('payments on chain', 1, await transfersOnChain(stack.devnet, fromBlock + 1, payer.address, merchant.address)),
+    report.check('fee transfers on chain', 1, await transfersOnChain(stack.devnet, fromBlock + 1, merchant.address, treasury.address)),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it('(upto 8) a loop of settlements below the fee, which pay none: each merchant gets so many an hour, the rest refused before anything is sent', async () => {
+  const report = abuseReport(
+    'upto-8-fee-free-loop',
+    'Settlements below the fee in a loop (the treasury pays their gas)',
+    `an attacker controlling a payer and a merchant (with its settle key) settles 8 upto payments for 1 unit each, which pay no fee; the budget is ${FEE_FREE_PER_MERCHANT} a merchant an hour (FEE_FREE_SETTLEMENTS_PER_MERCHANT_PER_HOUR)`,
+  );
+  const payer = await payerWith(USDC(1));
+  const { wallet: merchant, key } = await protectedMerchant();
+  const { treasury } = stack.devnet.accounts;
+  const sentBefore = await sentBy(ourSenders());
+  const fromBlock = await stack.devnet.provider.getBlockNumber();
+  const answers = [];
+  for (let i = 0; i < 8; i++) {
+    const body = await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) }, 1n);
+    answers.push(await stack.http.post('/x402/settle').set('Authorization', `Bearer ${key}`).send(body));
+  }
+  const settlements = await stack.db.prisma.settlement.findMany({ where: { merchant: merchant.address.toLowerCase() } });
+  const ends = await Promise.all(settlements.map((s) => settlementEnd(stack, s.id)));
+  await sleep(500);
+  report.note(`answers: ${tally(answers)}`);
+  const ok = [
+    report.check('settlements created (the budget)', FEE_FREE_PER_MERCHANT, ends.length),
+    report.check('settled, each for 1 unit and no fee', `${FEE_FREE_PER_MERCHANT} × 1/0`, `${ends.filter((e) => e.state === 'settled' && e.amount === '1' && e.feeAmount === '0').length} × 1/0`),
+    report.check('refused with 429 rate_limited, nothing stored', 8 - FEE_FREE_PER_MERCHANT, answers.filter((a) => a.status === 429 && a.body.errorReason === 'rate_limited').length),
+    report.check('transactions sent by the treasury and relayers', FEE_FREE_PER_MERCHANT, (await sentBy(ourSenders())) - sentBefore),
+    report.check('fee transfers on chain', 0, await transfersOnChain(stack.devnet, fromBlock + 1, merchant.address, treasury.address)),
   ];
   report.save();
   expect(ok.every(Boolean)).toBe(true);

@@ -97,11 +97,14 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const paymentIdRepository = new PaymentIdentifierRepository(pool);
   const paymentIds = new PaymentIdentifiers(paymentIdRepository);
 
-  const settlementRequests = new SettlementRequests(settlements, queues, config.feeAmount, config.abuse.feeRevertBackoffMs, {
-    payerAfterFailures: config.abuse.payerPauseAfterFailures,
-    merchantAfterFailures: config.abuse.merchantPauseAfterFailures,
-    windowMs: config.abuse.failurePauseWindowMs,
-  });
+  const settlementRequests = new SettlementRequests(
+    settlements,
+    queues,
+    config.feeAmount,
+    config.abuse.feeRevertBackoffMs,
+    { payerAfterFailures: config.abuse.payerPauseAfterFailures, merchantAfterFailures: config.abuse.merchantPauseAfterFailures, windowMs: config.abuse.failurePauseWindowMs },
+    config.abuse.feeFreeSettlements,
+  );
   const waits = new SettlementWaiter({
     readProgress: settlementProgressReader({ settlements, transactions: new ChainTransactionRepository(pool) }),
     timeoutMs: config.settleWaitTimeoutMs,

@@ -54,6 +54,12 @@ interface AbuseConfig {
   configuredMinPaymentAmount?: bigint;
   /** a payment whose fee transfer reverted may be settled again only this long after (doubling per revert) */
   feeRevertBackoffMs: number;
+  /**
+   * Settlements charged no fee (upto amounts below the fee) created per rolling hour: per merchant
+   * (FEE_FREE_SETTLEMENTS_PER_MERCHANT_PER_HOUR) and in all (FEE_FREE_SETTLEMENTS_PER_HOUR); beyond either a
+   * settle is refused (429) before anything is stored: the treasury pays their gas and earns nothing
+   */
+  feeFreeSettlements: { perMerchant: number; total: number };
   /** this many fee reverts for one merchant within `merchantPauseWindowMs` pause its settlements */
   merchantPauseAfterReverts: number;
   merchantPauseWindowMs: number;
@@ -309,6 +315,10 @@ function readAbuse(reader: EnvReader, feeAmount: bigint): AbuseConfig {
     minPaymentAmount: configuredMinPaymentAmount ?? feeAmount,
     configuredMinPaymentAmount,
     feeRevertBackoffMs: reader.integer('FEE_REVERT_BACKOFF_MS', 60_000, 0, DAY_MS),
+    feeFreeSettlements: {
+      perMerchant: reader.integer('FEE_FREE_SETTLEMENTS_PER_MERCHANT_PER_HOUR', 60, 0, 1_000_000),
+      total: reader.integer('FEE_FREE_SETTLEMENTS_PER_HOUR', 1_000, 0, 10_000_000),
+    },
     merchantPauseAfterReverts: reader.integer('MERCHANT_PAUSE_AFTER_REVERTS', 3, 1, 1000),
     merchantPauseWindowMs: reader.integer('MERCHANT_PAUSE_WINDOW_MS', 10 * 60_000, 1_000, DAY_MS),
     maxSettleWaiters: reader.integer('SETTLE_MAX_WAITERS', 2_000, 0, 1_000_000),

@@ -264,6 +264,23 @@ describe('FinalityWatcher', () => {
       });
     });
 
+    it("a Permit2 item (executor v2) is never judged by the token's EIP-3009 uses: an authorization sharing its nonce's value does not read as its payment", async () => {
+      const batch = [settled(0, { mechanism: 'exact/permit2' })];
+      const h = harness(
+        [settleRow()],
+        {
+          head: 110,
+          blocks: new Map([[100, '0xb100-replaced'], [106, '0xb106']]),
+          receipts: new Map([['0xbatch', { blockNumber: 106, blockHash: '0xb106', status: 'confirmed', logs: [usedOrCanceled(payers[0])] }]]),
+          authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xunrelated3009', paidToMerchant: 10n ** 6n }]]),
+        },
+        batch,
+      );
+      await h.watcher.run(); // suspected
+      expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+      expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: false, change: { item: { now: { merchant_paid: false, fee_collected: false } } } } });
+    });
+
     it('an item that failed before and fails again is no change; a batch that now reverts changes only the settlements it had paid', async () => {
       const batch = [settled(0), settled(1, { state: 'failed', merchantPaid: false, feeCollectedAt: null })];
       const h = reincluded(batch, { status: 'reverted' });

@@ -1,4 +1,5 @@
 import type { AwaitingFinality, ChainTransactionRepository, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
+import { EXACT_EIP3009 } from '@facilitator/core';
 import type { Logger } from '@facilitator/logging';
 import { itemKey, itemOutcomes } from '@facilitator/settlement-contract';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
@@ -237,12 +238,15 @@ export class FinalityWatcher {
   /**
    * Whether another transaction executed this settlement's authorization to its merchant (then it was paid,
    * with no fee). A use by our own executor is another settlement's of the same payment, which reports it: not this one's.
-   * Only the executor's items are judged here, and they are EIP-3009 payments: the search is the token's.
+   * The search is the token's (EIP-3009's AuthorizationUsed). A Permit2 item (executor v2) is never searched
+   * there: the token knows nothing of Permit2 nonces, and an EIP-3009 authorization of the payer's that
+   * happens to share the nonce's value must not read as this payment; it is told "not paid", never paid twice.
    */
   private async paidElsewhere(chainId: number, row: AwaitingFinality, settlement: SettlementWithVerification): Promise<{ merchant_paid: boolean; paid_by_tx?: string }> {
+    if (settlement.mechanism !== EXACT_EIP3009) return { merchant_paid: false };
     const terms = termsOf(settlement);
     const use = await this.options.chain.authorizationUse(chainId, terms.payer, terms.nonce.value, terms.payee);
-    if (!use || use.transactionHash.toLowerCase() === row.minedHash.toLowerCase() || use.paidToMerchant < terms.amount) return { merchant_paid: false };
+    if (!use || use.transactionHash.toLowerCase() === row.minedHash.toLowerCase() || use.paidToMerchant < BigInt(settlement.amount)) return { merchant_paid: false };
     if (use.to !== undefined && use.to.toLowerCase() === this.options.treasury.toLowerCase()) return { merchant_paid: false };
     return { merchant_paid: true, paid_by_tx: use.transactionHash };
   }

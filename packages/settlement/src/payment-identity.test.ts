@@ -97,6 +97,40 @@ describe('SettlementRequests.start: payment identity', () => {
       expect(inserted[0]).toMatchObject({ amount: '5000', feeAmount: '10000' });
     });
 
+    it('never settles an upto maximum for a request that names no amount (Form B names a verification): a 400, nothing stored', async () => {
+      const { store, inserted } = storeWith();
+      const attempt = requestsOver(store).requests.start(upto(), 'v1');
+      await expect(attempt).rejects.toMatchObject({ status: 400, message: expect.stringContaining('settles the amount its merchant names') });
+      expect(inserted).toEqual([]);
+    });
+
+    it('counts settlements charged no fee: each merchant, and all together, get so many an hour (429 beyond, nothing stored)', async () => {
+      const counted: Array<{ merchant: string; since: Date }> = [];
+      const withCounts = (merchant: number, all: number) => {
+        const { store, inserted } = storeWith();
+        const counting = {
+          ...store,
+          findLiveForPayment: async () => null,
+          feeFreeSince: async (m: string, since: Date) => (counted.push({ merchant: m, since }), { merchant, all }),
+        };
+        const requests = new SettlementRequests(counting as unknown as SettlementRepository, { settlement: { add: async () => undefined } } as never, 10_000n, 0, undefined, { perMerchant: 3, total: 10 });
+        return { requests, inserted };
+      };
+      const under = withCounts(2, 9);
+      await under.requests.start(upto(), 'x402', 5_000n);
+      expect(under.inserted).toHaveLength(1);
+      expect(Date.now() - counted[0].since.getTime()).toBeGreaterThanOrEqual(3_600_000 - 1_000);
+      for (const [merchant, all] of [[3, 3], [0, 10]]) {
+        const over = withCounts(merchant, all);
+        await expect(over.requests.start(upto(), 'x402', 5_000n)).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
+        expect(over.inserted).toEqual([]);
+      }
+      // a settlement that pays the fee is not counted
+      const charged = withCounts(3, 10);
+      await charged.requests.start(upto(), 'x402', 50_000n);
+      expect(charged.inserted).toHaveLength(1);
+    });
+
     it('never starts more than the maximum, nor nothing: the x402 parser and the intake refused those', async () => {
       for (const asked of [1_000_001n, 0n]) {
         const { store, inserted } = storeWith();

@@ -1,4 +1,4 @@
-import { FeeCollectionFailedError, IdPrefix, newId, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
+import { FeeCollectionFailedError, IdPrefix, InvalidRequestError, newId, RateLimitedError, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
 import { authorizationFingerprint, servedMechanismById } from '@facilitator/payment-mechanisms';
 import type { PaymentNonce, Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
@@ -52,6 +52,10 @@ function isSettlementOf(s: Settlement, v: Verification, fingerprint: string): bo
   return s.merchant === v.merchant && s.amount === v.amount;
 }
 
+const HOUR_MS = 60 * 60_000;
+/** a fee-free settle beyond the budget is asked to come back in a few minutes: the hour rolls */
+const FEE_FREE_RETRY_SECONDS = 300;
+
 /**
  * Starts the settlement of a verified payment, or returns the one it already has: a payment is settled
  * at most once; a new attempt starts only after an earlier one failed before any fee was taken.
@@ -65,6 +69,8 @@ export class SettlementRequests {
     private readonly feeRevertBackoffMs = 60_000,
     /** the failure accounting's pause (see accounting.ts); absent: only the fee-revert back-off applies */
     private readonly failurePause?: FailurePausePolicy,
+    /** settlements charged no fee allowed per rolling hour, per merchant and in all; absent: no budget */
+    private readonly feeFreeBudget?: { perMerchant: number; total: number },
   ) {}
 
   /**
@@ -81,6 +87,8 @@ export class SettlementRequests {
   async start(verification: Verification, surface: string, settleAmount?: bigint): Promise<{ settlement: Settlement; created: boolean }> {
     const fingerprint = fingerprintOf(verification);
     const amount = this.amountToSettle(verification, settleAmount);
+    const feeAmount = this.feeFor(verification, amount);
+    if (feeAmount === 0n) await this.refuseBeyondFeeFreeBudget(verification);
     await this.refuseDuringFeeRevertBackoff(verification);
     await this.refuseWhilePaused(verification);
     const result = await this.settlements.createOrGetForPayment({
@@ -99,7 +107,7 @@ export class SettlementRequests {
       scheme: verification.scheme,
       nonceSpace: paymentNonceOf(verification).nonceSpace,
       payload: (verification.payload as object | null) ?? null,
-      feeAmount: this.feeFor(verification, amount).toString(),
+      feeAmount: feeAmount.toString(),
       metadata: (verification.metadata as object | null) ?? undefined,
     }).catch((err: unknown) => {
       // a foreign key violation: retention deleted the verification between its lookup and this insert (it
@@ -144,13 +152,35 @@ export class SettlementRequests {
     return signsMaximum && amount < this.feeAmount ? 0n : this.feeAmount;
   }
 
-  /** The amount to settle: the verified (signed) amount, or the merchant's amount of a signed maximum. */
+  /**
+   * The amount to settle: the verified (signed) amount, or the merchant's amount of a signed maximum, which a
+   * settle must name: a request that names none (Form B, which names a verification) never takes the payer's
+   * whole maximum.
+   */
   private amountToSettle(verification: Verification, settleAmount: bigint | undefined): bigint {
     const signed = BigInt(verification.amount!);
+    if (settleAmount === undefined && servedMechanismById(verification.mechanism)?.signedAmount === 'maximum') {
+      throw new InvalidRequestError(`an ${verification.scheme} payment settles the amount its merchant names: settle it through POST /x402/settle with paymentRequirements.amount`, {
+        errors: [{ path: '', message: `verification ${verification.id} is of a payment signed for at most ${signed}` }],
+      });
+    }
     if (settleAmount === undefined) return signed;
     // the x402 parser refused anything else (a settle of 0 is not started at all): this is a broken caller
     if (settleAmount <= 0n || settleAmount > signed) throw new Error(`verification ${verification.id}: cannot settle ${settleAmount} of a payment signed for at most ${signed}`);
     return settleAmount;
+  }
+
+  /**
+   * A settlement charged no fee costs the treasury its gas and earns nothing, and whoever controls a payer and
+   * a merchant could make them in a loop: each merchant, and all of them together, get so many an hour. A
+   * repeat of a payment whose settlement exists is not counted again (it makes none).
+   */
+  private async refuseBeyondFeeFreeBudget(v: Verification): Promise<void> {
+    if (!this.feeFreeBudget) return;
+    if (await this.settlements.findLiveForPayment(settlementPaymentKey(v))) return;
+    const counts = await this.settlements.feeFreeSince(v.merchant!, new Date(Date.now() - HOUR_MS));
+    if (counts.merchant < this.feeFreeBudget.perMerchant && counts.all < this.feeFreeBudget.total) return;
+    throw new RateLimitedError(FEE_FREE_RETRY_SECONDS);
   }
 
   /** The live settlement of exactly this verification's authorization, when one owns its payment now. */

@@ -5,6 +5,8 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 export function feeCollectionStatus(s: Settlement): 'collected' | 'failed' | 'pending' | 'not_collected' {
   if (s.feeCollectedAt) return 'collected';
+  // an upto amount below the fee is charged none (docs/decisions.md, "`upto` served"): there is nothing to await
+  if (BigInt(s.feeAmount) === 0n) return 'not_collected';
   if (s.state === 'failed') return s.errorCode === 'fee_collection_failed' ? 'failed' : 'not_collected';
   return 'pending';
 }

@@ -1,11 +1,11 @@
 // The settle intake's steps in order, on stubs: nothing is looked up, verified, stored or enqueued for a
 // request that an earlier step refuses.
-import { NotFoundError, PaymentIdentifierConflictError } from '@facilitator/core';
+import { NotFoundError, PaymentConflictError, PaymentIdentifierConflictError } from '@facilitator/core';
 import { authorizationFingerprint, eip3009PaymentOf, exactEip3009 } from '@facilitator/payment-mechanisms';
 import type { Settlement, Verification } from '@facilitator/db';
 import { PaymentIdentifiers, type Payment, type X402Payment } from '@facilitator/verification';
 import type { SettleCommand } from './settle-command';
-import { SettleIntake, SettleKeyRequired, SettleRefused, type SettleIntakeDeps } from './settle-intake';
+import { PartialSettleKeyRequired, SettleIntake, SettleKeyRequired, SettleRefused, type SettleIntakeDeps } from './settle-intake';
 
 const MERCHANT = '0x' + 'aa'.repeat(20);
 const PAYER = '0x' + '11'.repeat(20);
@@ -51,7 +51,7 @@ function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: b
       minimumFor: async () => (calls.push('minimumFor'), options.ownMinimum),
     },
     requests: {
-      start: async () => (calls.push('start'), { settlement: { id: 'stl_1' } as Settlement, created: true }),
+      start: async (_v, _surface, amount) => (calls.push(amount === undefined ? 'start' : `start(${amount})`), { settlement: { id: 'stl_1' } as Settlement, created: true }),
       liveSettlementOf: async () => (calls.push('liveSettlementOf'), options.live ? ({ id: 'stl_live' } as Settlement) : null),
     },
     minPaymentAmount: 10_000n,
@@ -64,7 +64,40 @@ function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: b
 const formA = (amount: bigint): SettleCommand => ({ kind: 'form-a', payment: payment(amount) });
 const x402 = (amount: bigint): SettleCommand => ({ kind: 'x402', payment: payment(amount), x402: { x402Version: 2, payment: payment(amount) } as X402Payment });
 
+/** an x402 settle naming `settle` of a payment signed for at most `maximum` (upto) */
+const uptoSettle = (maximum: bigint, settle: bigint): SettleCommand => {
+  const p = { ...payment(maximum), settleAmount: settle };
+  return { kind: 'x402', payment: p, x402: { x402Version: 2, payment: p } as X402Payment };
+};
+
 describe('SettleIntake', () => {
+  describe('an upto settle, which names its amount', () => {
+    it('the maximum needs no key (as an exact payment); less than it only by the merchant, with its settle key', async () => {
+      const open = setup({ stored: verified(50_000n) });
+      await expect(open.intake.admit(uptoSettle(50_000n, 50_000n), undefined)).resolves.toMatchObject({ settlement: { id: 'stl_1' } });
+      expect(open.calls).toContain('start(50000)');
+      // whoever holds the payload (its payer) could settle it for a token amount before the merchant
+      for (const access of ['open', 'denied'] as const) {
+        const refused = setup({ access, stored: verified(50_000n) });
+        await expect(refused.intake.admit(uptoSettle(50_000n, 1n), access === 'denied' ? 'wrong' : undefined)).rejects.toBeInstanceOf(SettleKeyRequired);
+        expect(refused.calls.some((c) => c.startsWith('start'))).toBe(false);
+      }
+      await expect(setup({ stored: verified(50_000n) }).intake.admit(uptoSettle(50_000n, 1n), undefined)).rejects.toBeInstanceOf(PartialSettleKeyRequired);
+      const granted = setup({ access: 'granted', stored: verified(50_000n) });
+      await expect(granted.intake.admit(uptoSettle(50_000n, 20_000n), 'key')).resolves.toMatchObject({ settlement: { id: 'stl_1' } });
+      expect(granted.calls).toContain('start(20000)');
+    });
+
+    it('0 settles nothing: no settlement is started, unless the payment is settling another amount (409)', async () => {
+      const nothing = setup({ stored: verified(50_000n) });
+      await expect(nothing.intake.admit(uptoSettle(50_000n, 0n), undefined)).resolves.toMatchObject({ settlement: null });
+      expect(nothing.calls.some((c) => c.startsWith('start'))).toBe(false);
+      const settling = setup({ stored: verified(50_000n), live: true });
+      await expect(settling.intake.admit(uptoSettle(50_000n, 0n), undefined)).rejects.toBeInstanceOf(PaymentConflictError);
+    });
+  });
+
+
   it('a protected merchant without its key: refused before anything about the payment is looked up', async () => {
     const { intake, calls } = setup({ access: 'denied', stored: verified(10_000n) });
     await expect(intake.admit(formA(10_000n), undefined)).rejects.toBeInstanceOf(SettleKeyRequired);

@@ -24,6 +24,14 @@ export class SettleKeyRequired extends UnauthorizedError {
   }
 }
 
+/** An upto amount below the maximum was named without the merchant's settle key (answered as SettleKeyRequired). */
+export class PartialSettleKeyRequired extends SettleKeyRequired {
+  constructor(merchant: string) {
+    super(merchant);
+    this.message = `only ${merchant} may settle less than the maximum of its upto payments: turn on settle protection (POST /v1/merchants/${merchant}/settle-key) and send its settle key as Authorization: Bearer <key>`;
+  }
+}
+
 export interface SettleIntakeDeps {
   verifications: Pick<VerificationRepository, 'findById' | 'findLatestVerified'>;
   /** the x402 surface's requirements checks and inline verification */
@@ -83,7 +91,8 @@ export class SettleIntake {
 
   async admit(command: SettleCommand, settleKey: string | undefined): Promise<Admitted | NothingToSettle> {
     const target = await this.targetOf(command);
-    if ((await this.deps.merchants.settleAccess(target.merchant, settleKey)) === 'denied') throw new SettleKeyRequired(target.merchant);
+    const access = await this.deps.merchants.settleAccess(target.merchant, settleKey);
+    if (access === 'denied') throw new SettleKeyRequired(target.merchant);
     // Form B's target is its verification; a payment's is looked up (or made) only once access passed
     const verification = command.kind === 'form-b' ? target.verification! : await this.verificationOf(command);
     // Form B names a verification, not a payment, and carries no extensions
@@ -92,6 +101,9 @@ export class SettleIntake {
     const surface = command.kind === 'x402' ? 'x402' : 'v1';
     const settleAmount = command.kind === 'form-b' ? undefined : command.payment.settleAmount;
     if (settleAmount === 0n) return this.nothingToSettle(verification);
+    // whoever holds an upto payload (its payer, first of all) could otherwise settle it for a token amount
+    // before the merchant settles what was used: only the merchant, by its settle key, names less than the maximum
+    if (settleAmount !== undefined && settleAmount < target.amount && access !== 'granted') throw new PartialSettleKeyRequired(target.merchant);
     const { settlement, created } = await this.deps.requests.start(verification, surface, settleAmount);
     return { verification, settlement, created };
   }

@@ -515,6 +515,19 @@ export class SettlementRepository {
   }
 
   /** Fee transfers sent for earlier settlements of this payment that reverted. */
+  /**
+   * Settlements charged no fee (upto amounts below the fee) created since `since`: the merchant's, and all of
+   * them, by the partial index on fee-free rows (migration 20261125200000).
+   */
+  async feeFreeSince(merchant: string, since: Date): Promise<{ merchant: number; all: number }> {
+    const [row] = await runQuery(this.pool, {
+      name: 'settlements_fee_free_since',
+      text: `SELECT count(*) FILTER (WHERE merchant = $1)::int AS merchant, count(*)::int AS all FROM settlements WHERE fee_amount = '0' AND created_at >= $2`,
+      values: [merchant, since],
+    });
+    return { merchant: row.merchant as number, all: row.all as number };
+  }
+
   async feeRevertsOfPayment({ chainId, nonceSpace, payer, nonce }: PaymentNonce): Promise<FeeReverts> {
     const [row] = await runQuery(this.pool, {
       name: 'fee_reverts_of_payment',

@@ -38,8 +38,9 @@ export const checkAllowance: Step = async (ctx) => {
   // what the payer can pay from: its balance, and no more than it approved a mechanism that moves only that
   // (Permit2): one approval backs all its payments in flight, reserved here as its balance is
   const payerBalance = heldBalance !== undefined && approval !== undefined && approval.allowance < heldBalance ? approval.allowance : heldBalance;
-  if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse') {
-    // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the fee
+  if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse' && ctx.feeAmount > 0n) {
+    // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the
+    // fee (a settlement charged none puts no fee at risk)
     return failed(
       settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'contract', path: 'sequential' }),
       true,
@@ -112,7 +113,7 @@ export async function refusalBeforeWalletDeployment(ctx: StepContext): Promise<S
   const unavailable = sequentialPathUnavailable(ctx, path);
   // a wait is decided again at check_allowance; a payment that can never settle here gets no wallet deployed
   if (unavailable && !isWait(unavailable)) return unavailable;
-  if (path === 'sequential' && ctx.accounting?.sequentialContractPayers === 'refuse') {
+  if (path === 'sequential' && ctx.accounting?.sequentialContractPayers === 'refuse' && ctx.feeAmount > 0n) {
     return failed(settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'erc6492', path: 'sequential' }), true);
   }
   return undefined;
@@ -126,7 +127,9 @@ async function accountingRefusal(ctx: StepContext): Promise<StepResult | undefin
   const pause = await failurePauseOf(accounting.counts, accounting.pause, { payer, merchant, chainId: ctx.network.chainId });
   if (pause) return failed(failurePaused(pause), true);
   const minimum = (await accounting.minimumFor(merchant)) ?? ctx.feeAmount;
-  const value = BigInt(ctx.settlement.amount);
+  // the minimum applies to what the payer signed: an upto payment's maximum, which verify held to it, not
+  // the amount the merchant settled of it (docs/decisions.md, "`upto` served")
+  const value = paymentOf(ctx.settlement).mechanism.signedAmount === 'maximum' ? termsOf(ctx.settlement).amount : BigInt(ctx.settlement.amount);
   if (value < minimum) {
     // the same reason verify gives: the merchant raised its minimum (or lost settle protection) after verify
     return failed(settlementDoomed('amount below minimum', { authorization_value: value.toString(), minimum_amount: minimum.toString() }), true);

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, type PaymentMechanismId } from '@facilitator/core';
+import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError, type PaymentMechanismId } from '@facilitator/core';
 import { mechanismById, mechanismsInVersion } from '@facilitator/payment-mechanisms';
 import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
@@ -103,6 +103,10 @@ export function x402Routes(deps: X402RouteDeps) {
         failed(200, X402Reason.PaymentIdentifierConflict, err.message);
       } else if (err instanceof SettleKeyRequired) {
         failed(401, 'unauthorized', err.message);
+      } else if (err instanceof RateLimitedError) {
+        // a budget of the engine's (settlements charged no fee): ours to lift, the client's to retry later
+        res.setHeader('Retry-After', String(err.retryAfterSeconds));
+        failed(429, err.code, err.message);
       } else {
         const { status, reason, message } = problemOf(err, X402Reason.UnexpectedSettleError, deps.logger);
         failed(status, reason, message);
