@@ -600,6 +600,21 @@ describe('SettlementRepository', () => {
     });
   });
 
+  describe('settlements charged no fee (the fee-free budget)', () => {
+    it("counts the merchant's and all fee-free settlements created since a time, and no charged one", async () => {
+      const since = new Date(Date.now() - 60_000);
+      const before = await repo.feeFreeSince(randomAddress(), since);
+      const merchant = randomAddress();
+      await started({ merchant, feeAmount: '0', amount: '5000' });
+      await started({ merchant, feeAmount: '0', amount: '1' });
+      const old = await started({ merchant, feeAmount: '0', amount: '2' });
+      await db.pool.query("UPDATE settlements SET created_at = now() - interval '2 hours' WHERE id = $1", [old.id]);
+      await started({ merchant, feeAmount: '10000', amount: '50000' });
+      await started({ feeAmount: '0', amount: '3' });
+      expect(await repo.feeFreeSince(merchant, since)).toEqual({ merchant: 2, all: before.all + 3 });
+    });
+  });
+
   describe('fee reverts', () => {
     async function failedFee(overrides: Partial<NewSettlementRow>, errorCode: string, feeTxHash: string | null): Promise<SettlementRow> {
       const s = await started(overrides);
