@@ -1,12 +1,12 @@
 import { hexToBytes } from '@facilitator/core';
-import { Interface, TypedDataEncoder, type TypedDataField } from 'ethers';
+import { Interface, TypedDataEncoder, Wallet, type TypedDataField } from 'ethers';
 import { x402ExactPermit2ProxyABI, x402UptoPermit2ProxyABI } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { declareEip2612GasSponsoringExtension } from '@x402/extensions';
-import { privateKeyToAccount } from 'viem/accounts';
 import { approvalPermitProblem } from '../approval-permit';
 import { exactPermit2 } from '../exact-permit2';
-import { approvalFor, missingApproval, type ApprovalPermit, type PaymentReads } from '../mechanism';
+import type { PaymentReads } from '../chain-port';
+import { approvalFor, missingApproval, type ApprovalPermit } from '../mechanism';
 import { uptoPayment } from '../testing/permit2-chain';
 import { refusedPath } from '../testing/permit2-signing';
 import { uptoPermit2 } from '../upto-permit2';
@@ -29,13 +29,16 @@ const TOKEN_NONCE = 7n;
  * the typed data it signed the permit with (its own types, captured as it hands them to the signer).
  */
 async function clientPayment(allowance = 0n) {
-  const account = privateKeyToAccount(PAYER_KEY);
-  const signed: Array<{ primaryType: string; domain: Record<string, unknown>; types: Record<string, TypedDataField[]>; message: Record<string, unknown> }> = [];
+  const wallet = new Wallet(PAYER_KEY);
+  type Typed = { primaryType: string; domain: Record<string, unknown>; types: Record<string, readonly TypedDataField[]>; message: Record<string, unknown> };
+  const signed: Typed[] = [];
+  // the client's signer port (viem's account shape), signing with ethers
   const signer = {
-    address: account.address,
-    signTypedData: (args: Parameters<typeof account.signTypedData>[0]) => {
-      signed.push(args as never);
-      return account.signTypedData(args);
+    address: wallet.address as `0x${string}`,
+    signTypedData: (args: Typed) => {
+      signed.push(args);
+      const types = Object.fromEntries(Object.entries(args.types).filter(([name]) => name !== 'EIP712Domain').map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
+      return wallet.signTypedData(args.domain as never, types, args.message);
     },
     readContract: async ({ functionName }: { functionName: string }) => (functionName === 'nonces' ? TOKEN_NONCE : allowance),
   };
@@ -54,7 +57,7 @@ async function clientPayment(allowance = 0n) {
   const extensions = created.extensions
     ? { eip2612GasSponsoring: { ...declared.eip2612GasSponsoring, info: { ...declared.eip2612GasSponsoring.info, ...(created.extensions.eip2612GasSponsoring as { info: object }).info } } }
     : declared;
-  return { payer: account.address.toLowerCase(), payload: created.payload, extensions, permitSigned: signed.find((s) => s.primaryType === 'Permit') };
+  return { payer: wallet.address.toLowerCase(), payload: created.payload, extensions, permitSigned: signed.find((s) => s.primaryType === 'Permit') };
 }
 
 const reads = (allowance: bigint, nonce = TOKEN_NONCE): PaymentReads => ({
