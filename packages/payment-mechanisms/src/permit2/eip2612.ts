@@ -17,7 +17,8 @@ export const EIP2612_GAS_SPONSORING = 'eip2612GasSponsoring';
 /**
  * The gas a transaction that sends the permit with the payment may spend on it beyond the payment's own
  * cap: the token's permit (the signature's recovery, the owner's nonce and the allowance written, both
- * possibly from zero) inside the proxy's settleWithPermit. Measured in the devnet test with Circle's USDC.
+ * possibly from zero) inside the proxy's settleWithPermit. An estimate, not a measurement: the e2e test's
+ * settleWithPermit with Circle's USDC from an allowance and a nonce of 0 fits the transfer cap plus this.
  */
 export const EIP2612_PERMIT_GAS = 80_000n;
 
