@@ -3,6 +3,7 @@ export type {
   MechanismVocabulary,
   MissingApproval,
   PayerApproval,
+  ApprovalPermit,
   NonceIdentity,
   PaymentTerms,
   ParsedPayment,
@@ -18,7 +19,9 @@ export type {
   X402Version,
 } from './mechanism';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
-export { missingApproval } from './mechanism';
+export { missingApproval, approvalFor } from './mechanism';
+export { approvalPermitProblem, type ApprovalPermitProblem } from './approval-permit';
+export { EIP2612_GAS_SPONSORING, EIP2612_PERMIT_GAS, eip2612PermitDigest } from './permit2/eip2612';
 export { settleAmountProblem, amountToSettle } from './settle-amount';
 export { mechanismById, servedMechanismById, mechanismFor, mechanismsInVersion, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';

@@ -66,6 +66,39 @@ export interface PayerApproval {
   token: string;
   spender: string;
   allowance: bigint;
+  /**
+   * The allowance the payment's own approval permit sets when it is sent with the payment (its nonce is the
+   * token's next one now); absent when the payment carries none, or one the token would refuse.
+   */
+  permit?: bigint;
+}
+
+/**
+ * The payer's EIP-2612 permit letting the spender a mechanism moves through (Permit2) take the token, sent
+ * with a payment (x402's `eip2612GasSponsoring`): settlement submits it in the payment's own transaction
+ * when the payer's allowance is short. Lowercase addresses and signature.
+ */
+export interface ApprovalPermit {
+  owner: string;
+  token: string;
+  spender: string;
+  /** the allowance it sets */
+  value: bigint;
+  nonce: bigint;
+  /** the last second the token accepts it (inclusive) */
+  deadline: bigint;
+  /** 65 bytes: r, s, v */
+  signature: string;
+}
+
+/**
+ * What a payment can count on moving for `amount`: the payer's allowance when it covers the amount (the
+ * permit is then not sent: it would overwrite a larger approval), else the allowance its permit sets, sent
+ * with the payment (`withPermit`).
+ */
+export function approvalFor(approval: PayerApproval, amount: bigint): { allowance: bigint; withPermit: boolean } {
+  if (approval.allowance >= amount || approval.permit === undefined) return { allowance: approval.allowance, withPermit: false };
+  return { allowance: approval.permit, withPermit: true };
 }
 
 /** An approval that does not cover a payment: what it allows, and what the payment needs. */
@@ -84,7 +117,7 @@ export async function missingApproval<Payload>(
   amount = payment.terms.amount,
 ): Promise<MissingApproval | undefined> {
   const approval = await mechanism.approval?.(payment, chain);
-  return approval && approval.allowance < amount ? { ...approval, required: amount } : undefined;
+  return approval && approvalFor(approval, amount).allowance < amount ? { ...approval, required: amount } : undefined;
 }
 
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
@@ -93,7 +126,12 @@ export type SignerRecovery = { ok: true; address: string } | { ok: false; reason
  * The function a direct call runs: what its gas was measured on (which cap bounds it) and what a failed
  * simulation of it is called.
  */
-export type GasKind = 'transferWithAuthorization' | 'x402ExactPermit2Proxy.settle' | 'x402UptoPermit2Proxy.settle';
+export type GasKind =
+  | 'transferWithAuthorization'
+  | 'x402ExactPermit2Proxy.settle'
+  | 'x402ExactPermit2Proxy.settleWithPermit'
+  | 'x402UptoPermit2Proxy.settle'
+  | 'x402UptoPermit2Proxy.settleWithPermit';
 
 export type X402Version = 1 | 2;
 
@@ -116,6 +154,11 @@ export type SignedAmount = 'exact' | 'maximum';
 /** What the engine asks a direct call to settle: the amount to move (exact: the signed amount). */
 export interface SettleOrder {
   amount: bigint;
+  /**
+   * Send the payment's approval permit with it, in the same transaction (`approvalFor` says when: the payer's
+   * allowance is short). A payment without one throws.
+   */
+  withPermit?: boolean;
 }
 
 /** A log as a receipt carries it. */
@@ -146,9 +189,11 @@ export interface PaymentMechanism<Payload> {
   claims(payload: unknown): boolean;
   /**
    * A schema-checked payload, normalized (lowercase addresses, bigint numbers); throws InvalidRequestError
-   * naming the path (under `path`) of a field that is not what it must be.
+   * naming the path (under `path`) of a field that is not what it must be. `extensions`: the payment's x402
+   * extensions (x402 v2 `paymentPayload.extensions`), where a mechanism reads what it settles with (Permit2:
+   * the payer's approval permit); its fields are named under `path`'s parent's `extensions`.
    */
-  parse(payload: unknown, path: string, network: MechanismNetwork): ParsedPayment<Payload>;
+  parse(payload: unknown, path: string, network: MechanismNetwork, extensions?: unknown): ParsedPayment<Payload>;
   /**
    * The payload as it is stored with the payment (JSON, numbers as decimal strings): what settlement reads
    * back with `fromStored`, which gives the same payload.
@@ -201,6 +246,14 @@ export interface PaymentMechanism<Payload> {
    * the payer's balance.
    */
   approval?(payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<PayerApproval>;
+  /**
+   * The permit for that approval the payment carries, if any (Permit2: the payer's EIP-2612 permit for
+   * Permit2, x402's `eip2612GasSponsoring`): verification checks it, `approval` counts it, and settlement
+   * sends it with the payment when the payer's allowance is short (`SettleOrder.withPermit`).
+   */
+  approvalPermit?(payload: Payload): ApprovalPermit | undefined;
+  /** the contract a payer approves on the token for this mechanism, when it needs one (Permit2): an approval permit must name it */
+  readonly approvalSpender?: string;
   /**
    * Why it cannot execute on this chain at all, when it cannot: a contract it settles through is missing
    * (absent: it needs none but the token). Asked before any fee: a call to a missing contract succeeds and

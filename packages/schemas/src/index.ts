@@ -8,7 +8,7 @@ import { settlementLookupQuerySchema, type SettlementLookupQuery } from './payme
 export { verifyFormASchema } from './verify-form-a';
 export type { AuthorizationBody, ExactEvmPayloadBody, RequirementsBody, FormARequest, FormBVerifyRequest } from './request-types';
 export { findJsonProblem, assertStorableJson } from './nesting';
-export { paymentIdOf, PAYMENT_IDENTIFIER, type SettlementLookupQuery } from './payment-identifier';
+export { paymentIdOf, PAYMENT_IDENTIFIER, EIP2612_GAS_SPONSORING, type SettlementLookupQuery } from './payment-identifier';
 
 export const validateVerifyFormA = compileValidator<FormARequest>(verifyFormASchema, 'verify request (Form A)');
 export const validateVerifyFormB = compileValidator<FormBVerifyRequest>(verifyFormBSchema, 'verify request (Form B)');

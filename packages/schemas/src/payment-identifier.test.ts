@@ -1,4 +1,5 @@
 import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension, generatePaymentId, isValidPaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
+import { declareEip2612GasSponsoringExtension } from '@x402/extensions';
 import { InvalidRequestError } from '@facilitator/core';
 import { paymentIdOf, validateSettlementLookupQuery, validateX402RequestV2 } from './index';
 
@@ -52,6 +53,36 @@ describe('payment-identifier extension schema', () => {
     expect(paymentIdOf(undefined)).toBeUndefined();
     expect(paymentIdOf({ bazaar: { info: {} } })).toBeUndefined();
     expect(paymentIdOf({ [PAYMENT_IDENTIFIER]: { info: { required: true } } })).toBeUndefined();
+  });
+});
+
+describe('eip2612GasSponsoring extension schema', () => {
+  const permit = {
+    from: '0x' + '11'.repeat(20),
+    asset: '0x' + '22'.repeat(20),
+    spender: '0x000000000022D473030F116dDEE9F6B43aC78BA3',
+    amount: '10000',
+    nonce: '0',
+    deadline: '1900000000',
+    signature: '0x' + 'ab'.repeat(65),
+    version: '1',
+  };
+  const declared = declareEip2612GasSponsoringExtension();
+
+  it("takes the server's declaration echoed back, and a permit merged over it as @x402/core's client sends it", () => {
+    expect(problemsOf(requestWith(declared))).toEqual([]);
+    const merged = { eip2612GasSponsoring: { ...declared.eip2612GasSponsoring, info: { ...declared.eip2612GasSponsoring.info, ...permit } } };
+    expect(problemsOf(requestWith(merged))).toEqual([]);
+  });
+
+  it('bounds every field of a permit, and takes none without all of them', () => {
+    const info = (over: Record<string, unknown>) => ({ eip2612GasSponsoring: { info: { ...permit, ...over } } });
+    expect(problemsOf(requestWith(info({ signature: '0x' + 'ab'.repeat(4096) })))[0].path).toBe('/paymentPayload/extensions/eip2612GasSponsoring/info/signature');
+    expect(problemsOf(requestWith(info({ amount: '1'.repeat(79) })))[0].path).toBe('/paymentPayload/extensions/eip2612GasSponsoring/info/amount');
+    expect(problemsOf(requestWith(info({ spender: 'permit2' })))[0].path).toBe('/paymentPayload/extensions/eip2612GasSponsoring/info/spender');
+    expect(problemsOf(requestWith(info({ description: 'x'.repeat(1025) })))[0].path).toBe('/paymentPayload/extensions/eip2612GasSponsoring/info/description');
+    const { signature: _dropped, ...unsigned } = permit;
+    expect(problemsOf(requestWith({ eip2612GasSponsoring: { info: unsigned } }))).toContainEqual({ path: '/paymentPayload/extensions/eip2612GasSponsoring/info/signature', message: 'is required' });
   });
 });
 

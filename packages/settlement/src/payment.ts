@@ -1,5 +1,6 @@
 import { EXACT_EIP3009 } from '@facilitator/core';
 import {
+  approvalFor,
   exactEip3009,
   servedMechanismById,
   settleAmountProblem,
@@ -44,11 +45,24 @@ export function termsOf(settlement: SettlementWithVerification): PaymentTerms {
 
 /**
  * The call that executes the settlement's payment for the amount the settlement owns (its row's `amount`:
- * the signed amount, or what the merchant settles of an upto maximum), and the only sender it may have.
+ * the signed amount, or what the merchant settles of an upto maximum), and the only sender it may have;
+ * `withPermit`: with the payer's approval permit in the same call (`sendsPermit` says when).
  */
-export function directCallOf(settlement: SettlementWithVerification, chain: MechanismChain): DirectCall {
+export function directCallOf(settlement: SettlementWithVerification, chain: MechanismChain, withPermit = false): DirectCall {
   const { mechanism, parsed } = paymentOf(settlement);
-  return mechanism.directCall(parsed, chain, { amount: BigInt(settlement.amount) });
+  return mechanism.directCall(parsed, chain, { amount: BigInt(settlement.amount), ...(withPermit ? { withPermit } : {}) });
+}
+
+/**
+ * Whether the settlement's payment goes with the payer's approval permit (x402's eip2612GasSponsoring: the
+ * EIP-2612 permit for Permit2 it was verified with): only when it carries one, the payer's allowance is
+ * now short of the amount, and the token would take the permit (its nonce is the payer's next), as read
+ * now. A payment without a permit reads nothing and is sent as before.
+ */
+export async function sendsPermit(ctx: StepContext): Promise<boolean> {
+  const { mechanism, parsed } = paymentOf(ctx.settlement);
+  if (!mechanism.approval || !mechanism.approvalPermit?.(parsed.payload)) return false;
+  return approvalFor(await mechanism.approval(parsed, ctx.network.usdc), BigInt(ctx.settlement.amount)).withPermit;
 }
 
 /** The signature as the payer sent it (ERC-6492-wrapped or not). */

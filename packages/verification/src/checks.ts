@@ -1,3 +1,4 @@
+import { approvalPermitProblem } from '@facilitator/payment-mechanisms';
 import type { ChainReader } from './chain-reader';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
@@ -12,6 +13,8 @@ export interface OfflineCheckContext {
   marginSeconds: bigint;
   /** the smallest payment this merchant accepts to settle (0n: any) */
   minimumAmount: bigint;
+  /** the token's EIP-712 domain separator, when the payment carries an approval permit signed under it */
+  tokenDomainSeparator?: Uint8Array;
 }
 
 type Failure = VerificationFailure | undefined;
@@ -222,3 +225,20 @@ export async function checkContractSignature(
   return failure;
 }
 
+
+/**
+ * Check 5d, for a payment that carries the payer's approval permit (Permit2's EIP-2612 permit for Permit2,
+ * x402's eip2612GasSponsoring): it must be the payer's, for the payment's token and the contract its
+ * mechanism moves through, usable past the margin, for the payment's signed amount, and signed by the payer
+ * under the token's domain (`approvalPermitProblem`). Whether the token still takes its nonce is asked with
+ * the payer's approval (check 7b).
+ */
+export function checkApprovalPermit(ctx: OfflineCheckContext): Failure {
+  const { mechanism, payload, terms } = ctx.payment;
+  const permit = mechanism.approvalPermit?.(payload);
+  if (!permit) return undefined;
+  if (!ctx.tokenDomainSeparator) throw new Error('a payment with an approval permit was checked without the token\'s domain separator');
+  const problem = approvalPermitProblem(mechanism, permit, terms, ctx.tokenDomainSeparator, ctx.nowSeconds, ctx.marginSeconds);
+  if (!problem) return undefined;
+  return { reason: FailureReason.ApprovalPermitInvalid, message: 'invalid approval permit', details: { field: problem.field, reason: problem.reason } };
+}

@@ -23,6 +23,11 @@ export const FailureReason = {
   AllowanceRequired: 'allowance_required',
   /** the payer named who alone may execute the payment (upto's facilitator), and it is not this service */
   FacilitatorMismatch: 'facilitator_mismatch',
+  /**
+   * the payer's approval permit sent with the payment (x402's eip2612GasSponsoring) does not give what the
+   * payment needs; `details.field` says which of its fields is at fault
+   */
+  ApprovalPermitInvalid: 'approval_permit_invalid',
   /** a contract the payment's mechanism settles through is missing on this chain (x402's Permit2 proxy) */
   MechanismUnavailable: 'mechanism_unavailable',
 } as const;

@@ -67,11 +67,13 @@ export function payloadOf(
   path: string,
   network: { chainId: number; tokenAddress: string },
   scheme = 'exact',
+  extensions?: unknown,
 ): Pick<Payment, 'mechanism' | 'terms' | 'payload' | 'signature'> {
   const mechanisms = networkByChainId(network.chainId)?.mechanisms ?? [];
   const mechanism = mechanismFor(scheme, mechanisms, payload);
   if (!mechanism) throw invalid(path, `is not an ${JSON.stringify(scheme)} payment this network settles (${mechanisms.join(', ') || 'none'})`);
-  return { mechanism, ...mechanism.parse(payload, path, network) };
+  // x402 v2's extensions, beside the payload: a Permit2 payment's approval permit (eip2612GasSponsoring)
+  return { mechanism, ...mechanism.parse(payload, path, network, extensions) };
 }
 
 /**

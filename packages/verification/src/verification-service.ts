@@ -2,7 +2,7 @@ import { rpcUnavailable } from '@facilitator/core';
 import { missingApproval, type PaymentReads } from '@facilitator/payment-mechanisms';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
-import { checkAmount, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSender, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
+import { checkAmount, checkApprovalPermit, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSender, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
 import type { Payment } from './payment';
 import type { PaymentIdentifiers } from './payment-identifiers';
@@ -66,7 +66,7 @@ export class VerificationService {
     const { nonce } = payment.terms;
     const ctx = await this.contextOf(payment);
     const signed = checkSignature(ctx);
-    const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkSpender(ctx) ?? checkSender(ctx) ?? checkTime(ctx);
+    const offline = checkRecipient(ctx) ?? checkAmount(ctx) ?? checkMinimum(ctx) ?? checkToken(ctx) ?? checkSpender(ctx) ?? checkSender(ctx) ?? checkTime(ctx) ?? checkApprovalPermit(ctx);
     const nonceUse = signed.failure || offline ? undefined : this.ask(payment, () => this.isNonceUsed(payment));
     nonceUse?.catch(() => undefined); // awaited below, once check 2 passed
     const approval = signed.failure || offline ? undefined : this.ask(payment, () => this.unmetPrerequisite(payment));
@@ -116,7 +116,9 @@ export class VerificationService {
         spender: missing.spender,
         allowance: missing.allowance.toString(),
         required: missing.required.toString(),
-        reason: `the payer has approved ${missing.spender} for ${missing.allowance} of the token, and the payment needs ${missing.required}; approve it first`,
+        reason:
+          `the payer has approved ${missing.spender} for ${missing.allowance} of the token, and the payment needs ${missing.required}; approve it first` +
+          (payment.mechanism.approvalPermit?.(payment.payload) ? " (the payment's permit for it is one the token no longer takes: its nonce is not the payer's next)" : ''),
       },
     };
   }
@@ -142,12 +144,17 @@ export class VerificationService {
     };
   }
 
-  /** What checks 2–6 read: the signing domain (the token's, pinned and cached), the treasury, the clock and the merchant's minimum. */
+  /**
+   * What checks 2–6 read: the signing domain (the token's, pinned and cached), the treasury, the clock and the
+   * merchant's minimum; and the token's domain when the payment carries an approval permit signed under it.
+   */
   private async contextOf(payment: Payment): Promise<OfflineCheckContext> {
     const { mechanism, network } = payment;
+    const tokenDomain = () => this.ask(payment, () => this.options.chain.domainSeparator(network.chainId));
     return {
       payment,
-      domainSeparator: mechanism.ownDomainSeparator?.(network) ?? (await this.ask(payment, () => this.options.chain.domainSeparator(network.chainId))),
+      domainSeparator: mechanism.ownDomainSeparator?.(network) ?? (await tokenDomain()),
+      ...(mechanism.approvalPermit?.(payment.payload) ? { tokenDomainSeparator: await tokenDomain() } : {}),
       treasury: this.options.treasuryAddress,
       nowSeconds: BigInt(this.now()),
       marginSeconds: BigInt(this.options.expiryMarginSeconds),

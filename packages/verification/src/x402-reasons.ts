@@ -43,6 +43,13 @@ export const X402Reason = {
   Permit2InvalidNonce: 'permit2_invalid_nonce',
   Permit2AllowanceRequired: 'permit2_allowance_required',
   Permit2ProxyNotDeployed: 'permit2_proxy_not_deployed',
+  // ...and its eip2612GasSponsoring codes (the payer's EIP-2612 permit for Permit2)
+  Eip2612FromMismatch: 'eip2612_from_mismatch',
+  Eip2612AssetMismatch: 'eip2612_asset_mismatch',
+  Eip2612SpenderNotPermit2: 'eip2612_spender_not_permit2',
+  Eip2612DeadlineExpired: 'eip2612_deadline_expired',
+  Permit2612AmountMismatch: 'permit2_2612_amount_mismatch',
+  InvalidEip2612ExtensionFormat: 'invalid_eip2612_extension_format',
   // ...and its upto codes (`@x402/evm`'s upto facilitator)
   UptoFacilitatorMismatch: 'upto_facilitator_mismatch',
   UptoSettlementExceedsAmount: 'invalid_upto_evm_payload_settlement_exceeds_amount',
@@ -85,6 +92,8 @@ const INVALID_REASON: Record<X402VerificationFailure['reason'], X402Reason> = {
   [FailureReason.InvalidSpender]: X402Reason.InvalidPayload,
   [FailureReason.AllowanceRequired]: X402Reason.InsufficientFunds,
   [FailureReason.MechanismUnavailable]: X402Reason.InvalidPaymentRequirements,
+  // only a Permit2 payment carries one; answered by the field at fault (APPROVAL_PERMIT_REASON)
+  [FailureReason.ApprovalPermitInvalid]: X402Reason.InvalidEip2612ExtensionFormat,
   // only an upto payment names its facilitator
   [FailureReason.FacilitatorMismatch]: X402Reason.UptoFacilitatorMismatch,
   eip712_name_mismatch: X402Reason.TokenNameMismatch,
@@ -115,8 +124,23 @@ const INVALID_REASON_OF_MECHANISM: Partial<Record<PaymentMechanismId, Partial<Re
   [UPTO_PERMIT2]: { ...PERMIT2_INVALID_REASON, [FailureReason.FacilitatorMismatch]: X402Reason.UptoFacilitatorMismatch },
 };
 
+/**
+ * An approval permit's failure by the field at fault, in the reference's eip2612GasSponsoring codes. A
+ * signature that does not recover the payer has no code of its own there (the reference finds it when its
+ * simulation fails and then answers that the allowance is missing), so it is answered so here.
+ */
+const APPROVAL_PERMIT_REASON: Record<string, X402Reason> = {
+  owner: X402Reason.Eip2612FromMismatch,
+  token: X402Reason.Eip2612AssetMismatch,
+  spender: X402Reason.Eip2612SpenderNotPermit2,
+  deadline: X402Reason.Eip2612DeadlineExpired,
+  value: X402Reason.Permit2612AmountMismatch,
+  signature: X402Reason.Permit2AllowanceRequired,
+};
+
 /** The x402 `invalidReason` of a verification failure, in its payment's mechanism's codes where it has its own. */
 export function x402InvalidReasonOf(failure: X402VerificationFailure): X402Reason {
+  if (failure.reason === FailureReason.ApprovalPermitInvalid) return APPROVAL_PERMIT_REASON[String(failure.details.field)] ?? X402Reason.InvalidEip2612ExtensionFormat;
   const own = 'mechanism' in failure && failure.mechanism ? INVALID_REASON_OF_MECHANISM[failure.mechanism]?.[failure.reason] : undefined;
   return own ?? INVALID_REASON[failure.reason] ?? X402Reason.UnexpectedVerifyError;
 }

@@ -155,7 +155,7 @@ function fromV2(body: Json, networks: EnabledNetworks, reject: Reject, payer: st
     }
   }
   const network = resolveNetwork(requirements.network, () => networks.fromCaip2(requirements.network), reject);
-  const signed = payloadOf(paymentPayload.payload, '/paymentPayload/payload', network, requirements.scheme);
+  const signed = payloadOf(paymentPayload.payload, '/paymentPayload/payload', network, requirements.scheme, paymentPayload.extensions);
   const amounts = amountsOf(signed.mechanism, uintAt(accepted.amount, '/paymentPayload/accepted/amount'), uintAt(requirements.amount, '/paymentRequirements/amount'), reject);
   return {
     x402Version: 2,

@@ -4,7 +4,8 @@ import type { PaymentMechanism } from '../mechanism';
 import { X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2Fingerprint } from '../permit2/fingerprint';
 import { permitWitnessDigest, structHash } from '../permit2/eip712';
-import { storedPermit2Transfer } from '../permit2/payload';
+import { storedExtensionsOf, storedPermit2Transfer } from '../permit2/payload';
+import { permitToSend } from '../permit2/terms';
 import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
 import { amountToSettle } from '../settle-amount';
@@ -30,9 +31,9 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   id: EXACT_PERMIT2,
   scheme: 'exact',
   claims: isExactPermit2Payload,
-  parse: (payload, path) => parsedOf(parseExactPermit2(payload, path)),
+  parse: (payload, path, _network, extensions) => parsedOf(parseExactPermit2(payload, path, extensions)),
   toStored: (p) => storedPermit2Transfer(p),
-  fromStored: (stored) => parsedOf(parseExactPermit2(stored, '')),
+  fromStored: (stored) => parsedOf(parseExactPermit2(stored, '', storedExtensionsOf(stored))),
   signedDigest: (p, separator) =>
     permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
   fingerprint: (p, network) => permit2Fingerprint(EXACT_PERMIT2, p, network),
@@ -43,11 +44,12 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   directCall(payment, _chain, settle) {
     // the exact proxy moves the permitted amount whole: an order for any other amount is refused
     amountToSettle(exactPermit2, payment.terms, settle);
+    const permit = permitToSend(payment.payload, settle);
     return {
       to: X402_EXACT_PERMIT2_PROXY,
       // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
-      data: settleCalldata(payment.payload, tokenSignature(payment.payload.signature)),
-      gasKind: 'x402ExactPermit2Proxy.settle',
+      data: settleCalldata(payment.payload, tokenSignature(payment.payload.signature), permit),
+      gasKind: permit ? 'x402ExactPermit2Proxy.settleWithPermit' : 'x402ExactPermit2Proxy.settle',
     };
   },
 };

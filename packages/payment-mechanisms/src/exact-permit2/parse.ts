@@ -7,8 +7,8 @@ import { parsePermit2Transfer, permit2WitnessOf, type Permit2Transfer } from '..
 export type ExactPermit2Payload = Permit2Transfer;
 
 /** Reads an exact Permit2 payload field by field, naming the path of the first that is not what it must be. */
-export function parseExactPermit2(payload: unknown, path: string): ExactPermit2Payload {
-  return parsePermit2Transfer(payload, path, () => ({}));
+export function parseExactPermit2(payload: unknown, path: string, extensions?: unknown): ExactPermit2Payload {
+  return parsePermit2Transfer(payload, path, () => ({}), extensions);
 }
 
 /** The shape test: a Permit2 authorization whose witness names no facilitator (that one is `upto`'s). */

@@ -1,5 +1,6 @@
 import { addressWord, uintWord } from '@facilitator/chain-rpc';
-import { PERMIT, EIP2612_PERMIT, proxyCalldata, readProxyCall, type ProxyCallLayout } from '../permit2/proxy-calldata';
+import type { ApprovalPermit } from '../mechanism';
+import { PERMIT, EIP2612_PERMIT, proxySettleCalldata, readProxyCall, type ProxyCallLayout } from '../permit2/proxy-calldata';
 import { selectorOf } from '../permit2/selector';
 import type { ProxySettlement } from '../permit2/x402-proxy';
 import type { ExactPermit2Payload } from './parse';
@@ -19,10 +20,13 @@ const EXACT_PROXY_CALL: ProxyCallLayout = {
   to: 5,
 };
 
-/** settle(permit, owner, witness, signature): the payer's permit for the proxy, moved whole to the witness's recipient. */
-export function settleCalldata(p: ExactPermit2Payload, signature: string): string {
+/**
+ * settle(permit, owner, witness, signature): the payer's permit for the proxy, moved whole to the witness's
+ * recipient; given the payer's EIP-2612 permit for Permit2, settleWithPermit(permit2612, ...) instead.
+ */
+export function settleCalldata(p: ExactPermit2Payload, signature: string, permit2612?: ApprovalPermit): string {
   const head = [addressWord(p.token), uintWord(p.amount), uintWord(p.nonce), uintWord(p.deadline), addressWord(p.from), addressWord(p.to), uintWord(p.validAfter)];
-  return proxyCalldata(EXACT_PROXY_CALL.settle, head, signature);
+  return proxySettleCalldata(EXACT_PROXY_CALL, head, signature, permit2612);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { InvalidRequestError } from '@facilitator/core';
 import { uintAt } from '../exact-eip3009/parse';
-import type { StoredPayload } from '../mechanism';
+import type { ApprovalPermit, StoredPayload } from '../mechanism';
+import { eip2612PermitOf, storedEip2612Permit } from './eip2612';
 
 /**
  * A Permit2 payload as x402 clients send it for either proxy (`@x402/evm` 2.27, the `exact` and `upto`
@@ -35,6 +36,8 @@ export interface Permit2Transfer {
   /** the first second the proxy moves it (inclusive) */
   validAfter: bigint;
   signature: string;
+  /** the payer's EIP-2612 permit for Permit2 sent with it (x402's `eip2612GasSponsoring`), if any */
+  permit?: ApprovalPermit;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -57,12 +60,14 @@ function invalid(path: string, message: string): InvalidRequestError {
 
 /**
  * Reads a Permit2 payload field by field, naming the path of the first that is not what it must be. The
- * proxy's own witness fields are read by `ownWitness` from the witness object and its path.
+ * proxy's own witness fields are read by `ownWitness` from the witness object and its path. `extensions`
+ * (the payment's, beside the payload at `path`) may carry the payer's EIP-2612 permit for Permit2.
  */
 export function parsePermit2Transfer<Own extends object>(
   payload: unknown,
   path: string,
   ownWitness: (witness: Record<string, unknown>, at: string) => Own,
+  extensions?: unknown,
 ): Permit2Transfer & Own {
   const body = payload as Partial<Permit2Body>;
   const at = `${path}/permit2Authorization`;
@@ -82,7 +87,14 @@ export function parsePermit2Transfer<Own extends object>(
     validAfter: numberAt(p.witness.validAfter, `${at}/witness/validAfter`),
     ...ownWitness(p.witness, `${at}/witness`),
     signature: body.signature.toLowerCase(),
+    ...permitOf(extensions, path),
   };
+}
+
+/** The payment's permit, at the `extensions` beside the payload at `path` (`/paymentPayload/payload` → `/paymentPayload/extensions`). */
+function permitOf(extensions: unknown, path: string): { permit?: ApprovalPermit } {
+  const permit = eip2612PermitOf(extensions, `${path.slice(0, Math.max(0, path.lastIndexOf('/')))}/extensions`);
+  return permit ? { permit } : {};
 }
 
 /**
@@ -100,7 +112,14 @@ export function storedPermit2Transfer(p: Permit2Transfer, ownWitness: Record<str
       witness: { to: p.to, ...ownWitness, validAfter: p.validAfter.toString() },
     },
     signature: p.signature,
+    // only a payment with a permit has extensions: one without is stored as before, byte for byte
+    ...(p.permit ? { extensions: storedEip2612Permit(p.permit) } : {}),
   };
+}
+
+/** The extensions a stored Permit2 payload keeps (its permit), to read it back with. */
+export function storedExtensionsOf(stored: unknown): unknown {
+  return (stored as { extensions?: unknown } | null)?.extensions;
 }
 
 /**

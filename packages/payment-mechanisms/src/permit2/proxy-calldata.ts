@@ -1,4 +1,6 @@
 import { encodeCall, uintWord } from '@facilitator/chain-rpc';
+import type { ApprovalPermit } from '../mechanism';
+import { splitEip2612Signature } from './eip2612';
 import type { ProxySettlement } from './x402-proxy';
 
 // x402's Permit2 proxies' entry points, encoded and read by hand as the token's calls are: every argument
@@ -13,6 +15,20 @@ const EIP2612_PERMIT_WORDS = 5;
 /** A proxy's `settle(...)` as `head` words (the static arguments in order) then `signature`. */
 export function proxyCalldata(selector: string, head: readonly string[], signature: string): string {
   return encodeCall(selector, [...head, uintWord((head.length + 1) * 32), ...bytesWords(signature)]);
+}
+
+/** settleWithPermit's first argument, `EIP2612Permit(value, deadline, r, s, v)`: five static words. */
+export function eip2612PermitWords(permit: ApprovalPermit): string[] {
+  const { r, s, v } = splitEip2612Signature(permit.signature);
+  return [uintWord(permit.value), uintWord(permit.deadline), uintWord(BigInt(r)), uintWord(BigInt(s)), uintWord(BigInt(v))];
+}
+
+/**
+ * A proxy's settle (`head`, then the signature), or, given the payer's permit for Permit2, its
+ * settleWithPermit: the same arguments after the permit's five words.
+ */
+export function proxySettleCalldata(layout: Pick<ProxyCallLayout, 'settle' | 'settleWithPermit'>, head: readonly string[], signature: string, permit?: ApprovalPermit): string {
+  return permit ? proxyCalldata(layout.settleWithPermit, [...eip2612PermitWords(permit), ...head], signature) : proxyCalldata(layout.settle, head, signature);
 }
 
 /** The length word and the bytes, right-padded to whole words. */

@@ -13,12 +13,24 @@ import type { X402Permit2Proxy } from './x402-proxy';
 /** What a mechanism through one of x402's Permit2 proxies says exactly as the other does, given its proxy. */
 export type Permit2ProxyMembers = Pick<
   PaymentMechanism<Permit2Transfer>,
-  'vocabulary' | 'requiredSpender' | 'ownDomainSeparator' | 'recoverSigner' | 'nonceSpace' | 'isUsed' | 'approval' | 'unavailable' | 'paidIn' | 'findExecution'
+  | 'vocabulary'
+  | 'requiredSpender'
+  | 'ownDomainSeparator'
+  | 'recoverSigner'
+  | 'nonceSpace'
+  | 'isUsed'
+  | 'approval'
+  | 'approvalPermit'
+  | 'approvalSpender'
+  | 'unavailable'
+  | 'paidIn'
+  | 'findExecution'
 >;
 
 /**
  * The members the Permit2 mechanisms share, for `proxy`: Permit2's domain, recovery, nonce bitmap and the
- * payer's allowance to it (one approval behind every payment of the payer's), the proxy as the spender a
+ * payer's allowance to it (one approval behind every payment of the payer's, or the EIP-2612 permit for it a
+ * payment carries), the proxy as the spender a
  * permit must name, its deployment check, its transfers and the search for who called it.
  */
 export function permit2ProxyMembers(proxy: X402Permit2Proxy): Permit2ProxyMembers {
@@ -30,7 +42,10 @@ export function permit2ProxyMembers(proxy: X402Permit2Proxy): Permit2ProxyMember
     nonceSpace: () => PERMIT2_ADDRESS,
     isUsed: isPermit2NonceUsed,
     unavailable: (chain) => proxyProblem(proxy, chain),
-    approval: ({ terms }, chain) => permit2Approval(terms.token, terms.payer, chain),
+    approval: ({ terms, payload }, chain) => permit2Approval(terms.token, terms.payer, chain, payload.permit),
+    // x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2, sent with the payment when short
+    approvalPermit: (payload) => payload.permit,
+    approvalSpender: PERMIT2_ADDRESS,
     paidIn: (logs, payment) => paidThroughProxy(proxy.address, logs, payment),
     findExecution: (payment, chain) => findProxyExecution(proxy, payment, chain),
   };

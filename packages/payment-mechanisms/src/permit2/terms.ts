@@ -1,5 +1,5 @@
 import type { PaymentMechanismId } from '@facilitator/core';
-import type { ParsedPayment } from '../mechanism';
+import type { ApprovalPermit, ParsedPayment, SettleOrder } from '../mechanism';
 import { PERMIT2_ADDRESS } from './addresses';
 import type { Permit2Transfer } from './payload';
 
@@ -27,4 +27,11 @@ export function permit2PaymentOf<Payload extends Permit2Transfer>(mechanism: Pay
     payload: p,
     signature: p.signature,
   };
+}
+
+/** The payer's EIP-2612 permit a direct call sends, when the engine asks for it (`SettleOrder.withPermit`); a payment without one cannot. */
+export function permitToSend(p: Permit2Transfer, settle: SettleOrder | undefined): ApprovalPermit | undefined {
+  if (!settle?.withPermit) return undefined;
+  if (!p.permit) throw new Error('a settle order with the payer\'s permit for a payment that carries none');
+  return p.permit;
 }

@@ -5,7 +5,8 @@ import type { PaymentMechanism } from '../mechanism';
 import { X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2Fingerprint } from '../permit2/fingerprint';
 import { permitWitnessDigest, structHash } from '../permit2/eip712';
-import { storedPermit2Transfer } from '../permit2/payload';
+import { storedExtensionsOf, storedPermit2Transfer } from '../permit2/payload';
+import { permitToSend } from '../permit2/terms';
 import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
 import { amountToSettle } from '../settle-amount';
@@ -33,9 +34,9 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   id: UPTO_PERMIT2,
   scheme: 'upto',
   claims: isUptoPermit2Payload,
-  parse: (payload, path) => parsedOf(parseUptoPermit2(payload, path)),
+  parse: (payload, path, _network, extensions) => parsedOf(parseUptoPermit2(payload, path, extensions)),
   toStored: (p) => storedPermit2Transfer(p, { facilitator: p.facilitator }),
-  fromStored: (stored) => parsedOf(parseUptoPermit2(stored, '')),
+  fromStored: (stored) => parsedOf(parseUptoPermit2(stored, '', storedExtensionsOf(stored))),
   signedDigest: (p, separator) =>
     permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { address: p.facilitator }, { uint: p.validAfter }])),
   fingerprint: (p, network) => permit2Fingerprint(UPTO_PERMIT2, p, network, [p.facilitator]),
@@ -46,11 +47,12 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   describe: (_network, facilitator) => ({ scheme: 'upto', extra: { facilitatorAddress: getAddress(facilitator) } }),
   directCall(payment, _chain, settle) {
     const amount = amountToSettle(uptoPermit2, payment.terms, settle);
+    const permit = permitToSend(payment.payload, settle);
     return {
       to: X402_UPTO_PERMIT2_PROXY,
       // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
-      data: uptoSettleCalldata(payment.payload, amount, tokenSignature(payment.payload.signature)),
-      gasKind: 'x402UptoPermit2Proxy.settle',
+      data: uptoSettleCalldata(payment.payload, amount, tokenSignature(payment.payload.signature), permit),
+      gasKind: permit ? 'x402UptoPermit2Proxy.settleWithPermit' : 'x402UptoPermit2Proxy.settle',
       // the proxy reverts (UnauthorizedFacilitator) a call from anyone but the witness's facilitator
       sender: payment.terms.sender,
     };

@@ -11,8 +11,8 @@ export interface UptoPermit2Payload extends Permit2Transfer {
 }
 
 /** Reads an upto Permit2 payload field by field, naming the path of the first that is not what it must be. */
-export function parseUptoPermit2(payload: unknown, path: string): UptoPermit2Payload {
-  return parsePermit2Transfer(payload, path, (witness, at) => ({ facilitator: addressAt(witness.facilitator, `${at}/facilitator`) }));
+export function parseUptoPermit2(payload: unknown, path: string, extensions?: unknown): UptoPermit2Payload {
+  return parsePermit2Transfer(payload, path, (witness, at) => ({ facilitator: addressAt(witness.facilitator, `${at}/facilitator`) }), extensions);
 }
 
 /** The shape test: a Permit2 authorization whose witness names a facilitator (exact's never does). */

@@ -1,5 +1,6 @@
 import { addressWord, uintWord } from '@facilitator/chain-rpc';
-import { EIP2612_PERMIT, PERMIT, proxyCalldata, readProxyCall, type ProxyCallLayout } from '../permit2/proxy-calldata';
+import type { ApprovalPermit } from '../mechanism';
+import { EIP2612_PERMIT, PERMIT, proxySettleCalldata, readProxyCall, type ProxyCallLayout } from '../permit2/proxy-calldata';
 import { selectorOf } from '../permit2/selector';
 import type { ProxySettlement } from '../permit2/x402-proxy';
 import type { UptoPermit2Payload } from './parse';
@@ -20,8 +21,11 @@ const UPTO_PROXY_CALL: ProxyCallLayout = {
   to: 6,
 };
 
-/** settle(permit, amount, owner, witness, signature): `amount` of the payer's permitted maximum to the witness's recipient. */
-export function uptoSettleCalldata(p: UptoPermit2Payload, amount: bigint, signature: string): string {
+/**
+ * settle(permit, amount, owner, witness, signature): `amount` of the payer's permitted maximum to the witness's
+ * recipient; given the payer's EIP-2612 permit for Permit2, settleWithPermit(permit2612, ...) instead.
+ */
+export function uptoSettleCalldata(p: UptoPermit2Payload, amount: bigint, signature: string, permit2612?: ApprovalPermit): string {
   const head = [
     addressWord(p.token),
     uintWord(p.amount),
@@ -33,7 +37,7 @@ export function uptoSettleCalldata(p: UptoPermit2Payload, amount: bigint, signat
     addressWord(p.facilitator),
     uintWord(p.validAfter),
   ];
-  return proxyCalldata(UPTO_PROXY_CALL.settle, head, signature);
+  return proxySettleCalldata(UPTO_PROXY_CALL, head, signature, permit2612);
 }
 
 /**

@@ -10,16 +10,23 @@ import type { StepContext } from '../step';
  * executor refuses any other), or a call only another account may send (upto's proxy accepts only the
  * witness's facilitator, and the executor's calls come from the treasury's address).
  */
-export function executorCallOf({ mechanism, parsed }: SettlementPayment, chain: MechanismChain, treasury: string, amount: bigint): DirectCall | undefined {
-  const call = mechanism.directCall(parsed, chain, { amount });
+export function executorCallOf(
+  { mechanism, parsed }: SettlementPayment,
+  chain: MechanismChain,
+  treasury: string,
+  amount: bigint,
+  withPermit = false,
+): DirectCall | undefined {
+  const call = mechanism.directCall(parsed, chain, { amount, ...(withPermit ? { withPermit } : {}) });
   const targets = [chain.tokenAddress, X402_PERMIT2_PROXIES.exact, X402_PERMIT2_PROXIES.upto].map((a) => a.toLowerCase());
   if (!targets.includes(call.to.toLowerCase())) return undefined;
   if (call.sender !== undefined && call.sender.toLowerCase() !== treasury.toLowerCase()) return undefined;
   return call;
 }
 
-function itemCallOf(ctx: StepContext): DirectCall | undefined {
-  return executorCallOf(paymentOf(ctx.settlement), ctx.network.usdc, ctx.treasury, BigInt(ctx.settlement.amount));
+/** with the payer's approval permit or without, the call goes to the same target from the same sender */
+function itemCallOf(ctx: StepContext, withPermit = false): DirectCall | undefined {
+  return executorCallOf(paymentOf(ctx.settlement), ctx.network.usdc, ctx.treasury, BigInt(ctx.settlement.amount), withPermit);
 }
 
 /**
@@ -34,10 +41,11 @@ export function hasExecutorItem(ctx: StepContext): boolean {
 /**
  * The payment as an item of the executor, given the fee's and its transfer's gas; undefined when it has none.
  * The merchant pays the fee and must receive the settlement's amount from the call; the payer and the nonce
- * (bytes32 in every mechanism's terms) name the item's event.
+ * (bytes32 in every mechanism's terms) name the item's event. `withPermit`: the call sends the payer's
+ * approval permit first (x402's proxies' settleWithPermit, which the executor allows).
  */
-export function executorItemOf(ctx: StepContext, gas: bigint): ExecutorItem | undefined {
-  const call = itemCallOf(ctx);
+export function executorItemOf(ctx: StepContext, gas: bigint, withPermit = false): ExecutorItem | undefined {
+  const call = itemCallOf(ctx, withPermit);
   if (!call) return undefined;
   const { settlement } = ctx;
   return { payer: settlement.payer, merchant: settlement.merchant, amount: BigInt(settlement.amount), nonce: settlement.nonce, target: call.to, data: call.data, gas };

@@ -6,6 +6,7 @@ import { ItemRefusedError, NoFundedRelayerError } from '../atomic/executor-batch
 import { executorItemOf } from '../atomic/executor-item';
 import { executedElsewhereNoFee, failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
+import { sendsPermit } from '../payment';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
 import { noFundedRelayer, sequentialPathUnavailable } from '../waiting';
 import { staysInState } from '../awaiting-chain';
@@ -105,8 +106,10 @@ function settledAfter(feeCollectedAt: Date | null): Date {
 /** The settlement's item, given the fee's and its transfer's gas; a contract-wallet payer's goes alone. */
 async function itemOf(ctx: StepContext): Promise<{ item: ExecutorItem; alone: boolean }> {
   // the item's calldata is counted in its envelope (itemEnvelope), so its gas is the execution's alone
-  const cap = await transferExecutionGasCap(ctx);
-  const item = executorItemOf(ctx, ctx.network.gasCaps.fee + cap.gas);
+  // the payer's approval permit goes first in the item when the payer's allowance is short (read now)
+  const withPermit = await sendsPermit(ctx);
+  const cap = await transferExecutionGasCap(ctx, withPermit);
+  const item = executorItemOf(ctx, ctx.network.gasCaps.fee + cap.gas, withPermit);
   // check_allowance fixes the atomic path only for a payment the executor can run
   if (!item) throw new Error(`settlement ${ctx.settlement.id} took the atomic path with a payment of ${ctx.settlement.mechanism}, which the executor cannot run`);
   return { item, alone: cap.kind === 'contract' };

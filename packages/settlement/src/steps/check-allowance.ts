@@ -1,4 +1,5 @@
 import type { PayerInFlight } from '@facilitator/db';
+import { approvalFor } from '@facilitator/payment-mechanisms';
 import { failurePauseOf } from '../accounting';
 import { approvalCommands } from '../approval-command';
 import { hasExecutorItem } from '../atomic/executor-item';
@@ -36,8 +37,11 @@ export const checkAllowance: Step = async (ctx) => {
     accounting ? ctx.codeAt(payer) : false,
   ]);
   // what the payer can pay from: its balance, and no more than it approved a mechanism that moves only that
-  // (Permit2): one approval backs all its payments in flight, reserved here as its balance is
-  const payerBalance = heldBalance !== undefined && approval !== undefined && approval.allowance < heldBalance ? approval.allowance : heldBalance;
+  // (Permit2): one approval backs all its payments in flight, reserved here as its balance is. A payment
+  // sent with its approval permit (the allowance is short) counts what the permit sets: it replaces the allowance
+  const value = BigInt(ctx.settlement.amount);
+  const approved = approval && approvalFor(approval, value).allowance;
+  const payerBalance = heldBalance !== undefined && approved !== undefined && approved < heldBalance ? approved : heldBalance;
   if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse' && ctx.feeAmount > 0n) {
     // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the
     // fee (a settlement charged none puts no fee at risk)
@@ -46,7 +50,6 @@ export const checkAllowance: Step = async (ctx) => {
       true,
     );
   }
-  const value = BigInt(ctx.settlement.amount);
   if (payerBalance !== undefined && payerBalance < value) return payerBalanceInsufficient(payerBalance, value);
   const request = {
     merchant,

@@ -1,5 +1,5 @@
 import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain-rpc';
-import { missingApproval, type DirectCall } from '@facilitator/payment-mechanisms';
+import { approvalFor, EIP2612_PERMIT_GAS, type DirectCall } from '@facilitator/payment-mechanisms';
 import { calldataGas } from '@facilitator/settlement-contract';
 import { directCallOf, paymentOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
@@ -39,26 +39,31 @@ export const preflight: Step = async (ctx) => {
   // a call to a contract missing on this chain succeeds and moves nothing: refused before any fee
   const unavailable = await mechanism.unavailable?.(usdc);
   if (unavailable) return failed(settlementDoomed('the payment mechanism cannot execute on this chain', { mechanism: mechanism.id, problem: unavailable }), true);
-  // a payer may withdraw what it approved after verify (Permit2's allowance): said plainly, before any estimate
-  const missing = await missingApproval(mechanism, parsed, usdc, BigInt(ctx.settlement.amount));
-  if (missing) {
+  // a payer may withdraw what it approved after verify (Permit2's allowance), or have its approval permit
+  // outdated by another (its nonce): said plainly, before any estimate. A payment whose permit covers what the
+  // allowance lacks is sent with it (and estimated so)
+  const amount = BigInt(ctx.settlement.amount);
+  const approval = await mechanism.approval?.(parsed, usdc);
+  const approved = approval && approvalFor(approval, amount);
+  if (approval && approved && approved.allowance < amount) {
     return failed(
       settlementDoomed('the payer no longer approves enough for the payment', {
-        token: missing.token,
-        spender: missing.spender,
-        allowance: missing.allowance.toString(),
-        required: missing.required.toString(),
+        token: approval.token,
+        spender: approval.spender,
+        allowance: approval.allowance.toString(),
+        required: amount.toString(),
       }),
       true,
     );
   }
+  const withPermit = approved?.withPermit ?? false;
   // an ERC-6492 payer's wallet is deployed first; the transfer is estimated once it exists
   const wrapped = parseErc6492Signature(parsed.signature);
   if (wrapped && !(await ctx.codeAt(terms.payer))) return planWalletDeployment(ctx, wrapped);
-  const call = directCallOf(ctx.settlement, usdc);
+  const call = directCallOf(ctx.settlement, usdc, withPermit);
   const refusedSender = senderRefusal(ctx, call);
   if (refusedSender) return refusedSender;
-  const [cap, fee] = await Promise.all([transferGasCap(ctx), ctx.transactions.networkFee(ctx.network.chainId)]);
+  const [cap, fee] = await Promise.all([transferGasCap(ctx, withPermit), ctx.transactions.networkFee(ctx.network.chainId)]);
   let estimate: SimulationResult | undefined;
   // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
   // simulate, the next one is asked (the first is the usual one); a call with one sender is asked of it
@@ -86,7 +91,7 @@ export const preflight: Step = async (ctx) => {
       true,
     );
   }
-  return { to: 'check_allowance', note: { transfer_gas_estimate: estimate.gas.toString(), payer_kind: cap.kind } };
+  return { to: 'check_allowance', note: { transfer_gas_estimate: estimate.gas.toString(), payer_kind: cap.kind, ...(withPermit ? { with_permit: true } : {}) } };
 };
 
 /**
@@ -105,9 +110,9 @@ function senderRefusal(ctx: StepContext, call: DirectCall): StepResult | undefin
  * gas a non-zero byte, 4 a zero byte), so a contract wallet's long signature is counted as what it costs,
  * not taken from its execution.
  */
-export async function transferGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
-  const execution = await transferExecutionGasCap(ctx);
-  return { ...execution, gas: execution.gas + calldataGas(directCallOf(ctx.settlement, ctx.network.usdc).data) };
+export async function transferGasCap(ctx: StepContext, withPermit = false): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
+  const execution = await transferExecutionGasCap(ctx, withPermit);
+  return { ...execution, gas: execution.gas + calldataGas(directCallOf(ctx.settlement, ctx.network.usdc, withPermit).data) };
 }
 
 /**
@@ -115,7 +120,9 @@ export async function transferGasCap(ctx: StepContext): Promise<{ gas: bigint; k
  * direct call takes the transfer caps, measured on transferWithAuthorization: Permit2's settle through x402's
  * exact proxy fits them (108k gas on the devnet from an EOA), until GasCaps has an entry per GasKind.
  */
-export async function transferExecutionGasCap(ctx: StepContext): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
+export async function transferExecutionGasCap(ctx: StepContext, withPermit = false): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
   const contract = await ctx.codeAt(ctx.settlement.payer);
-  return contract ? { gas: ctx.network.gasCaps.contractTransfer, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer, kind: 'eoa' };
+  // a call that sends the payer's approval permit first runs the token's permit too
+  const permit = withPermit ? EIP2612_PERMIT_GAS : 0n;
+  return contract ? { gas: ctx.network.gasCaps.contractTransfer + permit, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer + permit, kind: 'eoa' };
 }

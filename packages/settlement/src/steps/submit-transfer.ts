@@ -1,5 +1,5 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
-import { directCallOf } from '../payment';
+import { directCallOf, sendsPermit } from '../payment';
 import type { Step } from '../step';
 import { authorizationStillValid, fundedRelayer, waitForGas } from '../waiting';
 import { transferGasCap } from './preflight';
@@ -19,7 +19,9 @@ export const submitTransfer: Step = async (ctx) => {
     const gas = await waitForGas(ctx);
     if (gas) return gas;
   }
-  const call = directCallOf(settlement, ctx.network.usdc);
+  // with the payer's approval permit when its allowance is short (read now), as the pre-flight estimated it
+  const withPermit = await sendsPermit(ctx);
+  const call = directCallOf(settlement, ctx.network.usdc, withPermit);
   // a call with one sender (upto's facilitator) goes from the treasury's key, as the pre-flight checked
   const sender = call.sender ?? (await fundedRelayer(ctx));
   if (typeof sender !== 'string') return sender;
@@ -34,7 +36,7 @@ export const submitTransfer: Step = async (ctx) => {
       from: sender,
       to: call.to,
       data: call.data,
-      gasCap: (await transferGasCap(ctx)).gas,
+      gasCap: (await transferGasCap(ctx, withPermit)).gas,
     });
     return { to: 'executing', data: { settlementTxHash: tx.hash }, note: { tx_hash: tx.hash, relayer: tx.from } };
   } catch (err) {

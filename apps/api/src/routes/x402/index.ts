@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
 import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError, type PaymentMechanismId } from '@facilitator/core';
 import { mechanismById, mechanismsInVersion } from '@facilitator/payment-mechanisms';
-import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
+import { EIP2612_GAS_SPONSORING, PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
   EnabledNetworks,
@@ -177,6 +177,7 @@ function supportedOf(networks: EnabledNetworks, signers: readonly string[], trea
     }
   }
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
-  // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers")
-  return { kinds, extensions: [PAYMENT_IDENTIFIER], signers: { 'eip155:*': unique } };
+  // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers");
+  // eip2612GasSponsoring: a Permit2 payment's EIP-2612 permit for Permit2 is sent with it (docs/decisions.md, "eip2612GasSponsoring")
+  return { kinds, extensions: [PAYMENT_IDENTIFIER, EIP2612_GAS_SPONSORING], signers: { 'eip155:*': unique } };
 }
