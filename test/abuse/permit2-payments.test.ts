@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { Wallet } from 'ethers';
-import { newMerchant, transfersOnChain } from '../support/chain-actions';
+import { newMerchant, sentByUs, transfersOnChain } from '../support/chain-actions';
 import { approvePermit2, permit2Request } from '../support/permit2-request';
 import { settlementEnd } from '../support/settlement-end';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -25,11 +25,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function sentBy(addresses: string[]): Promise<number> {
-  const counts = await Promise.all(addresses.map((a) => stack.devnet.provider.getTransactionCount(a, 'latest')));
-  return counts.reduce((a, b) => a + b, 0);
-}
-const ourSenders = () => [stack.devnet.accounts.treasury.address, ...stack.devnet.accounts.relayers.map((r) => r.address)];
 
 const waitForEnd = (settlementId: string) => settlementEnd(stack, settlementId);
 
@@ -49,7 +44,7 @@ it("(permit2 5) a chain where x402's exact proxy is missing: no Permit2 payment 
   const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
   await stack.devnet.provider.send('anvil_setCode', [proxy, '0x']);
   try {
-    const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentBy(ourSenders())]);
+    const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentByUs(stack.devnet)]);
     const bodies = await Promise.all(Array.from({ length: 5 }, () => permit2Request(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) })));
     const verifies = await Promise.all(bodies.map((b) => stack.http.post('/x402/verify').send(b)));
     const settles = await Promise.all(bodies.map((b) => stack.http.post('/x402/settle').send(b)));
@@ -59,7 +54,7 @@ it("(permit2 5) a chain where x402's exact proxy is missing: no Permit2 payment 
       report.check('settle answers', '5 × false permit2_proxy_not_deployed', `${settles.filter((v) => v.body.success === false && v.body.errorReason === 'permit2_proxy_not_deployed').length} × false permit2_proxy_not_deployed`),
       report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
       report.check('merchant balance change (no fee taken)', '0', String((await stack.devnet.balanceOf(merchant.address)) - merchantBefore)),
-      report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+      report.check('transactions sent by the treasury and relayers', 0, (await sentByUs(stack.devnet)) - sentBefore),
     ];
     report.note(`refused as: ${verifies[0].body.invalidMessage}`);
     report.save();
@@ -77,7 +72,7 @@ it('(permit2 1) 40 zero-value Permit2 payments from a throwaway key leave the me
   const [allowanceBefore, balanceBefore, sentBefore] = await Promise.all([
     stack.devnet.allowance(merchant, stack.devnet.accounts.treasury.address),
     stack.devnet.balanceOf(merchant),
-    sentBy(ourSenders()),
+    sentByUs(stack.devnet),
   ]);
   const answers: Record<string, number> = {};
   for (let i = 0; i < 40; i++) {
@@ -90,7 +85,7 @@ it('(permit2 1) 40 zero-value Permit2 payments from a throwaway key leave the me
   const [allowanceAfter, balanceAfter, sentAfter, settlements] = await Promise.all([
     stack.devnet.allowance(merchant, stack.devnet.accounts.treasury.address),
     stack.devnet.balanceOf(merchant),
-    sentBy(ourSenders()),
+    sentByUs(stack.devnet),
     stack.db.prisma.settlement.count({ where: { payer: attacker.address.toLowerCase() } }),
   ]);
   report.note(`answers: ${Object.entries(answers).map(([k, v]) => `${v} × ${k.trim()}`).join('; ')}`);
@@ -167,13 +162,13 @@ it('(permit2 3) 10 payments whose payer revokes its Permit2 approval after verif
   const verified = await Promise.all(bodies.map((b) => stack.http.post('/x402/verify').send(b)));
   expect(verified.map((v) => v.body.isValid)).toEqual(Array(10).fill(true));
   await approvePermit2(stack.devnet, attacker.privateKey, 0n);
-  const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentBy(ourSenders())]);
+  const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentByUs(stack.devnet)]);
 
   const settled = await Promise.all(bodies.map((b) => stack.http.post('/x402/settle').send(b)));
   const ends = await Promise.all(
     (await stack.db.prisma.settlement.findMany({ where: { merchant: merchant.address.toLowerCase() } })).map((s) => waitForEnd(s.id)),
   );
-  const [merchantAfter, sentAfter] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentBy(ourSenders())]);
+  const [merchantAfter, sentAfter] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentByUs(stack.devnet)]);
   report.note(`answers: ${[...new Set(settled.map((s) => `${s.body.success} ${s.body.errorReason ?? ''}`))].join('; ')}; ends: ${[...new Set(ends.map((e) => `${e.state} ${e.errorCode} ${e.feeTxHash ? 'fee sent' : 'no fee'}`))].join('; ')}`);
   const ok = [
     report.check('answers that told the merchant "settled"', 0, settled.filter((s) => s.body.success === true).length),
@@ -201,7 +196,7 @@ it('(permit2 4) a contract-wallet payer whose ERC-1271 check burns gas, next to 
     await stack.devnet.mint(key.address, USDC(0.05));
     await approvePermit2(stack.devnet, key.privateKey);
   }
-  const sentBefore = await sentBy(ourSenders());
+  const sentBefore = await sentByUs(stack.devnet);
   const burning = await permit2Request(stack.devnet, { payerKey: Wallet.createRandom().privateKey, from: burner, signature: '0x' + 'ab'.repeat(65), to: merchant, value: USDC(0.05) });
   const honest = await Promise.all(honestKeys.map((k) => permit2Request(stack.devnet, { payerKey: k.privateKey, to: merchant, value: USDC(0.05) })));
   const started = performance.now();
@@ -217,7 +212,7 @@ it('(permit2 4) a contract-wallet payer whose ERC-1271 check burns gas, next to 
     report.check('gas burner: settle answer', 'false invalid_permit2_signature', `${burnSettle.body.success} ${burnSettle.body.errorReason}`),
     report.check('honest Permit2 payments verified', '10/10', `${honestVerifies.filter((v) => v.body.isValid === true).length}/10`),
     report.check("settlements of the burner's payment", 0, await stack.db.prisma.settlement.count({ where: { payer: burner } })),
-    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentByUs(stack.devnet)) - sentBefore),
   ];
   report.note(`all 12 answered in ${ms} ms; the burner refused as: ${burnVerify.body.invalidMessage}`);
   report.save();

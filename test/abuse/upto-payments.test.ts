@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Wallet } from 'ethers';
 import { MerchantAction } from '@facilitator/merchants';
-import { newMerchant, transfersOnChain } from '../support/chain-actions';
+import { newMerchant, sentByUs, transfersOnChain } from '../support/chain-actions';
 import { merchantCall } from '../support/merchant-client';
 import { approvePermit2, uptoRequest } from '../support/permit2-request';
 import { settlementEnd } from '../support/settlement-end';
@@ -30,11 +30,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function sentBy(addresses: string[]): Promise<number> {
-  const counts = await Promise.all(addresses.map((a) => stack.devnet.provider.getTransactionCount(a, 'latest')));
-  return counts.reduce((a, b) => a + b, 0);
-}
-const ourSenders = () => [stack.devnet.accounts.treasury.address, ...stack.devnet.accounts.relayers.map((r) => r.address)];
 /** a payer holding `balance` that approved Permit2 */
 async function payerWith(balance: bigint) {
   const payer = Wallet.createRandom();
@@ -65,7 +60,7 @@ it('(upto 1) zero-value upto payments and settles of 0: nothing moves, nothing i
   );
   const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
   const attacker = await payerWith(USDC(1));
-  const [merchantBefore, payerBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), stack.devnet.balanceOf(attacker.address), sentBy(ourSenders())]);
+  const [merchantBefore, payerBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), stack.devnet.balanceOf(attacker.address), sentByUs(stack.devnet)]);
   const zero = await Promise.all(Array.from({ length: 20 }, () => uptoRequest(stack.devnet, { payerKey: attacker.privateKey, to: merchant.address, value: 0n })));
   const zeroAnswers = await Promise.all(zero.map((b, i) => stack.http.post(i % 2 === 0 ? '/x402/verify' : '/x402/settle').send(b)));
   const nothing = await Promise.all(Array.from({ length: 10 }, () => uptoRequest(stack.devnet, { payerKey: attacker.privateKey, to: merchant.address, value: USDC(0.05) }, 0n)));
@@ -77,7 +72,7 @@ it('(upto 1) zero-value upto payments and settles of 0: nothing moves, nothing i
     report.check('settles of 0 answered success without a transaction', '10', String(nothingAnswers.filter((a) => a.body.success === true && a.body.transaction === '' && a.body.amount === '0').length)),
     report.check('merchant balance change', '0', String((await stack.devnet.balanceOf(merchant.address)) - merchantBefore)),
     report.check('payer balance change', '0', String((await stack.devnet.balanceOf(attacker.address)) - payerBefore)),
-    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentByUs(stack.devnet)) - sentBefore),
     report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
   ];
   report.save();
@@ -121,7 +116,7 @@ it('(upto 3) a contract-wallet payer whose ERC-1271 check burns gas, paying upto
   );
   const { provider, accounts } = stack.devnet;
   const burner = (await (await deploy(provider, accounts.deployer.privateKey, compileTestContract('GasBurningWallet.sol', 'GasBurningWallet'), [10_000_000])).getAddress()).toLowerCase();
-  const sentBefore = await sentBy(ourSenders());
+  const sentBefore = await sentByUs(stack.devnet);
   const body = await uptoRequest(stack.devnet, { payerKey: Wallet.createRandom().privateKey, from: burner, signature: '0x' + 'ab'.repeat(65), to: accounts.merchant.address, value: USDC(0.05) });
   const started = performance.now();
   const [verify, settle] = await Promise.all([stack.http.post('/x402/verify').send(body), stack.http.post('/x402/settle').send(body)]);
@@ -131,7 +126,7 @@ it('(upto 3) a contract-wallet payer whose ERC-1271 check burns gas, paying upto
     report.check('verify answer', 'false invalid_permit2_signature', `${verify.body.isValid} ${verify.body.invalidReason}`),
     report.check('settle answer', 'false invalid_permit2_signature', `${settle.body.success} ${settle.body.errorReason}`),
     report.check("settlements of the burner's payment", 0, await stack.db.prisma.settlement.count({ where: { payer: burner } })),
-    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentByUs(stack.devnet)) - sentBefore),
   ];
   report.note(`both answered in ${ms} ms; refused as: ${verify.body.invalidMessage}`);
   report.save();
@@ -146,7 +141,7 @@ it('(upto 4) a settle above the signed maximum, and a claimed maximum above the 
   );
   const payer = await payerWith(USDC(2));
   const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
-  const [payerBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(payer.address), sentBy(ourSenders())]);
+  const [payerBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(payer.address), sentByUs(stack.devnet)]);
   const above = await stack.http.post('/x402/settle').send(await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) }, USDC(0.05) + 1n));
   const claimed = await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) }, USDC(1));
   claimed.paymentPayload.accepted.amount = USDC(1).toString();
@@ -157,7 +152,7 @@ it('(upto 4) a settle above the signed maximum, and a claimed maximum above the 
     report.check('settle above the maximum', '400 false invalid_upto_evm_payload_settlement_exceeds_amount', `${above.status} ${above.body.success} ${above.body.errorReason}`),
     report.check('settle with an inflated maximum', 'false permit2_amount_mismatch', `${inflated.body.success} ${inflated.body.errorReason}`),
     report.check('payer balance change', '0', String((await stack.devnet.balanceOf(payer.address)) - payerBefore)),
-    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentByUs(stack.devnet)) - sentBefore),
     report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
   ];
   report.save();
@@ -172,7 +167,7 @@ it('(upto 5) a payment whose witness names another facilitator: refused at verif
   );
   const payer = await payerWith(USDC(1));
   const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
-  const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentBy(ourSenders())]);
+  const [merchantBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), sentByUs(stack.devnet)]);
   const others = [stack.devnet.accounts.relayers[0].address, Wallet.createRandom().address];
   const answers = [];
   for (const facilitator of others) {
@@ -184,7 +179,7 @@ it('(upto 5) a payment whose witness names another facilitator: refused at verif
   const ok = [
     report.check('answers upto_facilitator_mismatch (verify, settle, for each)', '4', String(answers.filter((a) => (a.body.invalidReason ?? a.body.errorReason) === 'upto_facilitator_mismatch').length)),
     report.check('merchant balance change', '0', String((await stack.devnet.balanceOf(merchant.address)) - merchantBefore)),
-    report.check('transactions sent by the treasury and relayers', 0, (await sentBy(ourSenders())) - sentBefore),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentByUs(stack.devnet)) - sentBefore),
     report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
   ];
   report.save();
@@ -266,7 +261,7 @@ it('(upto 8) a loop of settlements below the fee, which pay none: each merchant 
   const payer = await payerWith(USDC(1));
   const { wallet: merchant, key } = await protectedMerchant();
   const { treasury } = stack.devnet.accounts;
-  const sentBefore = await sentBy(ourSenders());
+  const sentBefore = await sentByUs(stack.devnet);
   const fromBlock = await stack.devnet.provider.getBlockNumber();
   const answers = [];
   for (let i = 0; i < 8; i++) {
@@ -281,7 +276,7 @@ it('(upto 8) a loop of settlements below the fee, which pay none: each merchant 
     report.check('settlements created (the budget)', FEE_FREE_PER_MERCHANT, ends.length),
     report.check('settled, each for 1 unit and no fee', `${FEE_FREE_PER_MERCHANT} × 1/0`, `${ends.filter((e) => e.state === 'settled' && e.amount === '1' && e.feeAmount === '0').length} × 1/0`),
     report.check('refused with 429 rate_limited, nothing stored', 8 - FEE_FREE_PER_MERCHANT, answers.filter((a) => a.status === 429 && a.body.errorReason === 'rate_limited').length),
-    report.check('transactions sent by the treasury and relayers', FEE_FREE_PER_MERCHANT, (await sentBy(ourSenders())) - sentBefore),
+    report.check('transactions sent by the treasury and relayers', FEE_FREE_PER_MERCHANT, (await sentByUs(stack.devnet)) - sentBefore),
     report.check('fee transfers on chain', 0, await transfersOnChain(stack.devnet, fromBlock + 1, merchant.address, treasury.address)),
   ];
   report.save();

@@ -57,3 +57,10 @@ export async function transfersOnChain(devnet: Devnet, fromBlock: number, from: 
   });
   return logs.length;
 }
+
+/** How many transactions the treasury and the relayers have sent (mined): what the service has spent gas on. */
+export async function sentByUs(devnet: Devnet): Promise<number> {
+  const senders = [devnet.accounts.treasury.address, ...devnet.accounts.relayers.map((r) => r.address)];
+  const counts = await Promise.all(senders.map((a) => devnet.provider.getTransactionCount(a, 'latest')));
+  return counts.reduce((a, b) => a + b, 0);
+}
