@@ -17,7 +17,7 @@ import type { Facilitator } from './facilitator-stack';
 import { gasPerPayment } from './paid-request-bench';
 import { log } from './results';
 import { epochMs } from './stats';
-import { PAID_PRICE_UNITS, uptoSettledUnits, type PaidSample } from './x402-buyer';
+import { merchantSettleKey, PAID_PRICE_UNITS, uptoSettledUnits, type PaidSample } from './x402-buyer';
 
 export type MechanismName = 'exact-eip3009' | 'exact-permit2' | 'upto-permit2';
 export const MECHANISMS: MechanismName[] = ['exact-eip3009', 'exact-permit2', 'upto-permit2'];
@@ -69,8 +69,9 @@ function requirementsOf(devnet: Devnet, mechanism: MechanismName, facilitatorAdd
   };
 }
 
-const post = async (url: string, body: unknown) => {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = async (url: string, body: unknown, settleKey?: string) => {
+  const headers = { 'content-type': 'application/json', ...(settleKey ? { authorization: `Bearer ${settleKey}` } : {}) };
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 
@@ -82,6 +83,8 @@ export async function mechanismGas(f: Facilitator, devnet: Devnet, count: number
     .register('eip155:*', new UptoEvmClientScheme(account))
     .setSpendControls({ allowedAssets: [{ network: `eip155:${devnet.chainId}`, asset: getAddress(devnet.token), maxAmountPerPayment: PAID_PRICE_UNITS.toString() }] });
   const results: MechanismGasResult[] = [];
+  // upto settles part of its maximum, which only the merchant may name: by its settle key
+  const settleKey = await merchantSettleKey(devnet, f.api.url);
   for (const mechanism of MECHANISMS) {
     log(`${f.mode}: ${count} ${mechanism} payments, one at a time, through /x402/settle`);
     const requirements = requirementsOf(devnet, mechanism, devnet.accounts.treasury.address);
@@ -97,7 +100,7 @@ export async function mechanismGas(f: Facilitator, devnet: Devnet, count: number
       // the merchant settles what was used: for upto, part of the maximum the payer signed and verify checked
       const settle =
         verify.body.isValid === true
-          ? await post(`${f.api.url}/x402/settle`, { x402Version: 2, paymentPayload, paymentRequirements: { ...requirements, amount: settledUnits.toString() } })
+          ? await post(`${f.api.url}/x402/settle`, { x402Version: 2, paymentPayload, paymentRequirements: { ...requirements, amount: settledUnits.toString() } }, settleKey)
           : verify;
       const ok = settle.status === 200 && settle.body.success === true;
       if (!ok) firstError ??= `${settle.status}: ${JSON.stringify(settle.body).slice(0, 300)}`;

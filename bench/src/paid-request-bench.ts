@@ -41,7 +41,7 @@ import { startCpuMeter, waitForQuietMachine, type CpuUsage } from './proc';
 import { startReferenceFacilitator, type ReferenceFacilitator } from './reference-facilitator';
 import { envNumber, log, runBenchmarkMain, table } from './results';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';
-import { buyerOf, listen, merchantApp, paidRequest, PAID_PRICE_UNITS, uptoSettledUnits, type PaidSample as Sample } from './x402-buyer';
+import { buyerOf, listen, merchantApp, merchantSettleKey, paidRequest, PAID_PRICE_UNITS, uptoSettledUnits, type PaidSample as Sample } from './x402-buyer';
 
 export const PAID_TARGETS = { requestToSettledSlackMs: 300 };
 
@@ -505,14 +505,16 @@ async function runPermit2Phase(
   trees: Record<string, number>,
 ): Promise<PaidPhase> {
   const options = kind === 'upto' ? { upto: true } : { permit2: true };
+  // ours settle part of an upto maximum for the merchant only: it sends its settle key (the reference has none)
+  const keyed = async (f: Facilitator) => (kind === 'upto' ? { ...options, settleKey: await merchantSettleKey(devnet, f.api.url) } : options);
   const names: Record<Permit2Kind, [PaidTargetName, PaidTargetName, PaidTargetName]> = {
     permit2: ['permit2-atomic', 'permit2', 'reference-permit2'],
     upto: ['upto-atomic', 'upto-sequential', 'reference-upto'],
   };
   const [atomicName, sequentialName, referenceName] = names[kind];
   const targets: Target[] = [
-    { name: atomicName, merchantUrl: await listen(merchantApp(devnet, `${ours.atomic.api.url}/x402`, options), servers), ours: ours.atomic },
-    { name: sequentialName, merchantUrl: await listen(merchantApp(devnet, `${ours.sequential.api.url}/x402`, options), servers), ours: ours.sequential },
+    { name: atomicName, merchantUrl: await listen(merchantApp(devnet, `${ours.atomic.api.url}/x402`, await keyed(ours.atomic)), servers), ours: ours.atomic },
+    { name: sequentialName, merchantUrl: await listen(merchantApp(devnet, `${ours.sequential.api.url}/x402`, await keyed(ours.sequential)), servers), ours: ours.sequential },
     { name: referenceName, merchantUrl: await listen(merchantApp(devnet, ref.url, options), servers) },
   ];
   await Promise.all(

@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import { getAddress } from 'ethers';
+import { getAddress, Wallet } from 'ethers';
 import { decodePaymentResponseHeader, decodePaymentSignatureHeader } from '@x402/core/http';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
@@ -16,6 +16,7 @@ import { paymentMiddleware, setSettlementOverrides, x402ResourceServer } from '@
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Devnet } from '@facilitator/devnet';
+import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
 import { epochMs } from './stats';
 
 export const PAID_PRICE_UNITS = 50_000n; // $0.05: the merchant nets $0.04 after our $0.01 fee
@@ -46,9 +47,39 @@ export function listen(app: express.Express, servers: Server[]): Promise<string>
  * reads the facilitator's address from its /supported) with PAID_PRICE_UNITS as the maximum, and the
  * handler settles `uptoSettledUnits()` of it through `setSettlementOverrides`, as a metered resource does.
  */
-export function merchantApp(devnet: Devnet, facilitatorUrl: string, options: { permit2?: boolean; upto?: boolean } = {}): express.Express {
+/**
+ * The devnet merchant turns settle protection on at one of our facilitators (its API at `apiUrl`) and gets its
+ * settle key: only the merchant, by its key, settles less than an upto maximum (docs/decisions.md, "`upto` served").
+ */
+export async function merchantSettleKey(devnet: Devnet, apiUrl: string): Promise<string> {
+  const merchant = devnet.accounts.merchant.address;
+  const proof = await signMerchantRequest(new Wallet(devnet.accounts.merchant.privateKey), {
+    action: MerchantAction.EnableSettleProtection,
+    merchant,
+    parameters: {},
+    network: { caip2: `eip155:${devnet.chainId}`, chainId: devnet.chainId },
+    treasury: devnet.accounts.treasury.address,
+  });
+  const response = await fetch(`${apiUrl}/v1/merchants/${merchant}/settle-key`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ proof }) });
+  const body = (await response.json()) as { settle_key?: string };
+  if (!response.ok || !body.settle_key) throw new Error(`settle protection for ${merchant} at ${apiUrl}: ${response.status} ${JSON.stringify(body)}`);
+  return body.settle_key;
+}
+
+/** `settleKey`: the merchant's, sent with every facilitator call (ours, where it turned settle protection on) */
+export function merchantApp(devnet: Devnet, facilitatorUrl: string, options: { permit2?: boolean; upto?: boolean; settleKey?: string } = {}): express.Express {
   const network = `eip155:${devnet.chainId}` as const;
-  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(network, options.upto ? new UptoEvmServerScheme() : new ExactEvmServerScheme());
+  const { settleKey } = options;
+  const auth = settleKey
+    ? async () => {
+        const headers = { Authorization: `Bearer ${settleKey}` };
+        return { verify: headers, settle: headers, supported: headers };
+      }
+    : undefined;
+  const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl, ...(auth ? { createAuthHeaders: auth } : {}) })).register(
+    network,
+    options.upto ? new UptoEvmServerScheme() : new ExactEvmServerScheme(),
+  );
   const app = express();
   app.use(
     paymentMiddleware(

@@ -29,6 +29,12 @@ export function approvalPermitProblem(
   if (permit.deadline < nowSeconds + marginSeconds) {
     return { field: 'deadline', reason: `the permit's deadline ${permit.deadline} is before now (${nowSeconds}) plus ${marginSeconds} s` };
   }
+  // it must last as long as the payment (the reference's client signs both with one deadline): settlement
+  // checks only the payment's validity before the fee, and a permit that lapsed after it would leave the
+  // fee taken and the transfer refused
+  if (permit.deadline < terms.validBefore - 1n) {
+    return { field: 'deadline', reason: `the permit's deadline ${permit.deadline} is before the payment's own (${terms.validBefore - 1n})` };
+  }
   if (permit.value !== terms.amount) return { field: 'value', reason: `the permit approves ${permit.value}; the payment's permitted amount is ${terms.amount}` };
   const signer = eip2612PermitSigner(tokenDomainSeparator, permit);
   if (!signer.ok) return { field: 'signature', reason: signer.reason };

@@ -125,6 +125,11 @@ describe('SettlementRequests.start: payment identity', () => {
         await expect(over.requests.start(upto(), 'x402', 5_000n)).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
         expect(over.inserted).toEqual([]);
       }
+      // with FEE_AMOUNT=0 every settlement is free, and none is budgeted
+      const { store: freeStore, inserted: freeInserted } = storeWith();
+      const noFee = new SettlementRequests({ ...freeStore, feeFreeSince: async () => ({ merchant: 99, all: 99 }) } as unknown as SettlementRepository, { settlement: { add: async () => undefined } } as never, 0n, 0, undefined, { perMerchant: 3, total: 10 });
+      await noFee.start(upto(), 'x402', 5_000n);
+      expect(freeInserted).toHaveLength(1);
       // a settlement that pays the fee is not counted
       const charged = withCounts(3, 10);
       await charged.requests.start(upto(), 'x402', 50_000n);

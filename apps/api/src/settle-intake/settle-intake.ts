@@ -93,17 +93,18 @@ export class SettleIntake {
     const target = await this.targetOf(command);
     const access = await this.deps.merchants.settleAccess(target.merchant, settleKey);
     if (access === 'denied') throw new SettleKeyRequired(target.merchant);
+    const settleAmount = command.kind === 'form-b' ? undefined : command.payment.settleAmount;
+    // whoever holds an upto payload (its payer, first of all) could otherwise settle it for a token amount
+    // before the merchant settles what was used: only the merchant, by its settle key, names less than the
+    // maximum. Asked before anything about the payment is looked up, verified or bound
+    if (settleAmount !== undefined && settleAmount > 0n && settleAmount < target.amount && access !== 'granted') throw new PartialSettleKeyRequired(target.merchant);
     // Form B's target is its verification; a payment's is looked up (or made) only once access passed
     const verification = command.kind === 'form-b' ? target.verification! : await this.verificationOf(command);
     // Form B names a verification, not a payment, and carries no extensions
     if (command.kind !== 'form-b') await this.deps.paymentIds?.bind(command.payment);
     await this.refuseBelowMinimum(target, verification);
     const surface = command.kind === 'x402' ? 'x402' : 'v1';
-    const settleAmount = command.kind === 'form-b' ? undefined : command.payment.settleAmount;
     if (settleAmount === 0n) return this.nothingToSettle(verification);
-    // whoever holds an upto payload (its payer, first of all) could otherwise settle it for a token amount
-    // before the merchant settles what was used: only the merchant, by its settle key, names less than the maximum
-    if (settleAmount !== undefined && settleAmount < target.amount && access !== 'granted') throw new PartialSettleKeyRequired(target.merchant);
     const { settlement, created } = await this.deps.requests.start(verification, surface, settleAmount);
     return { verification, settlement, created };
   }

@@ -514,7 +514,6 @@ export class SettlementRepository {
     return { count: row.reverts as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
   }
 
-  /** Fee transfers sent for earlier settlements of this payment that reverted. */
   /**
    * Settlements charged no fee (upto amounts below the fee) created since `since`: the merchant's, and all of
    * them, by the partial index on fee-free rows (migration 20261125200000).
@@ -522,12 +521,16 @@ export class SettlementRepository {
   async feeFreeSince(merchant: string, since: Date): Promise<{ merchant: number; all: number }> {
     const [row] = await runQuery(this.pool, {
       name: 'settlements_fee_free_since',
-      text: `SELECT count(*) FILTER (WHERE merchant = $1)::int AS merchant, count(*)::int AS all FROM settlements WHERE fee_amount = '0' AND created_at >= $2`,
+      // one that failed before anything was sent cost no gas: it is not counted (nor can a stranger spend the
+      // budget with payments it makes fail before they are sent)
+      text: `SELECT count(*) FILTER (WHERE merchant = $1)::int AS merchant, count(*)::int AS all FROM settlements
+              WHERE fee_amount = '0' AND created_at >= $2 AND (state <> 'failed' OR settlement_tx_hash IS NOT NULL)`,
       values: [merchant, since],
     });
     return { merchant: row.merchant as number, all: row.all as number };
   }
 
+  /** Fee transfers sent for earlier settlements of this payment that reverted. */
   async feeRevertsOfPayment({ chainId, nonceSpace, payer, nonce }: PaymentNonce): Promise<FeeReverts> {
     const [row] = await runQuery(this.pool, {
       name: 'fee_reverts_of_payment',

@@ -122,6 +122,8 @@ describe("x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2",
     expect(problem({ token: '0x' + '13'.repeat(20) })).toBe('token');
     expect(problem({ spender: X402_EXACT_PERMIT2_PROXY })).toBe('spender');
     expect(problem({}, permit.deadline - 5n)).toBe('deadline');
+    // a permit that lapses before the payment could leave a fee taken and the transfer refused
+    expect(problem({ deadline: parsed.terms.validBefore - 2n })).toBe('deadline');
     expect(problem({ value: 9_999n })).toBe('value');
     // the proxy reverts Permit2612AmountMismatch on any other value than the permitted amount
     expect(problem({ value: 10_001n })).toBe('value');

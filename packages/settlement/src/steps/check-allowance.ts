@@ -40,7 +40,8 @@ export const checkAllowance: Step = async (ctx) => {
   // (Permit2): one approval backs all its payments in flight, reserved here as its balance is. A payment
   // sent with its approval permit (the allowance is short) counts what the permit sets: it replaces the allowance
   const value = BigInt(ctx.settlement.amount);
-  const approved = approval && approvalFor(approval, value).allowance;
+  const counted = approval && approvalFor(approval, value);
+  const approved = counted?.allowance;
   const payerBalance = heldBalance !== undefined && approved !== undefined && approved < heldBalance ? approved : heldBalance;
   if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse' && ctx.feeAmount > 0n) {
     // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the
@@ -65,6 +66,9 @@ export const checkAllowance: Step = async (ctx) => {
             value,
             balance: payerBalance,
             ...(contractPayer ? { maxInFlight: accounting.contractPayerMaxInFlight } : {}),
+            // a payment that counts its own approval permit is the payer's only one in flight: two permits of one
+            // token nonce replace each other, so a second would count an allowance the first one's execution spends
+            ...(counted?.withPermit ? { maxInFlight: 1 } : {}),
             // counted again under the payer's lock: an item that failed since the check above is not missed
             pause: { afterFailures: accounting.pause.payerAfterFailures, since: new Date(Date.now() - accounting.pause.windowMs) },
           },

@@ -139,6 +139,24 @@ describe('a Permit2 payment through the steps', () => {
     expect(plain.note?.payer_approval).toBeUndefined();
   });
 
+  it("check_allowance: a payment that counts its own EIP-2612 permit (the allowance is short) is reserved as the payer's only one in flight", async () => {
+    const stored = permit2SettlementFixture().payload as Record<string, unknown>;
+    const info = { from: PAYER, asset: TOKEN, spender: PERMIT2, amount: AMOUNT.toString(), nonce: '0', deadline: String(NOW + 3600), signature: PLAIN_SIGNATURE, version: '1' };
+    const withPermit = { ...stored, extensions: { eip2612GasSponsoring: { info } } };
+    const h = stepHarness(permit2SettlementFixture({ state: 'check_allowance', payload: withPermit }), { accounting: true });
+    approved(h, 0n); // the token's nonces(payer) answers 0 (unset): the permit's nonce is its next one
+    const result = await checkAllowanceStep(h.ctx);
+    const reservation = (result as { reserveFee?: { request: { payer?: { balance: bigint; maxInFlight?: number } } } }).reserveFee!.request.payer!;
+    // two permits of one token nonce replace each other: a second payment in flight would count an allowance
+    // that the first one's execution spends, and fail after its fee
+    expect(reservation).toMatchObject({ balance: AMOUNT, maxInFlight: 1 });
+    // with an allowance that suffices, the permit is not sent and nothing limits the payer's payments in flight
+    const covered = stepHarness(permit2SettlementFixture({ state: 'check_allowance', payload: withPermit }), { accounting: true });
+    approved(covered, 3n * AMOUNT);
+    const plain = (await checkAllowanceStep(covered.ctx)) as { reserveFee?: { request: { payer?: { maxInFlight?: number } } } };
+    expect(plain.reserveFee!.request.payer!.maxInFlight).toBeUndefined();
+  });
+
   it('check_allowance: in a worker without the treasury key, goes atomic, or waits for the atomic path where the network has none yet (nothing charged)', async () => {
     const atomic = stepHarness(permit2SettlementFixture({ state: 'check_allowance' }), { overrides: { networkPath: 'atomic', treasurySigns: false } });
     expect((await checkAllowance(atomic.ctx)).data).toEqual({ settlementMode: 'atomic' });
