@@ -2,11 +2,13 @@
 // worker collects the fee and executes the transfer in one transaction of it, on the real USDC.
 import { parseEther, parseUnits, Wallet } from 'ethers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EXACT_PERMIT2 } from '@facilitator/core';
-import { X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/core';
+import { MerchantAction } from '@facilitator/merchants';
+import { X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import { executorInterface } from '@facilitator/settlement-contract';
 import { balances, cancelAuthorization, difference, newMerchant } from './support/chain-actions';
-import { approvePermit2, permit2Request } from './support/permit2-request';
+import { merchantCall } from './support/merchant-client';
+import { approvePermit2, permit2Request, uptoRequest } from './support/permit2-request';
 import { PRICE_UNITS, startTestStack, type TestStack } from './support/test-stack';
 import type { WorkerProcess } from './support/worker-process';
 
@@ -89,6 +91,41 @@ it('settles an exact payment through Permit2 in one transaction too: the fee, th
   const transfers = receipt.logs.filter((l) => l.address.toLowerCase() === devnet.token.toLowerCase() && l.topics.length === 3 && l.data.length === 66);
   expect(transfers.map((l) => '0x' + l.topics[1].slice(26))).toEqual([merchant.address.toLowerCase(), payer.address.toLowerCase()]);
   expect(await historyOf(settlement.id)).toEqual(['pending', 'check_allowance', 'collect_fee', 'fee_collected', 'executing', 'settled']);
+});
+
+it("settles an upto payment in one transaction when its amount pays the fee (its item calls the upto proxy as the treasury, the facilitator the payer named); one below the fee, which the executor cannot take, fails at once in this keyless worker", async () => {
+  const { devnet } = stack;
+  const { payer, merchant, treasury } = devnet.accounts;
+  await approvePermit2(devnet, payer.privateKey);
+  // only the merchant names less than the maximum: by its settle key
+  const key = (await merchantCall(stack, new Wallet(merchant.privateKey), MerchantAction.EnableSettleProtection)).body.settle_key as string;
+  const maximum = 10n * PRICE_UNITS;
+  const settle = async (used: bigint) => {
+    const body = await uptoRequest(devnet, { payerKey: payer.privateKey, to: merchant.address, value: maximum }, used);
+    return stack.http.post('/x402/settle').set('Authorization', `Bearer ${key}`).send(body);
+  };
+  try {
+    const used = maximum / 2n;
+    let before = await balances(devnet);
+    const res = await settle(used);
+    expect(res.body).toMatchObject({ success: true, amount: used.toString(), transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(difference(await balances(devnet), before)).toEqual({ payer: -used, merchant: used - FEE, treasury: FEE });
+    const atomic = await stack.db.prisma.settlement.findFirstOrThrow({ where: { settlementTxHash: res.body.transaction } });
+    expect(atomic).toMatchObject({ mechanism: UPTO_PERMIT2, settlementMode: 'atomic', state: 'settled', amount: used.toString(), feeAmount: FEE.toString(), feeTxHash: res.body.transaction });
+    const tx = (await devnet.provider.getTransaction(res.body.transaction))!;
+    expect(tx.to!.toLowerCase()).toBe(treasury.address.toLowerCase());
+    const [items] = executorInterface.decodeFunctionData('settle', tx.data);
+    expect(items.map((i: { target: string; amount: bigint }) => [i.target.toLowerCase(), i.amount])).toEqual([[X402_UPTO_PERMIT2_PROXY, used]]);
+
+    // below the fee it is charged none, which only the sequential path does, from the treasury's key: this
+    // worker holds none, so it fails at once, before anything is sent
+    before = await balances(devnet);
+    const free = await settle(FEE - 1n);
+    expect(free.body).toMatchObject({ success: false, errorMessage: expect.stringContaining('a settlement charged no fee settles only on the sequential path') });
+    expect(difference(await balances(devnet), before)).toEqual({ payer: 0n, merchant: 0n, treasury: 0n });
+  } finally {
+    await merchantCall(stack, new Wallet(merchant.privateKey), MerchantAction.DisableSettleProtection);
+  }
 });
 
 it('refuses a merchant without allowance or without balance before anything is sent: nothing moves', async () => {
