@@ -6,11 +6,8 @@ import { MaxUint256, Wallet } from 'ethers';
 import { permit2WitnessTypes, uptoPermit2WitnessTypes } from '@x402/evm';
 import type { Devnet } from '@facilitator/devnet';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { signPermit2 } from '@facilitator/payment-mechanisms/testing';
 
-const typesOf = (types: Record<string, readonly { name: string; type: string }[]>) =>
-  Object.fromEntries(Object.entries(types).map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
-const TYPES = typesOf(permit2WitnessTypes);
-const UPTO_TYPES = typesOf(uptoPermit2WitnessTypes);
 
 export interface Permit2Fields {
   payerKey: string;
@@ -39,7 +36,7 @@ export async function permit2Request(devnet: Devnet, fields: Permit2Fields, requ
     deadline: (fields.deadline ?? BigInt(Math.floor(Date.now() / 1000) + 300)).toString(),
     witness: { to: fields.to, validAfter: (fields.validAfter ?? 0n).toString() },
   };
-  const signature = fields.signature ?? (await payer.signTypedData({ name: 'Permit2', chainId: devnet.chainId, verifyingContract: PERMIT2_ADDRESS }, TYPES, permit2Authorization));
+  const signature = fields.signature ?? (await signPermit2(payer, devnet.chainId, permit2WitnessTypes, permit2Authorization));
   const accepted = {
     scheme: 'exact',
     network: `eip155:${devnet.chainId}`,
@@ -73,7 +70,7 @@ export async function uptoRequest(devnet: Devnet, fields: Permit2Fields & { faci
     witness: { to: fields.to, facilitator: fields.facilitator ?? devnet.accounts.treasury.address, validAfter: (fields.validAfter ?? 0n).toString() },
   };
   const signature =
-    fields.signature ?? (await payer.signTypedData({ name: 'Permit2', chainId: devnet.chainId, verifyingContract: PERMIT2_ADDRESS }, UPTO_TYPES, permit2Authorization));
+    fields.signature ?? (await signPermit2(payer, devnet.chainId, uptoPermit2WitnessTypes, permit2Authorization));
   const accepted = {
     scheme: 'upto',
     network: `eip155:${devnet.chainId}`,

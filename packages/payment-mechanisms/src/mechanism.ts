@@ -106,18 +106,17 @@ export interface MissingApproval extends PayerApproval {
   required: bigint;
 }
 
-/**
- * The approval a payment needs and lacks, if its mechanism moves only what was approved and it is short:
- * for `amount` (what settles; by default the signed amount, which verify holds an upto maximum to).
- */
-export async function missingApproval<Payload>(
-  mechanism: PaymentMechanism<Payload>,
-  payment: ParsedPayment<Payload>,
-  chain: PaymentReads,
-  amount = payment.terms.amount,
-): Promise<MissingApproval | undefined> {
-  const approval = await mechanism.approval?.(payment, chain);
+/** What `amount` lacks of an approval (its permit counted, as `approvalFor` counts it), if it lacks anything. */
+export function approvalShortOf(approval: PayerApproval | undefined, amount: bigint): MissingApproval | undefined {
   return approval && approvalFor(approval, amount).allowance < amount ? { ...approval, required: amount } : undefined;
+}
+
+/**
+ * The approval a payment needs and lacks for its signed amount (an upto maximum: what verify holds it to), if
+ * its mechanism moves only what was approved and it is short.
+ */
+export async function missingApproval<Payload>(mechanism: PaymentMechanism<Payload>, payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<MissingApproval | undefined> {
+  return approvalShortOf(await mechanism.approval?.(payment, chain), payment.terms.amount);
 }
 
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };

@@ -52,6 +52,9 @@ function isSettlementOf(s: Settlement, v: Verification, fingerprint: string): bo
   return s.merchant === v.merchant && s.amount === v.amount;
 }
 
+/** Whether the verified payment's signed amount is a maximum the merchant settles part of (upto). */
+const signsMaximum = (v: Verification) => servedMechanismById(v.mechanism)?.signedAmount === 'maximum';
+
 const HOUR_MS = 60 * 60_000;
 /** a fee-free settle beyond the budget is asked to come back in a few minutes: the hour rolls */
 const FEE_FREE_RETRY_SECONDS = 300;
@@ -149,8 +152,7 @@ export class SettlementRequests {
    * merchant set its price; MIN_PAYMENT_AMOUNT and the merchant's minimum keep it above the fee).
    */
   private feeFor(verification: Verification, amount: bigint): bigint {
-    const signsMaximum = servedMechanismById(verification.mechanism)?.signedAmount === 'maximum';
-    return signsMaximum && amount < this.feeAmount ? 0n : this.feeAmount;
+    return signsMaximum(verification) && amount < this.feeAmount ? 0n : this.feeAmount;
   }
 
   /**
@@ -160,7 +162,7 @@ export class SettlementRequests {
    */
   private amountToSettle(verification: Verification, settleAmount: bigint | undefined): bigint {
     const signed = BigInt(verification.amount!);
-    if (settleAmount === undefined && servedMechanismById(verification.mechanism)?.signedAmount === 'maximum') {
+    if (settleAmount === undefined && signsMaximum(verification)) {
       throw new InvalidRequestError(`an ${verification.scheme} payment settles the amount its merchant names: settle it through POST /x402/settle with paymentRequirements.amount`, {
         errors: [{ path: '', message: `verification ${verification.id} is of a payment signed for at most ${signed}` }],
       });

@@ -8,7 +8,7 @@ import { exactPermit2 } from '../exact-permit2';
 import type { PaymentReads } from '../chain-port';
 import { approvalFor, missingApproval, type ApprovalPermit } from '../mechanism';
 import { uptoPayment } from '../testing/permit2-chain';
-import { refusedPath } from '../testing/permit2-signing';
+import { ethersTypes, refusedPath } from '../testing/permit2-signing';
 import { uptoPermit2 } from '../upto-permit2';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from './addresses';
 import { eip2612PermitDigest } from './eip2612';
@@ -22,6 +22,9 @@ const TOKEN_DOMAIN = { name: 'USDC', version: '2', chainId: CHAIN_ID, verifyingC
 const TOKEN_SEPARATOR = hexToBytes(TypedDataEncoder.hashDomain(TOKEN_DOMAIN));
 const PAYER_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 const TOKEN_NONCE = 7n;
+
+/** a viem typed-data request's types as ethers takes them: mutable copies, without the EIP712Domain entry */
+const withoutDomain = (types: Record<string, readonly TypedDataField[]>) => ethersTypes(Object.fromEntries(Object.entries(types).filter(([name]) => name !== 'EIP712Domain')));
 
 /**
  * What `@x402/evm`'s own exact client sends for a Permit2 payment when the server declares
@@ -37,7 +40,7 @@ async function clientPayment(allowance = 0n) {
     address: wallet.address as `0x${string}`,
     signTypedData: (args: Typed) => {
       signed.push(args);
-      const types = Object.fromEntries(Object.entries(args.types).filter(([name]) => name !== 'EIP712Domain').map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
+      const types = withoutDomain(args.types);
       return wallet.signTypedData(args.domain as never, types, args.message);
     },
     readContract: async ({ functionName }: { functionName: string }) => (functionName === 'nonces' ? TOKEN_NONCE : allowance),
@@ -81,7 +84,7 @@ describe("x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2",
     });
     expect(permitSigned).toBeDefined();
     const { domain, types, message } = permitSigned!;
-    const own = Object.fromEntries(Object.entries(types).filter(([name]) => name !== 'EIP712Domain').map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
+    const own = withoutDomain(types);
     expect(Buffer.from(eip2612PermitDigest(hexToBytes(TypedDataEncoder.hashDomain(domain as never)), permit)).toString('hex')).toBe(
       TypedDataEncoder.hash(domain as never, own, message).slice(2),
     );

@@ -5,6 +5,8 @@ import { AMOUNT, FakeChain, MERCHANT, PAYER, permit2SettlementFixture, PLAIN_SIG
 import { executorCallOf } from './executor-item';
 
 const chain = new FakeChain();
+/** the item's call of a payment's direct call for `amount`, as `directCallOf` builds it for a settlement */
+const itemCall = ({ mechanism, parsed }: SettlementPayment, amount: bigint) => executorCallOf(mechanism.directCall(parsed, chain, { amount }), chain.tokenAddress, TREASURY);
 
 /** An upto payment of a maximum of AMOUNT whose witness names `facilitator` (the only sender its proxy accepts). */
 function upto(facilitator: string): SettlementPayment {
@@ -31,23 +33,23 @@ describe("an executor item's call", () => {
   });
 
   it("is the payment's direct call: the token's for EIP-3009, the exact proxy's settle for exact through Permit2", () => {
-    expect(executorCallOf(paymentOf(settlementFixture()), chain, TREASURY, AMOUNT)).toMatchObject({ to: TOKEN, gasKind: 'transferWithAuthorization' });
-    expect(executorCallOf(paymentOf(permit2SettlementFixture()), chain, TREASURY, AMOUNT)).toMatchObject({ to: X402_EXACT_PERMIT2_PROXY, gasKind: 'x402ExactPermit2Proxy.settle' });
+    expect(itemCall(paymentOf(settlementFixture()), AMOUNT)).toMatchObject({ to: TOKEN, gasKind: 'transferWithAuthorization' });
+    expect(itemCall(paymentOf(permit2SettlementFixture()), AMOUNT)).toMatchObject({ to: X402_EXACT_PERMIT2_PROXY, gasKind: 'x402ExactPermit2Proxy.settle' });
   });
 
   it('exists for upto only when its witness names the treasury (the executor calls from its address), for the amount settled', () => {
-    const ours = executorCallOf(upto(TREASURY), chain, TREASURY, AMOUNT / 2n);
+    const ours = itemCall(upto(TREASURY), AMOUNT / 2n);
     expect(ours).toMatchObject({ to: X402_UPTO_PERMIT2_PROXY, sender: TREASURY });
     // settle(permit, amount, ...): the amount is the word after the permit's four
     expect(BigInt('0x' + ours!.data.slice(10 + 4 * 64, 10 + 5 * 64))).toBe(AMOUNT / 2n);
-    expect(executorCallOf(upto('0x' + '77'.repeat(20)), chain, TREASURY, AMOUNT)).toBeUndefined();
+    expect(itemCall(upto('0x' + '77'.repeat(20)), AMOUNT)).toBeUndefined();
     // more than the payer's maximum is refused, never settled as something else
-    expect(() => executorCallOf(upto(TREASURY), chain, TREASURY, AMOUNT + 1n)).toThrow();
+    expect(() => itemCall(upto(TREASURY), AMOUNT + 1n)).toThrow();
   });
 
   it('does not exist for a call to any other contract: the executor would refuse it', () => {
     const payment = paymentOf(settlementFixture());
     const elsewhere = { ...payment.mechanism, directCall: () => ({ to: '0x' + '99'.repeat(20), data: '0x', gasKind: 'transferWithAuthorization' as const }) };
-    expect(executorCallOf({ mechanism: elsewhere, parsed: payment.parsed }, chain, TREASURY, AMOUNT)).toBeUndefined();
+    expect(itemCall({ mechanism: elsewhere, parsed: payment.parsed }, AMOUNT)).toBeUndefined();
   });
 });

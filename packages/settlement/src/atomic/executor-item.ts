@@ -1,24 +1,16 @@
-import type { DirectCall, MechanismChain } from '@facilitator/payment-mechanisms';
+import type { DirectCall } from '@facilitator/payment-mechanisms';
 import { X402_PERMIT2_PROXIES, type ExecutorItem } from '@facilitator/settlement-contract';
-import { paymentOf, type SettlementPayment } from '../payment';
+import { directCallOf } from '../payment';
 import type { StepContext } from '../step';
 
 /**
- * The call an executor item of the settlement makes: the payment's own direct call, for the settlement's
- * amount (exact: the signed amount; upto: the amount settled, at most the signed maximum), when the executor
- * may make it. Undefined when it may not: a target other than the token and x402's two Permit2 proxies (the
- * executor refuses any other), or a call only another account may send (upto's proxy accepts only the
+ * A payment's direct call (`directCallOf`: for the settlement's amount) as an executor item's call, when the
+ * executor may make it. Undefined when it may not: a target other than `token` and x402's two Permit2 proxies
+ * (the executor refuses any other), or a call only another account may send (upto's proxy accepts only the
  * witness's facilitator, and the executor's calls come from the treasury's address).
  */
-export function executorCallOf(
-  { mechanism, parsed }: SettlementPayment,
-  chain: MechanismChain,
-  treasury: string,
-  amount: bigint,
-  withPermit = false,
-): DirectCall | undefined {
-  const call = mechanism.directCall(parsed, chain, { amount, ...(withPermit ? { withPermit } : {}) });
-  const targets = [chain.tokenAddress, X402_PERMIT2_PROXIES.exact, X402_PERMIT2_PROXIES.upto].map((a) => a.toLowerCase());
+export function executorCallOf(call: DirectCall, token: string, treasury: string): DirectCall | undefined {
+  const targets = [token, X402_PERMIT2_PROXIES.exact, X402_PERMIT2_PROXIES.upto].map((a) => a.toLowerCase());
   if (!targets.includes(call.to.toLowerCase())) return undefined;
   if (call.sender !== undefined && call.sender.toLowerCase() !== treasury.toLowerCase()) return undefined;
   return call;
@@ -26,7 +18,7 @@ export function executorCallOf(
 
 /** with the payer's approval permit or without, the call goes to the same target from the same sender */
 function itemCallOf(ctx: StepContext, withPermit = false): DirectCall | undefined {
-  return executorCallOf(paymentOf(ctx.settlement), ctx.network.usdc, ctx.treasury, BigInt(ctx.settlement.amount), withPermit);
+  return executorCallOf(directCallOf(ctx.settlement, ctx.network.usdc, withPermit), ctx.network.usdc.tokenAddress, ctx.treasury);
 }
 
 /**

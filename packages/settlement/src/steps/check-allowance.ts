@@ -136,7 +136,8 @@ async function accountingRefusal(ctx: StepContext): Promise<StepResult | undefin
   const minimum = (await accounting.minimumFor(merchant)) ?? ctx.feeAmount;
   // the minimum applies to what the payer signed: an upto payment's maximum, which verify held to it, not
   // the amount the merchant settled of it (docs/decisions.md, "`upto` served")
-  const value = paymentOf(ctx.settlement).mechanism.signedAmount === 'maximum' ? termsOf(ctx.settlement).amount : BigInt(ctx.settlement.amount);
+  const { mechanism, parsed } = paymentOf(ctx.settlement);
+  const value = mechanism.signedAmount === 'maximum' ? parsed.terms.amount : BigInt(ctx.settlement.amount);
   if (value < minimum) {
     // the same reason verify gives: the merchant raised its minimum (or lost settle protection) after verify
     return failed(settlementDoomed('amount below minimum', { authorization_value: value.toString(), minimum_amount: minimum.toString() }), true);

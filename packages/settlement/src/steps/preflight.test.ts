@@ -1,6 +1,7 @@
 import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain-rpc';
 import { isWait, SettlementWaitReason } from '../waiting';
 import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, settlementFixture, stepHarness } from '../testing/fakes';
+import { directCallOf } from '../payment';
 import { preflight, transferGasCap } from './preflight';
 
 // The pre-flight simulates the transfer as it will be sent (issue 22): what it asks the chain, and what it
@@ -30,13 +31,13 @@ describe('preflight simulates the transfer as it will be sent', () => {
   it('with the fee fields capped as signing caps them, and the gas cap of the payer kind (with its calldata) as its gas limit', async () => {
     const { h, asked } = simulating(async () => ({ gas: 60_000n }));
     expect(await preflight(h.ctx)).toMatchObject({ to: 'check_allowance' });
-    const eoaCap = await transferGasCap(h.ctx);
+    const eoaCap = await transferGasCap(h.ctx, directCallOf(h.ctx.settlement, h.ctx.network.usdc));
     expect(eoaCap.gas).toBeGreaterThan(GAS_CAPS.transfer); // the calldata counted on top of the execution cap
     expect(asked).toEqual([{ from: RELAYER_A, options: { gasLimit: eoaCap.gas, maxFeePerGasCap: h.transactions.fee.maxFeePerGasCap } }]);
 
     h.chain.withCode.add(PAYER);
     await preflight(h.ctx);
-    expect(asked[1].options?.gasLimit).toBe((await transferGasCap(h.ctx)).gas);
+    expect(asked[1].options?.gasLimit).toBe((await transferGasCap(h.ctx, directCallOf(h.ctx.settlement, h.ctx.network.usdc))).gas);
     expect(asked[1].options?.gasLimit).toBe(GAS_CAPS.contractTransfer + eoaCap.gas - GAS_CAPS.transfer);
   });
 

@@ -1,5 +1,5 @@
 import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain-rpc';
-import { approvalFor, EIP2612_PERMIT_GAS, type DirectCall } from '@facilitator/payment-mechanisms';
+import { approvalFor, approvalShortOf, EIP2612_PERMIT_GAS, type DirectCall } from '@facilitator/payment-mechanisms';
 import { calldataGas } from '@facilitator/settlement-contract';
 import { directCallOf, paymentOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
@@ -44,26 +44,26 @@ export const preflight: Step = async (ctx) => {
   // allowance lacks is sent with it (and estimated so)
   const amount = BigInt(ctx.settlement.amount);
   const approval = await mechanism.approval?.(parsed, usdc);
-  const approved = approval && approvalFor(approval, amount);
-  if (approval && approved && approved.allowance < amount) {
+  const missing = approvalShortOf(approval, amount);
+  if (missing) {
     return failed(
       settlementDoomed('the payer no longer approves enough for the payment', {
-        token: approval.token,
-        spender: approval.spender,
-        allowance: approval.allowance.toString(),
-        required: amount.toString(),
+        token: missing.token,
+        spender: missing.spender,
+        allowance: missing.allowance.toString(),
+        required: missing.required.toString(),
       }),
       true,
     );
   }
-  const withPermit = approved?.withPermit ?? false;
+  const withPermit = approval ? approvalFor(approval, amount).withPermit : false;
   // an ERC-6492 payer's wallet is deployed first; the transfer is estimated once it exists
   const wrapped = parseErc6492Signature(parsed.signature);
   if (wrapped && !(await ctx.codeAt(terms.payer))) return planWalletDeployment(ctx, wrapped);
   const call = directCallOf(ctx.settlement, usdc, withPermit);
   const refusedSender = senderRefusal(ctx, call);
   if (refusedSender) return refusedSender;
-  const [cap, fee] = await Promise.all([transferGasCap(ctx, withPermit), ctx.transactions.networkFee(ctx.network.chainId)]);
+  const [cap, fee] = await Promise.all([transferGasCap(ctx, call, withPermit), ctx.transactions.networkFee(ctx.network.chainId)]);
   let estimate: SimulationResult | undefined;
   // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
   // simulate, the next one is asked (the first is the usual one); a call with one sender is asked of it
@@ -106,13 +106,13 @@ function senderRefusal(ctx: StepContext, call: DirectCall): StepResult | undefin
 }
 
 /**
- * The cap of a transfer transaction (the payment's direct call): its execution's cap plus its calldata (16
- * gas a non-zero byte, 4 a zero byte), so a contract wallet's long signature is counted as what it costs,
- * not taken from its execution.
+ * The cap of a transfer transaction (the payment's direct call, `directCallOf`): its execution's cap plus its
+ * calldata (16 gas a non-zero byte, 4 a zero byte), so a contract wallet's long signature is counted as what
+ * it costs, not taken from its execution.
  */
-export async function transferGasCap(ctx: StepContext, withPermit = false): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
+export async function transferGasCap(ctx: StepContext, call: Pick<DirectCall, 'data'>, withPermit = false): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
   const execution = await transferExecutionGasCap(ctx, withPermit);
-  return { ...execution, gas: execution.gas + calldataGas(directCallOf(ctx.settlement, ctx.network.usdc, withPermit).data) };
+  return { ...execution, gas: execution.gas + calldataGas(call.data) };
 }
 
 /**

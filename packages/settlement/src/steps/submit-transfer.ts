@@ -36,7 +36,7 @@ export const submitTransfer: Step = async (ctx) => {
       from: sender,
       to: call.to,
       data: call.data,
-      gasCap: (await transferGasCap(ctx, withPermit)).gas,
+      gasCap: (await transferGasCap(ctx, call, withPermit)).gas,
     });
     return { to: 'executing', data: { settlementTxHash: tx.hash }, note: { tx_hash: tx.hash, relayer: tx.from } };
   } catch (err) {

@@ -4,7 +4,8 @@ import { Wallet } from 'ethers';
 import { permit2WitnessTypes } from '@x402/evm';
 import type { NetworkConfig } from '@facilitator/config';
 import { domainSeparator, type Eip712Domain } from '@facilitator/core';
-import { exactPermit2, PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { exactPermit2, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { signPermit2 } from '@facilitator/payment-mechanisms/testing';
 import type { Payment } from '../payment';
 
 export const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
@@ -34,9 +35,6 @@ export const stranger = new Wallet('0x' + '22'.repeat(32));
 export const MERCHANT = '0x' + 'aa'.repeat(20);
 export const TREASURY = '0x' + 'bb'.repeat(20);
 
-/** Permit2's witness transfer for x402's exact proxy, as @x402/evm's client signs it (its own types). */
-const PERMIT2_TYPES = Object.fromEntries(Object.entries(permit2WitnessTypes).map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
-
 /** An x402 v2 payment of 1 USDC to MERCHANT through Permit2, signed by `payer`, as the normalizers build it. */
 export async function signedPermit2Payment(fields: { to?: string; token?: string; spender?: string; nonce?: bigint; validAfter: bigint; deadline: bigint }): Promise<Payment> {
   const message = {
@@ -46,7 +44,8 @@ export async function signedPermit2Payment(fields: { to?: string; token?: string
     deadline: String(fields.deadline),
     witness: { to: fields.to ?? MERCHANT, validAfter: String(fields.validAfter) },
   };
-  const signature = await payer.signTypedData({ name: 'Permit2', chainId: NETWORK.chainId, verifyingContract: PERMIT2_ADDRESS }, PERMIT2_TYPES, message);
+  // Permit2's witness transfer for x402's exact proxy, as @x402/evm's client signs it (its own types)
+  const signature = await signPermit2(payer, NETWORK.chainId, permit2WitnessTypes, message);
   const body = { permit2Authorization: { from: payer.address, ...message }, signature };
   return {
     protocolVersion: 2,
