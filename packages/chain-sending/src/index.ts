@@ -16,6 +16,7 @@ export { TransactionWouldRevertError } from './errors/transaction-would-revert-e
 export { RpcUnavailableError } from './errors/rpc-unavailable-error';
 export { TransactionRejectedError } from './errors/transaction-rejected-error';
 export { NonceConsumedError } from './errors/nonce-consumed-error';
+export { UnauthenticatedTransactionError } from './errors/unauthenticated-transaction-error';
 export { OutcomeTimeoutError } from './errors/outcome-timeout-error';
 export { IdempotencyConflictError } from './errors/idempotency-conflict-error';
 export { GasCapExceededError } from './errors/gas-cap-exceeded-error';
