@@ -5,9 +5,17 @@
 // key; a row naming a relayer made that key send anything anywhere; and a settlement row's fee was charged
 // with no bound. Now a stored batch is sent only when its target is the treasury, its sender one of the
 // executor's relayers and its calldata exactly the items the worker derives from its settlements' payments,
-// with gas from the worker's own caps; the treasury charges no fee above the worker's FEE_AMOUNT.
+// with gas from the worker's own caps; the treasury charges no fee above the worker's FEE_AMOUNT; and the API's
+// database role (npm run db:api-role) cannot write batch, item or transaction rows at all.
 // Real USDC on anvil, the compiled worker (holding the treasury key), the API in process.
+import { randomBytes } from 'node:crypto';
 import { Interface, Wallet } from 'ethers';
+import { Client } from 'pg';
+import supertest from 'supertest';
+import { loadConfig } from '@facilitator/config';
+import { grantApiRole } from '@facilitator/db';
+import { createSilentLogger } from '@facilitator/logging';
+import { buildApi } from '../../apps/api/src/build-api';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import type { WorkerProcess } from '../support/worker-process';
@@ -143,4 +151,57 @@ it('(insider 1) batch rows a database writer inserts: no key signs them, nothing
   ];
   report.save();
   expect(checks.every(Boolean)).toBe(true);
+}, 120_000);
+
+it("(insider 1) the API's database role: it serves verify and settle, and cannot write a batch or a transaction row", async () => {
+  const report = abuseReport(
+    'insider-1-api-database-role',
+    "The API process under its own database role (npm run db:api-role)",
+    'the API runs with DATABASE_URL naming the facilitator_api role; a compromised API process tries to INSERT a settlement batch, a batch item, a chain transaction and a signed version, and to UPDATE a chain transaction',
+  );
+  const role = `facilitator_api_${randomBytes(4).toString('hex')}`;
+  await grantApiRole(stack.db.url, { role });
+  const roleUrl = new URL(stack.db.url);
+  roleUrl.username = role;
+  roleUrl.password = '';
+  const api = buildApi(loadConfig({ ...stack.env, DATABASE_URL: roleUrl.toString() }), createSilentLogger());
+  const asRole = new Client({ connectionString: roleUrl.toString() });
+  await asRole.connect();
+  try {
+    await stack.startWorker({}, { treasuryKey: true });
+    const http = supertest(api.app);
+    const v = await http.post('/v1/verify').send((await stack.payment()).formB());
+    const s = await http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: stack.devnet.accounts.merchant.address });
+    const settled = await finalState((await settlementOf(v.body.verification_id)).id);
+
+    const refused = async (sql: string) => (await asRole.query(sql).then(() => 'allowed', (e: { code?: string }) => (e.code === '42501' ? 'permission denied' : `error ${e.code}`)));
+    const batch = await refused(`INSERT INTO settlement_batches (id, chain_id, relayer, to_address, data, gas_cap, item_count) VALUES ('bat_x', 84532, '0x', '0x', '0x', '1', 1)`);
+    const item = await refused(`INSERT INTO settlement_batch_items (settlement_id, batch_id, position) VALUES ('stl_x', 'bat_x', 0)`);
+    const transaction = await refused(
+      `INSERT INTO chain_transactions (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, created_at, updated_at)
+       VALUES ('ctx_x', 'stl_x', 'fee', 84532, '0x', '0x', '0x', 0, '1', 'allocated', now(), now())`,
+    );
+    const attempt = await refused(`INSERT INTO chain_transaction_attempts (hash, transaction_id, raw_transaction, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES ('0x', 'ctx_x', '0x', '1', '1', now())`);
+    const rewrite = await refused(`UPDATE chain_transactions SET data = '0x'`);
+
+    const checks = [
+      report.check('verify through the API under the role', 200, v.status),
+      report.check('settle through the API under the role', true, s.status === 200 || s.status === 202),
+      report.check('its settlement, run by the worker', 'settled', settled.state),
+      report.check('INSERT INTO settlement_batches as the API role', 'permission denied', batch),
+      report.check('INSERT INTO settlement_batch_items as the API role', 'permission denied', item),
+      report.check('INSERT INTO chain_transactions as the API role', 'permission denied', transaction),
+      report.check('INSERT INTO chain_transaction_attempts as the API role', 'permission denied', attempt),
+      report.check('UPDATE chain_transactions as the API role', 'permission denied', rewrite),
+    ];
+    report.save();
+    expect(checks.every(Boolean)).toBe(true);
+  } finally {
+    await asRole.end();
+    await api.close();
+    await stack.killWorkers();
+    // roles are the cluster's: this one goes with the test
+    await stack.db.prisma.$executeRawUnsafe(`DROP OWNED BY ${role}`);
+    await stack.db.prisma.$executeRawUnsafe(`DROP ROLE ${role}`);
+  }
 }, 120_000);
