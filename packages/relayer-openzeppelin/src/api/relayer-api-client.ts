@@ -44,6 +44,20 @@ export class OpenZeppelinRelayerClient {
     return this.call<RelayerResponse>('GET', `/relayers/${encodeURIComponent(relayerId)}`);
   }
 
+  /**
+   * GET /relayers?page=&per_page=, every page: each relayer the API key reaches, whether or not it is
+   * configured here (whoever holds the key can send through any of them).
+   */
+  async listRelayers(perPage = 100): Promise<RelayerResponse[]> {
+    const all: RelayerResponse[] = [];
+    for (let page = 1; ; page++) {
+      const { data, pagination } = await this.request<RelayerResponse[]>('GET', `/relayers?page=${page}&per_page=${perPage}`);
+      const items = data ?? [];
+      all.push(...items);
+      if (items.length === 0 || all.length >= (pagination?.total_items ?? all.length)) return all;
+    }
+  }
+
   /** POST /relayers/{relayer_id}/transactions: the relayer stores it (`pending`) and answers with its id. */
   async sendTransaction(relayerId: string, request: EvmTransactionRequest): Promise<EvmTransactionResponse> {
     return this.call<EvmTransactionResponse>('POST', `/relayers/${encodeURIComponent(relayerId)}/transactions`, request);
