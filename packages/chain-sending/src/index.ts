@@ -6,6 +6,7 @@
 // the port every provider implements (the local keys here; OpenZeppelin Relayer in its own package)
 export type { NetworkFee, SubmittedTransaction, TransactionLog, TransactionOutcome, TransactionProvider, TransactionRequest } from './transaction-provider';
 export { LocalKeyTransactionProvider } from './local-key-transaction-provider';
+export { rowDigest, type AuthenticatedFields } from './row-authenticator';
 export type { TransactionLogger } from './sending-options';
 export { SHARED_SENDING_DEFAULTS, SILENT_TRANSACTION_LOGGER } from './sending-options';
 export { RelayerRotation } from './relayer-rotation';

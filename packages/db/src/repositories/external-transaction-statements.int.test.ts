@@ -33,6 +33,7 @@ function newExternal(overrides: Partial<NewExternalTransaction> = {}): NewExtern
     to: hex(20),
     data: `0xe3ee160e${'00'.repeat(64)}`,
     gasLimit: 2n ** 64n + 1n,
+    authenticator: '0xab',
     ...overrides,
   };
 }
@@ -57,7 +58,7 @@ describe('ChainTransactionRepository.external', () => {
       data: tx.data,
       nonce: null,
       gasLimit: (2n ** 64n + 1n).toString(),
-      authenticator: null,
+      authenticator: '0xab',
       status: 'allocated',
       minedHash: null,
       blockNumber: null,

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { RelayerRequestRefusedError, RelayerUnavailableError } from '../errors';
 import type { EvmTransactionRequest, EvmTransactionResponse, RelayerApiEnvelope, RelayerResponse } from './relayer-api-types';
 
@@ -37,6 +38,15 @@ export class OpenZeppelinRelayerClient {
 
   get requestTimeoutMs(): number {
     return this.timeoutMs;
+  }
+
+  /**
+   * HMAC-SHA256 of a stored row's digest keyed by the API key: the one secret only the worker holds in this
+   * mode (and whoever holds it can send through the relayer anyway), so a row a database writer inserted or
+   * rewrote is never handed to the relayer (issue 40).
+   */
+  rowAuthenticator(digest: Uint8Array): string {
+    return '0x' + createHmac('sha256', this.options.apiKey).update(digest).digest('hex');
   }
 
   /** GET /relayers/{relayer_id}: the relayer's network type, address and state. */
