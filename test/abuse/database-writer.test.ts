@@ -140,6 +140,7 @@ it('(insider 1) batch rows a database writer inserts: no key signs them, nothing
   const merchantAfter = await stack.devnet.balanceOf(merchant.address);
   const forgedSent = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: [treasuryBatch, relayerBatch] } } });
   const toAttacker = await stack.db.prisma.chainTransaction.count({ where: { toAddress: attacker.toLowerCase() } });
+  await stack.killWorkers();
 
   const checks = [
     report.check('the forged treasury batch (transferFrom merchant -> attacker, sent by the treasury)', 'refused', treasuryBatchFate),
@@ -148,6 +149,32 @@ it('(insider 1) batch rows a database writer inserts: no key signs them, nothing
     report.check('transactions stored or signed for the forged batches', 0, forgedSent + toAttacker),
     report.check("the merchant's allowance to the treasury afterwards (unchanged)", allowanceBefore.toString(), allowanceAfter.toString()),
     report.check("the merchant's balance afterwards (unchanged)", merchantBefore.toString(), merchantAfter.toString()),
+  ];
+  report.save();
+  expect(checks.every(Boolean)).toBe(true);
+}, 120_000);
+
+it('(insider 1) a batch row a database writer inserts for a keyless worker (relayer keys only): not signed', async () => {
+  const report = abuseReport(
+    'insider-1-forged-batch-keyless',
+    'A database writer stores a batch for a keyless worker',
+    'with SQL only, for a queued settlement: a batch row making a relayer key call the attacker; then a worker without the treasury key (the atomic default) runs it',
+  );
+  const attacker = Wallet.createRandom().address;
+  const { ids: [called], answered } = await queuedSettlements(1);
+  const batchId = 'bat_forged_keyless';
+  await forgeBatch(batchId, called, stack.devnet.accounts.relayers[1].address, attacker, '0xdeadbeef');
+
+  const worker = await stack.startWorker();
+  const fate = await sentOrRefused(worker, batchId);
+  await answered;
+  await sleep(500);
+  const stored = await stack.db.prisma.chainTransaction.count({ where: { OR: [{ settlementId: batchId }, { toAddress: attacker.toLowerCase() }] } });
+  await stack.killWorkers();
+
+  const checks = [
+    report.check('the forged batch (a relayer calling the attacker)', 'refused', fate),
+    report.check('transactions stored or signed for it', 0, stored),
   ];
   report.save();
   expect(checks.every(Boolean)).toBe(true);
