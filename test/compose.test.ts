@@ -37,4 +37,10 @@ describe('docker-compose.yml', () => {
     for (const name of ['api', 'worker', 'migrate']) expect(compose.services[name].build).toBe('.');
     expect(compose.services.chain.build).toEqual({ context: '.', target: 'build' });
   });
+
+  it("runs the API as its own database role, which writes none of the worker's rows (issue 40)", () => {
+    expect(compose.services.migrate.command.join(' ')).toContain('packages/db/dist/api-role-cli.js');
+    expect(new URL(compose.services.api.environment.DATABASE_URL).username).toBe('facilitator_api');
+    expect(new URL(compose.services.worker.environment.DATABASE_URL).username).toBe('postgres');
+  });
 });

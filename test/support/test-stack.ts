@@ -185,6 +185,8 @@ function relayerServerEnv(env: Record<string, string>, server: LocalRelayerServe
     OZ_RELAYER_URL: server.url,
     OZ_RELAYER_API_KEY: server.apiKey,
     OZ_RELAYER_IDS_84532: ids.join(','),
+    // the local server holds the treasury's key (relayer "treasury"), so its API key is a treasury credential
+    OZ_RELAYER_ALLOW_TREASURY: 'true',
   };
 }
 

@@ -20,7 +20,7 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
-import { ExecutorBatches, FinalityWatcher, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { ExecutorBatches, FinalityWatcher, storedItemCheck, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
@@ -118,6 +118,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     inSlotWaitMs: config.worker.settlementInSlotWaitMs,
     treasury: config.treasuryAddress,
     nextRelayer: (chainId) => relayers.next(chainId, paths.batchRelayers(chainId)),
+    // a batch read back from the database is sent only as this worker would have formed it (issue 40)
+    isRelayer: (chainId, address) => paths.batchRelayers(chainId).some((r) => r.toLowerCase() === address.toLowerCase()),
+    itemProblem: storedItemCheck({ settlements, networks, treasury: config.treasuryAddress.toLowerCase() }),
     gasBudget: (chainId) => config.networks.find((n) => n.chainId === chainId)!.batchGasBudget,
     windowMs: config.worker.batchWindowMs,
     // one batch in the making per relayer key: their nonces are independent

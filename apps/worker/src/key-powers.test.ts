@@ -41,6 +41,7 @@ describe('keyPowers with an OpenZeppelin Relayer server', () => {
         { id: 'relayer-base', chainId: 8453, address: '0x' + '22'.repeat(20) },
       ],
       treasurySigns: true,
+      treasuryRelayers: ['treasury-base'],
       relayerAddresses: ['0x' + '22'.repeat(20)],
       close: async () => undefined,
     };

@@ -49,6 +49,13 @@ async function main(): Promise<void> {
   }
   logger.info('worker started', { queues: config.worker.queues, networks: config.networks.map((n) => n.caip2) });
   for (const key of keyPowers(keys, config.feeAmount)) logger.info('signing key', { ...key });
+  if (keys.kind === 'openzeppelin-relayer' && keys.treasuryRelayers.length > 0) {
+    // said on every start: the operator opted in, and whoever reads the logs learns what the API key is
+    logger.warn('OZ_RELAYER_API_KEY is a treasury credential (OZ_RELAYER_ALLOW_TREASURY=true)', {
+      treasury_relayers: keys.treasuryRelayers,
+      canDo: "transferFrom every merchant's whole allowance to any address, through the relayer server: guard it like the treasury's key",
+    });
+  }
 
   let stopping = false;
   async function shutdown(signal: string) {

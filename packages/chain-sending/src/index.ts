@@ -6,6 +6,7 @@
 // the port every provider implements (the local keys here; OpenZeppelin Relayer in its own package)
 export type { NetworkFee, SubmittedTransaction, TransactionLog, TransactionOutcome, TransactionProvider, TransactionRequest } from './transaction-provider';
 export { LocalKeyTransactionProvider } from './local-key-transaction-provider';
+export { rowDigest, type AuthenticatedFields } from './row-authenticator';
 export type { TransactionLogger } from './sending-options';
 export { SHARED_SENDING_DEFAULTS, SILENT_TRANSACTION_LOGGER } from './sending-options';
 export { RelayerRotation } from './relayer-rotation';
@@ -16,6 +17,7 @@ export { TransactionWouldRevertError } from './errors/transaction-would-revert-e
 export { RpcUnavailableError } from './errors/rpc-unavailable-error';
 export { TransactionRejectedError } from './errors/transaction-rejected-error';
 export { NonceConsumedError } from './errors/nonce-consumed-error';
+export { UnauthenticatedTransactionError } from './errors/unauthenticated-transaction-error';
 export { OutcomeTimeoutError } from './errors/outcome-timeout-error';
 export { IdempotencyConflictError } from './errors/idempotency-conflict-error';
 export { GasCapExceededError } from './errors/gas-cap-exceeded-error';

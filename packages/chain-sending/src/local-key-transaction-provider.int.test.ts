@@ -1,4 +1,4 @@
-import { Wallet, parseUnits, toQuantity, type JsonRpcProvider } from 'ethers';
+import { Transaction, Wallet, parseUnits, toQuantity, type JsonRpcProvider } from 'ethers';
 import { createPgPool, type Pool } from '@facilitator/db';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
@@ -624,5 +624,66 @@ describe('LocalKeyTransactionProvider with the RPC down', () => {
       ownRpc.destroy();
       await own.stop();
     }
+  });
+});
+
+// ---- rows a database writer inserts or rewrites (issue 40) ---------------------------------------------
+
+describe('LocalKeyTransactionProvider and rows it did not store', () => {
+  it("signs no row a database writer inserted into a nonce gap of the treasury's key: nothing moves", async () => {
+    const { treasury, merchant } = devnet.accounts;
+    const attacker = Wallet.createRandom().address;
+    // the writer takes the key's next nonce for its own row (no signed version: the gap filler would sign it)
+    const gapNonce = BigInt(await chainNonce(treasury.address, 'pending'));
+    const forged = await newSettlement();
+    await db.pool.query(
+      `INSERT INTO chain_transactions (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, created_at, updated_at)
+       VALUES ('ctx_forged_gap', $1, 'fee', $2, $3, $4, $5, $6, '100000', 'allocated', now(), now())`,
+      [forged, devnet.chainId, treasury.address.toLowerCase(), devnet.token.toLowerCase(),
+        fiatTokenInterface.encodeFunctionData('transferFrom', [merchant.address, attacker, usdc('100')]).toLowerCase(), gapNonce.toString()],
+    );
+    await db.pool.query(
+      `INSERT INTO signer_nonces (chain_id, address, next_nonce, updated_at) VALUES ($1, $2, $3, now())
+       ON CONFLICT (chain_id, address) DO UPDATE SET next_nonce = $3`,
+      [devnet.chainId, treasury.address.toLowerCase(), (gapNonce + 1n).toString()],
+    );
+    const { logger, lines } = recordingLogger();
+    const provider = newProvider({ replaceAfterMs: 100, outcomeTimeoutMs: 1_500, logger });
+    const later = await provider.submit(feeRequest(await newSettlement()));
+    expect(later.nonce).toBe(gapNonce + 1n);
+
+    // stuck behind the gap, the wait looks for lower nonces to send: the forged row is refused, not signed
+    await provider.waitForOutcome(later.id, 1).catch(() => undefined);
+    expect(lines).toContainEqual(expect.objectContaining({ message: expect.stringMatching(/^stored transaction refused/), meta: expect.objectContaining({ id: 'ctx_forged_gap' }) }));
+    expect((await storedRow(forged))!.attempts).toHaveLength(0);
+    expect(await devnet.balanceOf(attacker)).toBe(0n);
+
+    // clean-up for the next tests: the key's own no-op fills the gap, and the forged row is ended
+    await (await new Wallet(treasury.privateKey, rpc).sendTransaction({ to: treasury.address, nonce: Number(gapNonce) })).wait();
+    await db.pool.query(`UPDATE chain_transactions SET status = 'replaced' WHERE id = 'ctx_forged_gap'`);
+    expect((await provider.waitForOutcome(later.id, 1)).status).toBe('confirmed');
+    expect(await devnet.balanceOf(attacker)).toBe(0n);
+  });
+
+  it('replaces a transaction whose row was rewritten with the version its key signed, not the row', async () => {
+    const { merchant } = devnet.accounts;
+    const attacker = Wallet.createRandom().address;
+    const provider = newProvider({ replaceAfterMs: 200 });
+    await withAutomineOff(async () => {
+      const settlementId = await newSettlement();
+      const request = feeRequest(settlementId);
+      const sent = await provider.submit(request);
+      const rewritten = fiatTokenInterface.encodeFunctionData('transferFrom', [merchant.address, attacker, usdc('100')]).toLowerCase();
+      await db.pool.query(`UPDATE chain_transactions SET data = $2, gas_limit = '30000000' WHERE id = $1`, [sent.id, rewritten]);
+      const waiting = provider.waitForOutcome(sent.id, 1);
+      const replacement = await replacementOf(sent.id);
+      await rpc.send('evm_mine', []);
+      await waiting;
+
+      const signed = Transaction.from(replacement.rawTransaction);
+      expect(signed.data).toBe(request.data.toLowerCase());
+      expect(signed.gasLimit).toBeLessThan(30_000_000n);
+      expect(await devnet.balanceOf(attacker)).toBe(0n);
+    });
   });
 });

@@ -8,6 +8,7 @@ import type { Signer } from '@facilitator/signers';
 import type { SendingNetworks } from './sending-nodes';
 import { SignerKeyring, type SigningKey } from './signer-keyring';
 import { TransactionDispatcher } from './transaction-dispatcher';
+import { rowDigest } from './row-authenticator';
 import type {
   NetworkFee,
   SubmittedTransaction,
@@ -52,10 +53,12 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
     if (existing) return this.resume(existing, request);
 
     const { gasLimit, chainPendingNonce, fees } = await this.simulate({ ...request, from });
-    const row = await this.store.allocateAndInsert(
-      { ...request, from, to: request.to.toLowerCase(), data: request.data.toLowerCase(), gasLimit },
-      chainPendingNonce,
-    );
+    const fields = { settlementId: request.settlementId, purpose: request.purpose, chainId: request.chainId, from, to: request.to.toLowerCase(), data: request.data.toLowerCase(), gasLimit };
+    // the key signs what the row may be signed for (one more signature per transaction: tens of microseconds for
+    // a local key, a round trip for a remote one), so that a row a crash leaves unsigned is later signed only
+    // as stored here, never as a database writer rewrote or inserted it
+    const authenticator = await this.keyring.signDigest(from, rowDigest(fields));
+    const row = await this.store.allocateAndInsert({ ...fields, authenticator }, chainPendingNonce);
     // null: a concurrent submit (maybe in another process) stored this key first, and its nonce is the one
     if (!row) return this.resume((await this.store.findByKey(request.settlementId, request.purpose))!, request);
     this.options.logger.info('transaction nonce allocated', { id: row.id, settlementId: row.settlementId, purpose: row.purpose, from, nonce: row.nonce.toString() });
@@ -89,7 +92,11 @@ export class LocalKeyTransactionProvider implements TransactionProvider {
     if (row.chainId !== request.chainId) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'chainId');
     if (row.toAddress !== request.to.toLowerCase()) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'to');
     if (row.data !== request.data.toLowerCase()) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'data');
-    return toSubmitted(await this.dispatcher.ensureSent(row));
+    // the row's gas limit is signed only within what the caller allows now (a stored row may have been rewritten)
+    const gasBound = request.gasLimit ?? request.gasCap;
+    if (gasBound !== undefined && BigInt(row.gasLimit) > gasBound) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'gasLimit');
+    // its target and calldata are the caller's own: it may be signed even without an authenticator (an older row)
+    return toSubmitted(await this.dispatcher.ensureSent(row, { matchesCaller: true }));
   }
 
   /**

@@ -31,6 +31,13 @@ export class SignerKeyring {
     return this.signers.has(address.toLowerCase());
   }
 
+  /** The key's signature over a 32-byte digest, serialized (65 bytes, hex). */
+  async signDigest(address: string, digest: Uint8Array): Promise<string> {
+    const signer = this.signers.get(address.toLowerCase());
+    if (!signer) throw new Error(`no signing key for ${address}`);
+    return (await signer.signDigest(digest)).serialized;
+  }
+
   /** The signed, serialized transaction (the bytes for eth_sendRawTransaction). */
   signTransaction(address: string, fields: TransactionLike<string>): Promise<string> {
     const signer = this.signers.get(address.toLowerCase());

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChainTransactionAttempt } from '@facilitator/db';
-import { keccak256 } from 'ethers';
+import { keccak256, Transaction } from 'ethers';
 import { ChainTransactionRepository, FINAL_STATUSES, type NewAttempt, type StoredTransaction } from '@facilitator/db';
-import { NonceConsumedError, RpcUnavailableError, TransactionRejectedError } from './errors';
+import { NonceConsumedError, RpcUnavailableError, TransactionRejectedError, UnauthenticatedTransactionError } from './errors';
+import { isAuthentic } from './row-authenticator';
 import { FeePolicy, type Fees, type MarketReading } from './fee-policy';
 import type { NetworkFee } from './transaction-provider';
 import { classifyNodeError, readMarket } from '@facilitator/chain-rpc';
@@ -84,11 +85,21 @@ export class TransactionDispatcher extends SendingNodes {
   /**
    * Finishes whatever a previous run left undone: signs a transaction that has no signed version, or
    * hands the newest version to the node again ("already known" when it has it, "nonce too low" when
-   * it was mined, which sends us to the receipts).
+   * it was mined, which sends us to the receipts). A row without a signed version is signed only when its
+   * caller compared it with the request it derives itself (`matchesCaller`), or its authenticator is its
+   * key's signature over it: a row a database writer inserted or rewrote is refused, nothing signed.
    */
-  async ensureSent(row: StoredTransaction): Promise<StoredTransaction> {
+  async ensureSent(row: StoredTransaction, { matchesCaller = false } = {}): Promise<StoredTransaction> {
     if (FINAL_STATUSES.has(row.status)) return row;
-    if (row.attempts.length === 0) return this.sendFirst(row, await this.marketFees(row.chainId));
+    if (row.attempts.length === 0) {
+      if (!matchesCaller && !isAuthentic(authenticatedFieldsOf(row), row.authenticator)) {
+        this.options.logger.error('stored transaction refused: its authenticator is not its key\'s signature over it, nothing signed', {
+          id: row.id, settlementId: row.settlementId, purpose: row.purpose, from: row.fromAddress, to: row.toAddress, nonce: row.nonce.toString(),
+        });
+        throw new UnauthenticatedTransactionError(row.id);
+      }
+      return this.sendFirst(row, await this.marketFees(row.chainId));
+    }
     await this.broadcast(row, latest(row), { mayBump: true });
     return this.store.getById(row.id);
   }
@@ -103,7 +114,8 @@ export class TransactionDispatcher extends SendingNodes {
       this.options.logger.warn('transaction not replaced: the fee cap leaves no room for a bump', { ...log, cap: policy.maxFeePerGasCap.toString() });
       return false;
     }
-    const attempt = await this.store.addAttempt(row.id, await this.sign(row, fees));
+    // the replacement repeats the signed version, not the row: a row rewritten since is not what the key signs
+    const attempt = await this.store.addAttempt(row.id, await this.sign(signedFieldsOf(row, previous), fees));
     this.options.logger.warn('replacing transaction with higher fees', {
       ...log,
       replaces: previous.hash,
@@ -241,7 +253,7 @@ export class TransactionDispatcher extends SendingNodes {
     throw new NonceConsumedError(row.id, row.fromAddress, row.nonce);
   }
 
-  private async sign(row: StoredTransaction, fees: Fees): Promise<NewAttempt> {
+  private async sign(row: SignedFields, fees: Fees): Promise<NewAttempt> {
     const rawTransaction = await this.keyring.signTransaction(row.fromAddress, {
       type: 2,
       chainId: row.chainId,
@@ -259,6 +271,26 @@ export class TransactionDispatcher extends SendingNodes {
   async phase(phase: SendPhase, row: StoredTransaction, hash?: string): Promise<void> {
     await this.options.onPhase?.(phase, { id: row.id, nonce: row.nonce, hash });
   }
+}
+
+/** What a transaction is signed with besides its fees. */
+type SignedFields = Pick<StoredTransaction, 'chainId' | 'nonce' | 'fromAddress' | 'toAddress' | 'data' | 'gasLimit'>;
+
+function authenticatedFieldsOf(row: StoredTransaction) {
+  const { settlementId, purpose, chainId, fromAddress: from, toAddress: to, data } = row;
+  return { settlementId, purpose, chainId, from, to, data, gasLimit: BigInt(row.gasLimit) };
+}
+
+/**
+ * The fields of a version our key signed (its signature recovers to the row's sender): a replacement is the
+ * same transaction with higher fees, whatever the row says now.
+ */
+function signedFieldsOf(row: StoredTransaction, attempt: ChainTransactionAttempt): SignedFields {
+  const signed = Transaction.from(attempt.rawTransaction);
+  if (signed.from?.toLowerCase() !== row.fromAddress || signed.chainId !== BigInt(row.chainId) || BigInt(signed.nonce) !== row.nonce || !signed.to) {
+    throw new UnauthenticatedTransactionError(row.id);
+  }
+  return { chainId: row.chainId, nonce: row.nonce, fromAddress: row.fromAddress, toAddress: signed.to.toLowerCase(), data: signed.data, gasLimit: signed.gasLimit.toString() };
 }
 
 export function latest(row: StoredTransaction): ChainTransactionAttempt {

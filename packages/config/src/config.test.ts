@@ -286,8 +286,14 @@ describe('TRANSACTION_PROVIDER=openzeppelin-relayer', () => {
 
   it('holds no key, and leaves the sequential path to the relayer server (its treasury relayer is checked at start-up)', () => {
     const config = loadWorkerConfig({ ...relayerServer, SETTLEMENT_MODE: 'sequential' });
-    expect(config.transactionProvider).toEqual({ kind: 'openzeppelin-relayer', url: 'http://127.0.0.1:8080', apiKey: 'key', relayerIds: new Map([[84532, ['treasury', 'relayer-1']]]) });
+    expect(config.transactionProvider).toEqual({ kind: 'openzeppelin-relayer', url: 'http://127.0.0.1:8080', apiKey: 'key', relayerIds: new Map([[84532, ['treasury', 'relayer-1']]]), allowTreasury: false });
     expect([config.treasury, config.treasurySigner, config.relayers, config.relayerSigners]).toEqual([undefined, undefined, [], []]);
+  });
+
+  it('accepts a treasury relayer only when OZ_RELAYER_ALLOW_TREASURY says so (default: refused at start-up)', () => {
+    const allowed = loadWorkerConfig({ ...relayerServer, OZ_RELAYER_ALLOW_TREASURY: 'true' }).transactionProvider;
+    expect(allowed.kind === 'openzeppelin-relayer' && allowed.allowTreasury).toBe(true);
+    expect(failure({ ...relayerServer, OZ_RELAYER_ALLOW_TREASURY: 'yes please' }, loadWorkerConfig).message).toMatch(/^OZ_RELAYER_ALLOW_TREASURY /);
   });
 
   it('refuses a key of its own, naming it', () => {

@@ -283,6 +283,12 @@ export type TransactionProviderConfig =
       apiKey: string;
       /** OZ_RELAYER_IDS_<chainId>: the relayer ids that send on each enabled network (their addresses are read at start-up) */
       relayerIds: ReadonlyMap<number, string[]>;
+      /**
+       * OZ_RELAYER_ALLOW_TREASURY (default false): the operator accepts that the relayer server signs as the
+       * treasury, which makes OZ_RELAYER_API_KEY a credential that can move every merchant's allowance; without
+       * it the worker refuses to start when any relayer the key reaches is the treasury
+       */
+      allowTreasury: boolean;
     };
 /** the executor's relayer slots (SettlementExecutor.sol, MAX_RELAYERS) */
 export const EXECUTOR_MAX_RELAYERS = 8;
@@ -594,7 +600,7 @@ function readTransactionProvider(reader: EnvReader): TransactionProviderConfig {
     if (ids.length === 0) throw new ConfigError(`OZ_RELAYER_IDS_${network.chainId}`, 'is required with TRANSACTION_PROVIDER=openzeppelin-relayer (the relayer ids that send on this network)');
     relayerIds.set(network.chainId, ids);
   }
-  return { kind, url, apiKey, relayerIds };
+  return { kind, url, apiKey, relayerIds, allowTreasury: reader.boolean('OZ_RELAYER_ALLOW_TREASURY', false) };
 }
 
 /** Variables only the worker uses: the keys (checked against the addresses when both are given). */

@@ -1,6 +1,7 @@
 export { createPrismaClient } from './prisma-client';
 export { createPgPool, type Pool } from './pg-pool';
 export { applyMigrations } from './migrations';
+export { grantApiRole, WORKER_ONLY_TABLES, type ApiRoleOptions } from './api-role';
 // The generated client's models and enums other packages use, so no other package reaches into `generated/`.
 export type {
   PrismaClient,

@@ -2,11 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keccak256, parseUnits, Wallet, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
-import { createProvider, paidBetween } from '@facilitator/chain-rpc';
+import { createProvider, fiatTokenInterface, paidBetween } from '@facilitator/chain-rpc';
 import {
   IdempotencyConflictError,
   LocalKeyTransactionProvider,
   TransactionWouldRevertError,
+  UnauthenticatedTransactionError,
   type TransactionOutcome,
 } from '@facilitator/chain-sending';
 import { ForeignProviderTransactionError } from '@facilitator/db';
@@ -460,5 +461,44 @@ describe('OpenZeppelinRelayerProvider webhooks', () => {
     const body = JSON.stringify({ id: 'n1', event: 'transaction_update', payload: { payload_type: 'transaction', id: made.id }, timestamp: new Date().toISOString() });
     expect(provider.webhookHandler(SIGNING_KEY).handle(body, { 'X-Signature': signRelayerWebhook(body, SIGNING_KEY) })).toEqual({ status: 200, woke: true });
     await submitting;
+  });
+});
+
+describe('OpenZeppelinRelayerProvider and rows it did not store (issue 40)', () => {
+  it("hands the relayer no row a database writer inserted, even one its outcome watcher is asked about: nothing moves", async () => {
+    const { treasury, merchant } = devnet.accounts;
+    const attacker = Wallet.createRandom().address;
+    const data = fiatTokenInterface.encodeFunctionData('transferFrom', [merchant.address, attacker, usdc('100')]).toLowerCase();
+    await db.pool.query(
+      `INSERT INTO chain_transactions (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, provider, created_at, updated_at)
+       VALUES ('ctx_forged_oz', $1, 'fee', $2, $3, $4, $5, NULL, '100000', 'allocated', 'openzeppelin-relayer', now(), now())`,
+      [newSettlementId(), devnet.chainId, treasury.address.toLowerCase(), devnet.token.toLowerCase(), data],
+    );
+
+    const error = await newProvider({ outcomeTimeoutMs: 2_000 }).waitForOutcome('ctx_forged_oz', 1).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(UnauthenticatedTransactionError);
+    expect(relayerTransactionsOf(data)).toHaveLength(0);
+    expect(await devnet.balanceOf(attacker)).toBe(0n);
+  });
+
+  it('refuses a stored row rewritten after submit stored it (an unaccepted row resumed), and sends the authentic one', async () => {
+    const settlementId = newSettlementId();
+    const request = feeRequest(settlementId, 778n);
+    // stored, then the process died before the request reached the relayer
+    const crashing = newProvider({ onPhase: (reached) => { if (reached === 'stored') throw new Error('simulated crash after stored'); } });
+    await expect(crashing.submit(request)).rejects.toThrow('simulated crash');
+    const row = (await storedRow(settlementId))!;
+    const attacker = Wallet.createRandom().address;
+    await db.pool.query(`UPDATE chain_transactions SET gas_limit = '30000000' WHERE id = $1`, [row.id]);
+
+    const error = await newProvider({ outcomeTimeoutMs: 2_000 }).waitForOutcome(row.id, 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnauthenticatedTransactionError);
+    expect(relayerTransactionsOf(request.data)).toHaveLength(0);
+
+    await db.pool.query(`UPDATE chain_transactions SET gas_limit = $2 WHERE id = $1`, [row.id, row.gasLimit]);
+    expectConfirmed(await newProvider().waitForOutcome(row.id, 1));
+    expect(relayerTransactionsOf(request.data)).toHaveLength(1);
+    expect(await devnet.balanceOf(attacker)).toBe(0n);
   });
 });

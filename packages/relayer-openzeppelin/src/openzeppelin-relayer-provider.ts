@@ -1,6 +1,7 @@
 import {
   estimateSendingGas,
   IdempotencyConflictError,
+  rowDigest,
   sendingGasLimit,
   type NetworkFee,
   type SendingNetworks,
@@ -62,7 +63,7 @@ export class OpenZeppelinRelayerProvider implements TransactionProvider {
 
   constructor(
     pool: Pool,
-    client: OpenZeppelinRelayerClient,
+    private readonly client: OpenZeppelinRelayerClient,
     bindings: readonly RelayerBinding[],
     networks: SendingNetworks,
     options: OpenZeppelinRelayerProviderOptions = {},
@@ -92,16 +93,8 @@ export class OpenZeppelinRelayerProvider implements TransactionProvider {
     // the same dry run as the local keys, from the relayer's address: what would revert is never handed over
     const estimate = await estimateSendingGas(this.chain.network(request.chainId), request.chainId, { from: binding.address, to, data });
     const gasLimit = sendingGasLimit(estimate, request, this.options.gasLimitMarginPercent);
-    const row = await this.store.external.insert({
-      settlementId: request.settlementId,
-      purpose: request.purpose,
-      chainId: request.chainId,
-      provider: OPENZEPPELIN_RELAYER_PROVIDER,
-      from: binding.address,
-      to,
-      data,
-      gasLimit,
-    });
+    const fields = { settlementId: request.settlementId, purpose: request.purpose, chainId: request.chainId, from: binding.address, to, data, gasLimit };
+    const row = await this.store.external.insert({ ...fields, provider: OPENZEPPELIN_RELAYER_PROVIDER, authenticator: this.client.rowAuthenticator(rowDigest(fields)) });
     // null: a concurrent submit (maybe in another process) stored this key first; its row is the one
     if (!row) return this.resume((await this.store.external.findByKey(request.settlementId, request.purpose, OPENZEPPELIN_RELAYER_PROVIDER))!, request);
     this.options.logger.info('transaction stored for the relayer', { id: row.id, settlementId: row.settlementId, purpose: row.purpose, relayerId: binding.id });
@@ -142,7 +135,9 @@ export class OpenZeppelinRelayerProvider implements TransactionProvider {
     if (row.toAddress !== request.to.toLowerCase()) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'to');
     if (row.data !== request.data.toLowerCase()) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'data');
     if (row.status === 'replaced') throw givenUp(row);
-    return toSubmitted(await this.submission.ensureSigned(row));
+    const gasBound = request.gasLimit ?? request.gasCap;
+    if (gasBound !== undefined && BigInt(row.gasLimit) > gasBound) throw new IdempotencyConflictError(row.settlementId, row.purpose, 'gasLimit');
+    return toSubmitted(await this.submission.ensureSigned(row, { to: request.to.toLowerCase(), data: request.data.toLowerCase() }));
   }
 }
 

@@ -1,5 +1,7 @@
 import type { ChainTransactionRepository, ExternalTransaction, ExternalTransactionStatements } from '@facilitator/db';
+import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { rowDigest, UnauthenticatedTransactionError } from '@facilitator/chain-sending';
 import type { OpenZeppelinRelayerClient } from './api/relayer-api-client';
 import type { EvmTransactionRequest } from './api/relayer-api-types';
 import type { ChainReader } from './chain-reader';
@@ -10,6 +12,12 @@ import type { RelayerBindings } from './relayer-bindings';
 import { endedUnsigned, type RelayerStatusTracker } from './relayer-status-tracker';
 import type { RelayerReconciler } from './reconciliation';
 import type { StatusWakeups } from './status-wakeups';
+
+/** The target and calldata a caller derived for a row (lowercase). */
+interface CallersCall {
+  to: string;
+  data: string;
+}
 
 // a row goes round at most this often: a lost claim (another row took our transaction) sends once more
 const MAX_ROUNDS = 4;
@@ -35,24 +43,29 @@ export class RelayerSubmission {
     private readonly options: ResolvedRelayerProviderOptions,
   ) {}
 
-  /** The row once the relayer holds its transaction and has signed it (a hash and a nonce). */
-  async ensureSigned(row: ExternalTransaction): Promise<ExternalTransaction> {
-    return this.awaitSignature(await this.ensureAccepted(row));
+  /**
+   * The row once the relayer holds its transaction and has signed it (a hash and a nonce). `callers`: the
+   * target and calldata the caller derived itself (submit), which a row stored before rows were authenticated
+   * must match.
+   */
+  async ensureSigned(row: ExternalTransaction, callers?: CallersCall): Promise<ExternalTransaction> {
+    return this.awaitSignature(await this.ensureAccepted(row, callers));
   }
 
   /** The row once its relayer id is stored. */
-  async ensureAccepted(row: ExternalTransaction): Promise<ExternalTransaction> {
+  async ensureAccepted(row: ExternalTransaction, callers?: CallersCall): Promise<ExternalTransaction> {
     for (let round = 1; ; round++) {
       if (row.providerTransactionId) return row;
       if (row.status === 'replaced') throw givenUp(row);
       if (round > MAX_ROUNDS) throw new RelayerUnavailableError(`transaction ${row.id} could not be placed with the relayer in ${MAX_ROUNDS} rounds`, undefined, true);
-      row = await this.store.withExternalSendLock(row.id, (locked) => this.sendOnce(locked, row.id));
+      row = await this.store.withExternalSendLock(row.id, (locked) => this.sendOnce(locked, row.id, callers));
     }
   }
 
-  private async sendOnce(locked: ExternalTransactionStatements, id: string): Promise<ExternalTransaction> {
+  private async sendOnce(locked: ExternalTransactionStatements, id: string, callers?: CallersCall): Promise<ExternalTransaction> {
     const row = await locked.get(id, OPENZEPPELIN_RELAYER_PROVIDER);
     if (row.providerTransactionId || row.status !== 'allocated') return row;
+    this.refuseUnauthenticated(row, callers);
     const binding = this.bindings.get(row.chainId, row.fromAddress);
     if (row.requestedAgeMs !== null) {
       // an earlier request's answer was lost (a crash, a timeout, a 5xx): the relayer may hold its transaction
@@ -86,6 +99,23 @@ export class RelayerSubmission {
       this.options.logger.info('transaction accepted by the relayer', { id, relayerId: binding.id, relayerTransactionId: accepted.id });
     }
     return locked.get(id, OPENZEPPELIN_RELAYER_PROVIDER);
+  }
+
+  /**
+   * Only a row this worker stored is handed to the relayer (read under the send lock, just before the request):
+   * its authenticator is the API key's HMAC over it, or (a row stored before rows were authenticated) it is the
+   * call the caller derived. A row a database writer inserted or rewrote is refused, nothing sent (issue 40).
+   */
+  private refuseUnauthenticated(row: ExternalTransaction, callers?: CallersCall): void {
+    const fields = { settlementId: row.settlementId, purpose: row.purpose, chainId: row.chainId, from: row.fromAddress, to: row.toAddress, data: row.data, gasLimit: BigInt(row.gasLimit) };
+    const expected = this.client.rowAuthenticator(rowDigest(fields));
+    const authentic = row.authenticator !== null && row.authenticator.length === expected.length && timingSafeEqual(Buffer.from(row.authenticator), Buffer.from(expected));
+    const legacyMatch = row.authenticator === null && callers !== undefined && callers.to === row.toAddress && callers.data === row.data;
+    if (authentic || legacyMatch) return;
+    this.options.logger.error('stored transaction refused: its authenticator is not ours, nothing sent to the relayer', {
+      id: row.id, settlementId: row.settlementId, purpose: row.purpose, from: row.fromAddress, to: row.toAddress,
+    });
+    throw new UnauthenticatedTransactionError(row.id);
   }
 
   /** Waits (bounded by `signWaitMs`) until the relayer has signed the transaction: its first hash and its nonce. */

@@ -9,6 +9,7 @@ export { OperatorActions } from './operator-actions';
 export { SettlementWaitReason, SettlementWaitingError } from './waiting';
 export { SettlementAwaitingChainError } from './awaiting-chain';
 export { type FinalityChain, FinalityWatcher } from './finality-watcher';
-export { ExecutorBatches } from './atomic/executor-batches';
+export { ExecutorBatches, StoredBatchRefusedError } from './atomic/executor-batches';
+export { storedItemCheck } from './atomic/stored-item-check';
 export { RpcWalletDeploymentGuard } from './wallet-deployment-guard';
 export { UnsentSettlementStop } from './unsent-settlement-stop';

@@ -10,7 +10,7 @@ export class IdempotencyConflictError extends TransactionSendingError {
   constructor(
     readonly settlementId: string,
     readonly purpose: string,
-    readonly field: 'chainId' | 'to' | 'data',
+    readonly field: 'chainId' | 'to' | 'data' | 'gasLimit',
   ) {
     super(`settlement ${settlementId} already has a ${purpose} transaction with a different ${field}`);
   }

@@ -6,3 +6,4 @@ export * from './nonce-consumed-error';
 export * from './outcome-timeout-error';
 export * from './idempotency-conflict-error';
 export * from './gas-cap-exceeded-error';
+export * from './unauthenticated-transaction-error';

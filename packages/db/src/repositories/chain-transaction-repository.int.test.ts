@@ -45,7 +45,7 @@ async function newSettlement(): Promise<string> {
 }
 
 function newTransaction(settlementId: string, from: string, purpose: TransactionPurpose = 'fee', overrides: Partial<NewTransaction> = {}): NewTransaction {
-  return { settlementId, purpose, chainId: CHAIN, from, to: USDC, data: `0x23b872dd${'00'.repeat(96)}`, gasLimit: 120_000n, ...overrides };
+  return { settlementId, purpose, chainId: CHAIN, from, to: USDC, data: `0x23b872dd${'00'.repeat(96)}`, gasLimit: 120_000n, authenticator: '0x', ...overrides };
 }
 
 /** Allocates one transaction of a fresh settlement for key `from`. */
@@ -96,6 +96,7 @@ describe('ChainTransactionRepository', () => {
         data: tx.data,
         nonce: 7n,
         gasLimit: TWO_POW_255.toString(),
+        authenticator: '0x',
         status: 'allocated',
         minedHash: null,
         blockNumber: null,

@@ -31,6 +31,8 @@ export interface NewTransaction {
   to: string;
   data: string;
   gasLimit: bigint;
+  /** the sending key's signature over the row (chain-sending's row-authenticator) */
+  authenticator: string;
 }
 
 export interface NewAttempt {
@@ -83,8 +85,8 @@ const SQL = {
       RETURNING next_nonce - 1 AS nonce
     )
     INSERT INTO chain_transactions
-      (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, created_at, updated_at)
-    SELECT $4, $5, $6, $1, $2, $7, $8, allocated.nonce, $9, 'allocated', now(), now() FROM allocated
+      (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, authenticator, status, created_at, updated_at)
+    SELECT $4, $5, $6, $1, $2, $7, $8, allocated.nonce, $9, $10, 'allocated', now(), now() FROM allocated
     RETURNING *`,
   // The status moves allocated -> signed in the same statement that stores the first version: of two
   // concurrent callers, the second waits for the first's row lock, then finds the status moved on.
@@ -208,7 +210,7 @@ export class ChainTransactionRepository {
     const id = newId(IdPrefix.ChainTransaction);
     try {
       const rows = await this.query('allocateAndInsert', [
-        tx.chainId, tx.from, chainPendingNonce.toString(), id, tx.settlementId, tx.purpose, tx.to, tx.data, tx.gasLimit.toString(),
+        tx.chainId, tx.from, chainPendingNonce.toString(), id, tx.settlementId, tx.purpose, tx.to, tx.data, tx.gasLimit.toString(), tx.authenticator,
       ]);
       return transactionFromColumns(rows[0]);
     } catch (error) {

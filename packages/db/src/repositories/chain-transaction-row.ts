@@ -69,6 +69,7 @@ export function chainTransactionFromColumns(r: Columns): ChainTransaction {
     providerStatusReason: (r.provider_status_reason as string | null | undefined) ?? null,
     providerHashes: (r.provider_hashes as string[] | null | undefined) ?? [],
     providerRequestedAt: optionalDateColumn(r.provider_requested_at),
+    authenticator: (r.authenticator as string | null | undefined) ?? null,
   };
 }
 

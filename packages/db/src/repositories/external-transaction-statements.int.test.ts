@@ -33,6 +33,7 @@ function newExternal(overrides: Partial<NewExternalTransaction> = {}): NewExtern
     to: hex(20),
     data: `0xe3ee160e${'00'.repeat(64)}`,
     gasLimit: 2n ** 64n + 1n,
+    authenticator: '0xab',
     ...overrides,
   };
 }
@@ -57,6 +58,7 @@ describe('ChainTransactionRepository.external', () => {
       data: tx.data,
       nonce: null,
       gasLimit: (2n ** 64n + 1n).toString(),
+      authenticator: '0xab',
       status: 'allocated',
       minedHash: null,
       blockNumber: null,
@@ -88,7 +90,7 @@ describe('ChainTransactionRepository.external', () => {
     // the local keys' reads refuse it too, with its provider named
     await expect(repo.findByKey(row.settlementId, 'transfer')).rejects.toThrow(/sent by the openzeppelin-relayer provider, not local/);
     const from = hex(20);
-    const local = await repo.allocateAndInsert({ settlementId: newId(IdPrefix.Settlement), purpose: 'fee', chainId: CHAIN, from, to: hex(20), data: '0x', gasLimit: 1n }, 0n);
+    const local = await repo.allocateAndInsert({ settlementId: newId(IdPrefix.Settlement), purpose: 'fee', chainId: CHAIN, from, to: hex(20), data: '0x', gasLimit: 1n, authenticator: '0x' }, 0n);
     await expect(repo.external.findByKey(local!.settlementId, 'fee', PROVIDER)).rejects.toBeInstanceOf(ForeignProviderTransactionError);
   });
 

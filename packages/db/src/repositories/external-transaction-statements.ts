@@ -22,6 +22,8 @@ export interface NewExternalTransaction {
   to: string;
   data: string;
   gasLimit: bigint;
+  /** the worker's authentication of the row (relayer-openzeppelin's rowAuthenticator) */
+  authenticator: string;
 }
 
 /** What the provider reported of a transaction it accepted. */
@@ -52,8 +54,8 @@ const RETURNING = `RETURNING *, (extract(epoch FROM (now() - provider_requested_
 const SQL = {
   insert: `
     INSERT INTO chain_transactions
-      (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, provider, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, 'allocated', $9, now(), now())
+      (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, provider, authenticator, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, 'allocated', $9, $10, now(), now())
     ${RETURNING}`,
   findByKey: `${SELECT} WHERE t.settlement_id = $1 AND t.purpose = $2`,
   findById: `${SELECT} WHERE t.id = $1`,
@@ -115,7 +117,7 @@ export class ExternalTransactionStatements {
   async insert(tx: NewExternalTransaction): Promise<ExternalTransaction | null> {
     try {
       const rows = await this.query('insert', [
-        newId(IdPrefix.ChainTransaction), tx.settlementId, tx.purpose, tx.chainId, tx.from, tx.to, tx.data, tx.gasLimit.toString(), tx.provider,
+        newId(IdPrefix.ChainTransaction), tx.settlementId, tx.purpose, tx.chainId, tx.from, tx.to, tx.data, tx.gasLimit.toString(), tx.provider, tx.authenticator,
       ]);
       return externalFromColumns(rows[0]);
     } catch (error) {

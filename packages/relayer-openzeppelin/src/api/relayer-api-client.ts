@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { RelayerRequestRefusedError, RelayerUnavailableError } from '../errors';
 import type { EvmTransactionRequest, EvmTransactionResponse, RelayerApiEnvelope, RelayerResponse } from './relayer-api-types';
 
@@ -39,9 +40,32 @@ export class OpenZeppelinRelayerClient {
     return this.timeoutMs;
   }
 
+  /**
+   * HMAC-SHA256 of a stored row's digest keyed by the API key: the one secret only the worker holds in this
+   * mode (and whoever holds it can send through the relayer anyway), so a row a database writer inserted or
+   * rewrote is never handed to the relayer (issue 40).
+   */
+  rowAuthenticator(digest: Uint8Array): string {
+    return '0x' + createHmac('sha256', this.options.apiKey).update(digest).digest('hex');
+  }
+
   /** GET /relayers/{relayer_id}: the relayer's network type, address and state. */
   async getRelayer(relayerId: string): Promise<RelayerResponse> {
     return this.call<RelayerResponse>('GET', `/relayers/${encodeURIComponent(relayerId)}`);
+  }
+
+  /**
+   * GET /relayers?page=&per_page=, every page: each relayer the API key reaches, whether or not it is
+   * configured here (whoever holds the key can send through any of them).
+   */
+  async listRelayers(perPage = 100): Promise<RelayerResponse[]> {
+    const all: RelayerResponse[] = [];
+    for (let page = 1; ; page++) {
+      const { data, pagination } = await this.request<RelayerResponse[]>('GET', `/relayers?page=${page}&per_page=${perPage}`);
+      const items = data ?? [];
+      all.push(...items);
+      if (items.length === 0 || all.length >= (pagination?.total_items ?? all.length)) return all;
+    }
   }
 
   /** POST /relayers/{relayer_id}/transactions: the relayer stores it (`pending`) and answers with its id. */

@@ -136,6 +136,15 @@ export async function startOpenZeppelinRelayerServer(options: LocalRelayerServer
     }
     const url = new URL(req.url ?? '/', 'http://relayer');
     const path = url.pathname.replace(/\/+$/, '');
+    if (path === '/api/v1/relayers') {
+      // every relayer the API key reaches (the real server pages this list too)
+      if (req.method !== 'GET') return send(res, 405, { success: false, data: null, error: 'Method Not Allowed' });
+      const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+      const perPage = Math.max(1, Number(url.searchParams.get('per_page') ?? 10) || 10);
+      const all = [...relayers.values()].map((r) => r.describe());
+      const items = all.slice((page - 1) * perPage, page * perPage);
+      return send(res, 200, { success: true, data: items, error: null, pagination: { current_page: page, per_page: perPage, total_items: all.length } });
+    }
     const match = /^\/api\/v1\/relayers\/([^/]+)(\/transactions(?:\/([^/]+))?)?$/.exec(path);
     if (!match) return send(res, 404, { success: false, data: null, error: 'Not Found' });
     const relayer = relayers.get(decodeURIComponent(match[1]));

@@ -1,8 +1,9 @@
 import type { NewSettlementBatch, StoredSettlementBatch } from '@facilitator/db';
 import type { SubmittedTransaction, TransactionOutcome, TransactionRequest } from '@facilitator/chain-sending';
-import { executorInterface, type ExecutorItem } from '@facilitator/settlement-contract';
+import { executorInterface, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
+import { Interface } from 'ethers';
 import { itemCalldataGas } from '@facilitator/settlement-contract';
-import { BATCH_OVERHEAD_GAS, ExecutorBatches, gasCapOf, itemEnvelope, ItemRefusedError, NoFundedRelayerError, type ExecutorBatchesOptions } from './executor-batches';
+import { BATCH_OVERHEAD_GAS, ExecutorBatches, gasCapOf, itemEnvelope, ItemRefusedError, NoFundedRelayerError, StoredBatchRefusedError, type ExecutorBatchesOptions } from './executor-batches';
 import { SettlementEndedError } from '../settlement-ended';
 
 const TREASURY = '0x' + '11'.repeat(20);
@@ -19,6 +20,7 @@ function item(n: number, gas = 250_000n, signatureBytes = 65, payer = '0x' + '33
 function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
   const stored: StoredSettlementBatch[] = [];
   const placed = new Map<string, StoredSettlementBatch>();
+  const members = new Map<string, string[]>();
   const submitted: TransactionRequest[] = [];
   const log: string[] = [];
   // settlements a settle request stopped: the repository refuses to claim them for a batch
@@ -32,6 +34,7 @@ function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
         if (ended.length > 0) return { stored: false as const, ended };
         const row = { id: `bat_${++nextId}`, chainId: batch.chainId, relayer: batch.relayer, to: batch.to, data: batch.data, gasCap: batch.gasCap, itemCount: batch.settlementIds.length };
         stored.push(row);
+        members.set(row.id, [...batch.settlementIds]);
         for (const id of batch.settlementIds) placed.set(id, row);
         log.push(`store ${row.id} [${batch.settlementIds.join(',')}]`);
         return row;
@@ -42,7 +45,12 @@ function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
       async alreadyBatched(ids: readonly string[]) {
         return new Set(ids.filter((id) => placed.has(id)));
       },
+      async settlementsOf(batchId: string) {
+        return members.get(batchId) ?? [];
+      },
     },
+    isRelayer: (_chainId, address) => address === RELAYER,
+    itemProblem: async () => undefined,
     transactions: {
       async find() {
         return null;
@@ -62,7 +70,7 @@ function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
     ...overrides,
   };
   // the batcher holds `options` itself: a test changes a dependency's behaviour through it
-  return { batcher: new ExecutorBatches(options), options, stored, placed, submitted, log, endedSettlements };
+  return { batcher: new ExecutorBatches(options), options, stored, placed, members, submitted, log, endedSettlements };
 }
 
 describe('ExecutorBatches', () => {
@@ -278,6 +286,54 @@ describe('ExecutorBatches', () => {
       const results = await Promise.allSettled([1, 2].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
       for (const r of results) expect((r as PromiseRejectedResult).reason).not.toBeInstanceOf(ItemRefusedError);
       expect(h.stored).toEqual([]);
+    });
+  });
+
+  describe('a batch read back from the database (issue 40: a database writer can store any row)', () => {
+    const erc20 = new Interface(['function transferFrom(address from, address to, uint256 value)']);
+    /** A batch row as another process (or a database writer) stored it: not formed by this batcher. */
+    function storedRow(h: ReturnType<typeof harness>, fields: Partial<StoredSettlementBatch> = {}, items = [item(1)]): StoredSettlementBatch {
+      const row = { id: 'bat_stored', chainId: CHAIN, relayer: RELAYER, to: TREASURY, data: settleCalldata(items), gasCap: 30_000_000n, itemCount: items.length, ...fields };
+      h.members.set(row.id, items.map((_, i) => `stl_${i + 1}`));
+      return row;
+    }
+
+    it('sends one that is exactly what this worker forms, with the gas its items give, not the row\'s', async () => {
+      const h = harness();
+      await h.batcher.outcome(storedRow(h), 1);
+      expect(h.submitted).toHaveLength(1);
+      expect(h.submitted[0]).toMatchObject({ from: RELAYER, to: TREASURY, gasCap: gasCapOf([item(1)]), gasLimit: gasCapOf([item(1)]) });
+    });
+
+    it.each([
+      ['a target other than the treasury', { to: '0x' + '66'.repeat(20) }, 'is not the treasury'],
+      ['the treasury as its sender', { relayer: TREASURY }, "is not one of the executor's relayers"],
+      ['a sender that is no relayer', { relayer: '0x' + '77'.repeat(20) }, "is not one of the executor's relayers"],
+      ['calldata that is no settle call', { data: erc20.encodeFunctionData('transferFrom', [RELAYER, RELAYER, 1n]) }, 'is not a settle call'],
+      ['trailing bytes after its items', { data: settleCalldata([item(1)]) + 'ab' }, 'is not the encoding of its items'],
+      ['more items than settlements', { data: settleCalldata([item(1), item(2)]) }, 'holds 2 items for 1 settlements'],
+    ])('refuses %s: nothing is signed', async (_what, fields, reason) => {
+      const h = harness();
+      const error = await h.batcher.outcome(storedRow(h, fields), 1).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoredBatchRefusedError);
+      expect((error as Error).message).toContain(reason);
+      expect(h.submitted).toEqual([]);
+    });
+
+    it('refuses an item that is not the one this worker builds for its settlement', async () => {
+      const h = harness({ itemProblem: async (id) => (id === 'stl_2' ? "its call is not settlement stl_2's payment" : undefined) });
+      const error = await h.batcher.outcome(storedRow(h, {}, [item(1), item(2)]), 1).catch((e: unknown) => e);
+      expect((error as Error).message).toContain("item 1: its call is not settlement stl_2's payment");
+      expect(h.submitted).toEqual([]);
+    });
+
+    it('checks nothing again for a batch this process formed from its own items', async () => {
+      const itemProblem = jest.fn(async () => 'never asked');
+      const h = harness({ itemProblem });
+      const batch = await h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1) });
+      await h.batcher.outcome(batch, 1);
+      expect(itemProblem).not.toHaveBeenCalled();
+      expect(h.submitted.every((r) => r.settlementId === batch.id)).toBe(true);
     });
   });
 });

@@ -2,11 +2,11 @@ import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } fr
 import { OutcomeWaits, type PendingOutcome } from '../outcome-waits';
 import type { BatchNotStored, SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
 import { SettlementEndedError } from '../settlement-ended';
-import { itemCalldataGas, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
+import { executorInterface, itemCalldataGas, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
 import type { AtomicItemRequest, AtomicSettlement } from './atomic-settlement';
 
 export interface ExecutorBatchesOptions {
-  batches: Pick<SettlementBatchRepository, 'create' | 'ofSettlement' | 'alreadyBatched'>;
+  batches: Pick<SettlementBatchRepository, 'create' | 'ofSettlement' | 'alreadyBatched' | 'settlementsOf'>;
   transactions: Pick<TransactionProvider, 'submit' | 'find' | 'waitForOutcome'>;
   /** how long a settlement's job waits in its slot for its batch's outcome before it gives the slot up (SETTLEMENT_IN_SLOT_WAIT_MS) */
   inSlotWaitMs?: number;
@@ -14,6 +14,13 @@ export interface ExecutorBatchesOptions {
   treasury: string;
   /** the relayer that sends the next batch of a chain; undefined when none has gas */
   nextRelayer(chainId: number): Promise<string | undefined>;
+  /** whether the address is one of the executor's relayers on the chain (the treasury never is: it signs no batch) */
+  isRelayer(chainId: number, address: string): boolean;
+  /**
+   * Why an item read back from a stored batch is not the one this worker builds for that settlement (see
+   * storedItemCheck); undefined when it is. A stored batch is sent only when every item passes.
+   */
+  itemProblem(settlementId: string, chainId: number, item: ExecutorItem): Promise<string | undefined>;
   /** BATCH_GAS_BUDGET_<chainId>: items are added while the sum of their gas stays within it */
   gasBudget(chainId: number): bigint;
   /** how long the first ready item waits for others before its batch is formed (BATCH_WINDOW_MS; default 0) */
@@ -63,6 +70,20 @@ export function gasCapOf(items: readonly ExecutorItem[]): bigint {
   return items.reduce((sum, item) => sum + itemEnvelope(item), BATCH_OVERHEAD_GAS);
 }
 
+/**
+ * Thrown when a stored batch is not what this worker would have formed (its sender, target, calldata or
+ * items): a row a database writer stored, which no key signs. Nothing was sent; its settlements are parked.
+ */
+export class StoredBatchRefusedError extends Error {
+  constructor(
+    readonly batchId: string,
+    readonly reason: string,
+  ) {
+    super(`stored batch ${batchId} refused, nothing signed: ${reason}`);
+    this.name = 'StoredBatchRefusedError';
+  }
+}
+
 /** Thrown to the items of a batch that could not be formed because no relayer has gas; their steps wait. */
 export class NoFundedRelayerError extends Error {}
 
@@ -87,6 +108,8 @@ export class ExecutorBatches implements AtomicSettlement {
   private readonly sends = new Map<string, Promise<SubmittedTransaction>>();
   // one wait per batch transaction in this process, outside the settlements' job slots
   private readonly outcomes: OutcomeWaits;
+  // the batches this process formed from items it built: the others are read back and checked before sending
+  private readonly formedHere = new WeakSet<StoredSettlementBatch>();
 
   constructor(private readonly options: ExecutorBatchesOptions) {
     this.outcomes = new OutcomeWaits(options.transactions, { inSlotWaitMs: options.inSlotWaitMs });
@@ -129,10 +152,14 @@ export class ExecutorBatches implements AtomicSettlement {
     return this.outcomes.within((await sending).id, confirmations);
   }
 
-  /** The batch's transaction: the one already signed for its key, else sent now (idempotent per key). */
+  /**
+   * The batch's transaction: the one already signed for its key, else sent now (idempotent per key). A batch
+   * read back from the database (a crash, another process) is first checked against what this worker derives.
+   */
   private async send(batch: StoredSettlementBatch): Promise<SubmittedTransaction> {
     const sent = await this.options.transactions.find(batch.id, 'settle');
     if (sent) return sent;
+    const gasCap = this.formedHere.has(batch) ? batch.gasCap : await this.checkedGasCap(batch);
     return this.options.transactions.submit({
       settlementId: batch.id,
       purpose: 'settle',
@@ -140,9 +167,41 @@ export class ExecutorBatches implements AtomicSettlement {
       from: batch.relayer,
       to: batch.to,
       data: batch.data,
-      gasCap: batch.gasCap,
-      gasLimit: batch.gasCap,
+      gasCap,
+      gasLimit: gasCap,
     });
+  }
+
+  /**
+   * A stored batch is signed only as this worker would have formed it: sent by one of the executor's relayers
+   * to the treasury, its calldata exactly `settle` of the items this worker builds for its own settlements, in
+   * their stored order, and signed with the gas those items' envelopes give (never the row's). Anything else
+   * is a row someone else wrote (issue 40: a database writer's batch moved a merchant's allowance): refused.
+   * Costs one statement and one settlement read per item, only for batches this process did not form.
+   */
+  private async checkedGasCap(batch: StoredSettlementBatch): Promise<bigint> {
+    const refuse = (reason: string) => new StoredBatchRefusedError(batch.id, reason);
+    if (batch.to.toLowerCase() !== this.options.treasury.toLowerCase()) throw refuse(`its target ${batch.to} is not the treasury`);
+    const relayer = batch.relayer.toLowerCase();
+    if (relayer === this.options.treasury.toLowerCase() || !this.options.isRelayer(batch.chainId, relayer)) {
+      throw refuse(`its sender ${batch.relayer} is not one of the executor's relayers`);
+    }
+    let items: ExecutorItem[];
+    try {
+      const [tuples] = executorInterface.decodeFunctionData('settle', batch.data) as unknown as [Array<[string, string, bigint, string, string, string, bigint]>];
+      items = tuples.map(([payer, merchant, amount, nonce, target, data, gas]) => ({ payer, merchant, amount, nonce, target, data, gas }));
+    } catch {
+      throw refuse('its calldata is not a settle call');
+    }
+    // decoding tolerates trailing bytes and other encodings: only the exact encoding of the items is signed
+    if (settleCalldata(items) !== batch.data.toLowerCase()) throw refuse('its calldata is not the encoding of its items');
+    const settlementIds = await this.options.batches.settlementsOf(batch.id);
+    if (items.length === 0 || items.length !== settlementIds.length) throw refuse(`it holds ${items.length} items for ${settlementIds.length} settlements`);
+    for (const [i, item] of items.entries()) {
+      const problem = await this.options.itemProblem(settlementIds[i], batch.chainId, item);
+      if (problem) throw refuse(`item ${i}: ${problem}`);
+    }
+    return gasCapOf(items);
   }
 
   /** Starts a formation on this chain unless `parallel` are running already (they take what waits). */
@@ -220,6 +279,7 @@ export class ExecutorBatches implements AtomicSettlement {
           await this.notStored(chainId, group, batch, attempt);
           continue;
         }
+        this.formedHere.add(batch);
         // sent before the items hear of it: meanwhile the next items gather. A failure here is not theirs to
         // see twice: each item's outcome() sends again (same key) and meets it there, with its job's retries.
         await this.send(batch).catch(() => undefined);

@@ -16,6 +16,8 @@ export const collectFee: Step = async (ctx) => {
   if (ctx.feeAmount === 0n) return noFee(ctx);
   const sent = await ctx.transactions.find(ctx.settlement.id, 'fee');
   if (sent) return awaitFee(ctx, sent.id);
+  const aboveOurs = feeAboveOurs(ctx);
+  if (aboveOurs) return aboveOurs;
   // a fee stored but not signed yet (a crash after its nonce was taken; a relayer server that has not signed)
   // will still be sent: later nonces of the treasury wait on it. It is finished, never failed around: a
   // settlement reported failed must not be charged afterwards. Without the key here, submit throws and the
@@ -24,6 +26,23 @@ export const collectFee: Step = async (ctx) => {
   const sending = await sendFee(ctx);
   return typeof sending === 'string' ? awaitFee(ctx, sending) : sending;
 };
+
+/**
+ * The treasury charges at most this worker's own fee (FEE_AMOUNT): the row's fee is what the merchant was told,
+ * but a database writer (a compromised API process) can raise it, and the treasury key must not sign a
+ * transferFrom of a merchant's allowance for any amount a row names. Nothing was sent; the settlement fails
+ * released (a fee lowered since the row was written is still charged as written, being below ours).
+ */
+function feeAboveOurs(ctx: StepContext): StepResult | undefined {
+  if (ctx.feeAmount <= ctx.executorFee) return undefined;
+  return failed(
+    settlementDoomed("the settlement's fee is above this worker's fee (FEE_AMOUNT): the treasury does not charge it", {
+      fee_amount: ctx.feeAmount.toString(),
+      worker_fee_amount: ctx.executorFee.toString(),
+    }),
+    true,
+  );
+}
 
 /**
  * A settlement whose fee is 0 (an upto amount below the fee: SettlementRequests.feeFor) sends nothing here. It
