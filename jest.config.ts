@@ -24,7 +24,7 @@ const withServices = {
 } satisfies Config;
 
 // Tests in test/ that read the repository's files and need neither services nor a build.
-const REPO_CHECKS = ['compose', 'configuration-doc', 'decisions-index', 'grafana-dashboard', 'openapi', 'test-tiers', 'unit-tier-offline'];
+const REPO_CHECKS = ['compose', 'configuration-doc', 'decisions-index', 'docs', 'grafana-dashboard', 'openapi', 'test-tiers', 'unit-tier-offline'];
 const IN_TEST_DIR = '<rootDir>/test/*.test.ts';
 // where each kind of tier looks for its files (node_modules and build output stay out of the crawl)
 const besideTheCode = { roots: ['<rootDir>/packages', '<rootDir>/apps'] };
