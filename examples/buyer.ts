@@ -11,7 +11,10 @@ const rpcUrl = process.env.RPC_URL ?? 'http://127.0.0.1:8545';
 const client = new x402Client().register('eip155:*', new ExactEvmScheme(account, { rpcUrl })).register('eip155:*', new UptoEvmScheme(account));
 const fetchWithPayment = wrapFetchWithPayment(fetch, client);
 
-const response = await fetchWithPayment(process.env.RESOURCE_URL ?? 'http://127.0.0.1:4021/weather');
-console.log(response.status, await response.json());
-const receipt = response.headers.get('PAYMENT-RESPONSE');
-if (receipt) console.log(decodePaymentResponseHeader(receipt)); // { success, transaction, network, payer, ... }
+async function main(): Promise<void> {
+  const response = await fetchWithPayment(process.env.RESOURCE_URL ?? 'http://127.0.0.1:4021/weather');
+  console.log(response.status, await response.json());
+  const receipt = response.headers.get('PAYMENT-RESPONSE');
+  if (receipt) console.log(decodePaymentResponseHeader(receipt)); // { success, transaction, network, payer, ... }
+}
+void main();
