@@ -73,10 +73,11 @@ describe('README and docs/', () => {
   });
 });
 
-describe('docs/spec/facilitator-spec.md', () => {
-  const test = existsSync(SHARED_SPEC) ? it : it.skip;
-  if (!existsSync(SHARED_SPEC)) console.log(`skipped: no shared spec at ${SHARED_SPEC} to compare docs/spec/facilitator-spec.md with`);
-  test('is the shared specification, unchanged', () => {
+// outside a checkout beside the shared folder (a clean clone in CI) there is nothing to compare with
+const SPEC_SUITE = 'docs/spec/facilitator-spec.md is the shared specification';
+if (!existsSync(SHARED_SPEC)) process.stdout.write(`skipped "${SPEC_SUITE}": no shared copy at ${SHARED_SPEC}\n`);
+(existsSync(SHARED_SPEC) ? describe : describe.skip)(SPEC_SUITE, () => {
+  it('unchanged', () => {
     expect(read('docs/spec/facilitator-spec.md')).toBe(readFileSync(SHARED_SPEC, 'utf8'));
   });
 });
