@@ -1,7 +1,7 @@
 /** @jest-config-loader esbuild-register */
 import type { Config } from 'jest';
 
-// ts-jest does not run with TypeScript 7, so tests are transformed by swc (see docs/decisions.md).
+// ts-jest does not run with TypeScript 7, so tests are transformed by swc (see docs/decisions/toolchain-and-code.md, "Toolchain").
 // Workspace packages map to their sources so tests never need a build first.
 const transformed = {
   testEnvironment: 'node',
@@ -24,7 +24,7 @@ const withServices = {
 } satisfies Config;
 
 // Tests in test/ that read the repository's files and need neither services nor a build.
-const REPO_CHECKS = ['compose', 'grafana-dashboard', 'openapi', 'test-tiers', 'unit-tier-offline'];
+const REPO_CHECKS = ['compose', 'configuration-doc', 'decisions-index', 'docs', 'grafana-dashboard', 'openapi', 'test-tiers', 'unit-tier-offline'];
 const IN_TEST_DIR = '<rootDir>/test/*.test.ts';
 // where each kind of tier looks for its files (node_modules and build output stay out of the crawl)
 const besideTheCode = { roots: ['<rootDir>/packages', '<rootDir>/apps'] };

@@ -24,7 +24,7 @@ function testFilesOnDisk(): string[] {
 }
 
 describe('test tiers', () => {
-  it('are the seven the README lists, each with its npm script', () => {
+  it('are the seven docs/development.md lists, each with its npm script', () => {
     expect(TIERS).toEqual(['unit', 'int', 'e2e', 'reliability', 'abuse', 'browser', 'repo']);
     const scripts: Record<string, string> = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts;
     for (const tier of TIERS) expect({ tier, script: scripts[`test:${tier}`] }).toEqual({ tier, script: expect.stringContaining(`jest --selectProjects ${tier}`) });

@@ -37,7 +37,7 @@ afterAll(async () => {
 /**
  * What an operator runs for a new relayer set: `executor setup` (a new executor, the treasury's delegation
  * to it), paid by the treasury, as the CLI does given RELAYER_ADDRESSES: a relayer key the workers use
- * would take a nonce outside their nonce table (README, "Rotating relayer keys").
+ * would take a nonce outside their nonce table (docs/custody.md, "Rotating relayer keys").
  */
 async function setUpFor(relayers: DevnetAccount[]): Promise<void> {
   const { devnet, config } = stack;

@@ -34,7 +34,7 @@ export type ExecutorStatus =
 /**
  * How the executor's relayers must compare with the configured ones. `exact` (setting up, the CLI): a key no
  * longer configured must not keep the right to drive it. `some` (a running worker): it settles with the
- * relayers both name, so keys can be added and retired one step at a time while settlements run (README,
+ * relayers both name, so keys can be added and retired one step at a time while settlements run (docs/custody.md,
  * "Rotating relayer keys").
  */
 type RelayerMatch = 'exact' | 'some';
