@@ -22,6 +22,8 @@ export {
   type RetentionPage,
   VerificationRepository,
   type SettlementUpdate,
+  type ForeignExecutionBlock,
+  type ForeignExecutionWatch,
   type SettlementRow,
   type TransitionHop,
   type TransitionRequest,
