@@ -764,6 +764,44 @@ describe('SettlementRepository', () => {
     });
   });
 
+  describe('a payment another transaction executed (settlement_foreign_executions)', () => {
+    it('stores its block with the transition to settled, keeps the settlement from final until the watcher marks it, and moves it after a reorg', async () => {
+      const s = await started();
+      const theirs = randomHex(32);
+      const moved = await repo.transition({
+        id: s.id,
+        from: 'pending',
+        to: 'settled',
+        data: { settlementTxHash: theirs, merchantPaid: true, settledAt: new Date(), foreignExecution: { txHash: theirs, blockNumber: 1234, blockHash: randomHex(32) } },
+      });
+      expect(moved).toMatchObject({ state: 'settled', settlementTxHash: theirs });
+      const watched = (await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).find((f) => f.settlementId === s.id);
+      expect(watched).toMatchObject({ txHash: theirs, blockNumber: 1234 });
+      // nothing of ours to watch, yet not final while their transaction is watched
+      await repo.markFinalWhereSettled();
+      expect((await repo.findById(s.id))!.finality).toBeNull();
+
+      const again = randomHex(32);
+      const block = randomHex(32);
+      await repo.moveForeignExecution(s.id, { txHash: again, blockNumber: 1240, blockHash: block });
+      expect((await repo.findById(s.id))!.settlementTxHash).toBe(again);
+      expect((await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).find((f) => f.settlementId === s.id)).toEqual({ settlementId: s.id, txHash: again, blockNumber: 1240, blockHash: block });
+
+      await repo.markForeignExecutionFinal(s.id);
+      expect((await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).some((f) => f.settlementId === s.id)).toBe(false);
+      await repo.markFinalWhereSettled();
+      expect((await repo.findById(s.id))!.finality).toBe('final');
+    });
+
+    it('is no longer watched once its merchant was told the outcome changed', async () => {
+      const s = await started();
+      const theirs = randomHex(32);
+      await repo.transition({ id: s.id, from: 'pending', to: 'settled', data: { settlementTxHash: theirs, merchantPaid: true, foreignExecution: { txHash: theirs, blockNumber: 7, blockHash: randomHex(32) } } });
+      await repo.recordFinality(s.id, { finality: 'changed', note: {}, merchantPaid: false });
+      expect((await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).some((f) => f.settlementId === s.id)).toBe(false);
+    });
+  });
+
   describe('attention', () => {
     it('parks, lists oldest first, counts and clears settlements needing attention', async () => {
       const countBefore = await repo.countNeedingAttention();
