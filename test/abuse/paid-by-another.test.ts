@@ -8,6 +8,9 @@
 //   the settlement had been reported settled on the stranger's transaction; it is watched like ours, and the
 //   merchant is told it was not paid (finality changed, settlement.reorged, merchant_paid false). Before, it
 //   stayed "settled / final" at zero confirmations and nobody was told.
+// (paid-by-another 4) a Permit2 payment a stranger executed through x402's exact proxy before our pre-flight is
+//   settled on it, and after a reorg that moves it to another block the watcher asks Permit2's mechanism who
+//   executed it (not EIP-3009's AuthorizationUsed): still paid, watched in its new block, nobody told "not paid".
 // (pending 1) an x402 settle whose hold ends while the sequential fee is in flight is answered pending only
 //   with the transfer's hash (the transaction that moves the payer's money), never the fee's: the middleware's
 //   one retry follows that hash to the payment's outcome.
@@ -21,6 +24,8 @@ import { balances, difference } from '../support/chain-actions';
 import { startTestStack, type PaymentBodies, type TestStack } from '../support/test-stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { x402V2Request } from '../support/x402-request';
+import { approvePermit2, permit2Request } from '../support/permit2-request';
+import { X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import { abuseReport } from './abuse-report';
 
 const FINALITY_DEPTH = 20;
@@ -185,4 +190,60 @@ it('(pending 1) an x402 settle whose hold ends while the sequential fee is in fl
   report.save();
   expect(answer.body.transaction).not.toBe(fee);
   expect(answer.body.transaction).toBe(transfer);
+}, 90_000);
+
+it("(paid-by-another 4) a Permit2 payment a stranger executed, moved to another block by a reorg: judged through its mechanism, still paid", async () => {
+  const report = abuseReport(
+    'paid-by-another-4-permit2-reorg',
+    'Permit2 payment executed by someone else, then a reorg',
+    "a stranger calls x402's exact proxy with the payer's permit between /x402/verify and /x402/settle; then anvil_reorg takes that block and mines the same transaction in a later one",
+  );
+  const merchant = stack.devnet.accounts.merchant.address;
+  const payer = Wallet.createRandom();
+  await stack.devnet.mint(payer.address, 10n * PRICE);
+  await approvePermit2(stack.devnet, payer.privateKey);
+  const body = await permit2Request(stack.devnet, { payerKey: payer.privateKey, to: merchant, value: PRICE });
+  expect((await stack.http.post('/x402/verify').send(body)).body.isValid).toBe(true);
+  const { permit2Authorization: permit, signature } = body.paymentPayload.payload;
+  const proxy = new Contract(X402_EXACT_PERMIT2_PROXY, [
+    'function settle(((address token, uint256 amount) permitted, uint256 nonce, uint256 deadline) permit, address owner, (address to, uint256 validAfter) witness, bytes signature)',
+  ]);
+  const data = proxy.interface.encodeFunctionData('settle', [
+    { permitted: permit.permitted, nonce: permit.nonce, deadline: permit.deadline },
+    permit.from,
+    permit.witness,
+    signature,
+  ]);
+  const stranger = new Wallet(stack.devnet.accounts.deployer.privateKey, stack.devnet.provider);
+  const raw = await stranger.signTransaction(
+    await stranger.populateTransaction({ to: X402_EXACT_PERMIT2_PROXY, data, gasLimit: 300_000n, maxPriorityFeePerGas: parseUnits('50', 'gwei'), maxFeePerGas: parseUnits('100', 'gwei') }),
+  );
+  const theirs = (await stack.devnet.provider.broadcastTransaction(raw)).hash;
+  const first = await stack.devnet.provider.waitForTransaction(theirs);
+  expect(first?.status).toBe(1);
+
+  const settled = await stack.http.post('/x402/settle').send(body);
+  expect(settled.body).toMatchObject({ success: true, transaction: theirs });
+  const settlementId = settled.headers['x-settlement-id'] as string;
+  // the reorg takes the stranger's block and mines the same transaction one block later
+  await until('a block past the next', async () => (await stack.devnet.provider.getBlockNumber()) >= first!.blockNumber + 2);
+  const head = await stack.devnet.provider.getBlockNumber();
+  await stack.devnet.provider.send('anvil_reorg', [head - first!.blockNumber + 1, [[raw, 1]]]);
+  const again = await until('the stranger\'s transaction mined again', async () => stack.devnet.provider.getTransactionReceipt(theirs));
+  expect(again.blockNumber).not.toBe(first!.blockNumber);
+
+  const watched = await until('the watcher to follow it', async () => {
+    const row = await stack.db.prisma.settlementForeignExecution.findUnique({ where: { settlementId } });
+    return row && Number(row.blockNumber) === again.blockNumber && row;
+  });
+  await sleep(2_000); // runs enough for a "not paid" to have been told, were it to be
+  const record = (await stack.http.get(`/v1/settlements/${settlementId}`)).body;
+  const row = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: settlementId } });
+  report.check("x402 settle answer: success with the stranger's transaction", `true ${theirs}`, `${settled.body.success} ${settled.body.transaction}`);
+  report.check('the block watched after the reorg', again.blockNumber, Number(watched.blockNumber));
+  report.check('finality after the reorg (not changed: still paid)', 'reorged', record.finality.status);
+  report.check('the row keeps merchant_paid', true, row.merchantPaid);
+  report.save();
+  expect(record).toMatchObject({ status: 'settled', transaction_hash: theirs, finality: { status: 'reorged' } });
+  expect(row.merchantPaid).toBe(true);
 }, 90_000);
