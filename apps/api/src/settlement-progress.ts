@@ -1,4 +1,5 @@
-import type { ChainTransactionRepository, SettlementRepository, SettlementState } from '@facilitator/db';
+import type { ChainTransactionRepository, Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
+import { paidElsewhereConfirming } from '@facilitator/settlement';
 import type { SettlementProgress } from './settlement-waiter';
 
 // the states in which the payment's own transaction (its batch's settle, or its transfer) may exist; before them
@@ -20,6 +21,16 @@ export function settlementProgressReader(sources: SettlementProgressSources): (i
     const rows = await sources.settlements.findByIds(ids);
     const sending = rows.filter((r) => MAY_HAVE_SENT.has(r.state)).map((r) => r.id);
     const hashes = await sources.transactions.paymentTransactionHashes(sending);
-    return rows.map((settlement) => ({ settlement, transactionHash: settlement.settlementTxHash ?? hashes.get(settlement.id) ?? null }));
+    return rows.map((settlement) => ({ settlement, transactionHash: settlement.settlementTxHash ?? hashes.get(settlement.id) ?? executingElsewhere(settlement) ?? null }));
   };
+}
+
+/**
+ * Someone else's transaction that moved the payer's money to the merchant, while the settlement waits for its
+ * confirmations (execution_confirming): the payment's own transaction now, which a pending answer may name.
+ */
+function executingElsewhere(settlement: Settlement): string | undefined {
+  if (!paidElsewhereConfirming(settlement)) return undefined;
+  const hash = (settlement.waitingDetail as { tx_hash?: unknown } | null)?.tx_hash;
+  return typeof hash === 'string' ? hash : undefined;
 }

@@ -1,5 +1,5 @@
 import type { Settlement } from '@facilitator/db';
-import { STOPPABLE_STATES, type UnsentSettlementStop } from '@facilitator/settlement';
+import { paidElsewhereConfirming, STOPPABLE_STATES, type UnsentSettlementStop } from '@facilitator/settlement';
 import { isFinalOrSent, isFinalProgress, type SettlementProgress, type SettlementWaiter } from './settlement-waiter';
 
 export interface X402SettleOutcomeDeps {
@@ -81,7 +81,11 @@ export async function x402SettleOutcome(
   return isFinalOrSent(progress) ? progress : ((await deps.waits.readNow(settlement.id)) ?? progress);
 }
 
-/** Whether a stop could still end it: in a state that sends nothing, and not claimed by the worker for sending. */
+/**
+ * Whether a stop could still end it: in a state that sends nothing, not claimed by the worker for sending, and
+ * not already paid by someone else's transaction (waiting for its confirmations: held for that outcome).
+ */
 function stoppable(progress: SettlementProgress): boolean {
-  return STOPPABLE_STATES.includes(progress.settlement.state) && !progress.settlement.sendClaimedAt;
+  const { settlement } = progress;
+  return STOPPABLE_STATES.includes(settlement.state) && !settlement.sendClaimedAt && !paidElsewhereConfirming(settlement);
 }

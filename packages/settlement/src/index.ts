@@ -11,4 +11,4 @@ export { SettlementAwaitingChainError } from './awaiting-chain';
 export { type FinalityChain, FinalityWatcher } from './finality-watcher';
 export { ExecutorBatches } from './atomic/executor-batches';
 export { RpcWalletDeploymentGuard } from './wallet-deployment-guard';
-export { STOPPABLE_STATES, UnsentSettlementStop } from './unsent-settlement-stop';
+export { paidElsewhereConfirming, STOPPABLE_STATES, UnsentSettlementStop } from './unsent-settlement-stop';

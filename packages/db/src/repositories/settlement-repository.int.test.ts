@@ -232,6 +232,13 @@ describe('SettlementRepository', () => {
       expect(await repo.claimSend(stopped.id)).toBe(false);
     });
 
+    it('a stop (onlyUnclaimed) does not move a settlement waiting for the confirmations of someone else\'s transaction that paid it', async () => {
+      const s = await started();
+      expect(await repo.markWaiting(s.id, 'pending', 'execution_confirming', { tx_hash: randomHex(32) })).toBe(true);
+      expect(await stop((await repo.findById(s.id))!)).toBeNull();
+      expect((await repo.findById(s.id))!.state).toBe('pending');
+    });
+
     it('a stop that waits on an uncommitted claim finds it claimed once it commits, and a claim that waits on an uncommitted stop finds it final', async () => {
       const live = () => started().then((s) => walk(s.id, ['check_allowance', 'collect_fee']));
       const claimedFirst = await live();

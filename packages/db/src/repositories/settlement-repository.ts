@@ -87,8 +87,11 @@ const CREATE_OR_GET = `
 
 // Nothing of it was claimed for sending, and (rows of a worker older than the claim, during a rolling deploy)
 // nothing of it stored to be sent: no transaction of its own, no batch item.
+// a settlement waiting for the confirmations of a transaction that already paid its merchant (someone else's:
+// execution_confirming) is paid, not unsent: never stopped
 const UNCLAIMED = `
          AND send_claimed_at IS NULL
+         AND waiting_reason IS DISTINCT FROM 'execution_confirming'
          AND NOT EXISTS (SELECT 1 FROM chain_transactions t WHERE t.settlement_id = $1)
          AND NOT EXISTS (SELECT 1 FROM settlement_batch_items i WHERE i.settlement_id = $1)`;
 

@@ -683,7 +683,7 @@ export class FakeSettlementStore implements SettlementMachineStore {
     hook?.();
     const row = this.rows.get(request.id);
     if (!row || row.state !== request.from) return null;
-    if (request.onlyUnclaimed && row.sendClaimedAt) return null;
+    if (request.onlyUnclaimed && (row.sendClaimedAt || row.waitingReason === 'execution_confirming')) return null;
     const { errorDetails, ...fields } = request.data ?? {};
     const next: SettlementWithVerification = {
       ...row,
