@@ -1,4 +1,3 @@
-import type { SettlementUpdate } from '@facilitator/db';
 import { paymentOf } from '../payment';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
 import type { StepContext, StepResult } from '../step';
@@ -16,12 +15,7 @@ import { SettlementWaitReason, type StepWait } from '../waiting';
  * (settlement_foreign_executions) and the finality watcher watches it as it watches ours: a reorg that removes
  * it is told to the merchant (docs/decisions.md, "Paid by another transaction").
  */
-export async function settledOnExecution(
-  ctx: StepContext,
-  txHash: string,
-  note: Record<string, unknown>,
-  data: SettlementUpdate = {},
-): Promise<StepResult | StepWait> {
+export async function settledOnExecution(ctx: StepContext, txHash: string, note: Record<string, unknown>): Promise<StepResult | StepWait> {
   const usdc = ctx.network.usdc;
   const [mined, head] = await Promise.all([usdc.minedTransaction(txHash), usdc.head()]);
   const required = ctx.network.confirmations;
@@ -38,7 +32,6 @@ export async function settledOnExecution(
   return {
     to: 'settled',
     data: {
-      ...data,
       settlementTxHash: txHash,
       settledAt: new Date(),
       merchantPaid: true,
