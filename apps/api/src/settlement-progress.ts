@@ -1,8 +1,10 @@
-import type { ChainTransactionRepository, SettlementRepository, SettlementState } from '@facilitator/db';
+import type { ChainTransactionRepository, Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
+import { paidElsewhereConfirming } from '@facilitator/settlement';
 import type { SettlementProgress } from './settlement-waiter';
 
-// in pending and check_allowance nothing of a settlement can have been sent, and a final one carries its own hash
-const MAY_HAVE_SENT: ReadonlySet<SettlementState> = new Set(['deploying_wallet', 'collect_fee', 'fee_collected', 'executing']);
+// the states in which the payment's own transaction (its batch's settle, or its transfer) may exist; before them
+// only a wallet deployment can, which a pending answer never names, and a final one carries its own hash
+const MAY_HAVE_SENT: ReadonlySet<SettlementState> = new Set(['collect_fee', 'fee_collected', 'executing']);
 
 export interface SettlementProgressSources {
   settlements: Pick<SettlementRepository, 'findByIds'>;
@@ -10,14 +12,25 @@ export interface SettlementProgressSources {
 }
 
 /**
- * Reads settlements with the hash of their newest transaction on its way (the one that pays their merchants
- * once there is one): one query for the rows, and one more only for those that may have sent something.
+ * Reads settlements with the hash of the transaction that moves their payer's money, once it is signed (the
+ * transfer, or the batch's settle; never the sequential fee or a wallet deployment): one query for the rows,
+ * and one more only for those that may have sent it.
  */
 export function settlementProgressReader(sources: SettlementProgressSources): (ids: string[]) => Promise<SettlementProgress[]> {
   return async (ids) => {
     const rows = await sources.settlements.findByIds(ids);
     const sending = rows.filter((r) => MAY_HAVE_SENT.has(r.state)).map((r) => r.id);
     const hashes = await sources.transactions.paymentTransactionHashes(sending);
-    return rows.map((settlement) => ({ settlement, transactionHash: settlement.settlementTxHash ?? hashes.get(settlement.id) ?? null }));
+    return rows.map((settlement) => ({ settlement, transactionHash: settlement.settlementTxHash ?? hashes.get(settlement.id) ?? executingElsewhere(settlement) ?? null }));
   };
+}
+
+/**
+ * Someone else's transaction that moved the payer's money to the merchant, while the settlement waits for its
+ * confirmations (execution_confirming): the payment's own transaction now, which a pending answer may name.
+ */
+function executingElsewhere(settlement: Settlement): string | undefined {
+  if (!paidElsewhereConfirming(settlement)) return undefined;
+  const hash = (settlement.waitingDetail as { tx_hash?: unknown } | null)?.tx_hash;
+  return typeof hash === 'string' ? hash : undefined;
 }

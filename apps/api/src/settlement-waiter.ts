@@ -6,8 +6,8 @@ import { isFinal } from '@facilitator/settlement';
 export interface SettlementProgress {
   settlement: Settlement;
   /**
-   * its transfer's (sequential path) or its batch's settle transaction's (atomic path); before that, the
-   * transaction it sent first (the sequential fee, a wallet deployment); null while nothing is signed
+   * the transaction that moves the payer's money: its transfer (sequential path) or its batch's settle
+   * transaction (atomic path); null until it is signed (a sequential fee or a wallet deployment is never named)
    */
   transactionHash: string | null;
 }

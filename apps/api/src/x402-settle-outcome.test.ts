@@ -2,7 +2,7 @@ import type { Settlement } from '@facilitator/db';
 import { SettlementWaiter, type SettlementProgress } from './settlement-waiter';
 import { x402SettleOutcome } from './x402-settle-outcome';
 
-const row = (id: string, state: Settlement['state']) => ({ id, state }) as Settlement;
+const row = (id: string, state: Settlement['state'], sendClaimedAt: Date | null = null) => ({ id, state, sendClaimedAt }) as Settlement;
 
 /** One settlement in memory as the worker moves it, a real waiter over it, and a stop that the worker's claim can beat. */
 function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?: number }) {
@@ -11,7 +11,7 @@ function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?:
   let claimed = false;
   const stops: string[] = [];
   const waits = new SettlementWaiter({
-    readProgress: async (ids): Promise<SettlementProgress[]> => ids.map((id) => ({ settlement: row(id, state), transactionHash: hash })),
+    readProgress: async (ids): Promise<SettlementProgress[]> => ids.map((id) => ({ settlement: row(id, state, claimed ? new Date(0) : null), transactionHash: hash })),
     timeoutMs: options.waitMs,
     maxWaiters: 10,
     pollIntervalMs: 5,
@@ -19,7 +19,7 @@ function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?:
   const stop = {
     async stop(id: string) {
       stops.push(id);
-      if (claimed) return null;
+      if (claimed || !['pending', 'check_allowance', 'collect_fee'].includes(state)) return null;
       state = 'failed';
       return { settlement: row(id, 'failed'), stoppedNow: true };
     },
@@ -30,6 +30,7 @@ function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?:
     answer: (created = true, retriesPending = true) => x402SettleOutcome(deps, { settlement: row('stl_1', 'collect_fee'), created }, Date.now(), retriesPending),
     sign: (h: string) => (hash = h),
     claim: () => (claimed = true),
+    moveTo: (to: Settlement['state']) => (state = to),
     settle: () => (state = 'settled'),
     close: () => waits.close(),
   };
@@ -94,8 +95,31 @@ describe('x402SettleOutcome: a pending answer always names its transaction', () 
     const h = harness({ waitMs: 20, deadlineMs: 60, claimedGraceMs: 5_000 });
     h.claim();
     setTimeout(() => h.sign('0xcafe'), 200);
-    expect(await h.answer()).toEqual({ settlement: row('stl_1', 'collect_fee'), transactionHash: '0xcafe' });
+    expect(await h.answer()).toEqual({ settlement: row('stl_1', 'collect_fee', new Date(0)), transactionHash: '0xcafe' });
     expect(h.stops).toEqual(['stl_1']);
+    h.close();
+  });
+
+  it('holds a settlement that is deploying a wallet (nothing of the payer sent, not stoppable) and stops it once it is back before its fee', async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 60, claimedGraceMs: 5_000 });
+    h.moveTo('deploying_wallet');
+    setTimeout(() => h.moveTo('check_allowance'), 200);
+    const started = Date.now();
+    const answer = await h.answer();
+    expect(answer).toEqual({ settlement: row('stl_1', 'failed'), transactionHash: null });
+    // not answered (pending, with no transaction of the payment's to name) while it deployed
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(h.stops).toEqual(['stl_1', 'stl_1']);
+    h.close();
+  });
+
+  it("holds a settlement whose sequential fee is on its way until its transfer is signed, and names only the transfer", async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 60, claimedGraceMs: 5_000 });
+    h.claim();
+    setTimeout(() => h.moveTo('fee_collected'), 100);
+    setTimeout(() => h.sign('0x7a7a'), 250);
+    const answer = await h.answer();
+    expect(answer.transactionHash).toBe('0x7a7a');
     h.close();
   });
 });

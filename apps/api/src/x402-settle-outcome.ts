@@ -1,5 +1,5 @@
 import type { Settlement } from '@facilitator/db';
-import type { UnsentSettlementStop } from '@facilitator/settlement';
+import { paidElsewhereConfirming, STOPPABLE_STATES, type UnsentSettlementStop } from '@facilitator/settlement';
 import { isFinalOrSent, isFinalProgress, type SettlementProgress, type SettlementWaiter } from './settlement-waiter';
 
 export interface X402SettleOutcomeDeps {
@@ -10,14 +10,22 @@ export interface X402SettleOutcomeDeps {
    * transaction (a first request), or for the transaction to be mined (a repeat of one already signed)
    */
   maxHoldMs: number;
-  /** once the worker has claimed it for sending, how much longer to wait for its hash (default 10 s) */
+  /**
+   * after the hold, while the worker sends what comes before the payment's own transaction (the sequential
+   * fee it claimed, a wallet deployment), how much longer to wait for that transaction's hash (default 10 s)
+   */
   claimedGraceMs?: number;
   /** told of each settlement this request stopped (the metric x402_settlements_stopped_total) */
   onStopped?(settlement: Settlement): void;
 }
 
-/** After a stop lost to the worker's claim: the signing it claimed for takes milliseconds. */
+/**
+ * After a stop lost to the worker's claim: on the atomic path the signing it claimed for takes milliseconds; on
+ * the sequential path the transfer is signed once the fee is mined (a block).
+ */
 const CLAIMED_GRACE_MS = 10_000;
+/** Stops tried after the hold, at most: one per state the worker can still leave stoppable (a deployment done). */
+const MAX_STOP_TRIES = 5;
 
 const STOP_REASON = 'nothing was sent before the settle request had to be answered; the settlement was stopped';
 
@@ -54,12 +62,30 @@ export async function x402SettleOutcome(
   // the last look before stopping it (the poller's reading may be a tick old, or there was no room to wait)
   progress = (await deps.waits.readNow(settlement.id)) ?? progress;
   if (isFinalOrSent(progress)) return progress;
-  const stopped = await deps.stop.stop(settlement.id, STOP_REASON);
-  if (stopped?.stoppedNow) deps.onStopped?.(stopped.settlement);
-  if (stopped) return { settlement: stopped.settlement, transactionHash: null };
-  // the worker claimed it first: its transaction is being signed right now, so its hash is moments away
-  progress = await deps.waits.waitUntil(progress, isFinalOrSent, holdLeft() + (deps.claimedGraceMs ?? CLAIMED_GRACE_MS));
+  // answered only once its outcome can no longer change: stopped before anything of it is sent, or held while
+  // the worker sends what comes before the payment's own transaction (its claimed fee, a wallet deployment;
+  // neither may be named) until that transaction is signed. A settlement that becomes stoppable meanwhile (its
+  // wallet deployed, back before its fee) is stopped then.
+  const until = holdLeft() + (deps.claimedGraceMs ?? CLAIMED_GRACE_MS) + Date.now();
+  for (let tries = 0; tries < MAX_STOP_TRIES; tries++) {
+    const stopped = await deps.stop.stop(settlement.id, STOP_REASON);
+    if (stopped?.stoppedNow) deps.onStopped?.(stopped.settlement);
+    if (stopped) return { settlement: stopped.settlement, transactionHash: null };
+    // the worker claimed it first (or it is deploying a wallet): read again, then wait for the hash or a stoppable state
+    progress = (await deps.waits.readNow(settlement.id)) ?? progress;
+    if (!isFinalOrSent(progress) && !stoppable(progress)) progress = await deps.waits.waitUntil(progress, (p) => isFinalOrSent(p) || stoppable(p), until - Date.now());
+    if (isFinalOrSent(progress) || !stoppable(progress)) break;
+  }
   // still nothing signed (its worker crashed between the claim and the send, or its batch cannot be sent):
   // the one answer left is pending without a hash (docs/decisions.md); the lookup follows it
   return isFinalOrSent(progress) ? progress : ((await deps.waits.readNow(settlement.id)) ?? progress);
+}
+
+/**
+ * Whether a stop could still end it: in a state that sends nothing, not claimed by the worker for sending, and
+ * not already paid by someone else's transaction (waiting for its confirmations: held for that outcome).
+ */
+function stoppable(progress: SettlementProgress): boolean {
+  const { settlement } = progress;
+  return STOPPABLE_STATES.includes(settlement.state) && !settlement.sendClaimedAt && !paidElsewhereConfirming(settlement);
 }

@@ -1,5 +1,5 @@
 import { Transaction } from 'ethers';
-import { classifyNodeError, type UsdcClient } from '@facilitator/chain-rpc';
+import { classifyNodeError } from '@facilitator/chain-rpc';
 import { minedReceiptFromRpc } from '@facilitator/chain-sending';
 import type { FinalityChain } from '@facilitator/settlement';
 
@@ -9,9 +9,9 @@ interface RawProvider {
 
 /**
  * The reorg watcher's chain access, over each network's failover provider (raw JSON-RPC answers), and its
- * token client for finding who used an authorization.
+ * token client, through which a payment's mechanism finds who executed it.
  */
-export function finalityChain(providers: ReadonlyMap<number, RawProvider>, tokens: ReadonlyMap<number, Pick<UsdcClient, 'findAuthorizationUse'>>): FinalityChain {
+export function finalityChain(providers: ReadonlyMap<number, RawProvider>, tokens: ReadonlyMap<number, ReturnType<FinalityChain['mechanismChain']>>): FinalityChain {
   const provider = (chainId: number) => {
     const found = providers.get(chainId);
     if (!found) throw new Error(`chain ${chainId} is not enabled`);
@@ -28,10 +28,10 @@ export function finalityChain(providers: ReadonlyMap<number, RawProvider>, token
       return block?.hash ?? null;
     },
     receipt,
-    async authorizationUse(chainId, payer, nonce, merchant) {
+    mechanismChain(chainId) {
       const token = tokens.get(chainId);
       if (!token) throw new Error(`chain ${chainId} is not enabled`);
-      return token.findAuthorizationUse(payer, nonce, merchant);
+      return token;
     },
     async rebroadcast(chainId, rawTransaction, hash) {
       try {

@@ -17,6 +17,8 @@ export interface FoundLog extends ChainLog {
 export interface MinedTransaction {
   hash: string;
   blockNumber: number;
+  /** the block that holds it (absent where a reader does not give it): what a reorg watch compares */
+  blockHash?: string;
   /** lowercase; none for a contract creation */
   to?: string;
   /** its calldata */

@@ -198,6 +198,11 @@ export class UsdcClient {
     return logs.map((log) => ({ ...chainLogOf(log), transactionHash: log.transactionHash, blockNumber: log.blockNumber }));
   }
 
+  /** The number of the chain's newest block. */
+  async head(): Promise<number> {
+    return this.provider.getBlockNumber();
+  }
+
   /** A mined transaction's target, calldata, status and logs; undefined when the node has no receipt for it. */
   async minedTransaction(hash: string): Promise<MinedTransaction | undefined> {
     const [tx, receipt] = await Promise.all([this.provider.getTransaction(hash), this.provider.getTransactionReceipt(hash)]);
@@ -205,6 +210,7 @@ export class UsdcClient {
     return {
       hash,
       blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
       ...(receipt.to ? { to: receipt.to.toLowerCase() } : {}),
       data: tx.data,
       succeeded: receipt.status === 1,

@@ -11,6 +11,7 @@ export const SETTLEMENT_WAIT_REASONS = [
   'treasury_busy',
   'atomic_path_not_ready',
   'fee_differs_from_executor',
+  'execution_confirming',
 ] as const;
 
 export type SettlementWaitReasonId = (typeof SETTLEMENT_WAIT_REASONS)[number];
@@ -35,6 +36,10 @@ export const SETTLEMENT_WAIT_REASON_TEXT: { readonly [R in SettlementWaitReasonI
   fee_differs_from_executor: {
     label: "Fee differs from the executor's",
     meaning: "the settlement's fee, fixed when it was created, is not the one the network's executor takes, and the worker holds no treasury key to charge it sequentially",
+  },
+  execution_confirming: {
+    label: 'Paid by another transaction, confirming',
+    meaning: 'another transaction than ours executed the payment to the merchant; it is reported settled once that transaction has CONFIRMATIONS_<chainId>, as ours would',
   },
 };
 

@@ -23,6 +23,8 @@ export {
   type RetentionPage,
   VerificationRepository,
   type SettlementUpdate,
+  type ForeignExecutionBlock,
+  type ForeignExecutionWatch,
   type SettlementRow,
   type TransitionHop,
   type TransitionRequest,

@@ -144,29 +144,6 @@ export function transferFailedFeeReturned(reason: string, txHash: string): Failu
 }
 
 /**
- * Atomic path: before our transaction, someone else executed the payer's authorization (it was paid to the
- * merchant there); our item was undone, so no fee was taken. The payment is spent, so it is not released.
- */
-export function executedElsewhereNoFee(theirTxHash: string, ourTxHash: string, byOurExecutor = false): Failure {
-  if (byOurExecutor) return executedByOurExecutor(theirTxHash, ourTxHash);
-  return {
-    code: ErrorCode.SettlementFailed,
-    message: 'settlement failed: the authorization was executed by another transaction before ours',
-    details: {
-      reason: 'the authorization was executed by another transaction before ours',
-      executed_by_third_party: true,
-      authorization_used_by: theirTxHash,
-      tx_hash: ourTxHash,
-      fee_status: 'not_collected',
-      merchant_charged: false,
-      merchant_paid: true,
-      customer_charged: true,
-      note: 'the payer paid the merchant in a transaction that was not ours; no fee was collected for it',
-    },
-  };
-}
-
-/**
  * Failure accounting (docs/decisions.md): the payer's payments failed on chain too often lately, or the
  * merchant's payments from payers that never paid it did; refused before anything is sent.
  */
@@ -187,30 +164,6 @@ export function failurePaused(pause: { who: 'payer' | 'merchant'; until: Date; f
       merchant_charged: false,
       customer_charged: false,
       note: `checked before any transfer; ${NOTHING_CHARGED}; settle again after paused_until`,
-    },
-  };
-}
-
-/**
- * Atomic path: the authorization was used by another settle transaction of our own executor (e.g. the batch
- * of an earlier attempt of this payment), not by a third party: the merchant was paid there, and whatever
- * fee that item took was taken there; this settlement's own item was undone, so it charged nothing itself.
- */
-function executedByOurExecutor(theirTxHash: string, ourTxHash: string): Failure {
-  return {
-    code: ErrorCode.SettlementFailed,
-    message: 'settlement failed: the authorization was executed by another transaction of our settlement executor',
-    details: {
-      reason: 'the authorization was executed by another transaction of our settlement executor',
-      executed_by_third_party: false,
-      executed_by_our_executor: true,
-      authorization_used_by: theirTxHash,
-      tx_hash: ourTxHash,
-      fee_status: 'not_collected',
-      merchant_charged: false,
-      merchant_paid: true,
-      customer_charged: true,
-      note: 'the payer paid the merchant in another settle transaction of ours; this settlement collected no fee of its own',
     },
   };
 }

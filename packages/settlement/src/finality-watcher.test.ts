@@ -1,14 +1,31 @@
-import type { AwaitingFinality, SettlementRow, WebhookEventRow } from '@facilitator/db';
+import type { AuthorizationUse } from '@facilitator/chain-rpc';
+import type { AwaitingFinality, ForeignExecutionWatch, SettlementRow, WebhookEventRow } from '@facilitator/db';
 import { createSilentLogger } from '@facilitator/logging';
 import { executorInterface } from '@facilitator/settlement-contract';
-import { Interface } from 'ethers';
+import { id, Interface } from 'ethers';
 import { FinalityWatcher, type FinalityChain, type FinalityReceipt } from './finality-watcher';
 import type { SettlementWithVerification } from './step';
-import { CHAIN_ID, settlementFixture } from './testing/fakes';
+import { AMOUNT, CHAIN_ID, FakeChain, MERCHANT, NOW, PAYER, PERMIT2_NONCE, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN, transferLog } from './testing/fakes';
 
 // Reorg watching against in-memory rows and a scripted chain: what is marked, noted, sent again and told.
 
 const DEPTH = 5;
+/** x402's exact Permit2 proxy, its settle call of the fixtures' Permit2 payment, and the event it emits after the transfer */
+const PROXY = '0x402085c248eea27d92e8b30b2c58ed07f9e20001';
+const PERMIT2_SETTLE_DATA = new Interface([
+  'function settle(((address token, uint256 amount) permitted, uint256 nonce, uint256 deadline) permit, address owner, (address to, uint256 validAfter) witness, bytes signature)',
+]).encodeFunctionData('settle', [{ permitted: { token: TOKEN, amount: AMOUNT }, nonce: PERMIT2_NONCE, deadline: NOW + 3600 }, PAYER, { to: MERCHANT, validAfter: 0n }, PLAIN_SIGNATURE]);
+const PROXY_SETTLED = { address: PROXY, topics: [id('Settled()')], data: '0x' };
+const permit2Fixture = (): SettlementWithVerification => {
+  const fixture = permit2SettlementFixture();
+  return { ...fixture, verification: { ...fixture.verification, webhookUrl: WEBHOOK_URL } };
+};
+const PERMIT2 = '0x000000000022d473030f116ddee9f6b43ac78ba3';
+/** the fixtures' Permit2 nonce marked used in Permit2's bitmap (every execution sets it) */
+function permit2NonceSpent(chain: FakeChain): void {
+  const word = new Interface(['function nonceBitmap(address,uint256) view returns (uint256)']).encodeFunctionData('nonceBitmap', [PAYER, PERMIT2_NONCE >> 8n]);
+  chain.contractAnswers.set(`${PERMIT2}:${word}`, '0x' + (1n << (PERMIT2_NONCE & 0xffn)).toString(16).padStart(64, '0'));
+}
 const WEBHOOK_URL = 'https://merchant.example/hooks';
 const TREASURY = '0x7ea5000000000000000000000000000000000001';
 
@@ -24,9 +41,23 @@ type ChainState = {
   nonceTaken?: boolean;
   /** payer:nonce -> the transaction that used the authorization, and what it paid the merchant */
   authorizationUses?: Map<string, { transactionHash: string; paidToMerchant: bigint; to?: string }>;
+  /** what a payment's mechanism reads (Permit2's transfers through the proxy): a fake chain the test fills */
+  mechanismChain?: FakeChain;
 };
 
-function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: SettlementWithVerification[]) {
+/** The mechanisms' chain: EIP-3009's AuthorizationUsed from the test's map, the rest from a FakeChain. */
+class ScriptedMechanismChain extends FakeChain {
+  constructor(private readonly uses: () => ChainState['authorizationUses']) {
+    super();
+  }
+
+  override async findAuthorizationUse(authorizer: string, nonce: string): Promise<AuthorizationUse | undefined> {
+    const use = this.uses()?.get(`${authorizer}:${nonce}`);
+    return use && { blockNumber: 0, ...use };
+  }
+}
+
+function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: SettlementWithVerification[], foreign: ForeignExecutionWatch[] = []) {
   const calls: string[] = [];
   const finality: Array<{ id: string; update: { finality?: string; reorg?: boolean; note: Record<string, unknown> }; event?: WebhookEventRow }> = [];
   const stored = rows.map((r) => ({ ...r }));
@@ -38,7 +69,7 @@ function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: Settl
       const receipt = chainState.receipts.get(hash);
       return receipt ? { logs: [], ...receipt } : null;
     },
-    authorizationUse: async (_chainId, payer, nonce) => chainState.authorizationUses?.get(`${payer}:${nonce}`),
+    mechanismChain: () => chainState.mechanismChain ?? new ScriptedMechanismChain(() => chainState.authorizationUses),
     rebroadcast: async (_chainId, raw, hash) => {
       calls.push(`rebroadcast(${raw},${hash})`);
       return chainState.nonceTaken ? 'nonce_taken' : 'sent';
@@ -77,6 +108,15 @@ function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: Settl
       },
       markFinalWhereSettled: async () => (calls.push('settlementsFinal'), 1),
       findWithVerification: async (id) => settlementById(id),
+      // as the repository does: not final yet, and not told changed
+      foreignExecutionsAwaitingFinality: async () =>
+        foreign.filter((f) => !calls.includes(`foreignFinal(${f.settlementId})`) && settlementById(f.settlementId).finality !== 'changed').map((f) => ({ ...f })),
+      markForeignExecutionFinal: async (id) => void calls.push(`foreignFinal(${id})`),
+      moveForeignExecution: async (id, to) => {
+        Object.assign(foreign.find((f) => f.settlementId === id)!, to);
+        settlementById(id).settlementTxHash = to.txHash;
+        calls.push(`foreignMoved(${id},${to.txHash},${to.blockNumber})`);
+      },
     },
     batches: { settlementsOf: async () => (batch ?? []).map((b) => b.id) },
     treasury: TREASURY,
@@ -85,7 +125,7 @@ function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: Settl
     depths: new Map([[CHAIN_ID, DEPTH]]),
     logger: createSilentLogger(),
   });
-  return { watcher, calls, finality, stored, chainState };
+  return { watcher, calls, finality, stored, chainState, settlement };
 }
 
 describe('FinalityWatcher', () => {
@@ -265,20 +305,43 @@ describe('FinalityWatcher', () => {
     });
 
     it("a Permit2 item (executor v2) is never judged by the token's EIP-3009 uses: an authorization sharing its nonce's value does not read as its payment", async () => {
-      const batch = [settled(0, { mechanism: 'exact/permit2' })];
+      const permit2 = { ...permit2Fixture(), id: 'stl_0', state: 'settled' as const, merchantPaid: true, feeCollectedAt: new Date() };
       const h = harness(
         [settleRow()],
         {
           head: 110,
           blocks: new Map([[100, '0xb100-replaced'], [106, '0xb106']]),
           receipts: new Map([['0xbatch', { blockNumber: 106, blockHash: '0xb106', status: 'confirmed', logs: [usedOrCanceled(payers[0])] }]]),
-          authorizationUses: new Map([[`${payers[0]}:${nonce}`, { transactionHash: '0xunrelated3009', paidToMerchant: 10n ** 6n }]]),
+          authorizationUses: new Map([[`${PAYER}:${permit2.nonce}`, { transactionHash: '0xunrelated3009', paidToMerchant: 10n ** 6n }]]),
         },
-        batch,
+        [permit2],
       );
       await h.watcher.run(); // suspected
       expect(await h.watcher.run()).toMatchObject({ changed: 1 });
       expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: false, change: { item: { now: { merchant_paid: false, fee_collected: false } } } } });
+    });
+
+    it('a Permit2 item someone else executed through the proxy is judged by its mechanism: paid there (no fee), never "not paid"', async () => {
+      const permit2 = { ...permit2Fixture(), id: 'stl_0', state: 'settled' as const, merchantPaid: true, feeCollectedAt: new Date() };
+      const chain = new FakeChain();
+      permit2NonceSpent(chain);
+      const stranger = '0x' + 'dd'.repeat(32);
+      chain.mined.set(stranger, { hash: stranger, blockNumber: 105, to: PROXY, data: PERMIT2_SETTLE_DATA, succeeded: true, logs: [{ ...transferLog(PAYER, MERCHANT, AMOUNT), index: 0 }, { ...PROXY_SETTLED, index: 1 }] });
+      const h = harness(
+        [settleRow()],
+        {
+          head: 110,
+          blocks: new Map([[100, '0xb100-replaced'], [106, '0xb106']]),
+          receipts: new Map([['0xbatch', { blockNumber: 106, blockHash: '0xb106', status: 'confirmed', logs: [usedOrCanceled(PAYER)] }]]),
+          mechanismChain: chain,
+        },
+        [permit2],
+      );
+      await h.watcher.run(); // suspected
+      expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+      expect(h.finality.at(-1)?.event?.payload).toMatchObject({
+        data: { merchant_paid: true, fee_collected: false, change: { item: { now: { merchant_paid: true, fee_collected: false, paid_by_tx: stranger } } } },
+      });
     });
 
     it('an item that failed before and fails again is no change; a batch that now reverts changes only the settlements it had paid', async () => {
@@ -365,5 +428,85 @@ describe('FinalityWatcher', () => {
       expect(await h.watcher.run()).toMatchObject({ changed: 1 });
       expect(h.finality.at(-1)?.event?.payload).toMatchObject({ data: { merchant_paid: false, fee_collected: false } });
     });
+  });
+});
+
+describe('a payment another transaction executed (settlement_foreign_executions) is watched as ours are', () => {
+  const THEIRS = '0x' + 'ee'.repeat(32);
+  const watchRow = (fields: Partial<ForeignExecutionWatch> = {}): ForeignExecutionWatch => ({ settlementId: 'stl_1', txHash: THEIRS, blockNumber: 100, blockHash: '0xb100', ...fields });
+  const paidElsewhere = () => settlementFixture({ state: 'settled', merchantPaid: true, feeCollectedAt: new Date(), feeTxHash: '0xfee', settlementTxHash: THEIRS }, { webhookUrl: WEBHOOK_URL });
+
+  function foreignHarness(chainState: ChainState) {
+    const h = harness([], chainState, [paidElsewhere()], [watchRow()]);
+    return h;
+  }
+
+  it('until its block is FINALITY_DEPTH deep; only then is the settlement final', async () => {
+    const h = foreignHarness({ head: 103, blocks: new Map([[100, '0xb100']]), receipts: new Map() });
+    expect(await h.watcher.run()).toEqual({ watched: 1, final: 0, reorged: 0, changed: 0 });
+    h.chainState.head = 104;
+    expect(await h.watcher.run()).toEqual({ watched: 1, final: 1, reorged: 0, changed: 0 });
+    expect(h.calls).toEqual(['settlementsFinal', 'foreignFinal(stl_1)', 'settlementsFinal']);
+    expect(await h.watcher.run()).toEqual({ watched: 0, final: 0, reorged: 0, changed: 0 });
+  });
+
+  it('a reorg that removes it, with nothing executing the payment now: the merchant is told, not paid (changed, settlement.reorged)', async () => {
+    const h = foreignHarness({ head: 101, blocks: new Map([[100, '0xb100-replaced']]), receipts: new Map() });
+    expect(await h.watcher.run()).toMatchObject({ changed: 0 }); // reorg suspected
+    expect(await h.watcher.run()).toMatchObject({ changed: 0 }); // reorg seen again; nothing executes it: loss suspected
+    expect(await h.watcher.run()).toMatchObject({ changed: 1 });
+    const told = h.finality.filter((f) => f.update.finality === 'changed');
+    expect(told).toHaveLength(1);
+    expect(told[0].update).toMatchObject({ merchantPaid: false });
+    expect(told[0].event).toMatchObject({
+      eventType: 'settlement.reorged',
+      payload: { status: 'changed', data: { merchant_paid: false, fee_collected: true, change: { purpose: 'foreign_execution', tx_hash: THEIRS, now: 'lost', item: { now: { merchant_paid: false } } } } },
+    });
+    // told once, then no longer watched
+    expect(await h.watcher.run()).toEqual({ watched: 0, final: 0, reorged: 0, changed: 0 });
+  });
+
+  it('a lagging endpoint (no block at that height yet, or a hash seen differ once) is never a reorg', async () => {
+    const h = foreignHarness({ head: 99, blocks: new Map(), receipts: new Map() });
+    for (let i = 0; i < 3; i++) expect(await h.watcher.run()).toMatchObject({ reorged: 0, changed: 0 });
+    h.chainState.head = 101;
+    h.chainState.blocks.set(100, '0xstale');
+    expect(await h.watcher.run()).toMatchObject({ reorged: 0, changed: 0 });
+    h.chainState.blocks.set(100, '0xb100');
+    expect(await h.watcher.run()).toMatchObject({ reorged: 0, changed: 0 });
+    expect(h.finality).toEqual([]);
+  });
+
+  it('mined again in another block: watched there, the merchant told nothing (still paid)', async () => {
+    const h = foreignHarness({
+      head: 106,
+      blocks: new Map([[100, '0xb100-replaced'], [103, '0xb103']]),
+      receipts: new Map([[THEIRS, { blockNumber: 103, blockHash: '0xb103', status: 'confirmed' }]]),
+      authorizationUses: new Map([[`${settlementFixture().payer}:${settlementFixture().nonce}`, { transactionHash: THEIRS, paidToMerchant: 10n ** 6n }]]),
+    });
+    await h.watcher.run();
+    expect(await h.watcher.run()).toMatchObject({ reorged: 1, changed: 0 });
+    expect(h.calls).toContain(`foreignMoved(stl_1,${THEIRS},103)`);
+    expect(h.finality.map((f) => f.update.finality)).toEqual(['reorged']);
+    h.chainState.head = 107;
+    expect(await h.watcher.run()).toMatchObject({ final: 1 });
+  });
+
+  it('a Permit2 payment someone else executed again through the proxy after the reorg is found by its mechanism: watched there, still paid', async () => {
+    const permit2Settlement = { ...permit2Fixture(), state: 'settled' as const, merchantPaid: true, feeCollectedAt: new Date(), settlementTxHash: THEIRS };
+    const chain = new FakeChain();
+    permit2NonceSpent(chain);
+    const other = '0x' + 'dd'.repeat(32);
+    chain.mined.set(other, { hash: other, blockNumber: 104, to: PROXY, data: PERMIT2_SETTLE_DATA, succeeded: true, logs: [{ ...transferLog(PAYER, MERCHANT, AMOUNT), index: 0 }, { ...PROXY_SETTLED, index: 1 }] });
+    const h = harness(
+      [],
+      { head: 106, blocks: new Map([[100, '0xb100-replaced'], [104, '0xb104']]), receipts: new Map([[other, { blockNumber: 104, blockHash: '0xb104', status: 'confirmed' }]]), mechanismChain: chain },
+      [permit2Settlement],
+      [watchRow()],
+    );
+    await h.watcher.run();
+    expect(await h.watcher.run()).toMatchObject({ reorged: 1, changed: 0 });
+    expect(h.calls).toContain(`foreignMoved(stl_1,${other},104)`);
+    expect(h.finality.filter((f) => f.update.finality === 'changed')).toEqual([]);
   });
 });

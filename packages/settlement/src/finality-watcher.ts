@@ -1,13 +1,16 @@
-import type { AwaitingFinality, ChainTransactionRepository, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
-import { EXACT_EIP3009 } from '@facilitator/core';
+import type { AwaitingFinality, ChainTransactionRepository, ForeignExecutionWatch, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
+import type { Execution, MechanismChain } from '@facilitator/payment-mechanisms';
 import { itemKey, itemOutcomes } from '@facilitator/settlement-contract';
 import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
-import { termsOf } from './payment';
+import { paymentOf } from './payment';
 import { reorgEvent, type ReorgChange, type SettlementMoney } from './settlement-events';
 import type { SettlementWithVerification } from './step';
 
 type Outcome = 'watching' | 'final' | 'reorged' | 'changed';
+
+/** The purpose a reorg note and event give a transaction someone else sent that settled a settlement of ours. */
+const FOREIGN_EXECUTION = 'foreign_execution';
 
 /** What the watcher reads of a chain and sends to it. */
 export interface FinalityChain {
@@ -17,10 +20,10 @@ export interface FinalityChain {
   /** the receipt of a mined transaction, or null when no block of the chain holds it */
   receipt(chainId: number, hash: string): Promise<FinalityReceipt | null>;
   /**
-   * the transaction that used this EIP-3009 authorization (anyone's), with what it paid the merchant; none
-   * when the authorization is unused
+   * what a payment's mechanism reads to find who executed it (findExecution): EIP-3009's AuthorizationUsed,
+   * Permit2's transfer through x402's proxy, whichever the settlement's payment is
    */
-  authorizationUse(chainId: number, payer: string, nonce: string, merchant: string): Promise<{ transactionHash: string; paidToMerchant: bigint; to?: string } | undefined>;
+  mechanismChain(chainId: number): MechanismChain;
   /**
    * sends a signed transaction (of this hash) again: `nonce_taken` when another transaction of its key holds
    * the nonce now, as seen by an endpoint that has itself reached the block using it (a lagging endpoint
@@ -39,7 +42,10 @@ export interface FinalityReceipt {
 
 interface FinalityWatcherOptions {
   transactions: Pick<ChainTransactionRepository, 'findAwaitingFinality' | 'markFinal' | 'markReorged' | 'markReincluded' | 'markLost'>;
-  settlements: Pick<SettlementRepository, 'recordFinality' | 'markFinalWhereSettled' | 'findWithVerification'>;
+  settlements: Pick<
+    SettlementRepository,
+    'recordFinality' | 'markFinalWhereSettled' | 'findWithVerification' | 'foreignExecutionsAwaitingFinality' | 'markForeignExecutionFinal' | 'moveForeignExecution'
+  >;
   /** the settlements of an executor batch: a `settle` transaction's reorg is each of theirs */
   batches?: Pick<SettlementBatchRepository, 'settlementsOf'>;
   /** enqueues a settlement.reorged event once its row is stored */
@@ -86,12 +92,23 @@ export class FinalityWatcher {
     const total: FinalityRun = { watched: 0, final: 0, reorged: 0, changed: 0 };
     for (const [chainId, depth] of this.options.depths) {
       const rows = await this.options.transactions.findAwaitingFinality(chainId, this.options.batch ?? 500);
-      if (rows.length === 0) continue;
+      // the transactions someone else sent that settled a settlement of ours: watched as ours are
+      const foreign = await this.options.settlements.foreignExecutionsAwaitingFinality(chainId, this.options.batch ?? 500);
+      if (rows.length === 0 && foreign.length === 0) continue;
       const head = await this.options.chain.head(chainId);
       // one block read per height, not a receipt per transaction: only the transactions whose block is no
       // longer the one they were mined in (or that are out of the chain) need their receipt read
-      const heights = [...new Set(rows.flatMap((r) => (r.blockNumber === null ? [] : [r.blockNumber])))];
+      const heights = [...new Set([...rows.flatMap((r) => (r.blockNumber === null ? [] : [r.blockNumber])), ...foreign.map((f) => f.blockNumber)])];
       const hashes = new Map(await Promise.all(heights.map(async (n) => [n, await this.options.chain.blockHash(chainId, n)] as const)));
+      for (const row of foreign) {
+        total.watched++;
+        try {
+          const outcome = await this.watchForeign(chainId, depth, head, row, hashes.get(row.blockNumber));
+          if (outcome !== 'watching') total[outcome]++;
+        } catch (err) {
+          this.options.logger.warn('reorg watching: a payment executed by another transaction could not be checked', { settlementId: row.settlementId, err });
+        }
+      }
       for (const row of rows) {
         total.watched++;
         try {
@@ -184,6 +201,73 @@ export class FinalityWatcher {
     return this.deepEnough(depth, head, receipt.blockNumber, row);
   }
 
+  /**
+   * A settlement settled by a transaction that is not its own (docs/decisions.md, "Paid by another transaction"),
+   * watched by its block as ours are, a suspected reorg acted on one run later. Once its block is gone, the
+   * payment's mechanism is asked who executes it now (findExecution): found paying the merchant (the same
+   * transaction mined again, or another), it is watched there; found nowhere on two runs in a row, the merchant
+   * is told its payment is not paid (`changed`, settlement.reorged, merchant_paid false). We do not send the
+   * payment again ourselves: the settlement is final, and the transaction that left usually returns to its
+   * sender's pool, so a transfer of ours would race it (decided in docs/decisions.md).
+   */
+  private async watchForeign(chainId: number, depth: number, head: number, row: ForeignExecutionWatch, seen: string | null | undefined): Promise<Outcome> {
+    const key = `foreign:${row.settlementId}`;
+    if (seen === null || seen === undefined || row.blockNumber > head) return 'watching';
+    if (seen === row.blockHash) {
+      this.suspects.delete(key);
+      if (head - row.blockNumber + 1 < depth) return 'watching';
+      await this.options.settlements.markForeignExecutionFinal(row.settlementId);
+      return 'final';
+    }
+    // a loss suspected on the last run is looked at again at once; a reorg first waits for a second sighting
+    if (this.suspects.get(key) !== 'lost' && !this.confirmed(key, 'reorg')) return 'watching';
+    const settlement = await this.options.settlements.findWithVerification(row.settlementId);
+    if (!settlement) return 'watching';
+    const found = await this.executionOf(chainId, settlement);
+    if (found && found.paidToPayee >= BigInt(settlement.amount)) {
+      const receipt = await this.options.chain.receipt(chainId, found.txHash);
+      if (!receipt) return 'watching';
+      this.suspects.delete(key);
+      await this.options.settlements.moveForeignExecution(row.settlementId, { txHash: found.txHash, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash });
+      await this.options.settlements.recordFinality(row.settlementId, {
+        finality: 'reorged',
+        reorg: true,
+        note: {
+          reorg: { purpose: FOREIGN_EXECUTION, tx_hash: row.txHash, removed_from_block: row.blockNumber, action: found.txHash === row.txHash ? 'mined again' : 'executed by another transaction' },
+          reincluded: { tx_hash: found.txHash, block: receipt.blockNumber },
+        },
+      });
+      return 'reorged';
+    }
+    if (!this.confirmed(key, 'lost')) return 'watching';
+    const told = lastTold(settlement);
+    const change: ReorgChange = {
+      purpose: FOREIGN_EXECUTION,
+      tx_hash: row.txHash,
+      reported: 'confirmed',
+      now: 'lost',
+      block_before_reorg: row.blockNumber,
+      item: {
+        reported: told,
+        now: { merchant_paid: false, fee_collected: told.fee_collected, reason: 'the transaction that executed the payment (not ours) left the chain in a reorg, and no transaction executes it now' },
+      },
+    };
+    await this.changedFor(row.settlementId, FOREIGN_EXECUTION, change, settlement);
+    return 'changed';
+  }
+
+  /**
+   * Who executed the settlement's payment, as its own mechanism finds it (EIP-3009's AuthorizationUsed,
+   * Permit2's transfer through x402's proxy). A payment paid in a way no transaction can be told from
+   * (`unattributed`) is neither paid nor unpaid: it throws, the row is looked at again next run.
+   */
+  private async executionOf(chainId: number, settlement: SettlementWithVerification): Promise<Exclude<Execution, { unattributed: string }> | undefined> {
+    const { mechanism, parsed } = paymentOf(settlement);
+    const found = await mechanism.findExecution(parsed, this.options.chain.mechanismChain(chainId));
+    if (found && 'unattributed' in found) throw new Error(`settlement ${settlement.id}: who executed its payment cannot be told: ${found.unattributed}`);
+    return found;
+  }
+
   private async deepEnough(depth: number, head: number, blockNumber: number, row: AwaitingFinality): Promise<'watching' | 'final'> {
     if (head - blockNumber + 1 < depth) return 'watching';
     await this.options.transactions.markFinal(row.id);
@@ -232,32 +316,30 @@ export class FinalityWatcher {
   }
 
   private async tell(row: AwaitingFinality, judged: Judged[]): Promise<void> {
-    for (const { settlementId, change, settlement } of judged) await this.changedFor(settlementId, row, change, settlement);
+    for (const { settlementId, change, settlement } of judged) await this.changedFor(settlementId, row.purpose, change, settlement);
   }
 
   /**
-   * Whether another transaction executed this settlement's authorization to its merchant (then it was paid,
-   * with no fee). A use by our own executor is another settlement's of the same payment, which reports it: not this one's.
-   * The search is the token's (EIP-3009's AuthorizationUsed). A Permit2 item (executor v2) is never searched
-   * there: the token knows nothing of Permit2 nonces, and an EIP-3009 authorization of the payer's that
-   * happens to share the nonce's value must not read as this payment; it is told "not paid", never paid twice.
+   * Whether another transaction executed this settlement's payment to its merchant (then it was paid, with no
+   * fee). A use by our own executor is another settlement's of the same payment, which reports it: not this one's.
+   * Asked of the payment's own mechanism (findExecution): a Permit2 item someone else executed through x402's
+   * proxy is found by its transfer, and an EIP-3009 authorization of the payer's that happens to share a Permit2
+   * nonce's value never reads as this payment.
    */
   private async paidElsewhere(chainId: number, row: AwaitingFinality, settlement: SettlementWithVerification): Promise<{ merchant_paid: boolean; paid_by_tx?: string }> {
-    if (settlement.mechanism !== EXACT_EIP3009) return { merchant_paid: false };
-    const terms = termsOf(settlement);
-    const use = await this.options.chain.authorizationUse(chainId, terms.payer, terms.nonce.value, terms.payee);
-    if (!use || use.transactionHash.toLowerCase() === row.minedHash.toLowerCase() || use.paidToMerchant < BigInt(settlement.amount)) return { merchant_paid: false };
+    const use = await this.executionOf(chainId, settlement);
+    if (!use || use.txHash.toLowerCase() === row.minedHash.toLowerCase() || use.paidToPayee < BigInt(settlement.amount)) return { merchant_paid: false };
     if (use.to !== undefined && use.to.toLowerCase() === this.options.treasury.toLowerCase()) return { merchant_paid: false };
-    return { merchant_paid: true, paid_by_tx: use.transactionHash };
+    return { merchant_paid: true, paid_by_tx: use.txHash };
   }
 
   /** `settlement`: the row when the caller read it already */
-  private async changedFor(settlementId: string, row: AwaitingFinality, change: ReorgChange, settlement?: SettlementWithVerification | null): Promise<void> {
+  private async changedFor(settlementId: string, purpose: string, change: ReorgChange, settlement?: SettlementWithVerification | null): Promise<void> {
     settlement ??= await this.options.settlements.findWithVerification(settlementId);
     const url = settlement?.verification.webhookUrl;
     let eventId: string | undefined;
     // the row keeps what the merchant was last told of its payment: the next reorg is judged against it
-    const merchantPaid = change.item ? change.item.now.merchant_paid : row.purpose === 'transfer' ? change.now === 'confirmed' : undefined;
+    const merchantPaid = change.item ? change.item.now.merchant_paid : purpose === 'transfer' ? change.now === 'confirmed' : undefined;
     await this.options.settlements.recordFinality(
       settlementId,
       { finality: 'changed', note: { outcome_changed: change }, ...(merchantPaid === undefined ? {} : { merchantPaid }) },

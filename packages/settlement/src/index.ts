@@ -12,4 +12,4 @@ export { type FinalityChain, FinalityWatcher } from './finality-watcher';
 export { ExecutorBatches, StoredBatchRefusedError } from './atomic/executor-batches';
 export { storedItemCheck } from './atomic/stored-item-check';
 export { RpcWalletDeploymentGuard } from './wallet-deployment-guard';
-export { UnsentSettlementStop } from './unsent-settlement-stop';
+export { paidElsewhereConfirming, STOPPABLE_STATES, UnsentSettlementStop } from './unsent-settlement-stop';

@@ -19,7 +19,15 @@ describe('settlement transition table', () => {
     expect(canTransition('pending', 'collect_fee')).toBe(false);
     expect(canTransition('check_allowance', 'fee_collected')).toBe(false);
     expect(canTransition('collect_fee', 'executing')).toBe(false);
-    expect(canTransition('collect_fee', 'settled')).toBe(false);
+  });
+
+  it('goes to settled before any fee only as a payment another transaction executed (its own table entry)', () => {
+    // pending (the pre-flight) and collect_fee (the atomic item, the batch estimate) find the payment paid by
+    // someone else: settled with no fee of ours; nothing else skips the fee
+    expect(TRANSITIONS.pending.filter((to) => to === 'settled')).toEqual(['settled']);
+    expect(TRANSITIONS.collect_fee.filter((to) => to === 'settled')).toEqual(['settled']);
+    expect(canTransition('check_allowance', 'settled')).toBe(false);
+    expect(canTransition('deploying_wallet', 'settled')).toBe(false);
   });
 
   it('maps states to the status values of status records', () => {

@@ -6,10 +6,13 @@ import type { SettlementState } from '@facilitator/db';
  */
 export const TRANSITIONS: Readonly<Record<SettlementState, readonly SettlementState[]>> = {
   // an ERC-6492 payer whose wallet is not deployed yet goes through deploying_wallet first (before any fee)
-  pending: ['check_allowance', 'deploying_wallet', 'failed'],
+  // `settled` before any fee when another transaction than ours executed the payment to the merchant (a
+  // front-run, the payer's wallet sending it twice, another facilitator): found by the pre-flight, by the
+  // batch's estimate, or in the atomic item's outcome; the customer was charged, so it is reported paid
+  pending: ['check_allowance', 'deploying_wallet', 'settled', 'failed'],
   deploying_wallet: ['check_allowance', 'failed'],
   check_allowance: ['collect_fee', 'failed'],
-  collect_fee: ['fee_collected', 'failed'],
+  collect_fee: ['fee_collected', 'settled', 'failed'],
   // Beyond the spec's `executing`: straight to `failed` when the transfer cannot even be submitted (fee
   // kept), or to `settled` when someone else executed the authorization first and it paid the merchant.
   fee_collected: ['executing', 'settled', 'failed'],

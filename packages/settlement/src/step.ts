@@ -30,6 +30,7 @@ export type SettlementChain = Pick<
   | 'readContract'
   | 'recentLogs'
   | 'minedTransaction'
+  | 'head'
 > &
   MechanismChain;
 

@@ -29,6 +29,13 @@ describe('UnsentSettlementStop', () => {
     }
   });
 
+  it("does not stop a settlement that someone else's transaction paid, waiting for its confirmations", async () => {
+    const h = harness('pending');
+    h.store.rows.set('stl_1', { ...h.store.rows.get('stl_1')!, waitingReason: 'execution_confirming', waitingDetail: { tx_hash: '0xtheirs' } });
+    expect(await h.stop.stop('stl_1', 'too slow')).toBeNull();
+    expect(h.store.rows.get('stl_1')!.state).toBe('pending');
+  });
+
   it('answers a settlement that is final already as it is, writing nothing', async () => {
     const h = harness('settled');
     expect(await h.stop.stop('stl_1', 'too slow')).toMatchObject({ settlement: { state: 'settled' }, stoppedNow: false });

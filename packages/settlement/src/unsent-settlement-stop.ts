@@ -3,6 +3,7 @@ import type { WebhookOutbox } from '@facilitator/webhooks';
 import { failed, settlementDoomed } from './failures';
 import { transitionWithFinalEvent } from './final-transition';
 import { isFinal } from './states';
+import { SettlementWaitReason } from './waiting';
 
 /** The states in which nothing of a settlement has been sent, unless the worker claimed it (send_claimed_at). */
 export const STOPPABLE_STATES: readonly SettlementState[] = ['pending', 'check_allowance', 'collect_fee'];
@@ -29,7 +30,7 @@ export class UnsentSettlementStop {
       const settlement = await this.settlements.findWithVerification(settlementId);
       if (!settlement) return null;
       if (isFinal(settlement.state)) return { settlement, stoppedNow: false };
-      if (settlement.sendClaimedAt || !STOPPABLE_STATES.includes(settlement.state)) return null;
+      if (settlement.sendClaimedAt || !STOPPABLE_STATES.includes(settlement.state) || paidElsewhereConfirming(settlement)) return null;
       const ending = failed(settlementDoomed(reason, { stopped_by: 'settle_request', stopped_in: settlement.state }), true);
       const moved = await transitionWithFinalEvent(
         this.settlements,
@@ -41,4 +42,12 @@ export class UnsentSettlementStop {
     }
     return null;
   }
+}
+
+/**
+ * Someone else's transaction already paid its merchant, and it waits only for that transaction's confirmations
+ * (execution_confirming): it is paid, not unsent, so it is never stopped; the request is held for its outcome.
+ */
+export function paidElsewhereConfirming(settlement: Pick<Settlement, 'waitingReason'>): boolean {
+  return settlement.waitingReason === SettlementWaitReason.ExecutionConfirming;
 }

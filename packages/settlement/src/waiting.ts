@@ -34,6 +34,12 @@ export const SettlementWaitReason = {
    * exactly that fee (during a change of FEE_AMOUNT, one still configured with it), within its authorization
    */
   FeeDiffersFromExecutor: 'fee_differs_from_executor',
+  /**
+   * another transaction than ours executed the payment to the merchant (a front-run, the payer's wallet sending
+   * it twice, a merchant failing over between facilitators): the settlement is settled on it once it has the
+   * confirmations ours would need (CONFIRMATIONS_<chainId>), never at fewer
+   */
+  ExecutionConfirming: 'execution_confirming',
 } as const;
 export type SettlementWaitReason = (typeof SettlementWaitReason)[keyof typeof SettlementWaitReason];
 
@@ -53,6 +59,7 @@ export const WAIT_RETRY_MS: Record<SettlementWaitReason, number> = {
   // the delegation is read again every EXECUTOR_RECHECK_MS (a minute by default)
   atomic_path_not_ready: 10_000,
   fee_differs_from_executor: 10_000,
+  execution_confirming: 1_000,
 };
 
 /** A step's answer when the chain does not let the settlement go on yet; nothing was sent. */

@@ -74,6 +74,15 @@ describe('settlement presenters', () => {
     expect([details.fee_collection_timestamp, details.settlement_timestamp]).toEqual([null, null]);
   });
 
+  it('Form A result of a payment another transaction executed (no fee of ours): paid, and says no fee was collected', () => {
+    const row = settledRow({ feeTxHash: null, feeCollectedAt: null, settlementTxHash: SETTLE_TX });
+    const answer = formASettlementResult(row);
+    expect(answer.success).toBe(true);
+    expect(answer.details).toMatchObject({ fee_collection_status: 'not_collected', fee_tx_hash: null, settlement_tx_hash: SETTLE_TX, fee_collected_first: false, fee_amount_wei: 0 });
+    expect(answer.details.description).not.toMatch(/nothing was charged/i);
+    expect(settlementStatusRecord(row).details.fee_collection_status).toBe('not_collected');
+  });
+
   it('Form A pending answer points at the status record', () => {
     expect(formASettlementPending(pendingRow())).toStrictEqual({
       success: false,

@@ -186,6 +186,22 @@ describe('ChainTransactionRepository', () => {
     });
   });
 
+  describe('paymentTransactionHashes', () => {
+    it("names only the transaction that moves the payer's money (the transfer), never the fee or a wallet deployment", async () => {
+      const settlementId = await newSettlement();
+      const [deploy, fee, transfer] = [signedVersion(3n), signedVersion(2n), signedVersion(1n)];
+      for (const [purpose, version] of [['wallet_deploy', deploy], ['fee', fee]] as const) {
+        const row = (await repo.allocateAndInsert(newTransaction(settlementId, address(), purpose), 0n))!;
+        await repo.storeFirstAttempt(row, async () => version);
+      }
+      // the fee and the deployment are signed: nothing a pending answer may name yet
+      expect(await repo.paymentTransactionHashes([settlementId])).toEqual(new Map());
+      const row = (await repo.allocateAndInsert(newTransaction(settlementId, address(), 'transfer'), 0n))!;
+      await repo.storeFirstAttempt(row, async () => transfer);
+      expect(await repo.paymentTransactionHashes([settlementId])).toEqual(new Map([[settlementId, transfer.hash]]));
+    });
+  });
+
   describe('storeFirstAttempt', () => {
     it('signs and stores the first version, moving the transaction to signed', async () => {
       const row = await allocate(address());

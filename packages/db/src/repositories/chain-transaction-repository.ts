@@ -129,11 +129,12 @@ const SQL = {
     UPDATE chain_transactions SET block_number = $2, status = $3, revert_reason = $4, block_hash = $5, updated_at = now() WHERE id = $1`,
   // its nonce was taken by another transaction while it was out of the chain: it will never be mined
   markLost: `UPDATE chain_transactions SET status = 'replaced', final_at = now(), updated_at = now() WHERE id = $1`,
-  // The newest transaction of each of these settlements that is or will be on chain (not replaced): the one
-  // that pays its merchant — its own transfer (sequential path) or its batch's settle transaction (atomic
-  // path) — else the one it sent before that (the sequential fee, an ERC-6492 wallet deployment). Its hash:
-  // the mined one, else its newest version broadcast, else its newest signed, else (an external provider's,
-  // which stores no versions until one is mined) the newest hash the provider reported.
+  // The transaction of each of these settlements that moves the payer's money and is or will be on chain (not
+  // replaced): its own transfer (sequential path) or its batch's settle transaction (atomic path); never the
+  // sequential fee or an ERC-6492 wallet deployment, which an x402 pending answer must not name (its retry
+  // waits for that transaction's outcome, which is not the payment's). Its hash: the mined one, else its newest
+  // version broadcast, else its newest signed, else (an external provider's, which stores no versions until one
+  // is mined) the newest hash the provider reported.
   paymentTransactionHashes: `
     SELECT s.id AS settlement_id, tx.hash
       FROM unnest($1::text[]) AS s(id)
@@ -145,9 +146,9 @@ const SQL = {
                  t.provider_hashes[cardinality(t.provider_hashes)]) AS hash
           FROM chain_transactions t
          WHERE t.status <> 'replaced'
-           AND ((t.settlement_id = s.id AND t.purpose IN ('transfer', 'fee', 'wallet_deploy'))
+           AND ((t.settlement_id = s.id AND t.purpose = 'transfer')
                 OR (t.settlement_id = i.batch_id AND t.purpose = 'settle'))
-         ORDER BY t.purpose IN ('transfer', 'settle') DESC, t.purpose = 'fee' DESC, t.created_at DESC LIMIT 1
+         ORDER BY t.created_at DESC LIMIT 1
       ) tx
      WHERE tx.hash IS NOT NULL`,
   // never over a mined outcome another process recorded meanwhile

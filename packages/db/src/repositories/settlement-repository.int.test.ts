@@ -232,6 +232,13 @@ describe('SettlementRepository', () => {
       expect(await repo.claimSend(stopped.id)).toBe(false);
     });
 
+    it('a stop (onlyUnclaimed) does not move a settlement waiting for the confirmations of someone else\'s transaction that paid it', async () => {
+      const s = await started();
+      expect(await repo.markWaiting(s.id, 'pending', 'execution_confirming', { tx_hash: randomHex(32) })).toBe(true);
+      expect(await stop((await repo.findById(s.id))!)).toBeNull();
+      expect((await repo.findById(s.id))!.state).toBe('pending');
+    });
+
     it('a stop that waits on an uncommitted claim finds it claimed once it commits, and a claim that waits on an uncommitted stop finds it final', async () => {
       const live = () => started().then((s) => walk(s.id, ['check_allowance', 'collect_fee']));
       const claimedFirst = await live();
@@ -761,6 +768,44 @@ describe('SettlementRepository', () => {
       expect((await repo.findById(s.id))!.finality).toBe('changed');
       expect((await repo.findById(live.id))!.finality).toBeNull();
       expect(await repo.recordFinality(newId(IdPrefix.Settlement), { note: {} })).toBeNull();
+    });
+  });
+
+  describe('a payment another transaction executed (settlement_foreign_executions)', () => {
+    it('stores its block with the transition to settled, keeps the settlement from final until the watcher marks it, and moves it after a reorg', async () => {
+      const s = await started();
+      const theirs = randomHex(32);
+      const moved = await repo.transition({
+        id: s.id,
+        from: 'pending',
+        to: 'settled',
+        data: { settlementTxHash: theirs, merchantPaid: true, settledAt: new Date(), foreignExecution: { txHash: theirs, blockNumber: 1234, blockHash: randomHex(32) } },
+      });
+      expect(moved).toMatchObject({ state: 'settled', settlementTxHash: theirs });
+      const watched = (await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).find((f) => f.settlementId === s.id);
+      expect(watched).toMatchObject({ txHash: theirs, blockNumber: 1234 });
+      // nothing of ours to watch, yet not final while their transaction is watched
+      await repo.markFinalWhereSettled();
+      expect((await repo.findById(s.id))!.finality).toBeNull();
+
+      const again = randomHex(32);
+      const block = randomHex(32);
+      await repo.moveForeignExecution(s.id, { txHash: again, blockNumber: 1240, blockHash: block });
+      expect((await repo.findById(s.id))!.settlementTxHash).toBe(again);
+      expect((await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).find((f) => f.settlementId === s.id)).toEqual({ settlementId: s.id, txHash: again, blockNumber: 1240, blockHash: block });
+
+      await repo.markForeignExecutionFinal(s.id);
+      expect((await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).some((f) => f.settlementId === s.id)).toBe(false);
+      await repo.markFinalWhereSettled();
+      expect((await repo.findById(s.id))!.finality).toBe('final');
+    });
+
+    it('is no longer watched once its merchant was told the outcome changed', async () => {
+      const s = await started();
+      const theirs = randomHex(32);
+      await repo.transition({ id: s.id, from: 'pending', to: 'settled', data: { settlementTxHash: theirs, merchantPaid: true, foreignExecution: { txHash: theirs, blockNumber: 7, blockHash: randomHex(32) } } });
+      await repo.recordFinality(s.id, { finality: 'changed', note: {}, merchantPaid: false });
+      expect((await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).some((f) => f.settlementId === s.id)).toBe(false);
     });
   });
 

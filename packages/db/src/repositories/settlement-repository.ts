@@ -5,10 +5,15 @@ import type { RetentionCursor, RetentionPage } from './verification-repository';
 import { WebhookEventRepository, type WebhookEventRow } from './webhook-event-repository';
 import { optionalMs, windowRows, type StatusWindow, type WaitingCount, type WindowSettleOutcomes } from './status-windows';
 import { NEWEST_FIRST, olderThan, type KeysetCursor } from './keyset';
-import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_COLUMNS, type SettlementUpdate } from './settlement-row';
+import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_COLUMNS, type ForeignExecutionBlock, type SettlementUpdate } from './settlement-row';
 import type { PaymentNonce } from './payment-nonce';
 
-export type { SettlementUpdate } from './settlement-row';
+export type { ForeignExecutionBlock, SettlementUpdate } from './settlement-row';
+
+/** A foreign execution the finality watcher watches (see foreignExecutionsAwaitingFinality). */
+export interface ForeignExecutionWatch extends ForeignExecutionBlock {
+  settlementId: string;
+}
 
 export type SettlementRow = Settlement;
 
@@ -82,8 +87,11 @@ const CREATE_OR_GET = `
 
 // Nothing of it was claimed for sending, and (rows of a worker older than the claim, during a rolling deploy)
 // nothing of it stored to be sent: no transaction of its own, no batch item.
+// a settlement waiting for the confirmations of a transaction that already paid its merchant (someone else's:
+// execution_confirming) is paid, not unsent: never stopped
 const UNCLAIMED = `
          AND send_claimed_at IS NULL
+         AND waiting_reason IS DISTINCT FROM 'execution_confirming'
          AND NOT EXISTS (SELECT 1 FROM chain_transactions t WHERE t.settlement_id = $1)
          AND NOT EXISTS (SELECT 1 FROM settlement_batch_items i WHERE i.settlement_id = $1)`;
 
@@ -120,6 +128,19 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
              WITH ORDINALITY AS hop(from_state, to_state, note, step)
        ORDER BY hop.step`;
   }
+  const foreign = request.data?.foreignExecution;
+  let watched = '';
+  if (foreign) {
+    // the transaction someone else sent is watched from the moment the settlement is settled on it, in the same statement
+    values.push(foreign.txHash, foreign.blockNumber, foreign.blockHash);
+    const n = values.length;
+    watched = `, watched AS (
+      INSERT INTO settlement_foreign_executions (settlement_id, chain_id, tx_hash, block_number, block_hash)
+      SELECT id, chain_id, $${n - 2}, $${n - 1}, $${n} FROM moved
+      ON CONFLICT (settlement_id) DO UPDATE SET tx_hash = EXCLUDED.tx_hash, block_number = EXCLUDED.block_number,
+        block_hash = EXCLUDED.block_hash, final_at = NULL, updated_at = now()
+    )`;
+  }
   const text = `
     WITH moved AS (
       UPDATE settlements SET state = $3::"SettlementState", updated_at = now(),
@@ -128,9 +149,13 @@ function transitionStatement(request: TransitionRequest): { name: string; text: 
     ), history AS (
       INSERT INTO settlement_transitions (settlement_id, from_state, to_state, note)
       ${history}
-    )
+    )${watched}
     SELECT * FROM moved`;
-  return { name: `settlement_transition_${mask}${request.onlyUnclaimed ? '_unclaimed' : ''}${through ? '_through' : ''}`, text, values };
+  return {
+    name: `settlement_transition_${mask}${request.onlyUnclaimed ? '_unclaimed' : ''}${through ? '_through' : ''}${foreign ? '_foreign' : ''}`,
+    text,
+    values,
+  };
 }
 
 /** $1..$4 are id, from, to and note; then one parameter per field written. */
@@ -581,12 +606,56 @@ export class SettlementRepository {
    * mined one included; one whose outcome changed keeps `changed`). Returns how many. The partial index
    * on unfinished finality keeps this to the settlements that ended lately.
    */
+  /**
+   * Settled settlements whose payment another transaction than their own executed, not FINALITY_DEPTH deep yet,
+   * of one network (the finality watcher's; a settlement told its outcome changed is no longer watched).
+   */
+  async foreignExecutionsAwaitingFinality(chainId: number, limit: number): Promise<ForeignExecutionWatch[]> {
+    const rows = await runQuery(this.pool, {
+      name: 'settlement_foreign_awaiting_finality',
+      text: `
+        SELECT f.settlement_id, f.tx_hash, f.block_number, f.block_hash
+          FROM settlement_foreign_executions f JOIN settlements s ON s.id = f.settlement_id
+         WHERE f.chain_id = $1 AND f.final_at IS NULL AND s.state = 'settled' AND s.finality IS DISTINCT FROM 'changed'
+         ORDER BY f.block_number LIMIT $2`,
+      values: [chainId, limit],
+    });
+    return rows.map((r) => ({ settlementId: r.settlement_id as string, txHash: r.tx_hash as string, blockNumber: Number(r.block_number), blockHash: r.block_hash as string }));
+  }
+
+  /** The foreign execution is FINALITY_DEPTH deep: no longer watched. */
+  async markForeignExecutionFinal(settlementId: string): Promise<void> {
+    await runQuery(this.pool, {
+      name: 'settlement_foreign_mark_final',
+      text: `UPDATE settlement_foreign_executions SET final_at = now(), updated_at = now() WHERE settlement_id = $1 AND final_at IS NULL`,
+      values: [settlementId],
+    });
+  }
+
+  /**
+   * After a reorg, the payment's execution is found in another block, or in another transaction: watched there
+   * from now on; the settlement's transaction hash follows it (what the merchant is told paid it).
+   */
+  async moveForeignExecution(settlementId: string, to: ForeignExecutionBlock): Promise<void> {
+    await runQuery(this.pool, {
+      name: 'settlement_foreign_move',
+      text: `
+        WITH watched AS (
+          UPDATE settlement_foreign_executions SET tx_hash = $2, block_number = $3, block_hash = $4, updated_at = now()
+           WHERE settlement_id = $1 RETURNING settlement_id)
+        UPDATE settlements SET settlement_tx_hash = $2, updated_at = now() WHERE id IN (SELECT settlement_id FROM watched)`,
+      values: [settlementId, to.txHash, to.blockNumber, to.blockHash],
+    });
+  }
+
   async markFinalWhereSettled(): Promise<number> {
     const rows = await runQuery(this.pool, {
       name: 'settlement_mark_final',
       text: `
         UPDATE settlements s SET finality = 'final', updated_at = now()
          WHERE (s.finality IS NULL OR s.finality = 'reorged') AND s.state IN ('settled', 'failed')
+           -- a transaction someone else sent that settled it is watched too (settlement_foreign_executions)
+           AND NOT EXISTS (SELECT 1 FROM settlement_foreign_executions f WHERE f.settlement_id = s.id AND f.final_at IS NULL)
            AND NOT EXISTS (SELECT 1 FROM chain_transactions t
                             WHERE t.final_at IS NULL AND t.status IN ('confirmed', 'reverted')
                               AND (t.settlement_id = s.id

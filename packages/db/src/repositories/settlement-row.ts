@@ -21,6 +21,18 @@ export interface SettlementUpdate {
    * executor's delegation changed while a batch was in flight), so that the row reports what was taken
    */
   feeAmount?: string;
+  /**
+   * settled by a transaction that is not the settlement's own (someone else executed its payment): stored with
+   * the transition in settlement_foreign_executions, where the finality watcher watches its block
+   */
+  foreignExecution?: ForeignExecutionBlock;
+}
+
+/** The transaction that executed a settlement's payment, not being its own, and the block that holds it. */
+export interface ForeignExecutionBlock {
+  txHash: string;
+  blockNumber: number;
+  blockHash: string;
 }
 
 /** Column of each updatable field; the order fixes the order of the SET list and of its values. */

@@ -22,6 +22,7 @@ import {
   transferLog,
   transferWithAuthorizationCalldata,
   TREASURY,
+  fakeBlockHash,
 } from '../testing/fakes';
 import { isWait } from '../waiting';
 import { collectFeeAndTransfer, recordAtomicExecution, recordAtomicSettlement } from './atomic-steps';
@@ -174,15 +175,28 @@ describe('collect_fee on the atomic path', () => {
     });
   });
 
-  it('reports a payment executed by someone else before our transaction as paid to the merchant, no fee, payment not released', async () => {
+  it('settles a payment executed by someone else before our transaction on their transaction: paid, no fee, watched from its block', async () => {
     const logs = [executorLog('NotSettled', [PAYER, NONCE, itemRevert('TransferNotExecuted', 'FiatTokenV2: authorization is used or canceled')])];
     const theirs = '0x' + 'ee'.repeat(32);
     const { result } = await run(confirmedWith(logs), (h) => {
       h.chain.authorizationUse = { transactionHash: theirs, blockNumber: 6, paidToMerchant: 1_000_000n };
     });
-    expect(result.to).toBe('failed');
+    expect(result).toMatchObject({
+      to: 'settled',
+      data: { settlementTxHash: theirs, merchantPaid: true, foreignExecution: { txHash: theirs, blockNumber: 6, blockHash: fakeBlockHash(6) } },
+      note: { executed_by_third_party: true, fee_collected: false, our_tx_hash: HASH },
+    });
+    expect(result.data).not.toHaveProperty('feeTxHash');
     expect(result.data).not.toHaveProperty('paymentKey');
-    expect(result.data!.errorDetails).toMatchObject({ executed_by_third_party: true, authorization_used_by: theirs, merchant_paid: true, merchant_charged: false, customer_charged: true });
+  });
+
+  it('waits, reporting nothing, while the transaction that executed it has fewer confirmations than ours would need', async () => {
+    const logs = [executorLog('NotSettled', [PAYER, NONCE, itemRevert('TransferNotExecuted', 'FiatTokenV2: authorization is used or canceled')])];
+    const theirs = '0x' + 'ee'.repeat(32);
+    const h = atomicHarness(new FakeAtomic(confirmedWith(logs)));
+    h.chain.authorizationUse = { transactionHash: theirs, blockNumber: 101, paidToMerchant: 1_000_000n };
+    h.ctx.network = { ...h.ctx.network, confirmations: 3 };
+    expect(await collectFeeAndTransfer(h.ctx)).toEqual({ wait: { reason: 'execution_confirming', detail: { tx_hash: theirs, block: 101, confirmations: 1, required: 3 } } });
   });
 
   it('fails, nothing moved, a settle transaction mined without any executor log (the delegation was gone)', async () => {
@@ -251,6 +265,20 @@ describe('fee_collected and executing on the atomic path', () => {
       expect(result).toMatchObject({
         to: 'failed',
         data: { errorCode: 'settlement_failed', paymentKey: null, errorDetails: { reason: 'the settle transaction would revert: hostile', fee_status: 'not_collected', merchant_charged: false } },
+      });
+    });
+
+    it('settles an item its batch left out because someone else executed the payment meanwhile (paid, no fee)', async () => {
+      const atomic = new FakeAtomic(confirmedWith([]));
+      atomic.place = async () => {
+        throw new ItemRefusedError('the settle transaction would revert: FiatTokenV2: authorization is used or canceled', { simulation: 'settle' });
+      };
+      const h = atomicHarness(atomic);
+      h.chain.authorizationUse = { transactionHash: '0xfront', blockNumber: 100, paidToMerchant: AMOUNT };
+      expect(await collectFeeAndTransfer(h.ctx)).toMatchObject({
+        to: 'settled',
+        data: { settlementTxHash: '0xfront', merchantPaid: true, foreignExecution: { txHash: '0xfront', blockNumber: 100 } },
+        note: { executed_by_third_party: true },
       });
     });
 

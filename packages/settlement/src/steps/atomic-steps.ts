@@ -4,7 +4,7 @@ import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/settlemen
 import type { AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError, NoFundedRelayerError } from '../atomic/executor-batches';
 import { executorItemOf } from '../atomic/executor-item';
-import { executedElsewhereNoFee, failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
+import { failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { sendsPermit } from '../payment';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
@@ -12,7 +12,8 @@ import { noFundedRelayer, sequentialPathUnavailable } from '../waiting';
 import { staysInState } from '../awaiting-chain';
 import type { PendingOutcome } from '../outcome-waits';
 import { transferExecutionGasCap } from './preflight';
-import { executionOf } from './transfer-not-executed';
+import { executedByNote, executionOf, settledOnExecution, unlessPaidElsewhere } from './settled-elsewhere';
+import type { StepWait } from '../waiting';
 
 /**
  * `collect_fee` on the atomic path: the fee and the transfer are one item of the executor's `settle`,
@@ -47,8 +48,9 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
     } catch (error) {
       // every relayer went dry between the check and the batch: nothing was stored or sent, so wait
       if (error instanceof NoFundedRelayerError) return noFundedRelayer(ctx);
-      // its batch's estimate failed with it and passed without it: left out, nothing stored or sent for it
-      if (error instanceof ItemRefusedError) return failed(settlementDoomed(error.reason, { ...error.details, atomic: true }), true);
+      // its batch's estimate failed with it and passed without it: left out, nothing stored or sent for it;
+      // unless someone else executed the payment meanwhile (its item fails for that), which paid the merchant
+      if (error instanceof ItemRefusedError) return unlessPaidElsewhere(ctx, failed(settlementDoomed(error.reason, { ...error.details, atomic: true }), true));
       throw error;
     }
   }
@@ -71,12 +73,12 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
  * released instead of being retried and parked with its merchant's fee reserved. A batch of several stays
  * as it is: another of its settlements may still send it.
  */
-async function unsendableAlone(ctx: StepContext, batch: StoredSettlementBatch, error: unknown): Promise<StepResult | undefined> {
+async function unsendableAlone(ctx: StepContext, batch: StoredSettlementBatch, error: unknown): Promise<StepResult | StepWait | undefined> {
   if (batch.itemCount !== 1) return undefined;
   if (!(error instanceof TransactionWouldRevertError) && !(error instanceof GasCapExceededError)) return undefined;
   if (await ctx.transactions.hasAny(batch.id, 'settle')) return undefined;
   const reason = error instanceof TransactionWouldRevertError ? `the settle transaction would revert: ${error.reason}` : error.message;
-  return failed(settlementDoomed(reason, { simulation: 'settle', batch_id: batch.id, atomic: true }), true);
+  return unlessPaidElsewhere(ctx, failed(settlementDoomed(reason, { simulation: 'settle', batch_id: batch.id, atomic: true }), true));
 }
 
 // A settlement whose item ran goes to `settled` in one step (settledByItem); these two finish a row a run
@@ -115,7 +117,7 @@ async function itemOf(ctx: StepContext): Promise<{ item: ExecutorItem; alone: bo
   return { item, alone: cap.kind === 'contract' };
 }
 
-async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, outcome: TransactionOutcome): Promise<StepResult> {
+async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, outcome: TransactionOutcome): Promise<StepResult | StepWait> {
   const batchNote = { batch_id: batch.id, batch_size: batch.itemCount, tx_hash: outcome.hash, block: outcome.blockNumber };
   // the whole transaction reverted (e.g. out of gas): every item of it was undone, nobody paid anything
   if (outcome.status === 'reverted') {
@@ -140,11 +142,11 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     const result = await wouldRevert(ctx, item.reason, balance, { feeTxHash: outcome.hash });
     return { ...result, note: { ...result.note, ...batchNote } };
   }
-  // someone else executed the authorization first (it was in a public mempool, or the payer sent it)
+  // someone else executed the authorization first (it was in a public mempool, or the payer sent it): the
+  // merchant was paid there, and our item (its fee with it) was undone, so it is settled on theirs with no fee
   const { execution, paidElsewhere, byOurExecutor } = await executionOf(ctx, outcome.hash);
   if (execution && paidElsewhere) {
-    const result = failed(executedElsewhereNoFee(execution.txHash, outcome.hash, byOurExecutor), false);
-    return { ...result, note: { ...result.note, ...batchNote } };
+    return settledOnExecution(ctx, execution.txHash, { ...executedByNote(byOurExecutor, item.reason), fee_collected: false, ...batchNote, our_tx_hash: outcome.hash });
   }
   const result = failed(transferFailedFeeReturned(item.reason, outcome.hash), true);
   return { ...result, note: { ...result.note, ...batchNote } };

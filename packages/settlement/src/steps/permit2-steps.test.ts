@@ -24,6 +24,7 @@ import {
   TOKEN,
   transferLog,
   type StepHarness,
+  fakeBlockHash,
 } from '../testing/fakes';
 import { checkAllowance as checkAllowanceStep } from './check-allowance';
 import { confirmTransfer as confirmTransferStep } from './confirm-transfer';
@@ -209,8 +210,8 @@ describe('a Permit2 payment through the steps', () => {
       mined(h, '0xstranger', PROXY);
       expect(await submitTransfer(h.ctx)).toEqual({
         to: 'settled',
-        data: { settlementTxHash: '0xstranger', settledAt: expect.any(Date), merchantPaid: true },
-        note: { executed_by_third_party: true, tx_hash: '0xstranger', our_error: 'InvalidNonce()' },
+        data: { settlementTxHash: '0xstranger', settledAt: expect.any(Date), merchantPaid: true, foreignExecution: { txHash: '0xstranger', blockNumber: 99, blockHash: fakeBlockHash(99) } },
+        note: { executed_by_third_party: true, tx_hash: '0xstranger', block: 99, confirmations: 3, our_error: 'InvalidNonce()' },
       });
     });
 

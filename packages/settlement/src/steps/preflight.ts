@@ -6,6 +6,7 @@ import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { authorizationStillValid, noFundedRelayer } from '../waiting';
 import { planWalletDeployment } from './deploy-wallet';
+import { unlessPaidElsewhere } from './settled-elsewhere';
 
 /**
  * `pending`: before any fee, make sure the transfer can still succeed — its nonce unused on chain, not about
@@ -26,15 +27,18 @@ export const preflight: Step = async (ctx) => {
   }
   const { mechanism, parsed } = paymentOf(ctx.settlement);
   const { terms } = parsed;
+  const { usdc } = ctx.network;
+  // asked before the expiry: a payment someone else executed to the merchant (a front-run, the payer's wallet
+  // sending it twice, another facilitator) is paid, whenever its authorization runs out; only a nonce used
+  // without paying the merchant (or cancelled) is doomed
+  if (await mechanism.isUsed(terms.nonce, usdc)) {
+    return unlessPaidElsewhere(ctx, failed(settlementDoomed('authorization is used or canceled on chain'), true));
+  }
   if (!authorizationStillValid(ctx)) {
     return failed(
       settlementDoomed('authorization expired', { validBefore: terms.validBefore.toString(), currentTime: String(ctx.now()) }),
       true,
     );
-  }
-  const { usdc } = ctx.network;
-  if (await mechanism.isUsed(terms.nonce, usdc)) {
-    return failed(settlementDoomed('authorization is used or canceled on chain'), true);
   }
   // a call to a contract missing on this chain succeeds and moves nothing: refused before any fee
   const unavailable = await mechanism.unavailable?.(usdc);

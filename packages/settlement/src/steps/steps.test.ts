@@ -29,6 +29,7 @@ import {
   TREASURY,
   type StepHarness,
   moved,
+  fakeBlockHash,
 } from '../testing/fakes';
 import { isWait, SettlementWaitReason, type StepWait } from '../waiting';
 import { checkAllowance as checkAllowanceStep } from './check-allowance';
@@ -122,12 +123,12 @@ describe('preflight (pending)', () => {
     expectNothingSent(h);
   });
 
-  it('fails an authorization that expires within the margin, before reading the chain', async () => {
+  it('fails an authorization that expires within the margin, having read only whether its nonce was used', async () => {
     const h = stepHarness(settlementFixture({}, { validBefore: String(NOW + 30) }));
     const result = await preflight(h.ctx);
     const d = expectDoomedBeforeFee(result, 'authorization expired');
     expect(d).toMatchObject({ validBefore: String(NOW + 30), currentTime: String(NOW) });
-    expect(h.log).toEqual([]);
+    expect(h.log).toEqual([`chain.isAuthorizationUsed(${PAYER},${NONCE})`]);
     expectNothingSent(h);
   });
 
@@ -144,6 +145,26 @@ describe('preflight (pending)', () => {
     expect(result.note).toEqual({ error: 'settlement_failed', reason: 'authorization is used or canceled on chain' });
     expect(h.chain.estimateCalls).toEqual([]);
     expectNothingSent(h);
+  });
+
+  it('settles, before any fee, a payment someone else executed to the merchant, even once its authorization expired', async () => {
+    const h = stepHarness(settlementFixture({}, { validBefore: String(NOW + 30) }));
+    h.chain.authorizationUsed = true;
+    h.chain.authorizationUse = { transactionHash: '0xfront', blockNumber: 100, paidToMerchant: AMOUNT, to: '0x9999999999999999999999999999999999999999' };
+    expect(await preflight(h.ctx)).toEqual({
+      to: 'settled',
+      data: { settlementTxHash: '0xfront', settledAt: expect.any(Date), merchantPaid: true, foreignExecution: { txHash: '0xfront', blockNumber: 100, blockHash: fakeBlockHash(100) } },
+      note: { executed_by_third_party: true, tx_hash: '0xfront', block: 100, confirmations: 2, our_error: 'settlement failed: authorization is used or canceled on chain' },
+    });
+    expect(h.chain.estimateCalls).toEqual([]);
+    expectNothingSent(h);
+  });
+
+  it('fails a used nonce that paid the merchant less than the settlement (it paid someone else)', async () => {
+    const h = stepHarness();
+    h.chain.authorizationUsed = true;
+    h.chain.authorizationUse = { transactionHash: '0xelsewhere', blockNumber: 100, paidToMerchant: AMOUNT - 1n };
+    expectDoomedBeforeFee(await preflight(h.ctx), 'authorization is used or canceled on chain');
   });
 
   it('fails when the transfer estimate reverts, with the revert reason', async () => {
@@ -549,8 +570,8 @@ describe('submitTransfer (fee_collected)', () => {
     h.chain.authorizationUse = { transactionHash: '0xthird', blockNumber: 99, paidToMerchant: AMOUNT };
     expect(await submitTransfer(h.ctx)).toEqual({
       to: 'settled',
-      data: { settlementTxHash: '0xthird', settledAt: expect.any(Date), merchantPaid: true },
-      note: { executed_by_third_party: true, tx_hash: '0xthird', our_error: 'FiatTokenV2: authorization is used or canceled' },
+      data: { settlementTxHash: '0xthird', settledAt: expect.any(Date), merchantPaid: true, foreignExecution: { txHash: '0xthird', blockNumber: 99, blockHash: fakeBlockHash(99) } },
+      note: { executed_by_third_party: true, tx_hash: '0xthird', block: 99, confirmations: 3, our_error: 'FiatTokenV2: authorization is used or canceled' },
     });
   });
 
@@ -683,14 +704,14 @@ describe('transferNotExecuted', () => {
   it('does not count our own reverted transaction as a third party execution', async () => {
     const h = stepHarness(afterFee('executing'));
     h.chain.authorizationUse = { transactionHash: TRANSFER_TX_HASH, blockNumber: 100, paidToMerchant: AMOUNT };
-    const d = expectFailedAfterFee(await transferNotExecuted(h.ctx, 'reverted', TRANSFER_TX_HASH), 'reverted');
+    const d = expectFailedAfterFee((await transferNotExecuted(h.ctx, 'reverted', TRANSFER_TX_HASH)) as StepResult, 'reverted');
     expect(d).toMatchObject({ settlement_tx_hash: TRANSFER_TX_HASH, authorization_used_by: TRANSFER_TX_HASH });
   });
 
   it('fails after the fee when a third party used the authorization but paid the merchant less than the amount', async () => {
     const h = stepHarness(afterFee('executing'));
     h.chain.authorizationUse = { transactionHash: '0xthird', blockNumber: 100, paidToMerchant: AMOUNT - 1n };
-    const d = expectFailedAfterFee(await transferNotExecuted(h.ctx, 'reverted'), 'reverted');
+    const d = expectFailedAfterFee((await transferNotExecuted(h.ctx, 'reverted')) as StepResult, 'reverted');
     expect(d.authorization_used_by).toBe('0xthird');
   });
 });

@@ -78,6 +78,11 @@ export function transferFromCalldata(from: string, to: string, value: bigint): s
   return `transferFrom(${from},${to},${value})`;
 }
 
+/** The hash the fake chain gives block `n`. */
+export function fakeBlockHash(n: number): string {
+  return '0x' + n.toString(16).padStart(64, 'b');
+}
+
 /** The token as the steps see it; state set by the test, every read logged as `chain.<method>`. */
 export class FakeChain implements SettlementChain {
   readonly tokenAddress = TOKEN;
@@ -155,9 +160,22 @@ export class FakeChain implements SettlementChain {
     return [...this.mined.values()].flatMap((tx) => tx.logs.filter(matches).map((log) => ({ ...log, transactionHash: tx.hash, blockNumber: tx.blockNumber })));
   }
 
+  /** the chain's newest block: a transaction of block 101 (the fakes' outcomes) has 1 confirmation */
+  headBlock = 101;
+
+  async head(): Promise<number> {
+    this.log.push('chain.head()');
+    return this.headBlock;
+  }
+
   async minedTransaction(hash: string): Promise<MinedTransaction | undefined> {
     this.log.push(`chain.minedTransaction(${hash})`);
-    return this.mined.get(hash);
+    // the transaction findAuthorizationUse reports is mined, in its block, unless the test says otherwise
+    const use = this.authorizationUse;
+    const found =
+      this.mined.get(hash) ??
+      (use?.transactionHash === hash ? { hash, blockNumber: use.blockNumber, data: '0x', succeeded: true, logs: [], ...(use.to ? { to: use.to } : {}) } : undefined);
+    return found && { blockHash: fakeBlockHash(found.blockNumber), ...found };
   }
 }
 
@@ -665,7 +683,7 @@ export class FakeSettlementStore implements SettlementMachineStore {
     hook?.();
     const row = this.rows.get(request.id);
     if (!row || row.state !== request.from) return null;
-    if (request.onlyUnclaimed && row.sendClaimedAt) return null;
+    if (request.onlyUnclaimed && (row.sendClaimedAt || row.waitingReason === 'execution_confirming')) return null;
     const { errorDetails, ...fields } = request.data ?? {};
     const next: SettlementWithVerification = {
       ...row,

@@ -173,6 +173,13 @@ export function settlementStoreContract(name: string, open: () => Promise<StoreU
         expect(await t.store.transition({ id: unclaimed.id, from: 'collect_fee', to: 'failed', onlyUnclaimed: true })).toMatchObject({ state: 'failed' });
         expect(await t.store.claimSend(unclaimed.id)).toBe(false);
       });
+
+      it("with onlyUnclaimed, refuses a settlement waiting for the confirmations of someone else's transaction that paid it", async () => {
+        const paid = await seeded({ state: 'pending' });
+        expect(await t.store.markWaiting(paid.id, 'pending', 'execution_confirming', { tx_hash: '0x' + 'ee'.repeat(32) })).toBe(true);
+        expect(await t.store.transition({ id: paid.id, from: 'pending', to: 'failed', onlyUnclaimed: true })).toBeNull();
+        expect(await stateOf(paid.id)).toBe('pending');
+      });
     });
 
     describe('claimSend', () => {
