@@ -210,6 +210,7 @@ it("(insider 1) the API's database role: it serves verify and settle, and cannot
     );
     const attempt = await refused(`INSERT INTO chain_transaction_attempts (hash, transaction_id, raw_transaction, max_fee_per_gas, max_priority_fee_per_gas, created_at) VALUES ('0x', 'ctx_x', '0x', '1', '1', now())`);
     const rewrite = await refused(`UPDATE chain_transactions SET data = '0x'`);
+    const foreign = await refused(`INSERT INTO settlement_foreign_executions (settlement_id, chain_id, tx_hash, block_number, block_hash) VALUES ('stl_x', 84532, '0x', 1, '0x')`);
 
     const checks = [
       report.check('verify through the API under the role', 200, v.status),
@@ -220,6 +221,7 @@ it("(insider 1) the API's database role: it serves verify and settle, and cannot
       report.check('INSERT INTO chain_transactions as the API role', 'permission denied', transaction),
       report.check('INSERT INTO chain_transaction_attempts as the API role', 'permission denied', attempt),
       report.check('UPDATE chain_transactions as the API role', 'permission denied', rewrite),
+      report.check('INSERT INTO settlement_foreign_executions as the API role', 'permission denied', foreign),
     ];
     report.save();
     expect(checks.every(Boolean)).toBe(true);

@@ -2,8 +2,9 @@ import { Client } from 'pg';
 
 /**
  * The tables only the worker writes: what its keys sign is read back from them (settlement batches and their
- * items, chain transactions, their signed versions, the keys' nonces). The API reads them (a settlement's
- * progress); a compromised API process must not be able to write them (issue 40).
+ * items, chain transactions, their signed versions, the keys' nonces, the foreign executions the finality
+ * watcher follows). The API reads them (a settlement's progress); a compromised API process must not be able
+ * to write them (issue 40).
  */
 export const WORKER_ONLY_TABLES = [
   'settlement_batches',
@@ -11,6 +12,8 @@ export const WORKER_ONLY_TABLES = [
   'chain_transactions',
   'chain_transaction_attempts',
   'signer_nonces',
+  // the executions of someone else's that settled a settlement: the finality watcher follows their blocks
+  'settlement_foreign_executions',
   '_prisma_migrations',
 ] as const;
 
