@@ -8,6 +8,8 @@ export interface BannerFacts {
   circleUsdc?: string;
   accounts: string[];
   workerMetricsUrl?: string;
+  /** what the banner says when the worker's metrics are off */
+  workerMetricsOff: string;
   admin: { username: string; password: string };
   devnetFile: string;
   services: string[];
@@ -31,7 +33,7 @@ export function bannerLines(facts: BannerFacts): string[] {
     `x402         facilitator URL for @x402/* and x402-* packages: ${apiUrl}/x402`,
     ...DEV_PAGES.map(([page, what]) => `page         ${apiUrl}${page}  ${what}`),
     `             (${apiUrl}/admin/queues: user ${facts.admin.username}, password ${facts.admin.password})`,
-    `metrics      API ${apiUrl}/metrics (requests, queues); worker ${facts.workerMetricsUrl ?? 'off (WORKER_METRICS_PORT=0)'}${facts.workerMetricsUrl ? ' (fees, settlements)' : ''}`,
+    `metrics      API ${apiUrl}/metrics (requests, queues); worker ${facts.workerMetricsUrl ?? facts.workerMetricsOff}${facts.workerMetricsUrl ? ' (fees, settlements)' : ''}`,
     `chain        ${facts.rpcUrl} (chain id ${facts.chainId}, network eip155:${facts.chainId})`,
     atCircle
       ? `USDC         ${facts.token}, Circle's Base Sepolia address (EIP-712 "USDC" version "2"): stock x402 code (price "$0.01" on eip155:${facts.chainId}, default spend controls) works unchanged`

@@ -21,6 +21,8 @@ import { hostPortOf, isListening, startEmbeddedPostgres, type EmbeddedPostgresSe
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(__dirname, '../../..');
+/** Prometheus exporters' customary port */
+const DEFAULT_WORKER_METRICS_PORT = 9464;
 const env = process.env;
 
 async function waitForReady(url: string, children: ChildProcess[]): Promise<void> {
@@ -87,7 +89,9 @@ async function main(): Promise<void> {
   // the operator's surfaces on by default in dev: Bull Board (it needs a login) and the worker's metrics,
   // where the settlement and fee figures are (the API's /metrics counts what the API does)
   const admin = { username: env.ADMIN_USERNAME ?? 'admin', password: env.ADMIN_PASSWORD ?? 'dev-admin-password' };
-  const workerMetricsPort = Number(env.WORKER_METRICS_PORT ?? 9464);
+  // a busy default port would crash the worker at start: then its metrics stay off, and the banner says why
+  const metricsPortBusy = env.WORKER_METRICS_PORT === undefined && (await isListening('127.0.0.1', DEFAULT_WORKER_METRICS_PORT));
+  const workerMetricsPort = metricsPortBusy ? 0 : Number(env.WORKER_METRICS_PORT ?? DEFAULT_WORKER_METRICS_PORT);
   const stackEnv: Record<string, string> = {
     ...(env as Record<string, string>),
     NODE_ENV: env.NODE_ENV ?? 'development',
@@ -135,6 +139,7 @@ async function main(): Promise<void> {
         `treasury     ${accounts.treasury.address}  (fee allowance from the merchant: ${formatUnits(await devnet.allowance(accounts.merchant.address, accounts.treasury.address), 6)} USDC)`,
       ],
       workerMetricsUrl: workerMetricsPort > 0 ? `http://127.0.0.1:${workerMetricsPort}/metrics` : undefined,
+      workerMetricsOff: metricsPortBusy ? `off: port ${DEFAULT_WORKER_METRICS_PORT} is in use (set WORKER_METRICS_PORT)` : 'off (WORKER_METRICS_PORT=0)',
       admin,
       devnetFile: infoFile,
       services,
