@@ -118,18 +118,18 @@ describe('npm run dev', () => {
   it('answers GET / with an index of what is served', async () => {
     const res = await fetch(`${apiUrl}/`, { headers: { Accept: 'application/json' } });
     expect(res.status).toBe(200);
-    const index = await res.json();
+    const index = (await res.json()) as { x402: { facilitator_url_path: string }; pages: Array<{ path: string }> };
     expect(index.x402.facilitator_url_path).toBe('/x402');
-    expect(index.pages.map((p: { path: string }) => p.path)).toEqual(['/docs', '/status', '/merchant', '/admin/queues']);
+    expect(index.pages.map((p) => p.path)).toEqual(['/docs', '/status', '/merchant', '/admin/queues']);
   });
 
   it('shows every queue, maintenance included, in Bull Board and GET /v1/queues', async () => {
     const auth = `Basic ${Buffer.from(`${ADMIN.username}:${ADMIN.password}`).toString('base64')}`;
     const board = await fetch(`${apiUrl}/admin/queues/api/queues`, { headers: { Authorization: auth } });
     expect(board.status).toBe(200);
-    expect(((await board.json()).queues as Array<{ name: string }>).map((q) => q.name).sort()).toEqual(['maintenance', 'settlement', 'webhook']);
-    const queues = await (await fetch(`${apiUrl}/v1/queues`)).json();
-    expect((queues.queues as Array<{ name: string }>).map((q) => q.name)).toEqual(['settlement', 'webhook', 'maintenance']);
+    expect(((await board.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual(['maintenance', 'settlement', 'webhook']);
+    const queues = (await (await fetch(`${apiUrl}/v1/queues`)).json()) as { queues: Array<{ name: string }> };
+    expect(queues.queues.map((q) => q.name)).toEqual(['settlement', 'webhook', 'maintenance']);
   });
 });
 
@@ -177,7 +177,7 @@ describe('examples/, unchanged, against npm run dev', () => {
       body: JSON.stringify({ proof }),
     });
     expect(enabled.status).toBe(200);
-    const { settle_key: settleKey } = await enabled.json();
+    const { settle_key: settleKey } = (await enabled.json()) as { settle_key: string };
     const merchantUrl = await startMerchant('merchant-upto.mjs', { SETTLE_KEY: settleKey });
     const before = await balances();
     const out = await runBuyer('buyer-upto.mjs', `${merchantUrl}/generate`);
