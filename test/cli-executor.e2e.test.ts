@@ -12,7 +12,8 @@ const CLI = path.resolve(__dirname, '../apps/cli/dist/main.js');
 
 /** Runs the compiled CLI with only PATH and the given variables (never this process's environment). */
 function cli(args: string[], env: Record<string, string>): Promise<ProgramRun> {
-  return runNodeProgram([CLI, ...args], { PATH: process.env.PATH ?? '', ...env } as NodeJS.ProcessEnv);
+  // DEV_STACK_DIR where no dev stack is: a running `npm run dev` on this machine gives these commands nothing
+  return runNodeProgram([CLI, ...args], { PATH: process.env.PATH ?? '', DEV_STACK_DIR: path.join(tmpdir(), 'no-dev-stack-here'), ...env } as NodeJS.ProcessEnv);
 }
 
 let devnet: Devnet;

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BaseWallet, encryptKeystoreJson, Wallet } from 'ethers';
+import { writeDevnetInfo } from '@facilitator/devnet';
 import { newMerchant } from './support/chain-actions';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
 import { freePort } from './support/ports';
@@ -15,9 +16,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const CLI = path.resolve(__dirname, '../apps/cli/dist/main.js');
 
+/** where no dev stack runs: the CLI reads no devnet file unless a test names one */
+const NO_DEV_STACK = mkdtempSync(path.join(tmpdir(), 'facilitator-cli-no-dev-stack-'));
+
 /** Runs the compiled CLI with only PATH and the given variables (never this process's environment). */
 function cli(args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<ProgramRun> {
-  return runNodeProgram([CLI, ...args], { PATH: process.env.PATH ?? '', ...env } as NodeJS.ProcessEnv, input);
+  return runNodeProgram([CLI, ...args], { PATH: process.env.PATH ?? '', DEV_STACK_DIR: NO_DEV_STACK, ...env } as NodeJS.ProcessEnv, input);
 }
 
 /** A failure a user sees: exit 1, one line on stderr, no stack trace. */
@@ -57,6 +61,7 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
   await Promise.all([stack?.stop(), receiver?.stop()]);
   if (keystoreDir) rmSync(keystoreDir, { recursive: true, force: true });
+  rmSync(NO_DEV_STACK, { recursive: true, force: true });
 });
 
 async function allowanceJson(merchant: string): Promise<Record<string, string>> {
@@ -359,5 +364,55 @@ describe('merchant', () => {
     expect(off.stdout).toContain('settle protection is off');
     expectOneLineError(await cli(['merchant', 'minimum', 'ten'], as(m)), '<units> must be a whole number');
     expectOneLineError(await cli(['merchant', 'settle-key'], { FACILITATOR_API_URL: apiUrl }), 'no merchant key');
+  });
+});
+
+describe("while npm run dev runs, its devnet file stands in for the variables", () => {
+  let devStackDir: string;
+  beforeAll(() => {
+    // the file as the dev stack writes it, describing this stack's running anvil
+    devStackDir = mkdtempSync(path.join(tmpdir(), 'facilitator-cli-dev-stack-'));
+    writeDevnetInfo(path.join(devStackDir, 'devnet.json'), stack.devnet.info);
+  });
+  afterAll(() => rmSync(devStackDir, { recursive: true, force: true }));
+
+  it('allowance needs no variable: the chain, token, treasury and merchant come from the file, and it says so', async () => {
+    const { devnet } = stack;
+    const run = await cli(['allowance', '--json'], { DEV_STACK_DIR: devStackDir });
+    expect(run.stderr).toBe(
+      `using the running dev stack's ${path.join(devStackDir, 'devnet.json')} for RPC_URL_84532, TOKEN_ADDRESS_84532, TREASURY_ADDRESS, MERCHANT_PRIVATE_KEY\n`,
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      network: 'eip155:84532',
+      token: devnet.token,
+      merchant: devnet.accounts.merchant.address,
+      treasury: devnet.accounts.treasury.address,
+      allowance: (await devnet.allowance(devnet.accounts.merchant.address, devnet.accounts.treasury.address)).toString(),
+    });
+  });
+
+  it('gives nothing when a variable is set, and refuses its accounts on another chain or RPC', async () => {
+    const configured = await cli(['allowance', '--json'], { DEV_STACK_DIR: devStackDir, TREASURY_ADDRESS: stack.devnet.accounts.treasury.address });
+    // the merchant key was not filled in either: the CLI asks for it, as without a dev stack
+    expectOneLineError(configured, 'pass --merchant <address> (or set MERCHANT_PRIVATE_KEY to use its address)');
+    for (const args of [['--network', 'base'], ['--rpc-url', stack.devnet.rpcUrl]]) {
+      const run = await cli(['allowance', ...args], { DEV_STACK_DIR: devStackDir });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain("error: the running dev stack's defaults are for its own chain (eip155:84532 at RPC_URL_84532)");
+    }
+  });
+
+  it('gives nothing when the stack that wrote the file has stopped (its anvil is gone)', async () => {
+    const stopped = mkdtempSync(path.join(tmpdir(), 'facilitator-cli-stopped-'));
+    try {
+      // a pid that is no process: one that ran and exited
+      const gone = (await runNodeProgram(['-e', 'process.stdout.write(String(process.pid))'], { PATH: process.env.PATH ?? '' })).stdout;
+      writeDevnetInfo(path.join(stopped, 'devnet.json'), { ...stack.devnet.info, pid: Number(gone) });
+      const run = await cli(['allowance', '--json'], { DEV_STACK_DIR: stopped });
+      expectOneLineError(run, 'error: the treasury address is not known: pass --treasury <address> or set TREASURY_ADDRESS');
+    } finally {
+      rmSync(stopped, { recursive: true, force: true });
+    }
   });
 });

@@ -6,7 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeDevnetInfo } from '@facilitator/devnet';
+import { Wallet } from 'ethers';
+import { MerchantAction } from '@facilitator/merchants';
 import { balances, difference } from './support/chain-actions';
+import { merchantCall } from './support/merchant-client';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
 import { freePort } from './support/ports';
 import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
@@ -54,8 +57,9 @@ it('runs one payment end to end and prints each step, the hashes and the balance
   const out = run.stdout;
   const hash = '0x[0-9a-f]{64}';
   expect(out).toMatch(/Balances before\n {2}payer +1000\.00 USDC\n {2}merchant +1000\.00 USDC +allowance to the treasury 100\.00 USDC\n {2}treasury +0\.00 USDC\n/);
-  expect(out).toMatch(new RegExp(`1\\. The merchant approves the treasury for 100 settlements: 1\\.00 USDC[^\\n]*\\n {3}submitted {2}${hash}`));
-  expect(out).toMatch(/ {3}confirmed {2}block [0-9]+/);
+  // the dev stack's 100 USDC allowance covers the 100 settlements asked for: the demo does not cut it to 1 USDC
+  expect(out).toContain("1. The merchant's allowance to the treasury, 100.00 USDC, already covers 100 settlements (fee 0.01 USDC each): no transaction\n");
+  expect(out).not.toContain('submitted');
   expect(out).toMatch(/2\. The payer signs an EIP-3009 transferWithAuthorization: 1\.00 USDC to the merchant/);
   expect(out).toMatch(/3\. Verify[^\n]*\n {3}verified {2}ver_[0-9a-f]{32}/);
   expect(out).toMatch(/4\. Settle[^\n]*\n {3}pending {2}stl_[0-9a-f]{32}/);
@@ -64,10 +68,47 @@ it('runs one payment end to end and prints each step, the hashes and the balance
   expect(out).toMatch(/verification\.completed +evt_[0-9a-f]{32} {2}signature valid/);
   expect(out).toMatch(/settlement\.completed +evt_[0-9a-f]{32} {2}signature valid/);
   expect(out).toMatch(
-    /Balances after\n {2}payer +999\.00 USDC +\(-1\.00 USDC\)\n {2}merchant +1000\.99 USDC +\(\+0\.99 USDC\) +allowance to the treasury 0\.99 USDC\n {2}treasury +0\.01 USDC +\(\+0\.01 USDC\)\n/,
+    /Balances after\n {2}payer +999\.00 USDC +\(-1\.00 USDC\)\n {2}merchant +1000\.99 USDC +\(\+0\.99 USDC\) +allowance to the treasury 99\.99 USDC\n {2}treasury +0\.01 USDC +\(\+0\.01 USDC\)\n/,
   );
   expect(out).toContain('Done: the payer paid 1.00 USDC; the merchant received 0.99 USDC, net of the 0.01 USDC fee the treasury collected.');
   expect(difference(await balances(stack.devnet), before)).toEqual({ payer: -1_000_000n, merchant: 1_000_000n - FEE, treasury: FEE });
+});
+
+it('raises a short allowance to what the settlements asked for need, and never lowers one', async () => {
+  const { devnet } = stack;
+  await devnet.approveTreasury(devnet.accounts.merchant.privateKey, 500_000n);
+  const run = await demo(['--api', apiUrl, '--devnet-file', devnetFile]);
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  expect(run.stdout).toMatch(new RegExp('1\\. The merchant approves the treasury for 100 settlements: 1\\.00 USDC \\(fee 0\\.01 USDC each; it allowed 0\\.50 USDC\\)\\n {3}submitted {2}0x[0-9a-f]{64}'));
+  // 1.00 USDC granted, one fee taken
+  expect(await devnet.allowance(devnet.accounts.merchant.address, devnet.accounts.treasury.address)).toBe(1_000_000n - FEE);
+  // a grant above what is asked stays as it is
+  await devnet.approveTreasury(devnet.accounts.merchant.privateKey, 5_000_000n);
+  const again = await demo(['--api', apiUrl, '--devnet-file', devnetFile, '--settlements', '3']);
+  expect(again.code).toBe(0);
+  expect(again.stdout).toContain("1. The merchant's allowance to the treasury, 5.00 USDC, already covers 3 settlements (fee 0.01 USDC each): no transaction\n");
+  expect(await devnet.allowance(devnet.accounts.merchant.address, devnet.accounts.treasury.address)).toBe(5_000_000n - FEE);
+});
+
+it("settles with the merchant's settle key once settle protection is on, and says how to pass it when it is missing", async () => {
+  const merchant = new Wallet(stack.devnet.accounts.merchant.privateKey);
+  const enabled = await merchantCall(stack, merchant, MerchantAction.EnableSettleProtection);
+  expect(enabled.status).toBe(200);
+  try {
+    const before = await balances(stack.devnet);
+    const keyless = await demo(['--api', apiUrl, '--devnet-file', devnetFile]);
+    expect(keyless.code).toBe(1);
+    expect(keyless.stderr.trim()).toMatch(/^demo failed: the merchant has settle protection on: pass its settle key with --settle-key <key> or FACILITATOR_SETTLE_KEY \(settle protection is on for /);
+    const run = await demo(['--api', apiUrl, '--devnet-file', devnetFile], { FACILITATOR_SETTLE_KEY: enabled.body.settle_key });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Done: the payer paid 1.00 USDC');
+    // the keyless run moved nothing: one payment in all
+    expect(difference(await balances(stack.devnet), before)).toEqual({ payer: -1_000_000n, merchant: 1_000_000n - FEE, treasury: FEE });
+  } finally {
+    expect((await merchantCall(stack, merchant, MerchantAction.DisableSettleProtection)).status).toBe(200);
+  }
 });
 
 it('fails in one line when a webhook signature does not check out (a secret other than the merchant\'s)', async () => {

@@ -197,7 +197,8 @@ describe('GET /admin/queues', () => {
     expect(ok.text).toContain('<html');
     const api = await stack.http.get('/admin/queues/api/queues').auth(ADMIN.ADMIN_USERNAME, ADMIN.ADMIN_PASSWORD);
     expect(api.status).toBe(200);
-    expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['settlement', 'webhook']);
+    // every queue the service runs, the maintenance jobs' included
+    expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['maintenance', 'settlement', 'webhook']);
   });
 
   it('is off, and says so, when no credentials are configured', async () => {
@@ -265,7 +266,7 @@ describe('GET /v1/queues', () => {
       const reported = res.body.queues.find((q: { name: string }) => q.name === 'settlement');
       expect(reported.counts).toEqual(direct);
       expect(reported.oldest_waiting_age_seconds).toBeGreaterThanOrEqual(1);
-      expect(res.body.queues.map((q: { name: string }) => q.name)).toEqual(['settlement', 'webhook']);
+      expect(res.body.queues.map((q: { name: string }) => q.name)).toEqual(['settlement', 'webhook', 'maintenance']);
     } finally {
       await settlement.obliterate({ force: true });
       await settlement.resume();

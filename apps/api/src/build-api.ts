@@ -25,6 +25,7 @@ import {
   merchantOpenApiSchemas,
   operatorOpenApiPaths,
   operatorOpenApiSchemas,
+  serviceIndexOpenApiPaths,
   serviceStatusOpenApiPaths,
   serviceStatusOpenApiSchemas,
   x402OpenApiPaths,
@@ -42,6 +43,7 @@ import type { ReadinessCheck } from './routes/health';
 import { rpcReadiness } from './rpc-readiness';
 import { metricsRoutes } from './routes/metrics';
 import { queueRoutes } from './routes/queues';
+import { serviceIndexRoutes } from './routes/service-index';
 import { rateLimitPerClient } from './middleware/rate-limit';
 import { merchantRoutes } from './routes/merchants';
 import { serviceStatusRoutes } from './routes/service-status';
@@ -227,9 +229,10 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       metricsRoutes(metrics),
       serviceStatusRoutes(serviceStatus, config.statusMaxAgeMs),
       adminQueueRoutes(queues, config.admin),
+      serviceIndexRoutes(config.admin !== undefined),
       docsRoutes(
         buildOpenApiDocument({
-          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths, ...lookupOpenApiPaths, ...serviceStatusOpenApiPaths },
+          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths, ...lookupOpenApiPaths, ...serviceStatusOpenApiPaths, ...serviceIndexOpenApiPaths },
           extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas, ...lookupOpenApiSchemas, ...serviceStatusOpenApiSchemas },
         }),
       ),

@@ -2,6 +2,7 @@ import { Interface, type JsonRpcProvider } from 'ethers';
 import { createProvider, fiatTokenInterface, UsdcClient, waitForRpc } from '@facilitator/chain-rpc';
 import { EnvReader, type Env } from '@facilitator/config';
 import { NETWORKS, networkByAnyName, networkByChainId, type NetworkInfo } from '@facilitator/core';
+import { DEV_STACK_CHAIN_VARIABLE } from './dev-stack-defaults';
 import { CliError } from './errors';
 import { parseAddress, redactUrl } from './format';
 
@@ -44,6 +45,13 @@ export function resolveChainSettings(flags: ChainFlags, env: Env = process.env):
   const network = resolveNetwork(flags.network);
   const reader = new EnvReader(env);
   const id = network.chainId;
+  const devChain = env[DEV_STACK_CHAIN_VARIABLE];
+  // the dev stack's treasury and merchant belong to its own chain: never to another, nor to another RPC
+  if (devChain !== undefined && (devChain !== String(id) || flags.rpcUrl !== undefined)) {
+    throw new CliError(
+      `the running dev stack's defaults are for its own chain (eip155:${devChain} at RPC_URL_${devChain}): set TREASURY_ADDRESS and MERCHANT_PRIVATE_KEY (or --keystore) for ${network.caip2}${flags.rpcUrl === undefined ? '' : ' at --rpc-url'}`,
+    );
+  }
   let rpcUrl: string;
   let rpcSource: string;
   if (flags.rpcUrl !== undefined) {

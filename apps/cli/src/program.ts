@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { DEFAULT_API_URL } from './api-client';
 import { DEFAULT_NETWORK } from './chain-context';
+import { applyDevStackDefaults } from './dev-stack-defaults';
 import { allowanceCommand } from './commands/allowance';
 import { approveCommand } from './commands/approve';
 import { printAuthorizationCommand, signAuthorizationCommand, submitAuthorizationCommand } from './commands/executor-authorization';
@@ -18,6 +19,8 @@ public RPC), TOKEN_ADDRESS_<chainId> (else Circle's USDC), CONFIRMATIONS_<chainI
 The treasury: --treasury, TREASURY_ADDRESS, or the address of TREASURY_PRIVATE_KEY.
 The merchant's key: MERCHANT_PRIVATE_KEY, or --keystore/MERCHANT_KEYSTORE (password from
 MERCHANT_KEYSTORE_PASSWORD or a prompt). The API: --api/FACILITATOR_API_URL, --api-key/FACILITATOR_API_KEY.
+While \`npm run dev\` runs and none of these is set, its devnet file (.devnet/devnet.json, or in DEV_STACK_DIR)
+gives RPC_URL_<chainId>, TOKEN_ADDRESS_<chainId>, TREASURY_ADDRESS and MERCHANT_PRIVATE_KEY, for its chain only.
 The operator's executor commands read the worker's variables: TREASURY_PRIVATE_KEY (or TREASURY_ADDRESS, for
 status only), RELAYER_PRIVATE_KEYS or RELAYER_ADDRESSES (neither: the treasury is the only relayer), FEE_AMOUNT.`;
 
@@ -140,6 +143,8 @@ export function buildProgram(): Command {
 /** Parses, runs, and exits once the output is flushed (a provider or socket left open never holds the process). */
 export async function run(argv: string[]): Promise<void> {
   try {
+    const dev = applyDevStackDefaults(process.env);
+    if (dev) process.stderr.write(`using the running dev stack's ${dev.file} for ${dev.filled.join(', ')}\n`);
     await buildProgram().parseAsync(argv);
   } catch (err) {
     process.stderr.write(`error: ${oneLine(err)}\n`);

@@ -10,15 +10,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { formatUnits } from 'ethers';
+import { networkByChainId } from '@facilitator/core';
 import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
 import { applyMigrations } from '@facilitator/db';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';
+import { bannerLines } from './banner';
 import { exampleVerifyCommand } from './example-request';
 import { hostPortOf, isListening, startEmbeddedPostgres, type EmbeddedPostgresServer } from './local-services';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = path.resolve(__dirname, '../../..');
+/** Prometheus exporters' customary port */
+const DEFAULT_WORKER_METRICS_PORT = 9464;
 const env = process.env;
 
 async function waitForReady(url: string, children: ChildProcess[]): Promise<void> {
@@ -65,9 +69,14 @@ async function main(): Promise<void> {
   const infoFile = path.join(stateDir, 'devnet.json');
   mkdirSync(path.dirname(infoFile), { recursive: true });
 
+  // Circle's USDC at Circle's Base Sepolia address, under its EIP-712 name and version: x402's stock code
+  // (a merchant's price "$0.01" on eip155:84532, a buyer's default spend controls) means exactly that token
+  const baseSepoliaUsdc = networkByChainId(84532)!.usdc;
   const devnet = await startDevnet({
     port: Number(env.DEVNET_PORT ?? 8545),
     blockTime: env.DEVNET_BLOCK_TIME ? Number(env.DEVNET_BLOCK_TIME) : undefined,
+    tokenAddress: baseSepoliaUsdc.address,
+    tokenName: baseSepoliaUsdc.eip712.name,
     infoFile,
   });
   services.push(await setUpSettlementPath(devnet, env));
@@ -77,6 +86,12 @@ async function main(): Promise<void> {
   await applyMigrations(databaseUrl);
 
   const { accounts } = devnet;
+  // the operator's surfaces on by default in dev: Bull Board (it needs a login) and the worker's metrics,
+  // where the settlement and fee figures are (the API's /metrics counts what the API does)
+  const admin = { username: env.ADMIN_USERNAME ?? 'admin', password: env.ADMIN_PASSWORD ?? 'dev-admin-password' };
+  // a busy default port would crash the worker at start: then its metrics stay off, and the banner says why
+  const metricsPortBusy = env.WORKER_METRICS_PORT === undefined && (await isListening('127.0.0.1', DEFAULT_WORKER_METRICS_PORT));
+  const workerMetricsPort = metricsPortBusy ? 0 : Number(env.WORKER_METRICS_PORT ?? DEFAULT_WORKER_METRICS_PORT);
   const stackEnv: Record<string, string> = {
     ...(env as Record<string, string>),
     NODE_ENV: env.NODE_ENV ?? 'development',
@@ -91,6 +106,9 @@ async function main(): Promise<void> {
     RELAYER_PRIVATE_KEYS: accounts.relayers.map((r) => r.privateKey).join(','),
     WEBHOOK_SECRET: env.WEBHOOK_SECRET ?? 'dev-webhook-master-secret-0123456789',
     WEBHOOK_ALLOW_PRIVATE: env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
+    ADMIN_USERNAME: admin.username,
+    ADMIN_PASSWORD: admin.password,
+    WORKER_METRICS_PORT: String(workerMetricsPort),
   };
   const children = ['apps/api/dist/main.js', 'apps/worker/dist/main.js'].map((main) =>
     spawn(process.execPath, [path.join(ROOT, main)], { env: stackEnv, stdio: ['ignore', 'inherit', 'inherit'] }),
@@ -109,16 +127,23 @@ async function main(): Promise<void> {
   await waitForReady(apiUrl, children);
   const usdc = async (address: string) => `${formatUnits(await devnet.balanceOf(address), 6)} USDC`;
   const lines = [
-    '',
-    '==== x402 facilitator dev stack is up ====',
-    `API          ${apiUrl}   (ready: ${apiUrl}/readyz)`,
-    `chain        ${devnet.rpcUrl} (chain id ${devnet.chainId}, network eip155:${devnet.chainId})`,
-    `USDC         ${devnet.token}`,
-    `payer        ${accounts.payer.address}  key ${accounts.payer.privateKey}  ${await usdc(accounts.payer.address)}`,
-    `merchant     ${accounts.merchant.address}  key ${accounts.merchant.privateKey}  ${await usdc(accounts.merchant.address)}`,
-    `treasury     ${accounts.treasury.address}  (fee allowance from the merchant: ${formatUnits(await devnet.allowance(accounts.merchant.address, accounts.treasury.address), 6)} USDC)`,
-    `devnet file  ${infoFile}`,
-    ...services,
+    ...bannerLines({
+      apiUrl,
+      rpcUrl: devnet.rpcUrl,
+      chainId: devnet.chainId,
+      token: devnet.token,
+      circleUsdc: networkByChainId(devnet.chainId)?.usdc.address,
+      accounts: [
+        `payer        ${accounts.payer.address}  key ${accounts.payer.privateKey}  ${await usdc(accounts.payer.address)}`,
+        `merchant     ${accounts.merchant.address}  key ${accounts.merchant.privateKey}  ${await usdc(accounts.merchant.address)}`,
+        `treasury     ${accounts.treasury.address}  (fee allowance from the merchant: ${formatUnits(await devnet.allowance(accounts.merchant.address, accounts.treasury.address), 6)} USDC)`,
+      ],
+      workerMetricsUrl: workerMetricsPort > 0 ? `http://127.0.0.1:${workerMetricsPort}/metrics` : undefined,
+      workerMetricsOff: metricsPortBusy ? `off: port ${DEFAULT_WORKER_METRICS_PORT} is in use (set WORKER_METRICS_PORT)` : 'off (WORKER_METRICS_PORT=0)',
+      admin,
+      devnetFile: infoFile,
+      services,
+    }),
     '',
     'Verify, then settle, a freshly signed $0.01 payment:',
     '',

@@ -36,3 +36,4 @@ export {
   serviceStatusOpenApiSchemas,
   serviceStatusOpenApiPaths,
 } from './service-status';
+export { serviceIndexOpenApiPaths } from './service-index';

@@ -10,7 +10,7 @@ import { apiRouter } from '../api-router';
 export const ADMIN_QUEUES_PATH = '/admin/queues';
 
 /**
- * Bull Board for the settlement and webhook queues: operators see waiting, active, delayed and failed
+ * Bull Board for every queue (settlement, webhook, maintenance): operators see waiting, active, delayed and failed
  * jobs and can retry a failed one. Off unless ADMIN_USERNAME/ADMIN_PASSWORD are set, and says so.
  */
 export function adminQueueRoutes(queues: Queues, admin: { username: string; password: string } | undefined): Router {
@@ -23,7 +23,7 @@ export function adminQueueRoutes(queues: Queues, admin: { username: string; pass
   }
   const serverAdapter = new SelfContainedExpressAdapter();
   serverAdapter.setBasePath(ADMIN_QUEUES_PATH);
-  createBullBoard({ queues: [new BullMQAdapter(queues.settlement), new BullMQAdapter(queues.webhook)], serverAdapter });
+  createBullBoard({ queues: [queues.settlement, queues.webhook, queues.maintenance].map((queue) => new BullMQAdapter(queue)), serverAdapter });
   router.use(ADMIN_QUEUES_PATH, basicAuth(admin, 'x402 facilitator queues'), serverAdapter.getRouter());
   return router;
 }

@@ -30,7 +30,7 @@ export function queueRoutes(deps: QueueRouteDeps): Router {
   const router = apiRouter();
   router.get('/v1/queues', requireApiKey(deps.apiKeys), async (_req, res) => {
     const [snapshots, count, parked] = await Promise.all([
-      Promise.all([deps.queues.settlement, deps.queues.webhook].map(snapshotQueue)),
+      Promise.all([deps.queues.settlement, deps.queues.webhook, deps.queues.maintenance].map(snapshotQueue)),
       deps.settlements.countNeedingAttention(),
       deps.settlements.findNeedingAttention(ATTENTION_LISTED),
     ]);

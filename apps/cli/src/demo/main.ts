@@ -6,7 +6,6 @@
  * before and after.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { Command, Option } from 'commander';
 import { parseUnits, Wallet } from 'ethers';
 import { readDevnetInfo, signTransferAuthorization, type DevnetInfo } from '@facilitator/devnet';
@@ -16,6 +15,7 @@ import { MERCHANT_REQUEST_DOMAIN_PATH, MerchantAction, signingTargetOf, signMerc
 import { verifyWebhookDelivery } from '@facilitator/webhooks';
 import { ApiClient, ApiError, DEFAULT_API_URL } from '../api-client';
 import { connectChain, type ChainConnection } from '../chain-context';
+import { devnetFilePath } from '../dev-stack-defaults';
 import { CliError, oneLine } from '../errors';
 import { formatDelta, formatToken, parseWholeNumber, redactUrl, table } from '../format';
 import { approveProgressPrinter, stdoutOutput } from '../output';
@@ -23,13 +23,14 @@ import { sendApprove } from '../send-approve';
 import { WebhookListener, type Delivery } from './webhook-listener';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const ROOT = path.resolve(__dirname, '../../../..');
 const SETTLE_TIMEOUT_MS = 60_000;
 const WEBHOOK_TIMEOUT_MS = 30_000;
 
 interface DemoFlags {
   api: string;
   apiKey?: string;
+  /** the merchant's settle key: needed once the merchant turned settle protection on */
+  settleKey?: string;
   devnetFile: string;
   price: string;
   settlements: string;
@@ -63,7 +64,7 @@ async function demo(flags: DemoFlags): Promise<void> {
   const { decimals, symbol } = info.token;
   const price = parsePrice(flags.price, decimals);
   const usdc = (units: bigint) => formatToken(units, decimals, symbol);
-  const api = new ApiClient(flags.api, flags.apiKey);
+  const api = new ApiClient(flags.api, flags.apiKey, flags.settleKey);
   await checkReady(api);
 
   const network = networkByChainId(info.chainId);
@@ -99,17 +100,22 @@ async function demo(flags: DemoFlags): Promise<void> {
     printBalances('Balances before', before);
 
     out.line();
-    const allowance = fee * settlements;
-    out.line(`1. The merchant approves the treasury for ${settlements} settlements: ${usdc(allowance)} (fee ${usdc(fee)} each)`);
-    await sendApprove({
-      wallet: new Wallet(merchant.privateKey),
-      provider: chain.provider,
-      token: info.token.address,
-      spender: treasury.address,
-      amount: allowance,
-      confirmations: 1,
-      onProgress: approveProgressPrinter(step),
-    });
+    const wanted = fee * settlements;
+    // never lowers what the merchant granted (the dev stack grants 100 USDC): only raises it when short
+    if (before.allowance >= wanted) {
+      out.line(`1. The merchant's allowance to the treasury, ${usdc(before.allowance)}, already covers ${settlements} settlements (fee ${usdc(fee)} each): no transaction`);
+    } else {
+      out.line(`1. The merchant approves the treasury for ${settlements} settlements: ${usdc(wanted)} (fee ${usdc(fee)} each; it allowed ${usdc(before.allowance)})`);
+      await sendApprove({
+        wallet: new Wallet(merchant.privateKey),
+        provider: chain.provider,
+        token: info.token.address,
+        spender: treasury.address,
+        amount: wanted,
+        confirmations: 1,
+        onProgress: approveProgressPrinter(step),
+      });
+    }
 
     out.line(`2. The payer signs an EIP-3009 transferWithAuthorization: ${usdc(price)} to the merchant (no gas, no transaction)`);
     const domain = { name: info.token.eip712.name, version: info.token.eip712.version, chainId: info.chainId, verifyingContract: info.token.address };
@@ -136,10 +142,18 @@ async function demo(flags: DemoFlags): Promise<void> {
 
     out.line('4. Settle: POST /v1/settle (Form B); the worker collects the fee, then executes the transfer');
     const started = Date.now();
-    const created = await api.post<{ settlement_id: string; status: string }>('/v1/settle', {
-      verification_id: verificationId,
-      destination_address: merchant.address,
-    });
+    const created = await api
+      .post<{ settlement_id: string; status: string }>('/v1/settle', { verification_id: verificationId, destination_address: merchant.address })
+      .catch((err: unknown) => {
+        if (err instanceof ApiError && err.status === 401) {
+          throw new CliError(
+            flags.settleKey
+              ? `the API refused the settle key given with --settle-key (or FACILITATOR_SETTLE_KEY): ${err.apiMessage}`
+              : `the merchant has settle protection on: pass its settle key with --settle-key <key> or FACILITATOR_SETTLE_KEY (${err.apiMessage})`,
+          );
+        }
+        throw err;
+      });
     const settlementId = created.body.settlement_id;
     step.line(`${created.body.status}  ${settlementId}`);
     const settled = await waitForOutcome(api, settlementId);
@@ -254,7 +268,8 @@ async function main(argv: string[]): Promise<void> {
     .description('one complete x402 payment against the stack from "npm run dev"')
     .addOption(new Option('--api <url>', 'the API of the dev stack').env('FACILITATOR_API_URL').default(DEFAULT_API_URL))
     .addOption(new Option('--api-key <key>', 'X-API-Key, if the stack sets API_KEYS').env('FACILITATOR_API_KEY'))
-    .option('--devnet-file <file>', 'the devnet description "npm run dev" writes', path.join(ROOT, '.devnet/devnet.json'))
+    .addOption(new Option('--settle-key <key>', "the merchant's settle key, once it turned settle protection on (npm run cli -- merchant settle-key)").env('FACILITATOR_SETTLE_KEY'))
+    .option('--devnet-file <file>', 'the devnet description "npm run dev" writes (in DEV_STACK_DIR when set)', devnetFilePath(process.env))
     .option('--price <amount>', 'what the payer pays, in tokens', '1.00')
     .option('--settlements <n>', 'the allowance the merchant grants, in settlements', '100')
     .showHelpAfterError('(add --help for usage)');
