@@ -139,7 +139,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
     outbox,
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
-    walletDeployments: new RpcWalletDeploymentGuard(providers, walletDeployments, config.walletDeployLimits),
+    walletDeployments: new RpcWalletDeploymentGuard(new Map([...networks].map(([chainId, n]) => [chainId, n.usdc])), walletDeployments, config.walletDeployLimits),
     // who pays for failures, the merchant's minimum again before the fee, the payer's value in flight
     accounting: {
       pause: {

@@ -88,6 +88,8 @@ interface WalletDeployLimits {
   perMerchant: number;
   /** WALLET_DEPLOYS_PER_FACTORY */
   perFactory: number;
+  /** WALLET_PROBE_FAILURES_PER_WALLET: failed deploy-then-transfer probes of one wallet before it is probed no more */
+  failedProbesPerWallet: number;
   /** WALLET_DEPLOY_WINDOW_MS */
   windowMs: number;
 }
@@ -519,6 +521,7 @@ function readShared(reader: EnvReader): SharedConfig {
     walletDeployLimits: {
       perMerchant: reader.integer('WALLET_DEPLOYS_PER_MERCHANT', 5, 0, 1_000_000),
       perFactory: reader.integer('WALLET_DEPLOYS_PER_FACTORY', 50, 0, 1_000_000),
+      failedProbesPerWallet: reader.integer('WALLET_PROBE_FAILURES_PER_WALLET', 2, 0, 1_000_000),
       windowMs: reader.integer('WALLET_DEPLOY_WINDOW_MS', 60 * 60_000, 1_000, 30 * DAY_MS),
     },
     retention: readRetention(reader),

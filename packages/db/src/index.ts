@@ -57,6 +57,7 @@ export {
   type WalletDeploymentRequest,
   type WalletDeploymentLimits,
   type WalletDeploymentReservation,
+  type WalletProbeAllowance,
   WalletDeploymentRepository,
   PaymentIdentifierRepository,
   type StatusWindow,
