@@ -13,7 +13,7 @@ class Endpoint implements RpcCaller {
   readonly batched: string[] = [];
   readonly alone: Array<{ method: string; params: unknown[] }> = [];
   constructor(private readonly probe: () => Promise<unknown>) {}
-  async call<T>(method: string, params: unknown[]): Promise<T> {
+  async call<T>(method: string): Promise<T> {
     this.batched.push(method);
     if (method === 'eth_getBlockByNumber') return { baseFeePerGas: '0x3b9aca00' } as T; // 1 gwei
     if (method === 'eth_maxPriorityFeePerGas') return '0x5f5e100' as T; // 0.1 gwei
