@@ -7,6 +7,7 @@ import {
   MerchantRepository,
   MerchantSessionRepository,
   PaymentIdentifierRepository,
+  NothingSettledRepository,
   SettlementRepository,
   VerificationRepository,
   WebhookEventRepository,
@@ -104,6 +105,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     config.abuse.feeRevertBackoffMs,
     { payerAfterFailures: config.abuse.payerPauseAfterFailures, merchantAfterFailures: config.abuse.merchantPauseAfterFailures, windowMs: config.abuse.failurePauseWindowMs },
     config.abuse.feeFreeSettlements,
+    new NothingSettledRepository(pool),
   );
   const waits = new SettlementWaiter({
     readProgress: settlementProgressReader({ settlements, transactions: new ChainTransactionRepository(pool) }),

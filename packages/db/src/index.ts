@@ -60,6 +60,8 @@ export {
   type WalletProbeAllowance,
   WalletDeploymentRepository,
   PaymentIdentifierRepository,
+  NothingSettledRepository,
+  type NothingSettled,
   type StatusWindow,
   type WindowLatency,
   type WindowSettleOutcomes,
