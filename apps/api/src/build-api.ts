@@ -203,8 +203,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const app = createApp({
     logger,
     metrics,
-    // config refuses RATE_LIMIT_MAX without Redis
-    rateLimiter: config.rateLimit && queueStore.redis ? rateLimitPerClient(queueStore.redis, config.queuePrefix, config.rateLimit) : undefined,
+    // counted in Redis when the queues live there, else in this process (QUEUE_BACKEND=postgres)
+    rateLimiter: config.rateLimit ? rateLimitPerClient(queueStore.redis, config.queuePrefix, 'paid', config.rateLimit) : undefined,
+    merchantRateLimiter: config.merchantRateLimit ? rateLimitPerClient(queueStore.redis, config.queuePrefix, 'merchant', config.merchantRateLimit) : undefined,
     trustProxyHops: config.trustProxyHops,
     maxBodyBytes: config.maxBodyBytes,
     readinessChecks,
