@@ -122,8 +122,10 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     windowMs: config.worker.batchWindowMs,
     // one batch in the making per relayer key: their nonces are independent
     parallel: keys.relayerAddresses.length,
-    // each batch is estimated before it is stored: items that would fail it are left out, not stored
-    estimate: (chainId, tx) => networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to),
+    // each batch is estimated before it is stored: items that would fail it are left out, not stored. It runs
+    // payers' code, so as the batch is sent: within its gas, with the fee fields of the market (issue 40, 4)
+    estimate: async (chainId, tx, gasCap) =>
+      networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to, { gasLimit: gasCap, maxFeePerGasCap: (await transactions.networkFee(chainId)).maxFeePerGasCap }),
   });
   const machine: SettlementMachine = new SettlementMachine({
     settlements,
