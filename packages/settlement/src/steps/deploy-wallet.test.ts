@@ -1,4 +1,4 @@
-import { wrapErc6492Signature } from '@facilitator/chain-rpc';
+import { UntrustedCallTimeoutError, wrapErc6492Signature } from '@facilitator/chain-rpc';
 import { Interface } from 'ethers';
 import type { StepResult } from '../step';
 import { AMOUNT, ERC6492_SIGNATURE, FACTORY, FEE, PLAIN_SIGNATURE, settlementFixture, stepHarness } from '../testing/fakes';
@@ -120,6 +120,18 @@ describe('an ERC-6492 wallet is deployed at our expense only when', () => {
     expect(refusal(await preflight(spent.ctx))).toMatchObject({ reason: 'wallet deployment probes limit reached for this wallet', probes: 2, max: 2 });
     expect(spent.log.some((l) => l.includes('simulateDeployment'))).toBe(false);
     expect(spent.log.some((l) => l.includes('chain.estimate'))).toBe(false);
+  });
+
+  it("a factory whose deployment estimate does not finish in time: refused and counted as a failed probe, not retried (issue 40, 4)", async () => {
+    const h = erc6492();
+    const estimate = h.chain.estimate.bind(h.chain);
+    h.chain.estimate = async (from, data, to, options) => {
+      if (to === FACTORY) throw new UntrustedCallTimeoutError('eth_estimateGas', 3_000);
+      return estimate(from, data, to, options);
+    };
+    expect(refusal(await preflight(h.ctx))).toMatchObject({ reason: 'the wallet deployment estimate did not finish in time', simulation: 'wallet deployment' });
+    expect(h.walletDeployments.failedProbes).toHaveLength(1);
+    expect(h.walletDeployments.reserved).toEqual([]);
   });
 
   it('the merchant and the factory are within their deployment limits', async () => {

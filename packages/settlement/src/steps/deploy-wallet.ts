@@ -1,5 +1,5 @@
 import { calldataGas, decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
-import { parseErc6492Signature, type Erc6492Signature } from '@facilitator/chain-rpc';
+import { parseErc6492Signature, UntrustedCallTimeoutError, type Erc6492Signature, type SimulationResult } from '@facilitator/chain-rpc';
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
 import { directCallOf, paymentOf, rawSignatureOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
@@ -24,14 +24,19 @@ export async function planWalletDeployment(ctx: StepContext, wrapped: Erc6492Sig
   const cap = ctx.network.gasCaps.walletDeploy;
   // as the deployment will be sent: within its cap, at the market's gas price (the factory's code decides)
   const { maxFeePerGasCap } = await ctx.transactions.networkFee(ctx.network.chainId);
-  const estimate = await ctx.network.usdc.estimate(ctx.relayers[0], wrapped.factoryCalldata, wrapped.factory, { gasLimit: cap, maxFeePerGasCap });
+  const estimate: SimulationResult = await ctx.network.usdc.estimate(ctx.relayers[0], wrapped.factoryCalldata, wrapped.factory, { gasLimit: cap, maxFeePerGasCap }).catch(async (err: unknown) => {
+    // the factory's code did not finish in time: the stranger's doing, counted like a failed probe, never retried
+    if (!(err instanceof UntrustedCallTimeoutError)) throw err;
+    await ctx.walletDeployments!.recordFailedProbe(deploymentRequest(ctx, wrapped));
+    return { revert: 'the wallet deployment estimate did not finish in time' };
+  });
   if ('revert' in estimate && estimate.outOfGas !== undefined) {
     return failed(
       settlementDoomed('wallet deployment gas estimate is above its cap', { gas_estimate: `above ${estimate.outOfGas}`, gas_cap: cap.toString(), payer_kind: 'erc6492' }),
       true,
     );
   }
-  if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'wallet deployment', factory: wrapped.factory }), true);
+  if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'wallet deployment', factory: wrapped.factory, payer_kind: 'erc6492' }), true);
   if (estimate.gas > cap) {
     return failed(
       settlementDoomed('wallet deployment gas estimate is above its cap', { gas_estimate: estimate.gas.toString(), gas_cap: cap.toString(), payer_kind: 'erc6492' }),
