@@ -251,6 +251,31 @@ describe('pages served by us alone', () => {
 });
 
 describe('GET /v1/queues', () => {
+  it('is an operator route: refused without API_KEYS configured, and without the key when they are (issue 40, 7c)', async () => {
+    // a parked settlement whose reason is internal error text: what the open route listed to anyone
+    const p = await stack.payment();
+    const v = await stack.http.post('/v1/verify').send(p.formB());
+    const parked = (await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: stack.devnet.accounts.merchant.address })).body.settlement_id as string;
+    await stack.db.pool.query("UPDATE settlements SET attention_at = now(), attention_reason = 'internal: relayer 0xabc nonce gap at db host 10.0.0.7' WHERE id = $1", [parked]);
+    try {
+      const open = await stack.http.get('/v1/queues');
+      expect(open.status).toBe(401);
+      expect(open.body.error.message).toBe('operator routes need API_KEYS to be configured');
+      expect(JSON.stringify(open.body)).not.toContain(parked);
+      const keyed = buildApi(loadConfig({ ...stack.env, API_KEYS: 'operator-key-1' }), createSilentLogger());
+      try {
+        expect((await supertest(keyed.app).get('/v1/queues')).status).toBe(401);
+        const res = await supertest(keyed.app).get('/v1/queues').set('x-api-key', 'operator-key-1');
+        expect(res.status).toBe(200);
+        expect(res.body.settlements_needing_attention.oldest.map((s: { id: string }) => s.id)).toContain(parked);
+      } finally {
+        await keyed.close();
+      }
+    } finally {
+      await stack.db.pool.query('UPDATE settlements SET attention_at = NULL, attention_reason = NULL WHERE id = $1', [parked]);
+    }
+  });
+
   it('reports the counts the queues hold, and the oldest waiting job age', async () => {
     // the stack's own datastore (Redis, or BullMQ's PostgreSQL backend under npm run test:postgres-queues)
     const store = openQueueStore(queueStoreTargetOf(stack.config, 2));
@@ -260,7 +285,9 @@ describe('GET /v1/queues', () => {
       await settlement.pause();
       await settlement.add('settle', { settlementId: 'stl_' + 'f'.repeat(32) }, { jobId: 'stl_' + 'f'.repeat(32) });
       await sleep(1100);
-      const res = await stack.http.get('/v1/queues');
+      const keyed = buildApi(loadConfig({ ...stack.env, API_KEYS: 'operator-key-1' }), createSilentLogger());
+      const res = await supertest(keyed.app).get('/v1/queues').set('x-api-key', 'operator-key-1');
+      await keyed.close();
       expect(res.status).toBe(200);
       const direct = await settlement.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized');
       const reported = res.body.queues.find((q: { name: string }) => q.name === 'settlement');

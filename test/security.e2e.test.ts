@@ -5,7 +5,8 @@ import supertest from 'supertest';
 import { loadConfig } from '@facilitator/config';
 import { createLogger, createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../apps/api/src/build-api';
-import { startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
+import { PRICE_UNITS, startTestStack, TestStack, WEBHOOK_SECRET } from './support/test-stack';
+import { x402V2Request } from './support/x402-request';
 import { describeWithRedis } from './support/test-services';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -74,15 +75,66 @@ it('secrets never appear in the logs of a full run (API at silly level, worker)'
   }
 }, 30_000);
 
-it('rate limiting is off by default, as the spec states no limit', async () => {
-  const answers = await Promise.all(Array.from({ length: 30 }, () => http.post('/v1/verify').send({})));
-  expect(answers.every((a) => a.status === 400)).toBe(true);
+describe('rate limits are on by default (issue 40, 7d)', () => {
+  /** the stack's environment with the test stacks' raised limits taken out: the defaults an operator gets */
+  const defaults = () => {
+    const { RATE_LIMIT_MAX: _paid, MERCHANT_RATE_LIMIT_MAX: _merchant, API_KEYS: _keys, ...env } = stack.env;
+    // buckets of its own in Redis (they are named by the prefix): the stack's API counts the same client too
+    return { ...env, QUEUE_PREFIX: `${env.QUEUE_PREFIX}d` };
+  };
+
+  it('the defaults: 3000 paid-path and 60 merchant requests per client a minute', () => {
+    const config = loadConfig(defaults());
+    expect(config.rateLimit).toEqual({ max: 3000, windowMs: 60_000 });
+    expect(config.merchantRateLimit).toEqual({ max: 60, windowMs: 60_000 });
+  });
+
+  it('a stranger over the default limit: 429 in the spec envelope on /v1, in the x402 shape on /x402, nothing stored', async () => {
+    const api = buildApi(loadConfig(defaults()), createSilentLogger());
+    const server = api.app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const stranger = supertest(server);
+      // the default limit, spent on refusals that store nothing (an empty body is a 400)
+      for (let sent = 0; sent < 3000; sent += 100) {
+        await Promise.all(Array.from({ length: 100 }, () => stranger.post('/v1/verify').send({}).expect(400)));
+      }
+      const p = await stack.payment();
+      const verificationsBefore = await stack.db.prisma.verification.count();
+      const v1 = await stranger.post('/v1/verify').send(p.formB());
+      expect(v1.status).toBe(429);
+      expect(v1.body.error.code).toBe('rate_limited');
+      expect(Number(v1.headers['retry-after'])).toBeGreaterThan(0);
+      const x402 = x402V2Request(p.authorization, p.signature, { payTo: stack.devnet.accounts.merchant.address, amount: PRICE_UNITS, asset: stack.devnet.token });
+      const verify = await stranger.post('/x402/verify').send(x402);
+      expect(verify.status).toBe(429);
+      expect(verify.body).toMatchObject({ isValid: false, invalidReason: 'rate_limited' });
+      const settle = await stranger.post('/x402/settle').send(x402);
+      expect(settle.status).toBe(429);
+      expect(settle.body).toMatchObject({ success: false, errorReason: 'rate_limited', transaction: '' });
+      expect((await stranger.get('/v1/settlements/lookup?network=eip155:84532&payment_id=x')).status).toBe(429);
+      expect(await stack.db.prisma.verification.count()).toBe(verificationsBefore);
+
+      // the merchant routes have their own bucket: sign-in attempts, account reads and the CSV export
+      const merchant = '0x' + 'ab'.repeat(20);
+      const merchantPaths = [`/v1/merchants/${merchant}/account`, `/v1/merchants/${merchant}/settlements.csv`];
+      for (let i = 0; i < 60; i++) expect((await stranger.get(merchantPaths[i % 2])).status).toBe(401);
+      const signIn = await stranger.post(`/v1/merchants/${merchant}/session`).send({});
+      expect(signIn.status).toBe(429);
+      expect(signIn.body.error.code).toBe('rate_limited');
+      expect(await stack.db.prisma.merchant.count({ where: { address: merchant } })).toBe(0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await api.close();
+    }
+  }, 60_000);
 });
 
 // the limit is counted in Redis, so that every API process shares it
 describeWithRedis('rate limiting', () => {
   it('when configured, limits each client across API processes with 429 and Retry-After', async () => {
-    const env = { ...stack.env, QUEUE_BACKEND: 'redis', RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000' };
+    const env = { ...stack.env, QUEUE_PREFIX: `${stack.env.QUEUE_PREFIX}c`, QUEUE_BACKEND: 'redis', RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_MS: '60000' };
     const [one, two] = [buildApi(loadConfig(env), createSilentLogger()), buildApi(loadConfig(env), createSilentLogger())];
     try {
       const statuses: number[] = [];

@@ -76,6 +76,9 @@ export function stackEnv(devnet: Devnet, databaseUrl: string, extra: Record<stri
     RELAYER_PRIVATE_KEYS: devnet.accounts.relayers.map((r) => r.privateKey).join(','),
     WEBHOOK_SECRET: 'bench-webhook-master-secret-0123456789',
     LOG_LEVEL: 'warn',
+    // the rate limits are on by default; a bench's load comes from one address, so it raises them out of the way
+    RATE_LIMIT_MAX: '100000000',
+    MERCHANT_RATE_LIMIT_MAX: '100000000',
     ...extra,
     // BENCH_APP_<NAME>=value sets <NAME> for the API and worker (e.g. BENCH_APP_FINALITY_POLL_MS), for experiments
     ...Object.fromEntries(

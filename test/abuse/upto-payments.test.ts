@@ -1,10 +1,10 @@
-// Attacks (upto 1-8): the abuse suite's attacks against `upto` through Permit2, where the payer signs a maximum
+// Attacks (upto 1-9): the abuse suite's attacks against `upto` through Permit2, where the payer signs a maximum
 // and the merchant names at settle what moves — zero-value payments and settles of 0, one Permit2 nonce signed
 // to two merchants, a gas-burning contract wallet, a settle above the maximum (and a claimed maximum above the
 // signed one), a payment naming another facilitator, one payment settled again and again for other amounts,
-// the payer settling its own payload for a token amount before the merchant, and a loop of settlements below
-// the fee (which pay none). Real USDC, Permit2 and the upto proxy's double on anvil, the compiled worker, the
-// API in process.
+// the payer settling its own payload for a token amount before the merchant, a loop of settlements below the
+// fee (which pay none), and a payment settled for 0 then again for more. Real USDC, Permit2 and the upto
+// proxy's double on anvil, the compiled worker, the API in process.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Wallet } from 'ethers';
 import { MerchantAction } from '@facilitator/merchants';
@@ -56,7 +56,7 @@ it('(upto 1) zero-value upto payments and settles of 0: nothing moves, nothing i
   const report = abuseReport(
     'upto-1-zero-value',
     'Zero-value upto payments and settles of 0',
-    '20 upto payments with a maximum of 0 from a throwaway key (verify and settle), then 10 real payments (maximum 0.05 USDC) settled for 0',
+    '20 upto payments with a maximum of 0 from a throwaway key (verify and settle), then 10 real payments (maximum 0.05 USDC) settled for 0 by a stranger (no settle key: a 0 is the payment\'s final outcome, which only its merchant names)',
   );
   const merchant = await newMerchant(stack.devnet, { balance: USDC(1), allowance: USDC(1) });
   const attacker = await payerWith(USDC(1));
@@ -69,7 +69,7 @@ it('(upto 1) zero-value upto payments and settles of 0: nothing moves, nothing i
   report.note(`zero maximum: ${tally(zeroAnswers)}; settled for 0: ${tally(nothingAnswers)}`);
   const ok = [
     report.check('zero maximum refused (the minimum), verify and settle', '20', String(zeroAnswers.filter((a) => a.body.isValid === false || a.body.success === false).length)),
-    report.check('settles of 0 answered success without a transaction', '10', String(nothingAnswers.filter((a) => a.body.success === true && a.body.transaction === '' && a.body.amount === '0').length)),
+    report.check("settles of 0 without the merchant's settle key answered 401 unauthorized", '10', String(nothingAnswers.filter((a) => a.status === 401 && a.body.errorReason === 'unauthorized').length)),
     report.check('merchant balance change', '0', String((await stack.devnet.balanceOf(merchant.address)) - merchantBefore)),
     report.check('payer balance change', '0', String((await stack.devnet.balanceOf(attacker.address)) - payerBefore)),
     report.check('transactions sent by the treasury and relayers', 0, (await sentByUs(stack.devnet)) - sentBefore),
@@ -247,6 +247,40 @@ it("(upto 7) the payer settles its own payload for 1 unit before the merchant se
     report.check('the payer paid what the merchant settled', `-${USDC(0.03)}`, ((await stack.devnet.balanceOf(payer.address)) - payerBefore).toString()),
     report.check('payments on chain', 1, await transfersOnChain(stack.devnet, fromBlock + 1, payer.address, merchant.address)),
     report.check('fee transfers on chain', 1, await transfersOnChain(stack.devnet, fromBlock + 1, merchant.address, treasury.address)),
+  ];
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+});
+
+it("(upto 9) a payment its merchant settled for 0, settled again for its maximum: refused, nothing moves", async () => {
+  const report = abuseReport(
+    'upto-9-settled-for-nothing',
+    'An upto payment settled for 0, then for its maximum',
+    "a payer signs an upto maximum of 0.05 USDC; the merchant settles 0 with its settle key (nothing used); the same payload is then posted to /x402/settle for 0.02 USDC with the merchant's key, and, once the merchant turned settle protection off, for the maximum with no key (which a maximum needs none of); then the merchant's 0 again",
+  );
+  const payer = await payerWith(USDC(1));
+  const { wallet: merchant, key } = await protectedMerchant();
+  const [merchantBefore, payerBefore, sentBefore] = await Promise.all([stack.devnet.balanceOf(merchant.address), stack.devnet.balanceOf(payer.address), sentByUs(stack.devnet)]);
+  const signed = await uptoRequest(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: USDC(0.05) });
+  const withAmount = (amount: bigint) => ({ ...signed, paymentRequirements: { ...signed.paymentRequirements, amount: amount.toString() } });
+  const nothing = await stack.http.post('/x402/settle').set('Authorization', `Bearer ${key}`).send(withAmount(0n));
+  const other = await stack.http.post('/x402/settle').set('Authorization', `Bearer ${key}`).send(withAmount(USDC(0.02)));
+  await merchantCall(stack, merchant, MerchantAction.DisableSettleProtection);
+  const maximum = await stack.http.post('/x402/settle').send(withAmount(USDC(0.05)));
+  const again = await stack.http.post('/x402/settle').send(withAmount(0n));
+  await sleep(1000); // anything enqueued would have been sent by now
+  report.note(`the merchant's 0: ${tally([nothing])}; another amount: ${tally([other])}; the maximum: ${tally([maximum])}; the 0 again: ${tally([again])}`);
+  const success0 = (a: { body: Record<string, unknown> }) => a.body.success === true && a.body.transaction === '' && a.body.amount === '0';
+  const refusedAsSettled = (a: { status: number; body: Record<string, unknown> }) => `${a.status} ${a.body.success} ${String(a.body.errorMessage ?? '').includes('settled for 0')}`;
+  const ok = [
+    report.check("the merchant's settle of 0 answered success without a transaction", true, success0(nothing)),
+    report.check("another amount, with the merchant's key: refused, the payment was settled for 0", '200 false true', refusedAsSettled(other)),
+    report.check('the maximum, with no key: refused, the payment was settled for 0', '200 false true', refusedAsSettled(maximum)),
+    report.check('the 0 again, with no key: refused (only the merchant names less than the maximum)', 401, again.status),
+    report.check('merchant balance change', '0', String((await stack.devnet.balanceOf(merchant.address)) - merchantBefore)),
+    report.check('payer balance change', '0', String((await stack.devnet.balanceOf(payer.address)) - payerBefore)),
+    report.check('transactions sent by the treasury and relayers', 0, (await sentByUs(stack.devnet)) - sentBefore),
+    report.check('settlements created', 0, await stack.db.prisma.settlement.count({ where: { merchant: merchant.address.toLowerCase() } })),
   ];
   report.save();
   expect(ok.every(Boolean)).toBe(true);

@@ -8,6 +8,10 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 import { describeNeeding, chromiumMissing } from '../support/system-tools';
 import { externalRequests, launchChromium, openPage, screenshotFolder } from './browser';
 import { setTimeout as sleep } from 'node:timers/promises';
+import supertest from 'supertest';
+import { loadConfig } from '@facilitator/config';
+import { createSilentLogger } from '@facilitator/logging';
+import { buildApi } from '../../apps/api/src/build-api';
 
 const ADMIN = { username: 'operator', password: 'correct horse battery' };
 let stack: TestStack;
@@ -30,9 +34,11 @@ async function settleWithWebhooks(webhookUrl: string): Promise<string> {
   throw new Error('not settled');
 }
 
-/** Jobs per state of one queue, as GET /v1/queues reports them. */
+/** Jobs per state of one queue, as GET /v1/queues reports them (an operator route: asked with an operator key). */
+let operatorApi: ReturnType<typeof buildApi> | undefined;
 async function countsOf(queue: 'settlement' | 'webhook'): Promise<Record<string, number>> {
-  const res = await stack.http.get('/v1/queues');
+  operatorApi ??= buildApi(loadConfig({ ...stack.env, API_KEYS: 'operator-key-1' }), createSilentLogger());
+  const res = await supertest(operatorApi.app).get('/v1/queues').set('x-api-key', 'operator-key-1');
   return res.body.queues.find((q: { name: string }) => q.name === queue).counts;
 }
 
@@ -57,6 +63,7 @@ describeNeeding(chromiumMissing(), '/admin/queues in Chromium', () => {
     await stack.startWorker();
   });
   afterAll(async () => {
+    await operatorApi?.close();
     await browser?.close();
     server?.closeAllConnections();
     await new Promise((resolve) => server?.close(resolve));

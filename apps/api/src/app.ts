@@ -14,14 +14,22 @@ export interface AppOptions {
   readinessChecks: readonly ReadinessCheck[];
   /** Feature routers (verify, settle, status …), mounted at the root in order. */
   routers: readonly Router[];
-  /** per-client limiter for the paid-path endpoints, when configured */
+  /** per-client limiter for the paid-path endpoints and the public lookup (on unless RATE_LIMIT_MAX=0) */
   rateLimiter?: RequestHandler;
+  /** per-client limiter for the merchant routes (on unless MERCHANT_RATE_LIMIT_MAX=0) */
+  merchantRateLimiter?: RequestHandler;
   trustProxyHops?: number;
 }
 
 /** The endpoints merchants call per payment; status and operations routes are not limited. */
 // the public settlement lookup too: anyone may ask it, so it is bounded like verify and settle
 export const RATE_LIMITED_PATHS = ['/v1/verify', '/v1/settle', '/x402/verify', '/x402/settle', '/v1/settlements/lookup'];
+
+/**
+ * Every merchant route, a bucket of their own: sign-in and signed requests (each a signature recovery, an
+ * ERC-1271 call for a contract wallet, a nonce stored), account reads and the CSV export (database reads).
+ */
+export const MERCHANT_RATE_LIMITED_PATHS = ['/v1/merchants'];
 
 /** The HTTP shell: request ids, logging, JSON parsing, routes, and the single error mapping. */
 export function createApp(options: AppOptions): Express {
@@ -37,6 +45,7 @@ export function createApp(options: AppOptions): Express {
   app.use(httpMetrics(options.metrics));
   app.use(healthRoutes(options.readinessChecks));
   if (options.rateLimiter) app.use(RATE_LIMITED_PATHS, options.rateLimiter);
+  if (options.merchantRateLimiter) app.use(MERCHANT_RATE_LIMITED_PATHS, options.merchantRateLimiter);
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   for (const router of options.routers) app.use(router);
   app.use(notFoundHandler());

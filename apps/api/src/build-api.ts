@@ -7,6 +7,7 @@ import {
   MerchantRepository,
   MerchantSessionRepository,
   PaymentIdentifierRepository,
+  NothingSettledRepository,
   SettlementRepository,
   VerificationRepository,
   WebhookEventRepository,
@@ -106,6 +107,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     config.abuse.feeRevertBackoffMs,
     { payerAfterFailures: config.abuse.payerPauseAfterFailures, merchantAfterFailures: config.abuse.merchantPauseAfterFailures, windowMs: config.abuse.failurePauseWindowMs },
     config.abuse.feeFreeSettlements,
+    new NothingSettledRepository(pool),
   );
   const waits = new SettlementWaiter({
     readProgress: settlementProgressReader({ settlements, transactions: new ChainTransactionRepository(pool) }),
@@ -203,8 +205,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const app = createApp({
     logger,
     metrics,
-    // config refuses RATE_LIMIT_MAX without Redis
-    rateLimiter: config.rateLimit && queueStore.redis ? rateLimitPerClient(queueStore.redis, config.queuePrefix, config.rateLimit) : undefined,
+    // counted in Redis when the queues live there, else in this process (QUEUE_BACKEND=postgres)
+    rateLimiter: config.rateLimit ? rateLimitPerClient(queueStore.redis, config.queuePrefix, 'paid', config.rateLimit) : undefined,
+    merchantRateLimiter: config.merchantRateLimit ? rateLimitPerClient(queueStore.redis, config.queuePrefix, 'merchant', config.merchantRateLimit) : undefined,
     trustProxyHops: config.trustProxyHops,
     maxBodyBytes: config.maxBodyBytes,
     readinessChecks,

@@ -125,8 +125,10 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     windowMs: config.worker.batchWindowMs,
     // one batch in the making per relayer key: their nonces are independent
     parallel: keys.relayerAddresses.length,
-    // each batch is estimated before it is stored: items that would fail it are left out, not stored
-    estimate: (chainId, tx) => networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to),
+    // each batch is estimated before it is stored: items that would fail it are left out, not stored. It runs
+    // payers' code, so as the batch is sent: within its gas, with the fee fields of the market (issue 40, 4)
+    estimate: async (chainId, tx, gasCap) =>
+      networks.get(chainId)!.usdc.estimate(tx.from, tx.data, tx.to, { gasLimit: gasCap, maxFeePerGasCap: (await transactions.networkFee(chainId)).maxFeePerGasCap }),
   });
   const machine: SettlementMachine = new SettlementMachine({
     settlements,
@@ -142,7 +144,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     expiryMarginSeconds: Math.max(1, Math.floor(config.authorizationExpiryMarginSeconds / 2)),
     outbox,
     merchantPause: { afterReverts: config.abuse.merchantPauseAfterReverts, windowMs: config.abuse.merchantPauseWindowMs },
-    walletDeployments: new RpcWalletDeploymentGuard(providers, walletDeployments, config.walletDeployLimits),
+    walletDeployments: new RpcWalletDeploymentGuard(new Map([...networks].map(([chainId, n]) => [chainId, n.usdc])), walletDeployments, config.walletDeployLimits),
     // who pays for failures, the merchant's minimum again before the fee, the payer's value in flight
     accounting: {
       pause: {

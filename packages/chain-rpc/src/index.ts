@@ -3,7 +3,7 @@
 
 // endpoints: per-turn JSON-RPC batching, failover between a network's endpoints, a stranger's code run alone
 export { createProvider, waitForRpc } from './rpc-provider';
-export { JsonRpcBatchClient, JsonRpcError } from './json-rpc-batch-client';
+export { JsonRpcBatchClient, JsonRpcError, RpcCallTimeoutError } from './json-rpc-batch-client';
 export { RpcEndpointPool, type RpcCaller } from './rpc/rpc-endpoint-pool';
 export { FailoverJsonRpcProvider } from './rpc/failover-provider';
 export { UntrustedCallTimeoutError } from './rpc/untrusted-call';
@@ -16,7 +16,7 @@ export { cappedFees, marketFees, readMarket, type MarketReading } from './market
 // the token: its ABI and calldata, reads, simulations and the search for a payment's transfer
 export { FIAT_TOKEN_ABI, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS, fiatTokenInterface } from './token-abi';
 export { TRANSFER_TOPIC, addressWord, decodeUint, encodeCall, uintWord } from './token-calldata';
-export { UsdcClient, paidBetween, type AuthorizationUse, type SimulationOptions, type SimulationResult } from './usdc-client';
+export { UsdcClient, isOutOfGasAnswer, paidBetween, type AuthorizationUse, type SimulationOptions, type SimulationResult } from './usdc-client';
 export type { ChainLog, FoundLog, MinedTransaction } from './chain-log';
 export { RpcChainReader } from './rpc-chain-reader';
 

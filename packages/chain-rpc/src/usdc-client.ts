@@ -133,13 +133,9 @@ export class UsdcClient {
    * its gas limit (a call that needs more answers `{ revert, outOfGas: gasLimit }`).
    */
   async estimate(from: string, data: string, to: string = this.tokenAddress, options: SimulationOptions = {}): Promise<SimulationResult> {
-    const fees = options.maxFeePerGasCap === undefined ? undefined : await this.simulationFees(options.maxFeePerGasCap);
-    const tx: Record<string, string> = { from, to, data };
-    if (options.gasLimit !== undefined) tx.gas = toQuantity(options.gasLimit);
-    if (fees) Object.assign(tx, { maxFeePerGas: toQuantity(fees.maxFeePerGas), maxPriorityFeePerGas: toQuantity(fees.maxPriorityFeePerGas) });
-    const pool = this.provider instanceof FailoverJsonRpcProvider ? this.provider.pool : undefined;
+    const tx = await this.asTransaction({ from, to, data }, options);
     try {
-      const gas = pool ? await untrustedCall<string>(pool, 'eth_estimateGas', [tx, 'pending']) : ((await this.provider.send('eth_estimateGas', [tx, 'pending'])) as string);
+      const gas = await this.sendUntrusted<string>('eth_estimateGas', [tx, 'pending']);
       return { gas: BigInt(gas) };
     } catch (err) {
       if (err instanceof UntrustedCallTimeoutError) throw err;
@@ -147,6 +143,35 @@ export class UsdcClient {
       if (failure === undefined) throw err;
       return failure;
     }
+  }
+
+  /**
+   * An `eth_call` of a stranger's code run as the real transaction would be (the ERC-6492 deploy-then-transfer
+   * probe, a wallet factory's view): alone on the wire and never held against an endpoint (untrustedCall),
+   * within `options.gasLimit` and with the market's fee fields (a node runs a call without them at
+   * tx.gasprice 0, which the stranger's code can tell from a real transaction, and with its own gas cap, which
+   * the code can burn). `to` absent: a deployless call of creation code. Resolves to what it returned; a
+   * revert or out of gas is thrown as the node's answer, a slow one as UntrustedCallTimeoutError.
+   */
+  async callAsTransaction(call: { from: string; to?: string; data: string }, options: SimulationOptions = {}, block = 'pending'): Promise<string> {
+    return this.sendUntrusted<string>('eth_call', [await this.asTransaction(call, options), block]);
+  }
+
+  /** The call's fields with the real transaction's gas limit and fee fields, where `options` asks for them. */
+  private async asTransaction(call: { from: string; to?: string; data: string }, options: SimulationOptions): Promise<Record<string, string>> {
+    const tx: Record<string, string> = { from: call.from, ...(call.to ? { to: call.to } : {}), data: call.data };
+    if (options.gasLimit !== undefined) tx.gas = toQuantity(options.gasLimit);
+    if (options.maxFeePerGasCap !== undefined) {
+      const fees = await this.simulationFees(options.maxFeePerGasCap);
+      Object.assign(tx, { maxFeePerGas: toQuantity(fees.maxFeePerGas), maxPriorityFeePerGas: toQuantity(fees.maxPriorityFeePerGas) });
+    }
+    return tx;
+  }
+
+  /** Through the endpoint pool's untrusted calls when there is one, else the provider's own send. */
+  private sendUntrusted<T>(method: string, params: unknown[]): Promise<T> {
+    const pool = this.provider instanceof FailoverJsonRpcProvider ? this.provider.pool : undefined;
+    return pool ? untrustedCall<T>(pool, method, params) : (this.provider.send(method, params) as Promise<T>);
   }
 
   /**
@@ -259,6 +284,11 @@ function simulationFailureOf(error: unknown, gasLimit: bigint | undefined): Simu
   const { category } = classifyNodeError(error);
   if (category === 'insufficient_funds' || category === 'rpc_unavailable' || category === 'fee_too_low') return undefined;
   return { revert: category === 'execution_reverted' ? decodeRevert({ data: error.data, error: { message: error.message } }).reason : error.message };
+}
+
+/** Whether a simulation failed for running out of the gas it was given (its limit, or the node's cap). */
+export function isOutOfGasAnswer(error: unknown): boolean {
+  return OUT_OF_GAS.test(error instanceof JsonRpcError ? error.message : nodeMessageOf(error));
 }
 
 function nodeMessageOf(error: unknown): string {

@@ -55,7 +55,7 @@ describe('loadConfig', () => {
       },
     ]);
     expect(config.abuse).toMatchObject({ minPaymentAmount: 10_000n, maxSettleWaiters: 2_000 });
-    expect(config.walletDeployLimits).toEqual({ perMerchant: 5, perFactory: 50, windowMs: 3_600_000 });
+    expect(config.walletDeployLimits).toEqual({ perMerchant: 5, perFactory: 50, failedProbesPerWallet: 2, windowMs: 3_600_000 });
     expect(config.retention).toEqual({
       rejectedVerificationsMs: 30 * 86_400_000,
       expiredIdempotencyKeysMs: 86_400_000,

@@ -88,6 +88,8 @@ interface WalletDeployLimits {
   perMerchant: number;
   /** WALLET_DEPLOYS_PER_FACTORY */
   perFactory: number;
+  /** WALLET_PROBE_FAILURES_PER_WALLET: failed deploy-then-transfer probes of one wallet before it is probed no more */
+  failedProbesPerWallet: number;
   /** WALLET_DEPLOY_WINDOW_MS */
   windowMs: number;
 }
@@ -193,8 +195,16 @@ export interface Config {
   /** how webhook hosts are resolved (c-ares, never the thread pool), at verify and at delivery */
   webhookDns: WebhookDnsConfig;
   worker: WorkerConfig;
-  /** per-client limit on verify and settle; off (undefined) unless RATE_LIMIT_MAX is set */
+  /**
+   * per-client limit on the paid path (verify, settle, x402 verify and settle) and the public lookup: on by
+   * default (RATE_LIMIT_MAX, 3000 a RATE_LIMIT_WINDOW_MS); undefined only when an operator sets it to 0
+   */
   rateLimit?: { max: number; windowMs: number };
+  /**
+   * per-client limit on the merchant routes (sign-in, signed requests, account reads, CSV export): on by
+   * default (MERCHANT_RATE_LIMIT_MAX, 60 a RATE_LIMIT_WINDOW_MS); undefined only when set to 0
+   */
+  merchantRateLimit?: { max: number; windowMs: number };
   /** Express `trust proxy`: how many proxy hops to trust for the client address (0: none) */
   trustProxyHops: number;
   abuse: AbuseConfig;
@@ -463,15 +473,21 @@ function readQueueBackend(reader: EnvReader, clusterNodes: Config['redisClusterN
   return backend;
 }
 
-function readRateLimit(reader: EnvReader): Config['rateLimit'] {
-  const max = reader.integer('RATE_LIMIT_MAX', 0, 0, 1_000_000);
-  // the limiter counts in Redis, shared by every API process and instance
-  if (max > 0 && reader.oneOf('QUEUE_BACKEND', QUEUE_BACKENDS, 'redis') === 'postgres') {
-    throw new ConfigError('RATE_LIMIT_MAX', 'needs QUEUE_BACKEND=redis (the limit is counted in Redis); unset it with QUEUE_BACKEND=postgres');
-  }
+/**
+ * What strangers can make us store and compute is bounded by more than time (issue 40, 7d): both limits are
+ * on by default, counted in Redis across API processes (per process with QUEUE_BACKEND=postgres). The
+ * defaults leave a busy merchant server room (3000 paid-path calls a minute is 25 paid requests a second from
+ * one address, verify and settle each) and a merchant at its page more than it needs; an operator raises
+ * them, or sets 0 to leave limiting to a proxy in front.
+ */
+function readRateLimits(reader: EnvReader): Pick<Config, 'rateLimit' | 'merchantRateLimit'> {
   const windowMs = reader.integer('RATE_LIMIT_WINDOW_MS', 60_000, 1_000, 3_600_000);
-  // the spec states no rate limit, so none applies unless an operator sets one
-  return max > 0 ? { max, windowMs } : undefined;
+  const max = reader.integer('RATE_LIMIT_MAX', 3_000, 0, 100_000_000);
+  const merchantMax = reader.integer('MERCHANT_RATE_LIMIT_MAX', 60, 0, 100_000_000);
+  return {
+    rateLimit: max > 0 ? { max, windowMs } : undefined,
+    merchantRateLimit: merchantMax > 0 ? { max: merchantMax, windowMs } : undefined,
+  };
 }
 
 function readAdmin(reader: EnvReader): Config['admin'] {
@@ -497,12 +513,12 @@ export type ApiConfig = Omit<Config, 'treasury' | 'treasurySigner' | 'relayers' 
 /** What only the worker process reads: the keys, none of the HTTP settings. */
 export type WorkerProcessConfig = Omit<
   Config,
-  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'statusMaxAgeMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin'
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'statusMaxAgeMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'merchantRateLimit' | 'trustProxyHops' | 'admin'
 >;
 type SharedConfig = Omit<ApiConfig, keyof ApiSection>;
 type ApiSection = Pick<
   Config,
-  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'statusMaxAgeMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
+  'port' | 'host' | 'apiProcesses' | 'apiKeys' | 'maxBodyBytes' | 'settleWaitTimeoutMs' | 'settleMaxHoldMs' | 'statusMaxAgeMs' | 'idempotencyTtlSeconds' | 'rateLimit' | 'merchantRateLimit' | 'trustProxyHops' | 'admin' | 'treasuryAddress' | 'relayerAddresses'
 >;
 type WorkerSection = Omit<WorkerProcessConfig, keyof SharedConfig>;
 
@@ -525,6 +541,7 @@ function readShared(reader: EnvReader): SharedConfig {
     walletDeployLimits: {
       perMerchant: reader.integer('WALLET_DEPLOYS_PER_MERCHANT', 5, 0, 1_000_000),
       perFactory: reader.integer('WALLET_DEPLOYS_PER_FACTORY', 50, 0, 1_000_000),
+      failedProbesPerWallet: reader.integer('WALLET_PROBE_FAILURES_PER_WALLET', 2, 0, 1_000_000),
       windowMs: reader.integer('WALLET_DEPLOY_WINDOW_MS', 60 * 60_000, 1_000, 30 * DAY_MS),
     },
     retention: readRetention(reader),
@@ -581,7 +598,7 @@ function readApiSection(reader: EnvReader): ApiSection {
     statusMaxAgeMs: reader.integer('STATUS_MAX_AGE_MS', 5_000, 100, 3_600_000),
     idempotencyTtlSeconds: reader.integer('IDEMPOTENCY_TTL_SECONDS', 24 * 60 * 60, 60, 30 * 24 * 60 * 60),
     admin: readAdmin(reader),
-    rateLimit: readRateLimit(reader),
+    ...readRateLimits(reader),
     trustProxyHops: reader.integer('TRUST_PROXY_HOPS', 0, 0, 10),
     treasuryAddress,
     relayerAddresses: readRelayerAddresses(reader, relayerKeys, treasuryAddress),

@@ -17,11 +17,12 @@ const json = (schema: object, description: string) => ({ description, content: {
 const error = (description: string) => json(ref('ErrorEnvelope'), description);
 
 const idParam = (name: string, description: string) => ({ name, in: 'path', required: true, description, schema: { type: 'string', maxLength: 64 } });
-const apiKey = [{}, { apiKey: [] }];
 // status records: open unless API keys are configured; a merchant's settle key reads its own
 const apiKeyOrSettleKey = [{}, { apiKey: [] }, { settleKey: [] }];
 // webhook deliveries are never open
 const operatorOrMerchant = [{ apiKey: [] }, { settleKey: [] }];
+// operator routes: an API_KEYS key, refused when API_KEYS is unset
+const operatorOnly = [{ apiKey: [] }];
 
 /** Extra path items contributed by other surfaces (e.g. the x402 facilitator routes). */
 export type PathItems = Record<string, Record<string, unknown>>;
@@ -126,7 +127,8 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
         },
       },
       '/v1/queues': {
-        get: { operationId: 'getQueues', security: apiKey, responses: { '200': json(ref('Queues'), 'jobs per state for each queue'), '401': error('unauthorized') } },
+        // an operator route: it lists parked settlements with their internal reasons; refused (401) when API_KEYS is unset
+        get: { operationId: 'getQueues', security: operatorOnly, responses: { '200': json(ref('Queues'), 'jobs per state for each queue'), '401': error('unauthorized, or API_KEYS not configured') } },
       },
       '/healthz': { get: { operationId: 'health', responses: { '200': json({ type: 'object' }, 'the process is alive') } } },
       '/readyz': {

@@ -1,6 +1,6 @@
 import { FeeCollectionFailedError, IdPrefix, InvalidRequestError, newId, RateLimitedError, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
 import { authorizationFingerprint, servedMechanismById } from '@facilitator/payment-mechanisms';
-import type { PaymentNonce, Settlement, SettlementRepository, Verification } from '@facilitator/db';
+import type { NothingSettledRepository, PaymentNonce, Settlement, SettlementRepository, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { failurePauseOf, type FailurePausePolicy } from './accounting';
 import { failurePaused } from './failures';
@@ -74,7 +74,23 @@ export class SettlementRequests {
     private readonly failurePause?: FailurePausePolicy,
     /** settlements charged no fee allowed per rolling hour, per merchant and in all; absent: no budget */
     private readonly feeFreeBudget?: { perMerchant: number; total: number },
+    /** the upto payments settled for 0; absent: a 0 is not recorded (and a later settle is not refused) */
+    private readonly nothingSettled?: Pick<NothingSettledRepository, 'record' | 'isRecorded'>,
   ) {}
+
+  /**
+   * Records an upto settle of 0 as the payment's outcome: nothing is sent, and no later settle of the payment
+   * (whoever holds its payload, for any amount) moves anything. The caller has checked that no settlement of
+   * the payment lives, and that the merchant asked (its settle key).
+   */
+  async recordNothingSettled(v: Verification): Promise<void> {
+    await this.nothingSettled?.record({ paymentKey: settlementPaymentKey(v), chainId: v.chainId, merchant: v.merchant!, verificationId: v.id });
+  }
+
+  /** Whether the payment was settled for 0 (its outcome: nothing moves, ever). */
+  async wasSettledForNothing(v: Verification): Promise<boolean> {
+    return (await this.nothingSettled?.isRecorded(settlementPaymentKey(v))) ?? false;
+  }
 
   /**
    * The settlement of exactly this verification's authorization. The live settlement of its (payer, nonce)
@@ -90,6 +106,14 @@ export class SettlementRequests {
   async start(verification: Verification, surface: string, settleAmount?: bigint): Promise<{ settlement: Settlement; created: boolean }> {
     const fingerprint = fingerprintOf(verification);
     const amount = this.amountToSettle(verification, settleAmount);
+    if (signsMaximum(verification) && (await this.wasSettledForNothing(verification))) {
+      throw new PaymentConflictError(`this payment was settled for 0, not ${amount}: its merchant used nothing, and only one amount of a payment is ever settled`, {
+        mechanism: verification.mechanism,
+        settled_amount: '0',
+        requested_amount: amount.toString(),
+        impact: 'nothing was sent; the payment\'s outcome is the settle of 0',
+      });
+    }
     const feeAmount = this.feeFor(verification, amount);
     // only an amount below a real fee is fee-free (FEE_AMOUNT=0 makes every settlement free, and none is budgeted)
     if (feeAmount === 0n && this.feeAmount > 0n) await this.refuseBeyondFeeFreeBudget(verification);

@@ -58,3 +58,12 @@ contract EcdsaSelfDelegate {
         return ecrecover(hash, v, r, s) == address(this) ? bytes4(0x1626ba7e) : bytes4(0xffffffff);
     }
 }
+
+/// A Safe fallback handler (the Safe forwards isValidSignature to it) that accepts any signature only at
+/// tx.gasprice 0: a counterfactual Safe set up with it passes any deploy-then-transfer simulation run without
+/// fee fields, gets deployed by whoever believes that, and then refuses the real transfer (issue 40, 4).
+contract SimulationOnlyFallbackHandler {
+    function isValidSignature(bytes32, bytes calldata) external view returns (bytes4) {
+        return tx.gasprice == 0 ? bytes4(0x1626ba7e) : bytes4(0xffffffff);
+    }
+}

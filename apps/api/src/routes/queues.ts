@@ -19,16 +19,19 @@ export interface QueueRouteDeps {
 /** How many parked settlements /v1/queues lists (the count covers them all). */
 const ATTENTION_LISTED = 20;
 
-/** Operator actions move money state: never open to the world, even when API_KEYS is unset. */
+/**
+ * Operator actions move money state, and the queues' view lists parked settlements with their internal error
+ * text: never open to the world, even when API_KEYS is unset.
+ */
 function requireOperatorKey(apiKeys: readonly string[]): RequestHandler {
   const check = requireApiKey(apiKeys);
-  return (req, res, next) => (apiKeys.length === 0 ? next(new UnauthorizedError('operator actions need API_KEYS to be configured')) : check(req, res, next));
+  return (req, res, next) => (apiKeys.length === 0 ? next(new UnauthorizedError('operator routes need API_KEYS to be configured')) : check(req, res, next));
 }
 
 /** Queue state as JSON, for dashboards that do not speak Prometheus, and the operator's actions on parked settlements. */
 export function queueRoutes(deps: QueueRouteDeps): Router {
   const router = apiRouter();
-  router.get('/v1/queues', requireApiKey(deps.apiKeys), async (_req, res) => {
+  router.get('/v1/queues', requireOperatorKey(deps.apiKeys), async (_req, res) => {
     const [snapshots, count, parked] = await Promise.all([
       Promise.all([deps.queues.settlement, deps.queues.webhook, deps.queues.maintenance].map(snapshotQueue)),
       deps.settlements.countNeedingAttention(),

@@ -53,6 +53,7 @@ function setup(options: { access?: 'open' | 'granted' | 'denied'; ownMinimum?: b
     requests: {
       start: async (_v, _surface, amount) => (calls.push(amount === undefined ? 'start' : `start(${amount})`), { settlement: { id: 'stl_1' } as Settlement, created: true }),
       liveSettlementOf: async () => (calls.push('liveSettlementOf'), options.live ? ({ id: 'stl_live' } as Settlement) : null),
+      recordNothingSettled: async () => void calls.push('recordNothingSettled'),
     },
     minPaymentAmount: 10_000n,
     // the id is bound to `boundTo` when given, else to the payment it came with
@@ -89,12 +90,22 @@ describe('SettleIntake', () => {
       expect(granted.calls).toContain('start(20000)');
     });
 
-    it('0 settles nothing: no settlement is started, unless the payment is settling another amount (409)', async () => {
-      const nothing = setup({ stored: verified(50_000n) });
-      await expect(nothing.intake.admit(uptoSettle(50_000n, 0n), undefined)).resolves.toMatchObject({ settlement: null });
+    it('0 settles nothing and is recorded as the outcome: no settlement is started, unless the payment is settling another amount (409)', async () => {
+      const nothing = setup({ access: 'granted', stored: verified(50_000n) });
+      await expect(nothing.intake.admit(uptoSettle(50_000n, 0n), 'key')).resolves.toMatchObject({ settlement: null });
       expect(nothing.calls.some((c) => c.startsWith('start'))).toBe(false);
-      const settling = setup({ stored: verified(50_000n), live: true });
-      await expect(settling.intake.admit(uptoSettle(50_000n, 0n), undefined)).rejects.toBeInstanceOf(PaymentConflictError);
+      expect(nothing.calls).toContain('recordNothingSettled');
+      const settling = setup({ access: 'granted', stored: verified(50_000n), live: true });
+      await expect(settling.intake.admit(uptoSettle(50_000n, 0n), 'key')).rejects.toBeInstanceOf(PaymentConflictError);
+      expect(settling.calls).not.toContain('recordNothingSettled');
+    });
+
+    it('0 is less than the maximum: only the merchant settles it, with its settle key (issue 40, 7b)', async () => {
+      for (const access of ['open', 'denied'] as const) {
+        const refused = setup({ access, stored: verified(50_000n) });
+        await expect(refused.intake.admit(uptoSettle(50_000n, 0n), access === 'denied' ? 'wrong' : undefined)).rejects.toBeInstanceOf(SettleKeyRequired);
+        expect(refused.calls).toEqual(['settleAccess']);
+      }
     });
   });
 

@@ -37,7 +37,7 @@ export interface SettleIntakeDeps {
   /** the x402 surface's requirements checks and inline verification */
   verifier: Pick<X402Verifier, 'checkRequirements' | 'verify'>;
   merchants: Pick<MerchantService, 'settleAccess' | 'minimumFor'>;
-  requests: Pick<SettlementRequests, 'start' | 'liveSettlementOf'>;
+  requests: Pick<SettlementRequests, 'start' | 'liveSettlementOf' | 'recordNothingSettled'>;
   /** MIN_PAYMENT_AMOUNT (0n: no minimum), which a merchant's own minimum replaces */
   minPaymentAmount: bigint;
   /** binds the payment's x402 payment identifier, refusing one bound to another payment (409) */
@@ -52,9 +52,10 @@ export interface Admitted {
 }
 
 /**
- * An x402 `upto` settle of 0: the merchant used nothing. The payment verified and nothing is sent, charged
- * or stored (the reference answers success without a transaction); its permit stays unspent, and only this
- * service may ever spend it (its witness names our facilitator address).
+ * An x402 `upto` settle of 0: the merchant used nothing. The payment verified and nothing is sent or charged
+ * (the reference answers success without a transaction); its permit stays unspent on chain, and only this
+ * service may ever spend it (its witness names our facilitator address), so the 0 is recorded as the
+ * payment's outcome: no later settle of it moves anything (issue 40, 7b).
  */
 export interface NothingToSettle {
   verification: Verification;
@@ -96,8 +97,9 @@ export class SettleIntake {
     const settleAmount = command.kind === 'form-b' ? undefined : command.payment.settleAmount;
     // whoever holds an upto payload (its payer, first of all) could otherwise settle it for a token amount
     // before the merchant settles what was used: only the merchant, by its settle key, names less than the
-    // maximum. Asked before anything about the payment is looked up, verified or bound
-    if (settleAmount !== undefined && settleAmount > 0n && settleAmount < target.amount && access !== 'granted') throw new PartialSettleKeyRequired(target.merchant);
+    // maximum, 0 included (a 0 is the payment's final outcome: a stranger's would take the merchant's payment
+    // away). Asked before anything about the payment is looked up, verified or bound
+    if (settleAmount !== undefined && settleAmount < target.amount && access !== 'granted') throw new PartialSettleKeyRequired(target.merchant);
     // Form B's target is its verification; a payment's is looked up (or made) only once access passed
     const verification = command.kind === 'form-b' ? target.verification! : await this.verificationOf(command);
     // Form B names a verification, not a payment, and carries no extensions
@@ -109,7 +111,10 @@ export class SettleIntake {
     return { verification, settlement, created };
   }
 
-  /** A settle of 0, unless the payment is already settling (or settled) another amount: that one is its outcome. */
+  /**
+   * A settle of 0, unless the payment is already settling (or settled) another amount: that one is its outcome.
+   * Otherwise the 0 is recorded, and every later settle of the payment is refused by it (SettlementRequests.start).
+   */
   private async nothingToSettle(verification: Verification): Promise<NothingToSettle> {
     const live = await this.deps.requests.liveSettlementOf(verification);
     if (live) {
@@ -120,6 +125,7 @@ export class SettleIntake {
         requested_amount: '0',
       });
     }
+    await this.deps.requests.recordNothingSettled(verification);
     return { verification, settlement: null };
   }
 

@@ -8,6 +8,7 @@ export * from './chain-transaction-repository';
 export * from './settlement-batch-repository';
 export * from './wallet-deployment-repository';
 export * from './payment-identifier-repository';
+export * from './nothing-settled-repository';
 export * from './status-windows';
 export * from './merchant-session-repository';
 export * from './keyset';

@@ -86,6 +86,23 @@ describe('MerchantRepository', () => {
 
       const fresh = address();
       expect(await repo.clearSettleKey(fresh)).toStrictEqual({ address: fresh, settleKeyHash: null, minimumAmount: null });
+      // nothing to turn off, nothing kept (issue 40, 7d)
+      expect(await repo.find(fresh)).toBeNull();
+    });
+
+    it('a signed request of a merchant we hold nothing of stores no record; one of a merchant with a secret or a record is seen (issue 40, 7d)', async () => {
+      const stranger = address();
+      await repo.markSeen(stranger);
+      expect(await repo.find(stranger)).toBeNull();
+      const waiting = address();
+      await repo.insertSecretIfAbsent(waiting, 'ciphertext');
+      await repo.markSeen(waiting);
+      expect(await repo.find(waiting)).not.toBeNull();
+      const known = address();
+      await repo.setSettleKeyHash(known, keyHash());
+      await repo.markSeen(known);
+      const [row] = (await db.pool.query('SELECT last_seen_at FROM merchants WHERE address = $1', [known])).rows;
+      expect(row.last_seen_at).not.toBeNull();
     });
   });
 

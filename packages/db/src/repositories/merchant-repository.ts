@@ -94,16 +94,18 @@ export class MerchantRepository {
     return merchantOf(rows[0]);
   }
 
-  /** Turns settle protection off; the merchant's own minimum goes back to the default with it. */
+  /**
+   * Turns settle protection off; the merchant's own minimum goes back to the default with it. A merchant with
+   * no record keeps having none: there is nothing to turn off, and nothing worth keeping (issue 40, 7d).
+   */
   async clearSettleKey(address: string): Promise<MerchantRecord> {
     const rows = await runQuery(this.pool, {
       name: 'merchant_clear_key',
-      text: `INSERT INTO merchants (address) VALUES ($1)
-             ON CONFLICT (address) DO UPDATE SET settle_key_hash = NULL, settle_key_created_at = NULL, minimum_amount = NULL, updated_at = now()
-             RETURNING *`,
+      text: `UPDATE merchants SET settle_key_hash = NULL, settle_key_created_at = NULL, minimum_amount = NULL, updated_at = now()
+              WHERE address = $1 RETURNING *`,
       values: [address],
     });
-    return merchantOf(rows[0]);
+    return rows.length > 0 ? merchantOf(rows[0]) : { address, settleKeyHash: null, minimumAmount: null };
   }
 
   /**
@@ -166,12 +168,15 @@ export class MerchantRepository {
   /**
    * The merchant itself signed a request (it was authenticated): kept from retention for
    * RETENTION_UNUSED_MERCHANTS_DAYS from now, e.g. a merchant that read its webhook secret and waits for
-   * its first payment.
+   * its first payment. A record is made only for a merchant we already hold something of (a record, a webhook
+   * secret): any fresh key can sign a request, so signing alone is not worth keeping (issue 40, 7d).
    */
   async markSeen(merchant: string): Promise<void> {
     await runQuery(this.pool, {
       name: 'merchant_mark_seen',
-      text: `INSERT INTO merchants (address, last_seen_at) VALUES ($1, now())
+      text: `INSERT INTO merchants (address, last_seen_at)
+             SELECT $1, now() WHERE EXISTS (SELECT 1 FROM merchant_webhook_secrets WHERE merchant = $1)
+                                 OR EXISTS (SELECT 1 FROM merchants WHERE address = $1)
              ON CONFLICT (address) DO UPDATE SET last_seen_at = now()`,
       values: [merchant],
     });

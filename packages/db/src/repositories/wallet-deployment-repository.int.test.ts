@@ -24,9 +24,38 @@ const request = (fields: Partial<WalletDeploymentRequest> = {}): WalletDeploymen
   wallet: address(),
   ...fields,
 });
-const limits = { perMerchant: 2, perFactory: 3, windowMs: 60_000 };
+const limits = { perMerchant: 2, perFactory: 3, failedProbesPerWallet: 2, windowMs: 60_000 };
 
 describe('WalletDeploymentRepository', () => {
+  it("counts a failed probe against the wallet and the merchant, never the factory; a settlement's own reservation is not held against its probe (issue 40, 4)", async () => {
+    const merchant = address();
+    const factory = address();
+    const wallet = address();
+    const first = request({ merchant, factory, wallet });
+    expect(await repo.probeAllowance(first, limits)).toEqual({ allowed: true });
+    await repo.recordFailedProbe(first);
+    const second = request({ merchant, factory, wallet });
+    expect(await repo.probeAllowance(second, limits)).toEqual({ allowed: true });
+    await repo.recordFailedProbe(second);
+    // the wallet's budget is spent: its next payment runs none of its code, whatever the merchant
+    expect(await repo.probeAllowance(request({ factory, wallet }), limits)).toEqual({ allowed: false, limit: 'wallet', count: 2, max: 2 });
+    // the merchant's is too (two failed probes of its payments), for other wallets
+    expect(await repo.probeAllowance(request({ merchant, factory }), limits)).toEqual({ allowed: false, limit: 'merchant', count: 2, max: 2 });
+    // the factory's deployments are untouched: honest first-time payers of other merchants still get theirs
+    for (let i = 0; i < limits.perFactory; i++) expect(await repo.reserve(request({ factory }), limits)).toEqual({ reserved: true });
+    // a failed probe's row stays when its settlement's reservation is given back
+    await repo.release(first.settlementId);
+    expect(await repo.probeAllowance(request({ factory, wallet }), limits)).toMatchObject({ allowed: false, limit: 'wallet' });
+
+    // a reserved settlement probes again right before sending: its own reservation does not count against it
+    const other = address();
+    const reserved = request({ merchant: other });
+    expect(await repo.reserve(reserved, limits)).toEqual({ reserved: true });
+    expect(await repo.reserve(request({ merchant: other }), limits)).toEqual({ reserved: true });
+    expect(await repo.probeAllowance(reserved, limits)).toEqual({ allowed: true });
+    expect(await repo.probeAllowance(request({ merchant: other }), limits)).toEqual({ allowed: false, limit: 'merchant', count: 2, max: 2 });
+  });
+
   it("reserves up to the merchant's limit, then says which limit is reached; a settlement's own reservation holds", async () => {
     const merchant = address();
     const first = request({ merchant });

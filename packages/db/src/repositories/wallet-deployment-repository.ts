@@ -13,24 +13,42 @@ export interface WalletDeploymentRequest {
 }
 
 export interface WalletDeploymentLimits {
+  /** deployments and failed probes of the merchant's payments in the window */
   perMerchant: number;
+  /** deployments of the factory in the window (failed probes never count here) */
   perFactory: number;
+  /** failed deploy-then-transfer probes of one counterfactual wallet (the payer) in the window */
+  failedProbesPerWallet: number;
   windowMs: number;
 }
 
 export type WalletDeploymentReservation =
   | { reserved: true }
-  | { reserved: false; limit: 'merchant' | 'factory'; count: number; max: number };
+  | { reserved: false; limit: 'merchant' | 'factory' | 'wallet'; count: number; max: number };
+
+/** Whether a deploy-then-transfer probe may run: refused once the wallet or the merchant used up its budget. */
+export type WalletProbeAllowance = { allowed: true } | { allowed: false; limit: 'merchant' | 'wallet'; count: number; max: number };
 
 const SQL = {
   // one reservation at a time per chain (a transaction-scoped advisory lock), so two cannot both see room for one
   lock: `SELECT pg_advisory_xact_lock(hashtext('wallet_deployments'), $1)`,
   existing: `SELECT 1 FROM wallet_deployments WHERE settlement_id = $1`,
   counts: `
-    SELECT count(*) FILTER (WHERE merchant = $2)::int AS merchant_count, count(*) FILTER (WHERE factory = $3)::int AS factory_count
+    SELECT count(*) FILTER (WHERE merchant = $2)::int AS merchant_count,
+           count(*) FILTER (WHERE factory = $3 AND NOT probe_failed)::int AS factory_count,
+           count(*) FILTER (WHERE wallet = $5 AND probe_failed)::int AS wallet_count
       FROM wallet_deployments
-     WHERE chain_id = $1 AND created_at > $4 AND (merchant = $2 OR factory = $3)`,
+     WHERE chain_id = $1 AND created_at > $4 AND (merchant = $2 OR factory = $3 OR (wallet = $5 AND probe_failed))`,
+  probeCounts: `
+    SELECT count(*) FILTER (WHERE merchant = $2)::int AS merchant_count,
+           count(*) FILTER (WHERE wallet = $4 AND probe_failed)::int AS wallet_count
+      FROM wallet_deployments
+     WHERE chain_id = $1 AND created_at > $3 AND (merchant = $2 OR (wallet = $4 AND probe_failed)) AND settlement_id <> $5`,
   insert: `INSERT INTO wallet_deployments (settlement_id, chain_id, merchant, factory, wallet) VALUES ($1, $2, $3, $4, $5)`,
+  // a settlement probes at most twice (planned, then again right before sending): its one row says it failed
+  probeFailed: `
+    INSERT INTO wallet_deployments (settlement_id, chain_id, merchant, factory, wallet, probe_failed) VALUES ($1, $2, $3, $4, $5, true)
+    ON CONFLICT (settlement_id) DO UPDATE SET probe_failed = true`,
 };
 
 /**
@@ -52,12 +70,14 @@ export class WalletDeploymentRepository {
       const [row] = await runQuery(client, {
         name: 'walletDeployments.counts',
         text: SQL.counts,
-        values: [request.chainId, request.merchant, request.factory, since],
+        values: [request.chainId, request.merchant, request.factory, since, request.wallet],
       });
       const merchantCount = row.merchant_count as number;
       const factoryCount = row.factory_count as number;
+      const walletCount = row.wallet_count as number;
       let refusal: WalletDeploymentReservation | undefined;
       if (merchantCount >= limits.perMerchant) refusal = { reserved: false, limit: 'merchant', count: merchantCount, max: limits.perMerchant };
+      else if (walletCount >= limits.failedProbesPerWallet) refusal = { reserved: false, limit: 'wallet', count: walletCount, max: limits.failedProbesPerWallet };
       else if (factoryCount >= limits.perFactory) refusal = { reserved: false, limit: 'factory', count: factoryCount, max: limits.perFactory };
       if (!refusal) {
         await runQuery(client, {
@@ -71,11 +91,49 @@ export class WalletDeploymentRepository {
   }
 
   /**
+   * Whether this wallet's deploy-then-transfer probe may run for this merchant: a probe runs the stranger's
+   * factory and wallet code on our endpoints, so the wallet's failed probes and the merchant's deployments and
+   * failed probes of the window bound how often (the factory's count is left to deployments: see reserve).
+   */
+  async probeAllowance(request: WalletDeploymentRequest, limits: WalletDeploymentLimits): Promise<WalletProbeAllowance> {
+    const since = new Date(Date.now() - limits.windowMs);
+    // the settlement's own reservation (its probe runs again right before its deployment is sent) is not counted
+    const [row] = await runQuery(this.pool, {
+      name: 'walletDeployments.probeCounts',
+      text: SQL.probeCounts,
+      values: [request.chainId, request.merchant, since, request.wallet, request.settlementId],
+    });
+    const merchantCount = row.merchant_count as number;
+    const walletCount = row.wallet_count as number;
+    if (walletCount >= limits.failedProbesPerWallet) return { allowed: false, limit: 'wallet', count: walletCount, max: limits.failedProbesPerWallet };
+    if (merchantCount >= limits.perMerchant) return { allowed: false, limit: 'merchant', count: merchantCount, max: limits.perMerchant };
+    return { allowed: true };
+  }
+
+  /**
+   * Records that this settlement's probe failed (the simulation refused the deployment or the transfer after
+   * it, ran out of its gas, or did not finish): it counts against the merchant and the wallet, not the factory.
+   * Replaces the settlement's reservation if it had one (its deployment is then never sent).
+   */
+  async recordFailedProbe(request: WalletDeploymentRequest): Promise<void> {
+    await runQuery(this.pool, {
+      name: 'walletDeployments.probeFailed',
+      text: SQL.probeFailed,
+      values: [request.settlementId, request.chainId, request.merchant, request.factory, request.wallet],
+    });
+  }
+
+  /**
    * Gives back a settlement's reservation (its deployment was refused before anything was sent): the limits
-   * count deployments our relayers paid for, so a stranger cannot use them up with refused ones.
+   * count deployments our relayers paid for, so a stranger cannot use them up with refused ones. A failed
+   * probe's row stays: it is what bounds the stranger's probes.
    */
   async release(settlementId: string): Promise<void> {
-    await runQuery(this.pool, { name: 'walletDeployments.release', text: 'DELETE FROM wallet_deployments WHERE settlement_id = $1', values: [settlementId] });
+    await runQuery(this.pool, {
+      name: 'walletDeployments.release',
+      text: 'DELETE FROM wallet_deployments WHERE settlement_id = $1 AND NOT probe_failed',
+      values: [settlementId],
+    });
   }
 
   /**

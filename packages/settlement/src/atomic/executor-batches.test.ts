@@ -272,6 +272,21 @@ describe('ExecutorBatches', () => {
       expect(h.log).toEqual(['store bat_1 [stl_2]', 'send bat_1']);
     });
 
+    it("is estimated within the batch's own gas cap: a payer's code that needs more runs out of it there, above its cap (issue 40, 4)", async () => {
+      const caps: bigint[] = [];
+      const h = harness({
+        estimate: async (_chainId, tx, gasCap) => {
+          caps.push(gasCap);
+          const [items] = executorInterface.decodeFunctionData('settle', tx.data);
+          return items.some((i: { nonce: string }) => BigInt(i.nonce) === 1n) ? { revert: 'out of gas', outOfGas: gasCap } : { gas: 100_000n };
+        },
+      });
+      const results = await Promise.allSettled([1, 2].map((n) => h.batcher.place({ settlementId: `stl_${n}`, chainId: CHAIN, item: item(n) })));
+      expect((results[0] as PromiseRejectedResult).reason.reason).toBe('settle gas estimate is above its cap');
+      expect(h.log).toEqual(['store bat_1 [stl_2]', 'send bat_1']);
+      expect(caps.every((cap) => cap > 0n)).toBe(true);
+    });
+
     it('refuses a contract-wallet item alone whose estimate fails; an ordinary one alone is retried, not refused', async () => {
       const h = harness({ estimate: failing([1, 2]) });
       const wallet = h.batcher.place({ settlementId: 'stl_1', chainId: CHAIN, item: item(1), alone: true });

@@ -35,7 +35,7 @@ export interface ExecutorBatchesOptions {
    * estimated before it is stored, so items that would fail it are left out (and refused) instead of
    * being stored in a batch nobody can send. Absent: batches are stored unchecked (the send still estimates).
    */
-  estimate?(chainId: number, tx: { from: string; to: string; data: string }): Promise<{ gas: bigint } | { revert: string }>;
+  estimate?(chainId: number, tx: { from: string; to: string; data: string }, gasCap: bigint): Promise<{ gas: bigint } | { revert: string; outOfGas?: bigint }>;
 }
 
 /** Gas of the `settle` transaction around its items: the base cost, the call and the loop's start. */
@@ -342,12 +342,13 @@ export class ExecutorBatches implements AtomicSettlement {
   /** Why these items' settle transaction cannot be sent (a revert, or an estimate above its cap); undefined when it can. */
   private async estimateOf(chainId: number, relayer: string, entries: Waiting[]): Promise<{ reason: string; details: Record<string, unknown> } | undefined> {
     const items = entries.map((e) => e.request.item);
-    const estimate = await this.options.estimate!(chainId, { from: relayer, to: this.options.treasury, data: settleCalldata(items) });
-    if ('revert' in estimate) return { reason: `the settle transaction would revert: ${estimate.revert}`, details: { simulation: 'settle' } };
     const cap = gasCapOf(items);
-    if (estimate.gas > cap) {
-      return { reason: 'settle gas estimate is above its cap', details: { simulation: 'settle', gas_estimate: estimate.gas.toString(), gas_cap: cap.toString() } };
-    }
+    // the items run payers' code: estimated as the batch is sent, within its gas (and, by the caller, at the market's price)
+    const estimate = await this.options.estimate!(chainId, { from: relayer, to: this.options.treasury, data: settleCalldata(items) }, cap);
+    const above = (gas: string) => ({ reason: 'settle gas estimate is above its cap', details: { simulation: 'settle', gas_estimate: gas, gas_cap: cap.toString() } });
+    if ('revert' in estimate && estimate.outOfGas !== undefined) return above(`above ${estimate.outOfGas}`);
+    if ('revert' in estimate) return { reason: `the settle transaction would revert: ${estimate.revert}`, details: { simulation: 'settle' } };
+    if (estimate.gas > cap) return above(estimate.gas.toString());
     return undefined;
   }
 

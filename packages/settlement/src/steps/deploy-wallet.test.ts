@@ -1,4 +1,4 @@
-import { wrapErc6492Signature } from '@facilitator/chain-rpc';
+import { UntrustedCallTimeoutError, wrapErc6492Signature } from '@facilitator/chain-rpc';
 import { Interface } from 'ethers';
 import type { StepResult } from '../step';
 import { AMOUNT, ERC6492_SIGNATURE, FACTORY, FEE, PLAIN_SIGNATURE, settlementFixture, stepHarness } from '../testing/fakes';
@@ -91,6 +91,47 @@ describe('an ERC-6492 wallet is deployed at our expense only when', () => {
     const costly = erc6492();
     costly.walletDeployments.simulation = { deployGas: 250_000n, transferGas: 10_000_000n };
     expect(refusal(await preflight(costly.ctx))).toMatchObject({ reason: 'transfer gas estimate is above its cap' });
+  });
+
+  it('the probe runs as the real transactions: within their caps and at the market gas price (issue 40, 4)', async () => {
+    const h = erc6492();
+    expect(await preflight(h.ctx)).toMatchObject({ to: 'deploying_wallet' });
+    const caps = h.ctx.network.gasCaps;
+    const [probe] = h.walletDeployments.probeTransactions;
+    // a wallet that says yes only at tx.gasprice 0, or an initializer that burns the node's own gas cap, is
+    // judged as the real deployment and transfer would be: never more gas than both caps (and calldata) allow
+    expect(probe.maxFeePerGasCap).toBe(h.transactions.fee.maxFeePerGasCap);
+    expect(probe.gasLimit).toBeGreaterThan(caps.walletDeploy + caps.contractTransfer);
+    expect(probe.gasLimit).toBeLessThan(caps.walletDeploy + caps.contractTransfer + 200_000n);
+    // and the factory call's own estimate too
+    const factoryEstimate = h.chain.estimateOptions.find((c) => c.to === FACTORY);
+    expect(factoryEstimate?.options).toEqual({ gasLimit: caps.walletDeploy, maxFeePerGasCap: h.transactions.fee.maxFeePerGasCap });
+  });
+
+  it("a failed probe counts against the wallet's and the merchant's probe budgets; a spent budget runs no stranger's code (issue 40, 4)", async () => {
+    const h = erc6492();
+    h.walletDeployments.simulation = { stage: 'transfer', reason: 'FiatTokenV2: invalid signature' };
+    refusal(await preflight(h.ctx));
+    expect(h.walletDeployments.failedProbes).toEqual([expect.objectContaining({ settlementId: 'stl_1', factory: FACTORY, merchant: h.ctx.settlement.merchant.toLowerCase() })]);
+    expect(h.walletDeployments.reserved).toEqual([]);
+
+    const spent = erc6492();
+    spent.walletDeployments.probes = { allowed: false, limit: 'wallet', count: 2, max: 2 };
+    expect(refusal(await preflight(spent.ctx))).toMatchObject({ reason: 'wallet deployment probes limit reached for this wallet', probes: 2, max: 2 });
+    expect(spent.log.some((l) => l.includes('simulateDeployment'))).toBe(false);
+    expect(spent.log.some((l) => l.includes('chain.estimate'))).toBe(false);
+  });
+
+  it("a factory whose deployment estimate does not finish in time: refused and counted as a failed probe, not retried (issue 40, 4)", async () => {
+    const h = erc6492();
+    const estimate = h.chain.estimate.bind(h.chain);
+    h.chain.estimate = async (from, data, to, options) => {
+      if (to === FACTORY) throw new UntrustedCallTimeoutError('eth_estimateGas', 3_000);
+      return estimate(from, data, to, options);
+    };
+    expect(refusal(await preflight(h.ctx))).toMatchObject({ reason: 'the wallet deployment estimate did not finish in time', simulation: 'wallet deployment' });
+    expect(h.walletDeployments.failedProbes).toHaveLength(1);
+    expect(h.walletDeployments.reserved).toEqual([]);
   });
 
   it('the merchant and the factory are within their deployment limits', async () => {

@@ -1,10 +1,10 @@
-import { decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
-import { parseErc6492Signature, type Erc6492Signature } from '@facilitator/chain-rpc';
+import { calldataGas, decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
+import { parseErc6492Signature, UntrustedCallTimeoutError, type Erc6492Signature, type SimulationResult } from '@facilitator/chain-rpc';
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
 import { directCallOf, paymentOf, rawSignatureOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
-import { fundedRelayer, waitForGas, type StepWait } from '../waiting';
+import { fundedRelayer, isWait, noFundedRelayer, waitForGas, type StepWait } from '../waiting';
 import { staysInState, type StepAwait } from '../awaiting-chain';
 import type { WalletDeploymentGuard } from '../wallet-deployment-guard';
 import { preflight } from './preflight';
@@ -18,12 +18,25 @@ import { refusalBeforeWalletDeployment } from './check-allowance';
  * the wallet and then transferring from it pass together in one simulation, each within its gas cap, and
  * the merchant and the factory are within their deployment limits. Otherwise the settlement fails, nothing sent.
  */
-export async function planWalletDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult> {
+export async function planWalletDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult | StepWait> {
   const refused = await deploymentRefusal(ctx, wrapped);
   if (refused) return refused;
-  const estimate = await ctx.network.usdc.estimate(ctx.relayers[0], wrapped.factoryCalldata, wrapped.factory);
-  if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'wallet deployment', factory: wrapped.factory }), true);
   const cap = ctx.network.gasCaps.walletDeploy;
+  // as the deployment will be sent: within its cap, at the market's gas price (the factory's code decides)
+  const { maxFeePerGasCap } = await ctx.transactions.networkFee(ctx.network.chainId);
+  const estimate: SimulationResult = await ctx.network.usdc.estimate(ctx.relayers[0], wrapped.factoryCalldata, wrapped.factory, { gasLimit: cap, maxFeePerGasCap }).catch(async (err: unknown) => {
+    // the factory's code did not finish in time: the stranger's doing, counted like a failed probe, never retried
+    if (!(err instanceof UntrustedCallTimeoutError)) throw err;
+    await ctx.walletDeployments!.recordFailedProbe(deploymentRequest(ctx, wrapped));
+    return { revert: 'the wallet deployment estimate did not finish in time' };
+  });
+  if ('revert' in estimate && estimate.outOfGas !== undefined) {
+    return failed(
+      settlementDoomed('wallet deployment gas estimate is above its cap', { gas_estimate: `above ${estimate.outOfGas}`, gas_cap: cap.toString(), payer_kind: 'erc6492' }),
+      true,
+    );
+  }
+  if ('revert' in estimate) return failed(settlementDoomed(estimate.revert, { simulation: 'wallet deployment', factory: wrapped.factory, payer_kind: 'erc6492' }), true);
   if (estimate.gas > cap) {
     return failed(
       settlementDoomed('wallet deployment gas estimate is above its cap', { gas_estimate: estimate.gas.toString(), gas_cap: cap.toString(), payer_kind: 'erc6492' }),
@@ -36,8 +49,11 @@ export async function planWalletDeployment(ctx: StepContext, wrapped: Erc6492Sig
   return { to: 'deploying_wallet', note: { factory: wrapped.factory, deploy_gas_estimate: estimate.gas.toString(), payer_kind: 'erc6492' } };
 }
 
-/** Why this wallet must not be deployed at our expense (a failed result), or undefined when it may. */
-export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult | undefined> {
+/**
+ * Why this wallet must not be deployed at our expense (a failed result), or undefined when it may; a wait
+ * when no sender has the ETH to simulate it at the market's gas price.
+ */
+export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult | StepWait | undefined> {
   const refuse = (reason: string, extra: Record<string, unknown> = {}) =>
     failed(settlementDoomed(reason, { factory: wrapped.factory, payer_kind: 'erc6492', ...extra }), true);
   const { usdc } = ctx.network;
@@ -68,17 +84,8 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
   if (merchantBalance < ctx.feeAmount) {
     return refuse("the merchant's balance does not cover the fee", { required: ctx.feeAmount.toString(), available: merchantBalance.toString() });
   }
-  // the deployment and the payment's direct call after it, in one simulated state (a deployless eth_call of the probe)
-  const call = directCallOf(ctx.settlement, usdc);
-  // as its sender will send it: the one the payment names (upto's facilitator), else a relayer
-  const simulation = await guard.simulateDeployment(ctx.network.chainId, call.sender ?? ctx.relayers[0], {
-    factory: wrapped.factory,
-    factoryCalldata: wrapped.factoryCalldata,
-    wallet: terms.payer,
-    token: call.to,
-    transferCalldata: call.data,
-  });
-  if ('reason' in simulation) return refuse(simulation.reason, { simulation: 'wallet deployment and transfer', stage: simulation.stage });
+  const simulation = await probeDeployment(ctx, guard, wrapped);
+  if ('refused' in simulation) return simulation.refused;
   const { deployGas, transferGas } = simulation;
   const caps = ctx.network.gasCaps;
   if (deployGas > caps.walletDeploy) {
@@ -88,6 +95,67 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
     return refuse('transfer gas estimate is above its cap', { gas_estimate: transferGas.toString(), gas_cap: caps.contractTransfer.toString(), stage: 'transfer' });
   }
   return undefined;
+}
+
+/**
+ * Gas of the probe's own work around the two calls it makes: a creation's intrinsic 53,000, its 839 bytes of
+ * code as calldata (at most 13,424), the ABI words around its arguments, the calls' set-up and its answer.
+ */
+const PROBE_OWN_GAS = 120_000n;
+
+/**
+ * The deployment and the payment's direct call after it, in one simulated state (a deployless eth_call of the
+ * probe), run as the real transactions: within their caps, at the market's gas price, as the sender that will
+ * send them (the one the payment names, upto's facilitator, else a relayer with the ETH for the gas). The probe
+ * runs the stranger's factory and wallet: each wallet and merchant has a budget of failed probes, and a failure
+ * is counted against it (never against the factory's deployments, which honest first-time payers share).
+ */
+async function probeDeployment(
+  ctx: StepContext,
+  guard: WalletDeploymentGuard,
+  wrapped: Erc6492Signature,
+): Promise<{ deployGas: bigint; transferGas: bigint } | { refused: StepResult | StepWait }> {
+  const refuse = (reason: string, extra: Record<string, unknown>) =>
+    ({ refused: failed(settlementDoomed(reason, { factory: wrapped.factory, payer_kind: 'erc6492', ...extra }), true) });
+  const request = deploymentRequest(ctx, wrapped);
+  const allowance = await guard.probeAllowance(request);
+  if (!allowance.allowed) {
+    // the merchant's budget is one: its deployments and its payments' failed probes together
+    const reason = allowance.limit === 'merchant' ? 'wallet deployments limit reached for this merchant' : 'wallet deployment probes limit reached for this wallet';
+    return refuse(reason, { limit: allowance.limit, probes: allowance.count, max: allowance.max });
+  }
+  const { usdc, gasCaps } = ctx.network;
+  const call = directCallOf(ctx.settlement, usdc);
+  const probe = {
+    factory: wrapped.factory,
+    factoryCalldata: wrapped.factoryCalldata,
+    wallet: paymentOf(ctx.settlement).parsed.terms.payer,
+    token: call.to,
+    transferCalldata: call.data,
+  };
+  // the deployment and the transfer within their caps, their calldata (carried by the probe's) and the probe's own
+  const gasLimit = gasCaps.walletDeploy + gasCaps.contractTransfer + calldataGas(probe.factoryCalldata) + calldataGas(probe.transferCalldata) + PROBE_OWN_GAS;
+  const { maxFeePerGasCap } = await ctx.transactions.networkFee(ctx.network.chainId);
+  for (const sender of call.sender ? [call.sender] : ctx.relayers) {
+    const simulation = await guard.simulateDeployment(ctx.network.chainId, sender, probe, { gasLimit, maxFeePerGasCap });
+    if ('insufficientFunds' in simulation) continue;
+    if ('reason' in simulation) {
+      await guard.recordFailedProbe(request);
+      return refuse(simulation.reason, { simulation: 'wallet deployment and transfer', stage: simulation.stage });
+    }
+    return simulation;
+  }
+  return { refused: noFundedRelayer(ctx) };
+}
+
+function deploymentRequest(ctx: StepContext, wrapped: Erc6492Signature) {
+  return {
+    settlementId: ctx.settlement.id,
+    chainId: ctx.network.chainId,
+    merchant: ctx.settlement.merchant.toLowerCase(),
+    factory: wrapped.factory,
+    wallet: ctx.settlement.payer.toLowerCase(),
+  };
 }
 
 async function deployedImplementation(ctx: StepContext, guard: WalletDeploymentGuard, wrapped: Erc6492Signature): Promise<{ address: string } | { unknown: string }> {
@@ -100,13 +168,7 @@ async function deployedImplementation(ctx: StepContext, guard: WalletDeploymentG
 
 /** Takes one of the merchant's and the factory's deployments of the window, or says which limit is reached. */
 async function reserveDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult | undefined> {
-  const reservation = await ctx.walletDeployments!.reserve({
-    settlementId: ctx.settlement.id,
-    chainId: ctx.network.chainId,
-    merchant: ctx.settlement.merchant.toLowerCase(),
-    factory: wrapped.factory,
-    wallet: ctx.settlement.payer.toLowerCase(),
-  });
+  const reservation = await ctx.walletDeployments!.reserve(deploymentRequest(ctx, wrapped));
   if (reservation.reserved) return undefined;
   return failed(
     settlementDoomed(`wallet deployments limit reached for this ${reservation.limit}`, {
@@ -155,6 +217,7 @@ async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Prom
   // checked again right before paying: the wallet's balance or the merchant's allowance may have left meanwhile
   if (!(await ctx.transactions.hasAny(ctx.settlement.id, 'wallet_deploy'))) {
     const refused = await deploymentRefusal(ctx, wrapped);
+    if (refused && isWait(refused)) return refused;
     if (refused) return nothingSent(ctx, refused);
   }
   const gas = await waitForGas(ctx);

@@ -1,7 +1,7 @@
 // In-memory stand-ins for the chain, the transaction provider and the settlements table, for the unit
 // tests of the steps and the settlement machine (no Postgres, Redis or anvil). Not exported by the package.
 // Every fake appends to a shared call log, so a test can assert what happened before what.
-import { wrapErc6492Signature, type AuthorizationUse, type FoundLog, type MinedTransaction } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature, type AuthorizationUse, type FoundLog, type MinedTransaction, type SimulationOptions } from '@facilitator/chain-rpc';
 import {
   type NetworkFee,
   type SubmittedTransaction,
@@ -25,12 +25,13 @@ import type {
   Verification,
   WalletDeploymentRequest,
   WalletDeploymentReservation,
+  WalletProbeAllowance,
   WebhookEventRow,
 } from '@facilitator/db';
 import { settlementRow, verificationRow } from '@facilitator/db/testing';
 import type { SettlementAccounting } from '../accounting';
 import type { SettlementMachineStore } from '../settlement-machine';
-import type { DeploymentSimulation, WalletDeploymentGuard } from '../wallet-deployment-guard';
+import type { DeploymentSimulation, ProbeTransaction, WalletDeploymentGuard } from '../wallet-deployment-guard';
 import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext, StepResult } from '../step';
 import { isAwait, type StepAwait } from '../awaiting-chain';
 import { OutcomeWaits } from '../outcome-waits';
@@ -95,6 +96,8 @@ export class FakeChain implements SettlementChain {
   /** estimate results by target address (the token unless given); 60,000 gas when not set */
   readonly estimates = new Map<string, { gas: bigint } | { revert: string }>();
   readonly estimateCalls: Array<{ from: string; data: string; to: string }> = [];
+  /** the options each estimate ran with (its real transaction's gas limit and fee cap), by `to` */
+  readonly estimateOptions: Array<{ to: string; options?: SimulationOptions }> = [];
   authorizationUse: AuthorizationUse | undefined;
 
   constructor(readonly log: string[] = []) {}
@@ -119,9 +122,10 @@ export class FakeChain implements SettlementChain {
     return this.withCode.has(account.toLowerCase());
   }
 
-  async estimate(from: string, data: string, to: string = this.tokenAddress): Promise<{ gas: bigint } | { revert: string }> {
+  async estimate(from: string, data: string, to: string = this.tokenAddress, options?: SimulationOptions): Promise<{ gas: bigint } | { revert: string }> {
     this.log.push(`chain.estimate(${to})`);
     this.estimateCalls.push({ from, data, to });
+    this.estimateOptions.push({ to, options });
     return this.estimates.get(to) ?? { gas: 60_000n };
   }
 
@@ -407,14 +411,30 @@ export class FakeWalletDeployments implements WalletDeploymentGuard {
   /** what a factory's implementation() answers */
   implementation = SINGLETON;
   reservation: WalletDeploymentReservation = { reserved: true };
+  /** what the probe budgets answer */
+  probes: WalletProbeAllowance = { allowed: true };
   readonly reserved: WalletDeploymentRequest[] = [];
   readonly released: string[] = [];
+  readonly failedProbes: WalletDeploymentRequest[] = [];
+  /** the real transaction each probe ran as */
+  readonly probeTransactions: ProbeTransaction[] = [];
 
   constructor(private readonly log: string[] = []) {}
 
-  async simulateDeployment(): Promise<DeploymentSimulation> {
+  async simulateDeployment(_chainId: number, _from: string, _request: unknown, tx: ProbeTransaction): Promise<DeploymentSimulation> {
     this.log.push('guard.simulateDeployment');
+    this.probeTransactions.push(tx);
     return this.simulation;
+  }
+
+  async probeAllowance(): Promise<WalletProbeAllowance> {
+    this.log.push('guard.probeAllowance');
+    return this.probes;
+  }
+
+  async recordFailedProbe(request: WalletDeploymentRequest): Promise<void> {
+    this.log.push('guard.recordFailedProbe');
+    this.failedProbes.push(request);
   }
 
   async call(): Promise<string> {
