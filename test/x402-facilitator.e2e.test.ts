@@ -261,7 +261,7 @@ describe('requests the x402 endpoints cannot take', () => {
 
     const noVersion = await stack.http.post('/x402/verify').send({});
     expect(noVersion.status).toBe(400);
-    expect(noVersion.body).toEqual({ isValid: false, invalidReason: 'invalid_x402_version', invalidMessage: expect.any(String) });
+    expect(noVersion.body).toEqual({ isValid: false, invalidReason: 'invalid_x402_version', invalidMessage: 'x402Version is missing; send 1 or 2 (at the top of the body or in paymentPayload)' });
 
     const noSignature = structuredClone(body) as { paymentPayload: { payload: Record<string, unknown> } };
     delete noSignature.paymentPayload.payload.signature;

@@ -3,9 +3,11 @@
 // forms of verify and settle, the x402 routes when the OpenAPI document lists them, status, webhook and
 // queue routes) and then breaks them: missing fields, wrong types, huge strings, deep nesting, bad hex,
 // numbers beyond uint256, unicode (emoji, RTL, NUL, lone surrogates), random JSON, non-JSON text, wrong
-// content types and encodings, empty bodies, bad ids and queries. Every answer must be a 4xx in the error
-// envelope (on /x402/verify and /x402/settle, x402's own shape is accepted too); a body that happens to stay
-// valid may get its 2xx, counted apart. The process must stay up and keep serving, and its memory (heap and
+// content types and encodings, empty bodies, bad ids and queries. Every answer must be a 4xx in the shape of
+// the API it hit: the error envelope on /v1 and the rest, x402's own shape on /x402 (`isValid`/`invalidReason`
+// from /x402/verify, `success`/`errorReason` from /x402/settle, `errorReason` elsewhere), whoever refused it
+// (the JSON parser, the router, a limiter, the route); a served path asked with another method is a 405 with
+// `Allow`; a body that happens to stay valid may get its 2xx, counted apart. The process must stay up and keep serving, and its memory (heap and
 // RSS, read after a forced full GC every 1,000 answers) must not grow with the number of requests.
 //
 // Reproduce a run with MALFORMED_SEED=<seed from the report>; MALFORMED_REQUESTS changes the count.
@@ -16,6 +18,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import { equals } from '@jest/expect-utils';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { deleteStackQueues, PRICE_UNITS, stackEnv } from '../support/test-stack';
@@ -45,13 +48,14 @@ const MIDDLE = Math.round(TOTAL * 0.6);
 const MAX_HEAP_GROWTH_MIB = 6;
 const MAX_RSS_GROWTH_MIB = 24;
 const MAX_SECOND_HALF_RSS_GROWTH_MIB = 12;
-const ALLOWED_4XX = [400, 401, 404, 409, 413, 415, 422, 429];
+const ALLOWED_4XX = [400, 401, 404, 405, 409, 413, 415, 422, 429];
 const KNOWN_CODES = new Set([
   'verification_failed',
   'insufficient_allowance',
   'fee_collection_failed',
   'settlement_failed',
   'not_found',
+  'method_not_allowed',
   'invalid_request',
   'unsupported_network',
   'unauthorized',
@@ -63,7 +67,7 @@ const KNOWN_CODES = new Set([
 
 const report = new ScenarioReport(
   'malformed-requests',
-  'Malformed requests: every answer a 4xx in the envelope, the process stays up, memory flat',
+  'Malformed requests: every answer a 4xx in its API\'s shape, the process stays up, memory flat',
   `${TOTAL.toLocaleString('en')} requests generated with fast-check from valid bodies of every endpoint, then broken (missing fields, wrong types, huge strings, deep nesting, bad hex, numbers beyond uint256, unicode, random JSON, non-JSON text, wrong content types and encodings, bad ids and queries), ${CONCURRENCY} at a time over keep-alive HTTP to the compiled API process`,
 );
 
@@ -134,6 +138,8 @@ interface Case {
 interface Answer {
   status?: number;
   contentType?: string;
+  /** the Allow header, on a 405 */
+  allow?: string;
   body?: string;
   error?: string;
   ms: number;
@@ -650,11 +656,13 @@ function wrongRouteCases(paths: Record<string, Record<string, unknown>>): fc.Arb
   const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
   const wrong = Object.entries(paths).flatMap(([p, item]) => methods.filter((m) => !(m.toLowerCase() in item)).map((m): [string, string] => [m, p]));
   const lookalikes = ['/v1/verify/', '/v1//verify', '/V1/VERIFY', '/v1/verify/extra', '/v2/verify', '/%2e%2e/v1/verify', '/v1/settle%00', '/v1/verifications', '/v1/webhooks', '/v1/webhooks/deliveries/evt_x', '/x402', '/x402/', '/admin', '/admin/queues/api/queues', '/' + 'a'.repeat(3000)];
+  const served = fc.constantFrom(...wrong).map(([m, p]): [string, string, string] => ['wrong-method', m, p]);
+  const unserved = fc.tuple(fc.constantFrom(...methods), fc.constantFrom(...lookalikes)).map(([m, p]): [string, string, string] => ['wrong-route', m, p]);
   return fc
-    .tuple(fc.oneof(fc.constantFrom(...wrong), fc.tuple(fc.constantFrom(...methods), fc.constantFrom(...lookalikes))), fc.option(fc.jsonValue({ maxDepth: 2 }), { freq: 2 }))
-    .map(([[method, p], body]): Case => ({
+    .tuple(fc.oneof(served, unserved), fc.option(fc.jsonValue({ maxDepth: 2 }), { freq: 2 }))
+    .map(([[kind, method, p], body]): Case => ({
       endpoint: 'wrong method or path',
-      mutation: `wrong-route:${method} ${p.length > 40 ? `${p.slice(0, 20)}…` : p}`,
+      mutation: `${kind}:${method} ${p.length > 40 ? `${p.slice(0, 20)}…` : p}`,
       method,
       path: p.replace(/\{[^}]+\}/g, 'x'),
       headers: body === null ? {} : ({ 'content-type': 'application/json' } as Record<string, string>),
@@ -685,7 +693,9 @@ function send(agent: http.Agent, base: URL, c: Case): Promise<Answer> {
           size += chunk.length;
           if (size <= 1 << 20) chunks.push(chunk);
         });
-        res.on('end', () => done({ status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          done({ status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), allow: res.headers.allow, body: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', (err) => done({ status: res.statusCode, error: `response: ${(err as NodeJS.ErrnoException).code ?? err.message}` }));
       });
     } catch (err) {
@@ -704,15 +714,26 @@ function send(agent: http.Agent, base: URL, c: Case): Promise<Answer> {
   });
 }
 
-/** The x402 facilitator routes answer in x402's own shape (isValid/invalidReason, success/errorReason). */
-const x402Route = (c: Case) => c.method === 'POST' && /^\/x402\/(verify|settle)$/i.test(c.path.split('?')[0]);
+/** The x402 facilitator routes answer 2xx outcomes in x402's own shape (isValid from /verify, success from /settle). */
+const x402Route = (c: Case) => c.method === 'POST' && /^\/x402\/(verify|settle)$/.test(c.path.split('?')[0]);
 
-function x402Answer(c: Case, text: string | undefined): string | undefined {
+/** The shape a refusal of a path must take, by the API the path belongs to (exact spelling: /X402/… is no x402 path). */
+function shapeOf(c: Case): 'envelope' | 'x402-verify' | 'x402-settle' | 'x402-other' {
+  const p = c.path.split('?')[0];
+  if (p === '/x402/verify') return 'x402-verify';
+  if (p === '/x402/settle') return 'x402-settle';
+  return p === '/x402' || p.startsWith('/x402/') ? 'x402-other' : 'envelope';
+}
+
+/** The reason an x402-shaped refusal gives, when it has the fields of its shape. */
+function x402Answer(shape: ReturnType<typeof shapeOf>, text: string | undefined): string | undefined {
   try {
     const body = JSON.parse(text ?? '');
     if (!isObject(body)) return undefined;
-    if (/verify/i.test(c.path) && body.isValid === false && typeof body.invalidReason === 'string') return body.invalidReason;
-    if (/settle/i.test(c.path) && body.success === false && typeof body.errorReason === 'string') return body.errorReason;
+    const message = (field: string) => typeof body[field] === 'string' && (body[field] as string).length > 0;
+    if (shape === 'x402-verify' && body.isValid === false && message('invalidReason') && message('invalidMessage')) return body.invalidReason as string;
+    if (shape === 'x402-settle' && body.success === false && message('errorReason') && message('errorMessage') && typeof body.transaction === 'string') return body.errorReason as string;
+    if (shape === 'x402-other' && message('errorReason') && message('errorMessage')) return body.errorReason as string;
     return undefined;
   } catch {
     return undefined;
@@ -939,7 +960,7 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
   let bodyCasesSent = 0;
   let oversize = 0;
   let x402Shaped = 0;
-  let x402Envelope = 0;
+  let wrongMethods = 0;
   const acceptedMutations = new Map<string, number>();
   let oversizeNot413 = 0;
   let slowest = 0;
@@ -987,19 +1008,32 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
         if (env.code) bump(codes, env.code);
         fail('5xx', c, a);
       } else if (a.status >= 400) {
-        const env = isEnvelope(a.body);
-        const x402 = x402Route(c) ? x402Answer(c, a.body) : undefined;
-        if (env.ok) {
-          bump(codes, env.code!);
-          if (!KNOWN_CODES.has(env.code!)) fail('unknown error code', c, a);
-          if (x402Route(c)) x402Envelope++;
-        } else if (x402) {
-          bump(codes, `x402:${x402}`);
-          x402Shaped++;
+        const shape = shapeOf(c);
+        if (shape === 'envelope') {
+          const env = isEnvelope(a.body);
+          if (env.ok) {
+            bump(codes, env.code!);
+            if (!KNOWN_CODES.has(env.code!)) fail('unknown error code', c, a);
+          } else {
+            fail('4xx not in its API\'s shape', c, a);
+          }
         } else {
-          fail('non-envelope 4xx', c, a);
+          const x402 = x402Answer(shape, a.body);
+          if (x402) {
+            bump(codes, `x402:${x402}`);
+            x402Shaped++;
+          } else {
+            fail('4xx not in its API\'s shape', c, a);
+          }
         }
         if (!ALLOWED_4XX.includes(a.status)) fail('unexpected 4xx status', c, a);
+        if (a.status === 405 && !a.allow) fail('405 without Allow', c, a);
+        // a path we serve, asked with a method it does not answer: 405 (or a refusal made before routing: the
+        // body, a limiter; or the route's own 404, like the queue dashboard's when it is off), never "no route"
+        if (c.mutation.startsWith('wrong-method:')) {
+          wrongMethods++;
+          if (a.status === 404 && (a.body ?? '').includes('no route for')) fail('served path with a wrong method answered 404', c, a);
+        }
       } else if (a.status === 200 || a.status === 202) {
         accepted++;
         if (isBody) {
@@ -1061,6 +1095,32 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
   const firstHalf = mib(rssMid - rssBase);
   const secondHalf = mib(rssLast - rssMid);
 
+  // The refusals a newcomer met with the wrong words or shape (issue 44), each with its exact answer: the fuzzer
+  // holds every answer to its shape, these hold the words too.
+  const ask = async (method: string, p: string, text?: string) => {
+    const res = await fetch(`${proc.url}${p}`, { method, headers: text === undefined ? {} : { 'content-type': 'application/json' }, body: text });
+    return { status: res.status, allow: res.headers.get('allow'), body: (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+  };
+  const neither = expect.stringContaining('the body fits neither form: Form A sends `payment`, `requirements`; Form B sends');
+  const named: Array<[string, () => Promise<unknown>, unknown]> = [
+    ['null on /v1/verify', () => ask('POST', '/v1/verify', 'null'), { status: 400, allow: null, body: { error: { code: 'invalid_request', message: 'request body must be a JSON object, not null' } } }],
+    ['"hello" on /x402/settle', () => ask('POST', '/x402/settle', '"hello"'), { status: 400, allow: null, body: { success: false, errorReason: 'invalid_payload', errorMessage: 'request body must be a JSON object, not a string', transaction: '', network: '' } }],
+    ['42 on /x402/verify', () => ask('POST', '/x402/verify', '42'), { status: 400, allow: null, body: { isValid: false, invalidReason: 'invalid_payload', invalidMessage: 'request body must be a JSON object, not a number' } }],
+    ['no x402Version on /x402/verify', () => ask('POST', '/x402/verify', '{"paymentPayload":{},"paymentRequirements":{}}'), { status: 400, allow: null, body: { isValid: false, invalidReason: 'invalid_x402_version', invalidMessage: 'x402Version is missing; send 1 or 2 (at the top of the body or in paymentPayload)' } }],
+    ['{} on /v1/verify', () => ask('POST', '/v1/verify', '{}'), { status: 400, allow: null, body: { error: { code: 'invalid_request', message: neither, details: expect.any(Object) } } }],
+    ['{} on /v1/settle', () => ask('POST', '/v1/settle', '{}'), { status: 400, allow: null, body: { error: { code: 'invalid_request', message: neither, details: expect.any(Object) } } }],
+    ['GET /x402/settle', () => ask('GET', '/x402/settle'), { status: 405, allow: 'POST', body: { success: false, errorReason: 'method_not_allowed', errorMessage: '/x402/settle does not answer GET; it answers POST', transaction: '', network: '' } }],
+    ['PUT /v1/verify', () => ask('PUT', '/v1/verify'), { status: 405, allow: 'POST', body: { error: { code: 'method_not_allowed', message: '/v1/verify does not answer PUT; it answers POST', details: { allowed_methods: ['POST'] } } } }],
+    ['malformed JSON on /x402/verify', () => ask('POST', '/x402/verify', '{"x402Version": '), { status: 400, allow: null, body: { isValid: false, invalidReason: 'invalid_payload', invalidMessage: 'request body is not valid JSON' } }],
+    ['a body over the limit on /x402/settle', () => ask('POST', '/x402/settle', JSON.stringify({ pad: 'x'.repeat(MAX_BODY_BYTES) })), { status: 413, allow: null, body: { success: false, errorReason: 'payload_too_large', errorMessage: `request body is larger than ${MAX_BODY_BYTES} bytes`, transaction: '', network: '' } }],
+  ];
+  const wrongWords: string[] = [];
+  for (const [what, run, expected] of named) {
+    const got = await run();
+    if (!equals(got, expected)) wrongWords.push(`${what}: ${JSON.stringify(got).slice(0, 300)}`);
+  }
+  for (const w of wrongWords) report.note(`FAILED named refusal ${w}`);
+
   const failureCount = failureLog.length;
   const count = (kind: string) => failureLog.filter((l) => JSON.parse(l).kind === kind).length;
   if (failureLog.length > 0) {
@@ -1077,7 +1137,7 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
   report.note(`error codes: ${table(codes)}`);
   for (const [ep, m] of [...perEndpoint.entries()].sort()) report.note(`${ep}: ${[...m.values()].reduce((a, b) => a + b, 0)} requests (${table(m)})`);
   report.note(`mutation kinds applied (a request may carry up to 3): ${table(mutations)}`);
-  if (x402Shaped + x402Envelope > 0) report.note(`/x402/verify and /x402/settle 4xx answers: ${x402Shaped} in the x402 shape (isValid/invalidReason, success/errorReason), ${x402Envelope} in the /v1 envelope (bodies the JSON parser refused before the route ran)`);
+  report.note(`/x402 4xx answers in the x402 shape (isValid/invalidReason, success/errorReason, errorReason): ${x402Shaped}; wrong methods on served paths: ${wrongMethods}`);
   if (acceptedMutations.size > 0) report.note(`verify/settle bodies answered 2xx, by mutation: ${table(acceptedMutations)}`);
   if (errorKinds.size > 0) report.note(`API error log: ${table(errorKinds)}`);
   report.note(`answered 200/202 (the input happened to stay valid, or the route has nothing to reject): ${accepted}, of which verify/settle bodies: ${acceptedBodies} of ${bodyCasesSent}`);
@@ -1089,9 +1149,11 @@ it(`${TOTAL} malformed requests: all 4xx in the envelope, the API process stays 
     report.check('requests sent', TOTAL, done),
     report.check('requests left without an answer (reset, timeout)', 0, count('no answer')),
     report.check('5xx answers', 0, count('5xx')),
-    report.check('4xx answers in neither the error envelope nor (on /x402) the x402 shape', 0, count('non-envelope 4xx')),
+    report.check('4xx answers not in the shape of their API (the envelope; on /x402, the x402 shape)', 0, count('4xx not in its API\'s shape')),
+    report.check(`named refusals with their exact words and shape (${named.map(([w]) => w).join('; ')})`, named.length, named.length - wrongWords.length),
+    report.check('wrong methods on served paths answered 404, or 405 without Allow', 0, count('served path with a wrong method answered 404') + count('405 without Allow')),
     report.check('4xx answers with a code the API does not define', 0, count('unknown error code')),
-    report.check('answers outside 4xx (400/401/404/409/413/415/422/429) and 200/202', 0, count('unexpected 4xx status') + count('unexpected status')),
+    report.check('answers outside 4xx (400/401/404/405/409/413/415/422/429) and 200/202', 0, count('unexpected 4xx status') + count('unexpected status')),
     report.check('2xx answers that are not JSON (or, on /x402, lack isValid/success; or, on a page, not its HTML, script or style)', 0, count('non-JSON 2xx') + count('x402 2xx without its outcome field') + count('page 2xx that is not HTML')),
     report.assert('JSON bodies over 64 KiB answered 413', `all of them`, `${oversize - oversizeNot413} of ${oversize}`, oversizeNot413 === 0),
     report.assert('verify/settle bodies that stayed valid (generators really break them)', 'under 10%', `${((100 * acceptedBodies) / Math.max(1, bodyCasesSent)).toFixed(1)}%`, acceptedBodies < bodyCasesSent * 0.1),

@@ -4,7 +4,8 @@ import type { Metrics } from '@facilitator/metrics';
 import { httpMetrics } from './middleware/http-metrics';
 import { requestId } from './middleware/request-id';
 import { requestLogger } from './middleware/request-logger';
-import { errorHandler, notFoundHandler } from './middleware/error-handler';
+import { errorHandler } from './middleware/error-handler';
+import { unmatchedRoute } from './middleware/unmatched-route';
 import { healthRoutes, ReadinessCheck } from './routes/health';
 
 export interface AppOptions {
@@ -48,7 +49,7 @@ export function createApp(options: AppOptions): Express {
   if (options.merchantRateLimiter) app.use(MERCHANT_RATE_LIMITED_PATHS, options.merchantRateLimiter);
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   for (const router of options.routers) app.use(router);
-  app.use(notFoundHandler());
+  app.use(unmatchedRoute(app));
   app.use(errorHandler(options.logger, options.maxBodyBytes));
   return app;
 }

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { createServer } from 'node:http';
-import { answerClientErrorsInTheEnvelope } from './http-client-errors';
+import { answerClientErrorsInTheirShape } from './http-client-errors';
 import { exitOnConfigError, loadApiConfig } from '@facilitator/config';
 import { createLogger } from '@facilitator/logging';
 import { buildApi } from './build-api';
@@ -52,7 +52,7 @@ function runServer(): void {
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info('api listening', { url: `http://${config.host}:${port}`, networks: config.networks.map((n) => n.caip2), pid: process.pid });
   });
-  answerClientErrorsInTheEnvelope(server);
+  answerClientErrorsInTheirShape(server);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

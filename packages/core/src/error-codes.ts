@@ -8,6 +8,7 @@ export const ErrorCode = {
   FeeCollectionFailed: 'fee_collection_failed',
   SettlementFailed: 'settlement_failed',
   NotFound: 'not_found',
+  MethodNotAllowed: 'method_not_allowed',
   InvalidRequest: 'invalid_request',
   UnsupportedNetwork: 'unsupported_network',
   Unauthorized: 'unauthorized',

@@ -76,6 +76,17 @@ export class NotFoundError extends FacilitatorError {
   }
 }
 
+/** A path that is served, asked with a method it does not answer: 405 with the methods it does (the `Allow` header). */
+export class MethodNotAllowedError extends FacilitatorError {
+  constructor(
+    method: string,
+    path: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(ErrorCode.MethodNotAllowed, 405, `${path} does not answer ${method}; it answers ${allowed.join(', ')}`, { allowed_methods: [...allowed] });
+  }
+}
+
 export class UnauthorizedError extends FacilitatorError {
   constructor(message = 'a valid X-API-Key header is required') {
     super(ErrorCode.Unauthorized, 401, message);
@@ -144,6 +155,13 @@ export function rpcUnavailable(network: string, cause: unknown): ServiceUnavaila
   return new ServiceUnavailableError(`the ${network} RPC endpoint did not answer; try again`, { network, dependency: 'rpc' }, cause);
 }
 
+/** What we say of a failure of ours that has no better name: never the error itself (no stack, no internals). */
+export class InternalError extends FacilitatorError {
+  constructor() {
+    super(ErrorCode.InternalError, 500, 'internal error');
+  }
+}
+
 export function internalErrorEnvelope(): ErrorEnvelope {
-  return { error: { code: ErrorCode.InternalError, message: 'internal error' } };
+  return new InternalError().toEnvelope();
 }

@@ -16,6 +16,7 @@ export { ErrorCode } from './error-codes';
 export {
   rpcUnavailable,
   internalErrorEnvelope,
+  InternalError,
   FacilitatorError,
   InvalidRequestError,
   UnsupportedNetworkError,
@@ -24,6 +25,7 @@ export {
   FeeCollectionFailedError,
   SettlementFailedError,
   NotFoundError,
+  MethodNotAllowedError,
   UnauthorizedError,
   PaymentConflictError,
   PaymentIdentifierConflictError,

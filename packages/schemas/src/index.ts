@@ -6,6 +6,10 @@ import { resolveSettlementSchema, type ResolveSettlementRequest } from './operat
 import { settlementLookupQuerySchema, type SettlementLookupQuery } from './payment-identifier';
 
 export { verifyFormASchema } from './verify-form-a';
+/** The fields that name each form of /v1/verify and /v1/settle (their schemas' required fields), for telling a body which form it fits. */
+export const FORM_A_FIELDS: readonly string[] = verifyFormASchema.required;
+export const VERIFY_FORM_B_FIELDS: readonly string[] = verifyFormBSchema.required;
+export const SETTLE_FORM_B_FIELDS: readonly string[] = settleFormBSchema.required;
 export type { AuthorizationBody, ExactEvmPayloadBody, RequirementsBody, FormARequest, FormBVerifyRequest } from './request-types';
 export { findJsonProblem, assertStorableJson } from './nesting';
 export { paymentIdOf, PAYMENT_IDENTIFIER, EIP2612_GAS_SPONSORING, type SettlementLookupQuery } from './payment-identifier';

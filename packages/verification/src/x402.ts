@@ -101,8 +101,9 @@ function x402VersionOf(body: Json, reject: Reject): 1 | 2 {
     throw reject(X402Reason.InvalidX402Version, `x402Version ${JSON.stringify(outer)} disagrees with paymentPayload.x402Version ${JSON.stringify(inPayload)}`);
   }
   const version = inPayload ?? outer;
+  if (version === undefined) throw reject(X402Reason.InvalidX402Version, 'x402Version is missing; send 1 or 2 (at the top of the body or in paymentPayload)');
   if (version !== 1 && version !== 2) {
-    throw reject(X402Reason.InvalidX402Version, `x402Version ${JSON.stringify(version ?? null)} is not supported; send 1 or 2`);
+    throw reject(X402Reason.InvalidX402Version, `x402Version ${JSON.stringify(version)} is not supported; send 1 or 2`);
   }
   return version;
 }

@@ -1,16 +1,13 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
-import {
-  FacilitatorError,
-  InvalidRequestError,
-  NotFoundError,
-  PayloadTooLargeError,
-  internalErrorEnvelope,
-} from '@facilitator/core';
+import type { ErrorRequestHandler } from 'express';
+import { FacilitatorError, InternalError, InvalidRequestError, MethodNotAllowedError, PayloadTooLargeError } from '@facilitator/core';
 import type { Logger } from '@facilitator/logging';
 import { asServiceUnavailable } from '../infrastructure-errors';
+import { answerShapeOf, refusalBody } from './answer-shape';
 
 interface BodyParserError extends Error {
   type?: string;
+  /** the text body-parser refused */
+  body?: string;
   limit?: number;
   status?: number;
   expose?: boolean;
@@ -22,7 +19,7 @@ function fromBodyParser(err: BodyParserError, maxBodyBytes: number): Facilitator
     case 'entity.too.large':
       return new PayloadTooLargeError(maxBodyBytes);
     case 'entity.parse.failed':
-      return new InvalidRequestError('request body is not valid JSON');
+      return new InvalidRequestError(notJsonMessage(err.body));
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new InvalidRequestError('request body encoding is not supported; send UTF-8 JSON');
@@ -37,6 +34,20 @@ function fromBodyParser(err: BodyParserError, maxBodyBytes: number): Facilitator
       }
       return undefined;
   }
+}
+
+/**
+ * The parser accepts an object or an array at the top (strict mode); a body that is JSON of another kind
+ * (`null`, `"hello"`, `42`) is told what it is, not that it is not JSON.
+ */
+function notJsonMessage(text: string | undefined): string {
+  try {
+    const value: unknown = text === undefined ? undefined : JSON.parse(text);
+    if (value !== undefined) return `request body must be a JSON object, not ${value === null ? 'null' : `a ${typeof value}`}`;
+  } catch {
+    // not JSON at all
+  }
+  return 'request body is not valid JSON';
 }
 
 /** The router's own refusals: a path whose percent-encoding does not decode. */
@@ -56,24 +67,22 @@ export function errorHandler(logger: Logger, maxBodyBytes: number): ErrorRequest
       logger.error('error after response started', { requestId: req.id, err });
       return;
     }
+    const shape = answerShapeOf(req.path);
     if (known) {
       if (known.status >= 500) logger.warn('answered with a server-side error', { requestId: req.id, code: known.code, cause: known.cause });
       if (known.status === 429 && known.details?.retry_after_seconds) res.setHeader('Retry-After', String(known.details.retry_after_seconds));
-      res.status(known.status).json(known.toEnvelope());
+      if (known instanceof MethodNotAllowedError) res.setHeader('Allow', known.allowed.join(', '));
+      res.status(known.status).json(refusalBody(known, shape));
       return;
     }
     const unavailable = asServiceUnavailable(err);
     if (unavailable) {
       logger.warn('dependency unavailable', { requestId: req.id, err });
       res.setHeader('Retry-After', '5');
-      res.status(503).json(unavailable.toEnvelope());
+      res.status(503).json(refusalBody(unavailable, shape));
       return;
     }
     logger.error('unhandled error', { requestId: req.id, err });
-    res.status(500).json(internalErrorEnvelope());
+    res.status(500).json(refusalBody(new InternalError(), shape));
   };
-}
-
-export function notFoundHandler(): RequestHandler {
-  return (req, _res, next) => next(new NotFoundError(`no route for ${req.method} ${req.path}`));
 }

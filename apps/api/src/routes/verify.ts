@@ -1,11 +1,11 @@
 import { Router } from 'express';
 import { VerificationFailedError } from '@facilitator/core';
 import type { IdempotencyRepository } from '@facilitator/db';
-import { validateVerifyFormA, validateVerifyFormB } from '@facilitator/schemas';
+import { validateVerifyFormA, validateVerifyFormB, VERIFY_FORM_B_FIELDS } from '@facilitator/schemas';
 import { EnabledNetworks, paymentFromFormA, paymentFromFormB, VerificationService, type VerificationOutcome } from '@facilitator/verification';
 import { idempotency } from '../middleware/idempotency';
 import { formAVerificationResult, formBVerificationResult } from '../presenters/verification';
-import { isFormA, jsonObjectBody } from '../request-body';
+import { formOf, jsonObjectBody } from '../request-body';
 import { apiRouter } from '../api-router';
 
 export interface VerifyRouteDeps {
@@ -23,7 +23,7 @@ export function verifyRoutes(deps: VerifyRouteDeps): Router {
   const router = apiRouter();
   router.post('/v1/verify', jsonObjectBody(), idempotency('verify', deps.idempotencyKeys, deps.idempotencyTtlSeconds), async (req, res) => {
     const body = req.body as Record<string, unknown>;
-    const formA = isFormA(body);
+    const formA = formOf(body, VERIFY_FORM_B_FIELDS) === 'form-a';
     const payment = formA
       ? paymentFromFormA(validateVerifyFormA(body), deps.networks, 'v1')
       : paymentFromFormB(validateVerifyFormB(body), deps.networks);

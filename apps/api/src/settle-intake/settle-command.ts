@@ -1,6 +1,6 @@
-import { validateSettleFormA, validateSettleFormB } from '@facilitator/schemas';
+import { SETTLE_FORM_B_FIELDS, validateSettleFormA, validateSettleFormB } from '@facilitator/schemas';
 import { EnabledNetworks, parseX402Request, paymentFromFormA, type Payment, type X402Payment } from '@facilitator/verification';
-import { isFormA, requireJsonObject } from '../request-body';
+import { formOf, requireJsonObject } from '../request-body';
 
 /**
  * A settle request, read once whatever route and form it came in. Every later step (settle protection,
@@ -20,7 +20,7 @@ export type X402SettleCommand = Extract<SettleCommand, { kind: 'x402' }>;
 /** POST /v1/settle: Form A (`payment`/`requirements`) or Form B (`verification_id`). A 400 for anything else. */
 export function parseV1SettleCommand(body: unknown, networks: EnabledNetworks): SettleCommand {
   const object = requireJsonObject(body);
-  if (isFormA(object)) return { kind: 'form-a', payment: paymentFromFormA(validateSettleFormA(object), networks, 'v1') };
+  if (formOf(object, SETTLE_FORM_B_FIELDS) === 'form-a') return { kind: 'form-a', payment: paymentFromFormA(validateSettleFormA(object), networks, 'v1') };
   const { verification_id, destination_address } = validateSettleFormB(object);
   return { kind: 'form-b', verificationId: verification_id, destinationAddress: destination_address.toLowerCase() };
 }
