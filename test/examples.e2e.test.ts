@@ -34,6 +34,7 @@ let info: DevnetInfo;
 let provider: JsonRpcProvider;
 let usdc: Contract;
 const programs: LongRunningProgram[] = [];
+const OPERATOR_KEY = 'dev-operator-key-1';
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'facilitator-examples-'));
@@ -54,6 +55,8 @@ beforeAll(async () => {
     DEVNET_PORT: String(devnetPort),
     WORKER_METRICS_PORT: String(workerMetricsPort),
     LOG_LEVEL: 'warn',
+    // GET /v1/queues is an operator route (issue 40, 7c): an operator of the dev stack sets a key to read it
+    API_KEYS: OPERATOR_KEY,
   });
   await dev.printed('Ctrl-C stops everything', 180_000);
   info = readDevnetInfo(path.join(dir, 'devnet.json'));
@@ -128,7 +131,8 @@ describe('npm run dev', () => {
     const board = await fetch(`${apiUrl}/admin/queues/api/queues`, { headers: { Authorization: auth } });
     expect(board.status).toBe(200);
     expect(((await board.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort()).toEqual(['maintenance', 'settlement', 'webhook']);
-    const queues = (await (await fetch(`${apiUrl}/v1/queues`)).json()) as { queues: Array<{ name: string }> };
+    expect((await fetch(`${apiUrl}/v1/queues`)).status).toBe(401);
+    const queues = (await (await fetch(`${apiUrl}/v1/queues`, { headers: { 'X-API-Key': OPERATOR_KEY } })).json()) as { queues: Array<{ name: string }> };
     expect(queues.queues.map((q) => q.name)).toEqual(['settlement', 'webhook', 'maintenance']);
   });
 });

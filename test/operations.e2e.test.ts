@@ -1,3 +1,4 @@
+import { abuseReport } from './abuse/abuse-report';
 import { openQueueStore, queueStoreTargetOf } from '@facilitator/queue';
 import supertest from 'supertest';
 import { loadConfig } from '@facilitator/config';
@@ -264,10 +265,23 @@ describe('GET /v1/queues', () => {
       expect(JSON.stringify(open.body)).not.toContain(parked);
       const keyed = buildApi(loadConfig({ ...stack.env, API_KEYS: 'operator-key-1' }), createSilentLogger());
       try {
-        expect((await supertest(keyed.app).get('/v1/queues')).status).toBe(401);
+        const unkeyed = await supertest(keyed.app).get('/v1/queues');
         const res = await supertest(keyed.app).get('/v1/queues').set('x-api-key', 'operator-key-1');
         expect(res.status).toBe(200);
         expect(res.body.settlements_needing_attention.oldest.map((s: { id: string }) => s.id)).toContain(parked);
+        const report = abuseReport(
+          'limits-2-queue-view-is-an-operator-route',
+          'The queue view and its parked settlements are for operators only (issue 40, 7c)',
+          'a stranger asks GET /v1/queues while a settlement is parked with internal error text: once with API_KEYS unset, once with keys configured but none sent',
+        );
+        const checks = [
+          report.check('API_KEYS unset: status', 401, open.status),
+          report.check('API_KEYS unset: the parked settlement in the answer', false, JSON.stringify(open.body).includes(parked)),
+          report.check('keys configured, none sent: status', 401, unkeyed.status),
+          report.check('with an operator key: the parked settlement listed', true, JSON.stringify(res.body).includes(parked)),
+        ];
+        report.save();
+        expect(checks.every(Boolean)).toBe(true);
       } finally {
         await keyed.close();
       }

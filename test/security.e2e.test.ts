@@ -1,5 +1,6 @@
 // Security checks: body limits, API keys, no secrets in logs, and per-client rate limiting that holds
 // across API processes.
+import { abuseReport } from './abuse/abuse-report';
 import { PassThrough } from 'node:stream';
 import supertest from 'supertest';
 import { loadConfig } from '@facilitator/config';
@@ -122,7 +123,23 @@ describe('rate limits are on by default (issue 40, 7d)', () => {
       const signIn = await stranger.post(`/v1/merchants/${merchant}/session`).send({});
       expect(signIn.status).toBe(429);
       expect(signIn.body.error.code).toBe('rate_limited');
-      expect(await stack.db.prisma.merchant.count({ where: { address: merchant } })).toBe(0);
+      const merchantRows = await stack.db.prisma.merchant.count({ where: { address: merchant } });
+      expect(merchantRows).toBe(0);
+      const report = abuseReport(
+        'limits-1-default-rate-limits',
+        'A stranger over the default rate limits (issue 40, 7d)',
+        'one client sends 3,000 refused verifies (the default RATE_LIMIT_MAX a minute), then a valid /v1 verify, /x402 verify and settle and a lookup; then 60 merchant-route reads (MERCHANT_RATE_LIMIT_MAX) and a sign-in; the API with no limit configured',
+      );
+      const checks = [
+        report.check('/v1/verify past the limit', '429 rate_limited', `${v1.status} ${v1.body.error?.code}`),
+        report.check('/x402/verify past the limit (x402 shape)', '429 rate_limited', `${verify.status} ${verify.body.invalidReason}`),
+        report.check('/x402/settle past the limit (x402 shape)', '429 rate_limited', `${settle.status} ${settle.body.errorReason}`),
+        report.check('verifications stored past the limit', 0, (await stack.db.prisma.verification.count()) - verificationsBefore),
+        report.check('merchant sign-in past the merchant limit', '429 rate_limited', `${signIn.status} ${signIn.body.error?.code}`),
+        report.check("merchant rows stored for the stranger's address", 0, merchantRows),
+      ];
+      report.save();
+      expect(checks.every(Boolean)).toBe(true);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

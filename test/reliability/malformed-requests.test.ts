@@ -781,6 +781,8 @@ function preview(c: Case): string {
 
 /** Paths of the OpenAPI document that are pages for people, with the content type of their 2xx. */
 const PAGES = new Map([
+  // the index of what is served: a small page for a browser, JSON for everyone else (its Accept decides)
+  ['/', /^(text\/html|application\/json)/],
   ['/status', /^text\/html/],
   ['/merchant', /^text\/html/],
   ['/merchant/page.js', /^(text|application)\/javascript/],
