@@ -199,6 +199,39 @@ describe('SettlementRepository', () => {
     });
   });
 
+  describe("a sequential x402 transfer: the worker's commitment and the settle request's withholding", () => {
+    const sequentialAt = async (path: SettlementState[], mode = 'sequential') => {
+      const s = await walk((await started()).id, path);
+      await db.pool.query('UPDATE settlements SET settlement_mode = $2 WHERE id = $1', [s.id, mode]);
+      return s;
+    };
+
+    it('withholds a transfer the worker has not committed to (fee in flight or mined); the worker then cannot commit', async () => {
+      for (const path of [['check_allowance', 'collect_fee'], ['check_allowance', 'collect_fee', 'fee_collected']] as SettlementState[][]) {
+        const s = await sequentialAt(path);
+        expect(await repo.withholdTransfer(s.id)).toBe(true);
+        // a repeated request finds it withheld still
+        expect(await repo.withholdTransfer(s.id)).toBe(true);
+        expect(await repo.claimTransfer(s.id)).toBe(false);
+        expect((await repo.findById(s.id))!.transferDecision).toBe('withheld');
+      }
+    });
+
+    it('does not withhold a transfer the worker committed to first, which it may commit to again (a retry)', async () => {
+      const s = await sequentialAt(['check_allowance', 'collect_fee', 'fee_collected']);
+      expect(await repo.claimTransfer(s.id)).toBe(true);
+      expect(await repo.withholdTransfer(s.id)).toBe(false);
+      expect(await repo.claimTransfer(s.id)).toBe(true);
+      expect((await repo.findById(s.id))!.transferDecision).toBe('send');
+    });
+
+    it('withholds nothing on the atomic path, before the fee, or once the transfer is executing', async () => {
+      expect(await repo.withholdTransfer((await sequentialAt(['check_allowance', 'collect_fee'], 'atomic')).id)).toBe(false);
+      expect(await repo.withholdTransfer((await sequentialAt(['check_allowance'])).id)).toBe(false);
+      expect(await repo.withholdTransfer((await sequentialAt(['check_allowance', 'collect_fee', 'fee_collected', 'executing'])).id)).toBe(false);
+    });
+  });
+
   describe('the claim to send and the stop of an unsent settlement', () => {
     /** Until a session of this database waits for a row lock (the statement under test is blocked). */
     const untilWaitingOnLock = async () => {

@@ -102,6 +102,22 @@ const CLAIM_SEND = `
    WHERE s.id = locked.id AND s.state NOT IN ('settled', 'failed')
   RETURNING s.id`;
 
+/** The worker's side of transfer_decision: it may sign the transfer unless a settle request withheld it first. */
+const CLAIM_TRANSFER = `
+  UPDATE settlements SET transfer_decision = 'send'
+   WHERE id = $1 AND transfer_decision IS DISTINCT FROM 'withheld' AND state NOT IN ('settled', 'failed')
+  RETURNING id`;
+
+/**
+ * The settle request's side: a sequential settlement whose transfer the worker has not committed to (fee
+ * claimed, in flight or mined) is withheld; already withheld (a repeated request) counts as withheld.
+ */
+const WITHHOLD_TRANSFER = `
+  UPDATE settlements SET transfer_decision = 'withheld'
+   WHERE id = $1 AND settlement_mode = 'sequential' AND state IN ('collect_fee', 'fee_collected')
+     AND transfer_decision IS DISTINCT FROM 'send'
+  RETURNING id`;
+
 const FIND_WITH_VERIFICATION = `
   SELECT s.*, to_jsonb(v) AS verification FROM settlements s JOIN verifications v ON v.id = s.verification_id WHERE s.id = $1`;
 
@@ -378,6 +394,23 @@ export class SettlementRepository {
    */
   async claimSend(id: string): Promise<boolean> {
     return (await SettlementRepository.claimSendWith(this.pool, [id])).length === 1;
+  }
+
+  /**
+   * The worker commits to signing a sequential x402 settlement's transfer: false when a settle request withheld
+   * it first (answered failed; it must never be sent). Row-locked like withholdTransfer, so one of the two wins.
+   */
+  async claimTransfer(id: string): Promise<boolean> {
+    return (await runQuery(this.pool, { name: 'settlements_claim_transfer', text: CLAIM_TRANSFER, values: [id] })).length === 1;
+  }
+
+  /**
+   * A settle request that must answer now, for a sequential settlement whose fee the worker claimed but whose
+   * transfer it has not committed to: true when the transfer is withheld (never sent; the request may answer
+   * failed), false when the worker committed first (its transfer is being signed) or it is not in such a state.
+   */
+  async withholdTransfer(id: string): Promise<boolean> {
+    return (await runQuery(this.pool, { name: 'settlements_withhold_transfer', text: WITHHOLD_TRANSFER, values: [id] })).length === 1;
   }
 
   /** claimSend for several settlements inside a caller's transaction (a batch and its items): the ids claimed. */
