@@ -833,6 +833,34 @@ describe('SettlementRepository', () => {
       expect((await repo.findById(s.id))!.finality).toBe('final');
     });
 
+    it("counts toward its merchant's failure pause when ours was sent first and no fee of ours was taken (a front-run of our batch), not otherwise", async () => {
+      const merchant = randomAddress();
+      const settledElsewhere = async (note: Record<string, unknown>, feeCollectedAt?: Date) => {
+        const s = await started({ merchant });
+        const theirs = randomHex(32);
+        return repo.transition({
+          id: s.id,
+          from: 'pending',
+          to: 'settled',
+          note,
+          data: { settlementTxHash: theirs, merchantPaid: true, ...(feeCollectedAt ? { feeCollectedAt } : {}), foreignExecution: { txHash: theirs, blockNumber: 9, blockHash: randomHex(32) } },
+        });
+      };
+      // found by the pre-flight before anything of ours was sent: it cost us nothing
+      await settledElsewhere({ executed_by_third_party: true });
+      // after our fee was collected: the merchant paid for our gas
+      await settledElsewhere({ executed_by_third_party: true, our_tx_hash: randomHex(32) }, new Date());
+      expect(await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date(0))).toEqual({ count: 0, lastAt: null });
+      // ahead of our batch, in its block: our gas spent, no fee
+      await settledElsewhere({ executed_by_third_party: true, our_tx_hash: randomHex(32) });
+      await settledElsewhere({ executed_by_third_party: true, our_tx_hash: randomHex(32) });
+      const counted = await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date(0));
+      expect(counted.count).toBe(2);
+      expect(counted.lastAt).toBeInstanceOf(Date);
+      expect((await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date(Date.now() + 60_000))).count).toBe(0);
+      expect((await repo.feeRevertsOfMerchant(randomAddress(), CHAIN, new Date(0))).count).toBe(0);
+    });
+
     it('is no longer watched once its merchant was told the outcome changed', async () => {
       const s = await started();
       const theirs = randomHex(32);

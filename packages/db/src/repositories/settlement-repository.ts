@@ -292,10 +292,19 @@ export interface PayerInFlight {
 
 
 // a fee transfer that was sent and reverted: failed with fee_collection_failed and a fee hash
+// ...and its settlements settled on someone else's transaction after ours was sent (the transition's note names
+// our_tx_hash) with no fee of ours: a merchant front-running our batch spends our gas and pays no fee, however
+// often it does. Read from settlement_foreign_executions (rare rows) by its (chain_id, created_at) index.
 const FEE_REVERTS_OF_MERCHANT = `
-  SELECT count(*)::int AS reverts, max(updated_at) AS last_at FROM settlements
-   WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND error_code = 'fee_collection_failed'
-     AND fee_tx_hash IS NOT NULL AND updated_at > $3`;
+  SELECT count(*)::int AS reverts, max(at) AS last_at FROM (
+    SELECT updated_at AS at FROM settlements
+     WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND error_code = 'fee_collection_failed'
+       AND fee_tx_hash IS NOT NULL AND updated_at > $3
+    UNION ALL
+    SELECT f.created_at AS at FROM settlement_foreign_executions f JOIN settlements s ON s.id = f.settlement_id
+     WHERE f.chain_id = $2 AND f.created_at > $3 AND s.merchant = $1 AND s.fee_collected_at IS NULL
+       AND EXISTS (SELECT 1 FROM settlement_transitions t WHERE t.settlement_id = s.id AND t.to_state = 'settled' AND t.note ? 'our_tx_hash')
+  ) spent`;
 
 // ...and, on the atomic path, any item of a mined settle transaction that failed (its tx_hash is recorded):
 // either way our gas was spent on the payment, and a payment released by it backs off before trying again
