@@ -246,6 +246,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         outcome: {
           waits,
           stop: new UnsentSettlementStop(settlements, outbox),
+          transfers: settlements,
           maxHoldMs: config.settleMaxHoldMs,
           onStopped: (s) => {
             metrics.settlementsStopped.inc();

@@ -2,16 +2,18 @@ import type { Settlement } from '@facilitator/db';
 import { SettlementWaiter, type SettlementProgress } from './settlement-waiter';
 import { x402SettleOutcome } from './x402-settle-outcome';
 
-const row = (id: string, state: Settlement['state'], sendClaimedAt: Date | null = null) => ({ id, state, sendClaimedAt }) as Settlement;
+const row = (id: string, state: Settlement['state'], sendClaimedAt: Date | null = null, transferDecision: string | null = null) =>
+  ({ id, state, sendClaimedAt, transferDecision }) as Settlement;
 
 /** One settlement in memory as the worker moves it, a real waiter over it, and a stop that the worker's claim can beat. */
 function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?: number }) {
   let state: Settlement['state'] = 'collect_fee';
   let hash: string | null = null;
   let claimed = false;
+  let decision: string | null = null;
   const stops: string[] = [];
   const waits = new SettlementWaiter({
-    readProgress: async (ids): Promise<SettlementProgress[]> => ids.map((id) => ({ settlement: row(id, state, claimed ? new Date(0) : null), transactionHash: hash })),
+    readProgress: async (ids): Promise<SettlementProgress[]> => ids.map((id) => ({ settlement: row(id, state, claimed ? new Date(0) : null, decision), transactionHash: hash })),
     timeoutMs: options.waitMs,
     maxWaiters: 10,
     pollIntervalMs: 5,
@@ -24,12 +26,23 @@ function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?:
       return { settlement: row(id, 'failed'), stoppedNow: true };
     },
   };
-  const deps = { waits, stop, maxHoldMs: options.deadlineMs, claimedGraceMs: options.claimedGraceMs };
+  // SettlementRepository.withholdTransfer: a sequential settlement past its fee's claim whose transfer the worker has not committed to
+  const transfers = {
+    async withholdTransfer() {
+      if (!claimed || !['collect_fee', 'fee_collected'].includes(state) || decision === 'send') return false;
+      decision = 'withheld';
+      return true;
+    },
+  };
+  const deps = { waits, stop, transfers, maxHoldMs: options.deadlineMs, claimedGraceMs: options.claimedGraceMs };
   return {
     stops,
     answer: (created = true, retriesPending = true) => x402SettleOutcome(deps, { settlement: row('stl_1', 'collect_fee'), created }, Date.now(), retriesPending),
     sign: (h: string) => (hash = h),
     claim: () => (claimed = true),
+    /** the worker's claimTransfer: false once the request withheld it */
+    commitTransfer: () => decision !== 'withheld' && (decision = 'send') === 'send',
+    decision: () => decision,
     moveTo: (to: Settlement['state']) => (state = to),
     settle: () => (state = 'settled'),
     close: () => waits.close(),
@@ -119,6 +132,30 @@ describe('x402SettleOutcome: a pending answer always names its transaction', () 
     setTimeout(() => h.moveTo('fee_collected'), 100);
     setTimeout(() => h.sign('0x7a7a'), 250);
     const answer = await h.answer();
+    expect(answer.transactionHash).toBe('0x7a7a');
+    h.close();
+  });
+
+  it('withholds the transfer of a sequential settlement whose fee is not confirmed when the grace ends, and answers it failed, never pending without a hash', async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 60, claimedGraceMs: 100 });
+    h.claim();
+    setTimeout(() => h.moveTo('fee_collected'), 50);
+    const answer = await h.answer();
+    expect(answer).toMatchObject({ transferWithheld: true, transactionHash: null });
+    // the worker, once the fee is confirmed, may no longer sign the transfer
+    expect(h.decision()).toBe('withheld');
+    expect(h.commitTransfer()).toBe(false);
+    h.close();
+  });
+
+  it('when the worker committed to the transfer first, waits for its hash instead of withholding it', async () => {
+    const h = harness({ waitMs: 20, deadlineMs: 60, claimedGraceMs: 100 });
+    h.claim();
+    h.moveTo('fee_collected');
+    setTimeout(() => h.commitTransfer(), 90);
+    setTimeout(() => h.sign('0x7a7a'), 400);
+    const answer = await h.answer();
+    expect(answer.transferWithheld).toBeUndefined();
     expect(answer.transactionHash).toBe('0x7a7a');
     h.close();
   });

@@ -1,10 +1,12 @@
-import type { Settlement } from '@facilitator/db';
+import type { Settlement, SettlementRepository } from '@facilitator/db';
 import { paidElsewhereConfirming, STOPPABLE_STATES, type UnsentSettlementStop } from '@facilitator/settlement';
 import { isFinalOrSent, isFinalProgress, type SettlementProgress, type SettlementWaiter } from './settlement-waiter';
 
 export interface X402SettleOutcomeDeps {
   waits: Pick<SettlementWaiter, 'waitUntil' | 'readNow' | 'timeoutMs'>;
   stop: Pick<UnsentSettlementStop, 'stop'>;
+  /** SettlementRepository.withholdTransfer: a sequential settlement's transfer, not committed to yet, is never sent */
+  transfers: Pick<SettlementRepository, 'withholdTransfer'>;
   /**
    * SETTLE_MAX_HOLD_MS: from the request's arrival, the longest it is held for a settlement to sign its
    * transaction (a first request), or for the transaction to be mined (a repeat of one already signed)
@@ -24,6 +26,11 @@ export interface X402SettleOutcomeDeps {
  * the sequential path the transfer is signed once the fee is mined (a block).
  */
 const CLAIMED_GRACE_MS = 10_000;
+/**
+ * After the worker won the race for a sequential transfer (it committed to signing it just as we withheld it):
+ * signing and storing it takes milliseconds, unless its worker dies in between (then pending without a hash).
+ */
+const COMMITTED_TRANSFER_GRACE_MS = 5_000;
 /** Stops tried after the hold, at most: one per state the worker can still leave stoppable (a deployment done). */
 const MAX_STOP_TRIES = 5;
 
@@ -43,7 +50,7 @@ export async function x402SettleOutcome(
   arrivedAt: number,
   /** x402 v2's middleware retries a pending answer; v1's (x402-express 1.x) does not, so v1 is held for the outcome */
   clientRetriesPending = true,
-): Promise<SettlementProgress> {
+): Promise<X402SettleAnswer> {
   const { settlement } = admitted;
   const enough = clientRetriesPending ? isFinalOrSent : isFinalProgress;
   // every wait ends within the hold (+ the claimed grace): the client gives up at its own timeout, after which
@@ -76,10 +83,27 @@ export async function x402SettleOutcome(
     if (!isFinalOrSent(progress) && !stoppable(progress)) progress = await deps.waits.waitUntil(progress, (p) => isFinalOrSent(p) || stoppable(p), until - Date.now());
     if (isFinalOrSent(progress) || !stoppable(progress)) break;
   }
+  if (isFinalOrSent(progress)) return progress;
+  // a sequential settlement whose fee went first (in flight, or awaiting its confirmations) and whose transfer is
+  // still unsigned: withheld, the transfer is never sent and the request is answered failed (the fee the
+  // worker claimed is kept). Never answered pending without a hash, which the middleware refuses while the
+  // payer would be charged later (docs/decisions/settlement.md, "An answered request's transfer is never sent").
+  if (await deps.transfers.withholdTransfer(settlement.id)) return { ...progress, transferWithheld: true };
+  // the worker committed to the transfer first: its hash comes in milliseconds
+  progress = (await deps.waits.readNow(settlement.id)) ?? progress;
+  if (!isFinalOrSent(progress) && progress.settlement.transferDecision === 'send') {
+    progress = await deps.waits.waitUntil(progress, isFinalOrSent, COMMITTED_TRANSFER_GRACE_MS);
+  }
   // still nothing signed (its worker crashed between the claim and the send, or its batch cannot be sent):
   // the one answer left is pending without a hash (docs/decisions.md); the lookup follows it
   return isFinalOrSent(progress) ? progress : ((await deps.waits.readNow(settlement.id)) ?? progress);
 }
+
+/**
+ * What an x402 settle request answers: the settlement's progress, or `transferWithheld` when the request could
+ * wait no longer and withheld the transfer of a sequential settlement (answered failed; the payer is never charged).
+ */
+export type X402SettleAnswer = SettlementProgress & { transferWithheld?: true };
 
 /**
  * Whether a stop could still end it: in a state that sends nothing, not claimed by the worker for sending, and

@@ -24,9 +24,29 @@ export interface ContractReads {
   recentLogs(address: string, topics: ReadonlyArray<string | null>): Promise<FoundLog[]>;
   /** undefined when the node has no receipt for it */
   minedTransaction(hash: string): Promise<MinedTransaction | undefined>;
+  /**
+   * Our settlement executor's address (the treasury, delegated to it by EIP-7702), when the caller settles
+   * through one: a transaction to it is one of our batches, whose per-item logs (Settled, keyed by payer and
+   * nonce) say which payments it executed. Absent: such a transaction is only a contract like any other.
+   */
+  readonly executor?: string;
 }
 
 export type MechanismChain = TokenAuthorizationCalls & ContractReads;
+
+/** `chain`, telling the mechanisms that transactions to `executor` are our own batches (ContractReads.executor). */
+export function withOurExecutor(chain: MechanismChain, executor: string): MechanismChain {
+  return {
+    tokenAddress: chain.tokenAddress,
+    executor: executor.toLowerCase(),
+    isAuthorizationUsed: (authorizer, nonce) => chain.isAuthorizationUsed(authorizer, nonce),
+    transferWithAuthorizationData: (auth, signature) => chain.transferWithAuthorizationData(auth, signature),
+    findAuthorizationUse: (authorizer, nonce, merchant) => chain.findAuthorizationUse(authorizer, nonce, merchant),
+    readContract: (to, data) => chain.readContract(to, data),
+    recentLogs: (address, topics) => chain.recentLogs(address, topics),
+    minedTransaction: (hash) => chain.minedTransaction(hash),
+  };
+}
 
 /**
  * What a nonce's use and a payment's prerequisites are read through: verification's batched reader offers

@@ -19,6 +19,7 @@ export type {
   X402Version,
 } from './mechanism';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
+export { withOurExecutor } from './chain-port';
 export { missingApproval, approvalFor, approvalShortOf } from './mechanism';
 export { approvalPermitProblem, type ApprovalPermitProblem } from './approval-permit';
 export { EIP2612_GAS_SPONSORING, EIP2612_PERMIT_GAS, eip2612PermitDigest } from './permit2/eip2612';

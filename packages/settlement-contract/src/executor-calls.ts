@@ -94,6 +94,25 @@ export function itemOutcomes(logs: readonly LogLike[], treasury: string): Map<st
   return outcomes;
 }
 
+/**
+ * The logs of the item of `payer` and `nonce` that settled in a mined `settle` transaction of the executor at
+ * `treasury` (the logs since the previous item's outcome, up to its own Settled: its fee and its payment's
+ * transfer); undefined when no such item settled there (another payment's batch, or its item failed).
+ */
+export function settledItemLogs<Log extends LogLike>(logs: readonly Log[], treasury: string, payer: string, nonce: string): Log[] | undefined {
+  const account = treasury.toLowerCase();
+  const wanted = itemKey(payer, nonce);
+  let start = 0;
+  for (let at = 0; at < logs.length; at++) {
+    const [topic, itemPayer, itemNonce] = logs[at].topics;
+    const isOutcome = logs[at].address.toLowerCase() === account && logs[at].topics.length === 3 && (topic === SETTLED_TOPIC || topic === NOT_SETTLED_TOPIC);
+    if (!isOutcome) continue;
+    if (topic === SETTLED_TOPIC && itemKey('0x' + itemPayer.slice(26), itemNonce) === wanted) return logs.slice(start, at);
+    start = at + 1;
+  }
+  return undefined;
+}
+
 /** ERC-20 Transfer logs to `account` (lower-case), with their token and sender; a log not shaped like one is no transfer. */
 function transfersTo(logs: readonly LogLike[], account: string): Array<{ token: string; from: string; value: bigint }> {
   return logs

@@ -1,5 +1,5 @@
 export { calldataGas, itemCalldataGas } from './calldata-gas';
-export { settleCalldata, itemKey, itemOutcomes, executorInterface, itemTuple, type ExecutorItem } from './executor-calls';
+export { settleCalldata, itemKey, itemOutcomes, settledItemLogs, executorInterface, itemTuple, type ExecutorItem } from './executor-calls';
 export {
   executorStatus,
   executorConfigProblem,

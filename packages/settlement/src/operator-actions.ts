@@ -3,7 +3,7 @@ import type { Settlement, SettlementRepository } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { transitionWithFinalEvent } from './final-transition';
-import { canTransition } from './states';
+import { operatorCanResolve } from './states';
 
 interface ResolveRequest {
   /** what the operator found on chain */
@@ -39,7 +39,7 @@ export class OperatorActions {
 
   async resolve(id: string, request: ResolveRequest): Promise<Settlement> {
     const settlement = await this.parked(id);
-    if (!canTransition(settlement.state, request.outcome)) {
+    if (!operatorCanResolve(settlement.state, request.outcome)) {
       throw new InvalidRequestError(`a settlement in ${settlement.state} cannot be resolved as ${request.outcome}`, {
         errors: [{ path: '/outcome', message: `not reachable from ${settlement.state}` }],
       });

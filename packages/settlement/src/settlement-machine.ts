@@ -23,7 +23,7 @@ const DEFAULT_CHAIN_RECHECK_MS = 30_000;
 /** What the machine reads and writes of the settlements table (a SettlementRepository). */
 export type SettlementMachineStore = Pick<
   SettlementRepository,
-  'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'markWaiting' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant' | 'claimSend'
+  'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'markWaiting' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant' | 'claimSend' | 'claimTransfer'
 >;
 
 interface SettlementMachineOptions {
@@ -277,6 +277,7 @@ export class SettlementMachine {
       walletDeployments: this.options.walletDeployments,
       accounting: this.options.accounting,
       claimSend: () => this.options.settlements.claimSend(settlement.id),
+      claimTransfer: () => this.options.settlements.claimTransfer(settlement.id),
       feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
     };
   }

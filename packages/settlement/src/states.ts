@@ -31,6 +31,17 @@ export function canTransition(from: SettlementState, to: SettlementState): boole
   return TRANSITIONS[from].includes(to);
 }
 
+/**
+ * `pending → settled` and `collect_fee → settled` exist only for a payment another transaction executed, which
+ * the worker settles with that transaction's block stored and watched to finality (`settledOnExecution`). An
+ * operator's hand-made `settled` has no watched block, so it is allowed only where our own transfer may have
+ * paid (after our fee): the transitions an operator had before those edges were added.
+ */
+export function operatorCanResolve(from: SettlementState, to: SettlementState): boolean {
+  if (to === 'settled' && (from === 'pending' || from === 'collect_fee')) return false;
+  return canTransition(from, to);
+}
+
 /** The status-record value of a processing state. */
 export function statusOf(state: SettlementState): 'pending' | 'settled' | 'failed' {
   return state === 'settled' ? 'settled' : state === 'failed' ? 'failed' : 'pending';

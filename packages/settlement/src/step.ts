@@ -110,6 +110,11 @@ export interface StepContext {
    * when a settle request stopped the settlement first (it is final; nothing may be sent)
    */
   claimSend(): Promise<boolean>;
+  /**
+   * Commits to signing a sequential x402 settlement's transfer: false when its settle request, which could not
+   * wait longer, withheld it first and answered failed (the transfer must then never be sent)
+   */
+  claimTransfer(): Promise<boolean>;
   /** fee transfers of the merchant that were sent and reverted since `since` */
   feeRevertsOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts>;
   /** the atomic path's batches; absent in a worker that only settles sequentially */

@@ -199,6 +199,39 @@ describe('SettlementRepository', () => {
     });
   });
 
+  describe("a sequential x402 transfer: the worker's commitment and the settle request's withholding", () => {
+    const sequentialAt = async (path: SettlementState[], mode = 'sequential') => {
+      const s = await walk((await started()).id, path);
+      await db.pool.query('UPDATE settlements SET settlement_mode = $2 WHERE id = $1', [s.id, mode]);
+      return s;
+    };
+
+    it('withholds a transfer the worker has not committed to (fee in flight or mined); the worker then cannot commit', async () => {
+      for (const path of [['check_allowance', 'collect_fee'], ['check_allowance', 'collect_fee', 'fee_collected']] as SettlementState[][]) {
+        const s = await sequentialAt(path);
+        expect(await repo.withholdTransfer(s.id)).toBe(true);
+        // a repeated request finds it withheld still
+        expect(await repo.withholdTransfer(s.id)).toBe(true);
+        expect(await repo.claimTransfer(s.id)).toBe(false);
+        expect((await repo.findById(s.id))!.transferDecision).toBe('withheld');
+      }
+    });
+
+    it('does not withhold a transfer the worker committed to first, which it may commit to again (a retry)', async () => {
+      const s = await sequentialAt(['check_allowance', 'collect_fee', 'fee_collected']);
+      expect(await repo.claimTransfer(s.id)).toBe(true);
+      expect(await repo.withholdTransfer(s.id)).toBe(false);
+      expect(await repo.claimTransfer(s.id)).toBe(true);
+      expect((await repo.findById(s.id))!.transferDecision).toBe('send');
+    });
+
+    it('withholds nothing on the atomic path, before the fee, or once the transfer is executing', async () => {
+      expect(await repo.withholdTransfer((await sequentialAt(['check_allowance', 'collect_fee'], 'atomic')).id)).toBe(false);
+      expect(await repo.withholdTransfer((await sequentialAt(['check_allowance'])).id)).toBe(false);
+      expect(await repo.withholdTransfer((await sequentialAt(['check_allowance', 'collect_fee', 'fee_collected', 'executing'])).id)).toBe(false);
+    });
+  });
+
   describe('the claim to send and the stop of an unsent settlement', () => {
     /** Until a session of this database waits for a row lock (the statement under test is blocked). */
     const untilWaitingOnLock = async () => {
@@ -798,6 +831,34 @@ describe('SettlementRepository', () => {
       expect((await repo.foreignExecutionsAwaitingFinality(CHAIN, 10_000)).some((f) => f.settlementId === s.id)).toBe(false);
       await repo.markFinalWhereSettled();
       expect((await repo.findById(s.id))!.finality).toBe('final');
+    });
+
+    it("counts toward its merchant's failure pause when ours was sent first and no fee of ours was taken (a front-run of our batch), not otherwise", async () => {
+      const merchant = randomAddress();
+      const settledElsewhere = async (note: Record<string, unknown>, feeCollectedAt?: Date) => {
+        const s = await started({ merchant });
+        const theirs = randomHex(32);
+        return repo.transition({
+          id: s.id,
+          from: 'pending',
+          to: 'settled',
+          note,
+          data: { settlementTxHash: theirs, merchantPaid: true, ...(feeCollectedAt ? { feeCollectedAt } : {}), foreignExecution: { txHash: theirs, blockNumber: 9, blockHash: randomHex(32) } },
+        });
+      };
+      // found by the pre-flight before anything of ours was sent: it cost us nothing
+      await settledElsewhere({ executed_by_third_party: true });
+      // after our fee was collected: the merchant paid for our gas
+      await settledElsewhere({ executed_by_third_party: true, our_tx_hash: randomHex(32) }, new Date());
+      expect(await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date(0))).toEqual({ count: 0, lastAt: null });
+      // ahead of our batch, in its block: our gas spent, no fee
+      await settledElsewhere({ executed_by_third_party: true, our_tx_hash: randomHex(32) });
+      await settledElsewhere({ executed_by_third_party: true, our_tx_hash: randomHex(32) });
+      const counted = await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date(0));
+      expect(counted.count).toBe(2);
+      expect(counted.lastAt).toBeInstanceOf(Date);
+      expect((await repo.feeRevertsOfMerchant(merchant, CHAIN, new Date(Date.now() + 60_000))).count).toBe(0);
+      expect((await repo.feeRevertsOfMerchant(randomAddress(), CHAIN, new Date(0))).count).toBe(0);
     });
 
     it('is no longer watched once its merchant was told the outcome changed', async () => {

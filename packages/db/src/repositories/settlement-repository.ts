@@ -102,6 +102,22 @@ const CLAIM_SEND = `
    WHERE s.id = locked.id AND s.state NOT IN ('settled', 'failed')
   RETURNING s.id`;
 
+/** The worker's side of transfer_decision: it may sign the transfer unless a settle request withheld it first. */
+const CLAIM_TRANSFER = `
+  UPDATE settlements SET transfer_decision = 'send'
+   WHERE id = $1 AND transfer_decision IS DISTINCT FROM 'withheld' AND state NOT IN ('settled', 'failed')
+  RETURNING id`;
+
+/**
+ * The settle request's side: a sequential settlement whose transfer the worker has not committed to (fee
+ * claimed, in flight or mined) is withheld; already withheld (a repeated request) counts as withheld.
+ */
+const WITHHOLD_TRANSFER = `
+  UPDATE settlements SET transfer_decision = 'withheld'
+   WHERE id = $1 AND settlement_mode = 'sequential' AND state IN ('collect_fee', 'fee_collected')
+     AND transfer_decision IS DISTINCT FROM 'send'
+  RETURNING id`;
+
 const FIND_WITH_VERIFICATION = `
   SELECT s.*, to_jsonb(v) AS verification FROM settlements s JOIN verifications v ON v.id = s.verification_id WHERE s.id = $1`;
 
@@ -276,10 +292,19 @@ export interface PayerInFlight {
 
 
 // a fee transfer that was sent and reverted: failed with fee_collection_failed and a fee hash
+// ...and its settlements settled on someone else's transaction after ours was sent (the transition's note names
+// our_tx_hash) with no fee of ours: a merchant front-running our batch spends our gas and pays no fee, however
+// often it does. Read from settlement_foreign_executions (rare rows) by its (chain_id, created_at) index.
 const FEE_REVERTS_OF_MERCHANT = `
-  SELECT count(*)::int AS reverts, max(updated_at) AS last_at FROM settlements
-   WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND error_code = 'fee_collection_failed'
-     AND fee_tx_hash IS NOT NULL AND updated_at > $3`;
+  SELECT count(*)::int AS reverts, max(at) AS last_at FROM (
+    SELECT updated_at AS at FROM settlements
+     WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND error_code = 'fee_collection_failed'
+       AND fee_tx_hash IS NOT NULL AND updated_at > $3
+    UNION ALL
+    SELECT f.created_at AS at FROM settlement_foreign_executions f JOIN settlements s ON s.id = f.settlement_id
+     WHERE f.chain_id = $2 AND f.created_at > $3 AND s.merchant = $1 AND s.fee_collected_at IS NULL
+       AND EXISTS (SELECT 1 FROM settlement_transitions t WHERE t.settlement_id = s.id AND t.to_state = 'settled' AND t.note ? 'our_tx_hash')
+  ) spent`;
 
 // ...and, on the atomic path, any item of a mined settle transaction that failed (its tx_hash is recorded):
 // either way our gas was spent on the payment, and a payment released by it backs off before trying again
@@ -378,6 +403,23 @@ export class SettlementRepository {
    */
   async claimSend(id: string): Promise<boolean> {
     return (await SettlementRepository.claimSendWith(this.pool, [id])).length === 1;
+  }
+
+  /**
+   * The worker commits to signing a sequential x402 settlement's transfer: false when a settle request withheld
+   * it first (answered failed; it must never be sent). Row-locked like withholdTransfer, so one of the two wins.
+   */
+  async claimTransfer(id: string): Promise<boolean> {
+    return (await runQuery(this.pool, { name: 'settlements_claim_transfer', text: CLAIM_TRANSFER, values: [id] })).length === 1;
+  }
+
+  /**
+   * A settle request that must answer now, for a sequential settlement whose fee the worker claimed but whose
+   * transfer it has not committed to: true when the transfer is withheld (never sent; the request may answer
+   * failed), false when the worker committed first (its transfer is being signed) or it is not in such a state.
+   */
+  async withholdTransfer(id: string): Promise<boolean> {
+    return (await runQuery(this.pool, { name: 'settlements_withhold_transfer', text: WITHHOLD_TRANSFER, values: [id] })).length === 1;
   }
 
   /** claimSend for several settlements inside a caller's transaction (a batch and its items): the ids claimed. */

@@ -87,6 +87,7 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     reorgCount: (r.reorg_count as number | undefined) ?? 0,
     settlementMode: (r.settlement_mode as string | null | undefined) ?? null,
     sendClaimedAt: optionalDateColumn(r.send_claimed_at),
+    transferDecision: (r.transfer_decision as string | null | undefined) ?? null,
     metadata: r.metadata as Settlement['metadata'],
     createdAt: dateColumn(r.created_at),
     updatedAt: dateColumn(r.updated_at),

@@ -87,6 +87,7 @@ export function settlementRow(overrides: Partial<Settlement> = {}): Settlement {
     reorgCount: 0,
     settlementMode: null,
     sendClaimedAt: null,
+    transferDecision: null,
     metadata: null,
     createdAt: new Date(CREATED_AT),
     updatedAt: new Date(CREATED_AT),

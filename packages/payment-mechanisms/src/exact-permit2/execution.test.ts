@@ -3,6 +3,7 @@ import { AMOUNT, FakeContractReads, NONCE, PAYEE, PAYER, permit2Payment, SIGNATU
 import type { MechanismChain } from '../chain-port';
 import { exactPermit2 } from '.';
 import { settleCalldata } from './proxy-calldata';
+import { executorInterface } from '@facilitator/settlement-contract';
 
 const payment = permit2Payment();
 const ROUTER = '0x' + '55'.repeat(20);
@@ -89,5 +90,62 @@ describe('finding who executed a Permit2 payment', () => {
       for (let i = 0; i < 17; i++) proxySettle(c, `0x${i.toString(16).padStart(3, '0')}`, settleCalldata({ ...payment.payload, nonce: NONCE + 1n + BigInt(i) }, SIGNATURE));
     });
     expect(await find(many)).toEqual({ unattributed: expect.stringContaining('more than the 16 looked through') });
+  });
+});
+
+describe("a Permit2 payment our own settlement executor ran (the EIP-7702 treasury calls the proxy)", () => {
+  const TREASURY = '0x' + '7e'.repeat(20);
+  const MERCHANT_FEE = 1_000n;
+  const word = (value: string | bigint) => '0x' + (typeof value === 'bigint' ? value.toString(16) : value.slice(2)).padStart(64, '0');
+  /** the executor's outcome of one item, keyed by payer and nonce */
+  const itemLog = (event: 'Settled' | 'NotSettled', nonce: bigint, index: number) => ({
+    address: TREASURY,
+    topics: [executorInterface.getEvent(event)!.topicHash, word(PAYER), word(nonce)],
+    data: event === 'Settled' ? '0x' : executorInterface.getAbiCoder().encode(['bytes'], ['0x']),
+    index,
+  });
+  /** one batch of our executor: an item of the payer's per nonce, each its fee, its transfer through the proxy and its outcome */
+  function ourBatch(chain: FakeContractReads, hash: string, items: Array<{ nonce: bigint; settled: boolean }>) {
+    const logs = items.flatMap(({ nonce, settled }, i) => {
+      const at = i * 4;
+      return settled
+        ? [transferLog(PAYEE, TREASURY, MERCHANT_FEE, at), transferLog(PAYER, PAYEE, AMOUNT, at + 1), settledLog(at + 2), itemLog('Settled', nonce, at + 3)]
+        : [itemLog('NotSettled', nonce, at)];
+    });
+    chain.mine({ hash, to: TREASURY, data: '0xdeadbeef', logs });
+  }
+  const findWithExecutor = (chain: FakeContractReads) => exactPermit2.findExecution(payment, Object.assign(chain, { executor: TREASURY }) as unknown as MechanismChain);
+
+  it("is the item of our batch for this payer and nonce that settled, paying what that item's transfer paid", async () => {
+    const chain = chainWith((c) => {
+      c.spend(PAYER, NONCE);
+      ourBatch(c, '0xb47', [{ nonce: NONCE + 1n, settled: true }, { nonce: NONCE, settled: true }]);
+    });
+    expect(await findWithExecutor(chain)).toEqual({ txHash: '0xb47', block: 100, to: TREASURY, paidToPayee: AMOUNT });
+  });
+
+  it("is not an earlier payment of the payer's that our batch settled (another nonce): this nonce went unpaid, not unattributed", async () => {
+    const chain = chainWith((c) => {
+      // the payer invalidated this nonce in Permit2; our executor had settled its previous payment to the same payee
+      c.spend(PAYER, NONCE);
+      ourBatch(c, '0xb47', [{ nonce: NONCE + 1n, settled: true }]);
+    });
+    expect(await findWithExecutor(chain)).toBeUndefined();
+  });
+
+  it('is no execution when its item in our batch failed', async () => {
+    const chain = chainWith((c) => {
+      c.spend(PAYER, NONCE);
+      ourBatch(c, '0xb47', [{ nonce: NONCE + 1n, settled: true }, { nonce: NONCE, settled: false }]);
+    });
+    expect(await findWithExecutor(chain)).toBeUndefined();
+  });
+
+  it("stays unattributed when the caller does not say the treasury is its executor: a contract like any other", async () => {
+    const chain = chainWith((c) => {
+      c.spend(PAYER, NONCE);
+      ourBatch(c, '0xb47', [{ nonce: NONCE + 1n, settled: true }]);
+    });
+    expect(await find(chain)).toEqual({ unattributed: expect.stringContaining('from a contract') });
   });
 });

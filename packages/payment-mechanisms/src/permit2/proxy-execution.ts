@@ -1,4 +1,5 @@
 import { addressWord, decodeUint, TRANSFER_TOPIC, type FoundLog } from '@facilitator/chain-rpc';
+import { settledItemLogs } from '@facilitator/settlement-contract';
 import type { ContractReads } from '../chain-port';
 import type { Execution, ParsedPayment } from '../mechanism';
 import { isPermit2NonceUsed } from './nonce-bitmap';
@@ -18,7 +19,10 @@ const MAX_CANDIDATES = 16;
  *   event) is a candidate. A transaction that called the proxy itself has the permit in its calldata: the
  *   one whose owner and nonce are this payment's is its execution, and what it paid the payee is read from
  *   its logs; one spending another nonce is another payment.
- * - a candidate from a transaction that reached the proxy through a contract cannot be told apart without
+ * - a candidate from a transaction to our own settlement executor (`chain.executor`, the treasury) is one of
+ *   our batches: its item for this payer and nonce, when it settled, is the execution (the executor's Settled
+ *   names both), and what it paid the payee is that item's proxy transfer; other items are other payments.
+ * - a candidate from a transaction that reached the proxy through another contract cannot be told apart without
  *   traces: `unattributed`, so the engine neither reports the payee paid nor the payment failed.
  * - no candidate is left: the nonce went without paying this payee through the proxy (invalidated by the
  *   payer, or spent by another permit of it), as far back as the search looks.
@@ -40,6 +44,13 @@ export async function findProxyExecution(proxy: X402Permit2Proxy, payment: Parse
     }
     const throughProxy = logs.some((log) => isProxyTransfer(proxy.address, tx.logs, tx.logs.findIndex((l) => l.index === log.index), payment));
     if (!tx.succeeded || !throughProxy) continue;
+    if (chain.executor !== undefined && tx.to === chain.executor) {
+      // one of our batches: its item for this payer and nonce that settled is the execution (another item of the
+      // payer's, another nonce, is another payment), and what it paid the payee is that item's proxy transfer
+      const item = settledItemLogs(tx.logs, chain.executor, terms.payer, terms.nonce.value);
+      if (item) return { txHash: tx.hash, block: tx.blockNumber, to: tx.to, paidToPayee: paidThroughProxy(proxy.address, item, payment) };
+      continue;
+    }
     if (tx.to !== proxy.address) {
       unattributed ??= `transaction ${tx.hash} paid the payee the amount through the ${proxy.name} proxy from a contract (${tx.to ?? 'a creation'}): which nonce it spent is not in its calldata`;
       continue;

@@ -1,3 +1,4 @@
+import { withOurExecutor } from '@facilitator/payment-mechanisms';
 import { paymentOf } from '../payment';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
 import type { StepContext, StepResult } from '../step';
@@ -72,7 +73,8 @@ export async function executionOf(
   ourTxHash?: string,
 ): Promise<{ execution?: { txHash: string; to?: string }; paidElsewhere: boolean; byOurExecutor: boolean }> {
   const { mechanism, parsed } = paymentOf(ctx.settlement);
-  const found = await mechanism.findExecution(parsed, ctx.network.usdc);
+  // our own executor's batches are told by their per-item logs, not taken for a stranger's contract
+  const found = await mechanism.findExecution(parsed, withOurExecutor(ctx.network.usdc, ctx.treasury));
   if (found && 'unattributed' in found) throw new PaymentOutcomeUnknownError(ctx.settlement.id, found.unattributed);
   return {
     execution: found,

@@ -548,6 +548,24 @@ describe('submitTransfer (fee_collected)', () => {
     expect(h.transactions.sent[0]).toMatchObject({ data: TRANSFER_DATA, gasCap: GAS_CAPS.contractTransfer + DATA_GAS });
   });
 
+  it("sends no transfer of an x402 settlement whose settle request withheld it (answered failed): fails, fee kept, payer not charged", async () => {
+    const h = stepHarness(settlementFixture({ state: 'fee_collected', feeTxHash: FEE_TX_HASH, surface: 'x402' }), { overrides: { claimTransfer: async () => false } });
+    const result = await submitTransfer(h.ctx);
+    expectNothingSent(h);
+    expect(result.to).toBe('failed');
+    expect(details(result)).toMatchObject({ fee_status: 'collected', customer_charged: false });
+    expect(result.data?.errorMessage).toMatch(/answered before the transfer could be sent/);
+  });
+
+  it('commits to the transfer of an x402 settlement before signing it, and of no other surface (no extra statement there)', async () => {
+    const x402 = stepHarness(settlementFixture({ state: 'fee_collected', feeTxHash: FEE_TX_HASH, surface: 'x402' }));
+    expect((await submitTransfer(x402.ctx)).to).toBe('executing');
+    expect(x402.log.indexOf('db.claimTransfer')).toBeGreaterThanOrEqual(0);
+    const v1 = stepHarness(afterFee());
+    expect((await submitTransfer(v1.ctx)).to).toBe('executing');
+    expect(v1.log).not.toContain('db.claimTransfer');
+  });
+
   it('after a crash resumes with the transfer already sent', async () => {
     const h = stepHarness(afterFee());
     h.transactions.seed('stl_1', 'transfer', RELAYER_B);

@@ -28,6 +28,8 @@ export const submitTransfer: Step = async (ctx) => {
   if (call.sender !== undefined && (call.sender !== ctx.treasury.toLowerCase() || !ctx.treasurySigns)) {
     return transferNotExecuted(ctx, `the payment may be executed only by ${call.sender}, which this worker cannot send from`);
   }
+  const withheld = await transferWithheld(ctx);
+  if (withheld) return withheld;
   try {
     const tx = await ctx.transactions.submit({
       settlementId: settlement.id,
@@ -46,3 +48,15 @@ export const submitTransfer: Step = async (ctx) => {
     throw err;
   }
 };
+
+/**
+ * An x402 settle request is answered within its hold; one that could not wait any longer for this transfer
+ * withheld it and answered failed (apps/api x402-settle-outcome.ts), so the transfer is never sent: the
+ * payer, whose buyer was refused, is not charged; the fee already taken is kept (the spec's settlement_failed
+ * after the fee). The worker commits first otherwise, and the request then waits for the hash. Only x402
+ * settlements have such a request (one statement on the sequential path; the atomic path never comes here).
+ */
+async function transferWithheld(ctx: Parameters<Step>[0]): Promise<Awaited<ReturnType<Step>> | undefined> {
+  if (ctx.settlement.surface !== 'x402' || (await ctx.claimTransfer())) return undefined;
+  return transferNotExecuted(ctx, 'the settle request was answered before the transfer could be sent: it is not sent');
+}

@@ -552,6 +552,10 @@ export function stepHarness(
       log.push('db.claimSend');
       return true;
     },
+    claimTransfer: async () => {
+      log.push('db.claimTransfer');
+      return true;
+    },
     feeRevertsOfMerchant: async (merchant, chainId, since) => {
       log.push(`db.feeRevertsOfMerchant(${merchant},${chainId})`);
       feeRevertQueries.push(since);
@@ -639,6 +643,14 @@ export class FakeSettlementStore implements SettlementMachineStore {
       if (event) this.events.push(event);
     }
     return moved;
+  }
+
+  async claimTransfer(id: string): Promise<boolean> {
+    this.log.push('db.claimTransfer');
+    const row = this.rows.get(id);
+    if (!row || row.state === 'settled' || row.state === 'failed' || row.transferDecision === 'withheld') return false;
+    this.rows.set(id, { ...row, transferDecision: 'send' });
+    return true;
   }
 
   async claimSend(id: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import type { Settlement } from '@facilitator/db';
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
 import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError, type PaymentMechanismId } from '@facilitator/core';
@@ -128,9 +129,12 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
     res.json(x402SettledNothing(x.payer, x.network, x.payment.expected.payTo));
     return;
   }
-  const { settlement: outcome, transactionHash } = await x402SettleOutcome(deps.outcome, admitted, arrivedAt, x.x402Version === 2);
+  const { settlement: outcome, transactionHash, transferWithheld } = await x402SettleOutcome(deps.outcome, admitted, arrivedAt, x.x402Version === 2);
   res.setHeader(SETTLEMENT_ID_HEADER, outcome.id);
-  if (outcome.state === 'settled') {
+  if (transferWithheld) {
+    // its outcome can no longer change for the payer: the transfer is never sent (the worker ends it failed)
+    res.json(x402SettleFailed(X402Reason.UnexpectedSettleError, transferWithheldMessage(outcome), x.payer, x.network));
+  } else if (outcome.state === 'settled') {
     res.json(x402SettleSucceeded(outcome, x.payer, x.network, x.x402Version));
   } else if (outcome.state === 'failed') {
     const { errorReason, errorMessage } = x402SettleFailureOf(outcome);
@@ -149,6 +153,14 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
       ),
     );
   }
+}
+
+function transferWithheldMessage(settlement: Settlement): string {
+  return (
+    `settlement ${settlement.id} failed: its transfer could not be signed before this request had to be answered ` +
+    `(the merchant's fee went first and was not confirmed in time), so it will never be sent. The payer was not ` +
+    `charged; the merchant's fee, once collected, is kept.`
+  );
 }
 
 function problemOf(err: unknown, unexpected: X402Reason, logger: Logger): { status: number; reason: string; message: string } {
