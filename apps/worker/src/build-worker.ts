@@ -20,7 +20,7 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
-import { ExecutorBatches, FinalityWatcher, storedItemCheck, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { hmacAdmission, treasuryAdmission, type SettlementAdmission, ExecutorBatches, FinalityWatcher, storedItemCheck, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
@@ -138,6 +138,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     chainRecheckMs: config.worker.settlementChainRecheckMs,
     treasury: config.treasuryAddress,
     treasurySigns,
+    // the treasury's key (or the relayer server's API key) seals each settlement this worker's pre-flight admitted;
+    // the sequential fee is sent only for a sealed one (issue 40: a database writer forges no fee)
+    admission: admissionOf(keys),
     paths,
     relayers,
     executorFee: config.feeAmount,
@@ -277,4 +280,11 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       await pool.end();
     },
   };
+}
+
+/** How this worker seals the settlements it admitted: with the key that sends the sequential fee, when it has one. */
+function admissionOf(keys: WorkerKeys): SettlementAdmission | undefined {
+  if (keys.kind === 'openzeppelin-relayer') return keys.treasurySigns ? hmacAdmission((digest) => keys.client.rowAuthenticator(digest)) : undefined;
+  const treasury = keys.treasury;
+  return treasury ? treasuryAdmission(treasury.address, (digest) => treasury.signDigest(digest)) : undefined;
 }

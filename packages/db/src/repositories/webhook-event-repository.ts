@@ -73,6 +73,7 @@ function eventFromColumns(r: Record<string, unknown>): WebhookEventWithMerchant 
     merchant: r.merchant as string | null,
     url: r.url as string,
     payload: r.payload as WebhookEvent['payload'],
+    mac: (r.mac as string | null | undefined) ?? null,
     status: r.status as WebhookDeliveryStatus,
     attemptCount: r.attempt_count as number,
     deliveredAt: optionalDateColumn(r.delivered_at),
