@@ -331,3 +331,89 @@ it('(insider 1) settlement rows the API role inserts straight into collect_fee: 
   report.save();
   expect(checks.every(Boolean)).toBe(true);
 }, 180_000);
+
+it("(insider 1) a webhook_events row the API role inserts: the worker signs and sends it to no one; the API's own event is delivered", async () => {
+  const report = abuseReport(
+    'insider-1-forged-webhook-event',
+    'A database writer stores a webhook event for the worker to sign',
+    "as the API's database role, without WEBHOOK_SECRET: a 'settlement.settled' event row for the merchant (1000 USDC, a settlement that never existed) to the attacker's URL, and a genuine event (the API's verification.completed) rewritten to the attacker's URL; enqueued for the worker",
+  );
+  const { createServer } = await import('node:http');
+  const { MerchantService, SecretBox } = await import('@facilitator/merchants');
+  const { MerchantRepository, createPgPool } = await import('@facilitator/db');
+  const { verifyWebhookHeaders } = await import('@facilitator/webhooks');
+  const { enqueueWebhookDelivery } = await import('@facilitator/queue');
+  const received: Array<{ path: string; body: string; headers: Record<string, string | string[] | undefined> }> = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', body, headers: req.headers });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  const merchant = stack.devnet.accounts.merchant.address.toLowerCase();
+
+  // two genuine events, stored by the API (which holds WEBHOOK_SECRET): one left alone, one the writer redirects
+  const genuine = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ webhook_url: `http://127.0.0.1:${port}/merchant` }));
+  const redirected = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ webhook_url: `http://127.0.0.1:${port}/merchant` }));
+  const eventOf = async (verificationId: string) => (await stack.db.prisma.webhookEvent.findFirstOrThrow({ where: { verificationId } })).id;
+  const genuineId = await eventOf(genuine.body.verification_id);
+  const redirectedId = await eventOf(redirected.body.verification_id);
+
+  const api = await asApiRole();
+  const forgedId = `evt_forged${randomBytes(12).toString('hex')}`;
+  const forged = { event_type: 'settlement.settled', event_id: forgedId, settlement_id: 'stl_never_existed', status: 'settled', data: { amount: '1000000000' }, merchant_address: merchant };
+  try {
+    await api.client.query(
+      `INSERT INTO webhook_events (id, event_type, url, payload, merchant, created_at, updated_at) VALUES ($1, 'settlement.settled', $2, $3, $4, now(), now())`,
+      [forgedId, `http://127.0.0.1:${port}/attacker`, JSON.stringify(forged), merchant],
+    );
+    await api.client.query(`UPDATE webhook_events SET url = $1 WHERE id = $2`, [`http://127.0.0.1:${port}/attacker`, redirectedId]);
+  } finally {
+    await api.client.end();
+  }
+
+  const worker = await stack.startWorker();
+  const store = openQueueStore(queueStoreTargetOf(stack.config, 2));
+  const queues = store.openQueues();
+  const statusOf = async (id: string) => (await stack.db.prisma.webhookEvent.findUniqueOrThrow({ where: { id } })).status;
+  try {
+    for (const id of [forgedId, redirectedId, genuineId]) await enqueueWebhookDelivery(queues, id);
+    for (let i = 0; i < 200; i++) {
+      const statuses = await Promise.all([forgedId, redirectedId, genuineId].map(statusOf));
+      if (!statuses.includes('pending')) break;
+      await sleep(50);
+    }
+  } finally {
+    await queues.settlement.close();
+    await queues.webhook.close();
+    await store.close();
+  }
+  const [forgedStatus, redirectedStatus, genuineStatus] = await Promise.all([forgedId, redirectedId, genuineId].map(statusOf));
+  const refusedLogged = worker.lines.some((l) => l.includes(forgedId) && l.includes('no valid MAC'));
+  await stack.killWorkers();
+  server.close();
+  await api.drop();
+
+  const pool = createPgPool(stack.db.url);
+  const merchants = new MerchantService({ repository: new MerchantRepository(pool), secretBox: new SecretBox(stack.env.WEBHOOK_SECRET), graceSeconds: 0, feeAmount: stack.config.feeAmount });
+  const [secret] = await merchants.signingSecrets(merchant);
+  await pool.end();
+  const toAttacker = received.filter((r) => r.path === '/attacker');
+  const toMerchant = received.filter((r) => r.path === '/merchant');
+  const genuineCheck = toMerchant[0] ? (verifyWebhookHeaders(toMerchant[0].body, toMerchant[0].headers, secret) as { valid?: boolean }).valid : undefined;
+
+  const checks = [
+    report.check('deliveries to the attacker\'s URL (the forged event, the redirected one)', 0, toAttacker.length),
+    report.check('the forged event row', 'failed', forgedStatus),
+    report.check('the genuine event the writer redirected', 'failed', redirectedStatus),
+    report.check('the worker logged the refusal', true, refusedLogged),
+    report.check("the API's own event, untouched", 'delivered', genuineStatus),
+    report.check("its delivery verifies with the merchant's secret", true, genuineCheck),
+  ];
+  report.save();
+  expect(checks.every(Boolean)).toBe(true);
+}, 120_000);

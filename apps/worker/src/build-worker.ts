@@ -21,7 +21,7 @@ import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
 import { hmacAdmission, treasuryAdmission, type SettlementAdmission, ExecutorBatches, FinalityWatcher, storedItemCheck, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
-import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
+import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookEventMac, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
 import { settlementHandler } from './settlement-handler';
@@ -99,7 +99,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
   });
   const webhookEvents = new WebhookEventRepository(prisma, pool);
-  const outbox = new WebhookOutbox(webhookEvents, queues);
+  // each event row carries a MAC keyed from WEBHOOK_SECRET; the delivery below checks it before signing (issue 40)
+  const eventMac = new WebhookEventMac(config.webhookSecret);
+  const outbox = new WebhookOutbox(webhookEvents, queues, eventMac);
   // one rotation over the relayer keys for the sequential sends and the atomic batches alike
   const relayers = new FundedRelayers(keys.relayerAddresses, relayerFunds(config, providers, metrics));
   const batches = new SettlementBatchRepository(pool);
@@ -174,6 +176,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   });
   const delivery = new WebhookDelivery({
     events: webhookEvents,
+    eventMac,
+    onUnauthenticated: (eventId) =>
+      logger.error('webhook event refused: its row has no valid MAC (not stored by a process holding WEBHOOK_SECRET), nothing signed or sent', { eventId }),
     // each event is signed with its merchant's own secret(s) as they are at delivery, created on first use
     signingSecrets: (merchant) => merchants.signingSecrets(merchant),
     allowPrivate: config.webhookAllowPrivate,

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AbiCoder, concat, getBytes, keccak256, recoverAddress, Signature, toUtf8Bytes, type SignatureLike } from 'ethers';
+import { canonicalJson } from '@facilitator/core';
 import type { Settlement } from '@facilitator/db';
 
 /**
@@ -40,16 +41,6 @@ export function admissionDigest(s: Pick<Settlement, 'id' | 'chainId' | 'tokenAdd
     ],
   );
   return getBytes(keccak256(concat([DOMAIN, fields])));
-}
-
-/** JSON with every object's keys sorted: the same payload hashes the same however its row was read. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 /** Sealed by the treasury's key (local, KMS or PKCS#11): verified by recovering the treasury's address. */

@@ -54,7 +54,7 @@ interface SettlementMachineOptions {
    */
   executorFee: bigint;
   expiryMarginSeconds: number;
-  outbox: Pick<WebhookOutbox, 'enqueue'>;
+  outbox: Pick<WebhookOutbox, 'enqueue' | 'row'>;
   merchantPause: MerchantPausePolicy;
   /** which path each network allows new settlements (default: sequential everywhere) */
   paths?: SettlementPathPolicy;

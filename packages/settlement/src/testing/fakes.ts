@@ -13,6 +13,7 @@ import {
 import { type TransactionPurpose } from '@facilitator/db';
 import type { TransferAuthorization } from '@facilitator/core';
 import { createHmac } from 'node:crypto';
+import { WebhookEventMac, webhookEventRow, type NewWebhookEvent, type WebhookOutbox } from '@facilitator/webhooks';
 import { AbiCoder, id, Interface } from 'ethers';
 import { admissionDigest, hmacAdmission } from '../settlement-admission';
 import type {
@@ -779,4 +780,11 @@ export class FakeOutbox {
     this.log.push(`outbox.enqueue`);
     this.enqueued.push(eventId);
   }
+
+  row(event: NewWebhookEvent): ReturnType<WebhookOutbox['row']> {
+    return webhookEventRow(event, TEST_EVENT_MAC);
+  }
 }
+
+/** The MAC the fake outbox's event rows carry. */
+export const TEST_EVENT_MAC = new WebhookEventMac('test webhook secret');
