@@ -28,6 +28,7 @@ import { settlementHandler } from './settlement-handler';
 import { Sweeper } from './sweeper';
 import { webhookHandler } from './webhook-handler';
 import { relayerFunds, WaitingSettlements } from './chain-waits';
+import { TreasuryRelayerWatch } from './treasury-relayer-watch';
 import { finalityChain } from './finality-chain';
 import { SettlementPaths } from './settlement-paths';
 import { keyBalances, recordTransition, serveWorkerMetrics } from './worker-metrics';
@@ -52,7 +53,14 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   // every read fails over between the network's endpoints; every signed transaction goes to all healthy ones
   const pools = config.networks.map((n) => new RpcEndpointPool(n.chainId, n.rpcUrls, { callTimeoutMs: n.rpcTimeoutMs }));
   const providers = new Map(pools.map((pool) => [pool.chainId, new FailoverJsonRpcProvider(pool)]));
-  const transactions: TransactionProvider =
+  // the relayer server is asked again every EXECUTOR_RECHECK_MS for a relayer signing as the treasury: while
+  // one exists that the operator did not allow, nothing new is sent through it (issue 40)
+  const treasuryRelayerWatch =
+    keys.kind === 'openzeppelin-relayer' && config.transactionProvider.kind === 'openzeppelin-relayer' && !config.transactionProvider.allowTreasury
+      ? new TreasuryRelayerWatch(keys.client, config.treasuryAddress, logger)
+      : undefined;
+  treasuryRelayerWatch?.start(config.worker.executorRecheckMs);
+  const sendingProvider: TransactionProvider =
     keys.kind === 'openzeppelin-relayer'
       ? new OpenZeppelinRelayerProvider(pool, keys.client, keys.bindings, providers, {
           logger,
@@ -68,6 +76,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
             perNetwork: new Map(config.networks.map((n) => [n.chainId, { maxFeePerGasCap: n.maxFeePerGas, replaceAfterMs: n.replaceAfterMs }])),
           },
         );
+  const transactions = treasuryRelayerWatch ? treasuryRelayerWatch.guard(sendingProvider) : sendingProvider;
   const treasurySigns = keys.kind === 'openzeppelin-relayer' ? keys.treasurySigns : keys.treasury !== undefined;
   const networks = new Map<number, SettlementNetwork>(
     config.networks.map((n) => [
@@ -271,6 +280,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     async close() {
       metricsServer?.close();
       paths.stop();
+      treasuryRelayerWatch?.stop();
       const drained = Promise.all(workers.map((w) => w.close()));
       const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.worker.shutdownTimeoutMs).unref());
       if ((await Promise.race([drained, timedOut])) === 'timeout') {
