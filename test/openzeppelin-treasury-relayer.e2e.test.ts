@@ -12,7 +12,8 @@ let stack: TestStack;
 let server: LocalRelayerServer;
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  // the executor deployed and the treasury delegated to it: the atomic path sends with relayer keys alone
+  stack = await startTestStack({ executor: true });
   const { treasury, relayers } = stack.devnet.accounts;
   // the treasury is one of the server's relayers, though not one the worker is configured to send through
   server = await startOpenZeppelinRelayerServer({
@@ -56,3 +57,52 @@ it('starts with OZ_RELAYER_ALLOW_TREASURY=true and says that the API key is a tr
     await worker.stop();
   }
 });
+
+// Issue 40 (review of item 6): the start-up check ran once, but the API key can create relayers later
+it('stops sending when a treasury relayer appears on the server after start-up, and says so; resumes once it is gone', async () => {
+  const { treasury, merchant } = stack.devnet.accounts;
+  server.removeRelayer('treasury');
+  const worker = await startWorkerProcess(ozEnv({ EXECUTOR_RECHECK_MS: '1000' }));
+  const lineWith = (text: string) => worker.lines.find((l) => l.includes(text));
+  const settle = async () => {
+    const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB());
+    expect(v.status).toBe(200);
+    void stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: merchant.address }).then((r) => r);
+    for (let i = 0; i < 300; i++) {
+      const row = await stack.db.prisma.settlement.findFirst({ where: { verificationId: v.body.verification_id } });
+      if (row) return row.id;
+      await sleep(20);
+    }
+    throw new Error('no settlement');
+  };
+  const stateAfter = async (id: string, ms: number) => {
+    for (let waited = 0; waited < ms; waited += 100) {
+      const row = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id } });
+      if (row.state === 'settled' || row.state === 'failed') return row.state;
+      await sleep(100);
+    }
+    return (await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id } })).state;
+  };
+  try {
+    // sending works while no relayer of the server is the treasury
+    const before = await settle();
+    expect(await stateAfter(before, 30_000)).toBe('settled');
+    const sentBefore = server.transactions().length;
+    expect(sentBefore).toBeGreaterThan(0);
+
+    // the API key creates a relayer with the treasury's key
+    server.addRelayer({ id: 'treasury-later', privateKey: treasury.privateKey });
+    for (let i = 0; i < 100 && !lineWith('now signs as the treasury'); i++) await sleep(50);
+    expect(JSON.parse(lineWith('now signs as the treasury')!)).toMatchObject({ level: 'error', treasury_relayers: ['treasury-later'] });
+    const during = await settle();
+    expect(await stateAfter(during, 4_000)).not.toBe('settled');
+    expect(server.transactions().length).toBe(sentBefore);
+
+    server.removeRelayer('treasury-later');
+    for (let i = 0; i < 100 && !lineWith('sending resumes'); i++) await sleep(50);
+    expect(lineWith('sending resumes')).toBeDefined();
+  } finally {
+    await worker.stop();
+    server.addRelayer({ id: 'treasury', privateKey: treasury.privateKey });
+  }
+}, 90_000);

@@ -25,7 +25,7 @@ import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
 import { createPgPool, createPrismaClient, WebhookEventRepository } from '@facilitator/db';
 import { createQueues, createRedisConnection } from '@facilitator/queue';
-import { verifyWebhookDelivery, WebhookEventType, WebhookOutbox } from '@facilitator/webhooks';
+import { verifyWebhookDelivery, WebhookEventMac, WebhookEventType, WebhookOutbox } from '@facilitator/webhooks';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { PaymentFactory } from './payments';
 import { sampleRss, startCpuMeter, waitForQuietMachine, type CpuUsage, type RssPeak } from './proc';
@@ -138,7 +138,7 @@ export async function runWebhookBench(): Promise<WebhookResults> {
   const pool = createPgPool(database.url, settings.publishers);
   const producer = createRedisConnection({ url: REDIS_URL }, 'producer');
   const queues = createQueues(producer, env.QUEUE_PREFIX);
-  const outbox = new WebhookOutbox(new WebhookEventRepository(prisma, pool), queues);
+  const outbox = new WebhookOutbox(new WebhookEventRepository(prisma, pool), queues, new WebhookEventMac(MASTER_SECRET));
   const stops: Array<() => Promise<void>> = [];
   const teardown = async () => {
     for (const stop of stops.reverse()) await stop();

@@ -9,11 +9,12 @@
 // database role (npm run db:api-role) cannot write batch, item or transaction rows at all.
 // Real USDC on anvil, the compiled worker (holding the treasury key), the API in process.
 import { randomBytes } from 'node:crypto';
-import { Interface, Wallet } from 'ethers';
+import { Interface, Wallet, hexlify } from 'ethers';
 import { Client } from 'pg';
 import supertest from 'supertest';
 import { loadConfig } from '@facilitator/config';
 import { grantApiRole } from '@facilitator/db';
+import { enqueueSettlement, openQueueStore, queueStoreTargetOf } from '@facilitator/queue';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../../apps/api/src/build-api';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -233,4 +234,186 @@ it("(insider 1) the API's database role: it serves verify and settle, and cannot
     await stack.db.prisma.$executeRawUnsafe(`DROP OWNED BY ${role}`);
     await stack.db.prisma.$executeRawUnsafe(`DROP ROLE ${role}`);
   }
+}, 120_000);
+
+/** A connection as the API's own database role (npm run db:api-role), and how to drop the role afterwards. */
+async function asApiRole(): Promise<{ client: Client; drop(): Promise<void> }> {
+  const role = `facilitator_api_${randomBytes(4).toString('hex')}`;
+  await grantApiRole(stack.db.url, { role });
+  const roleUrl = new URL(stack.db.url);
+  roleUrl.username = role;
+  roleUrl.password = '';
+  const client = new Client({ connectionString: roleUrl.toString() });
+  await client.connect();
+  return {
+    client,
+    drop: async () => {
+      await client.end().catch(() => undefined);
+      await stack.db.prisma.$executeRawUnsafe(`DROP OWNED BY ${role}`);
+      await stack.db.prisma.$executeRawUnsafe(`DROP ROLE ${role}`);
+    },
+  };
+}
+
+it('(insider 1) settlement rows the API role inserts straight into collect_fee: the treasury charges no fee for them', async () => {
+  const report = abuseReport(
+    'insider-1-forged-collect-fee',
+    'A database writer inserts settlements past the pre-flight',
+    "as the API's database role: three settlement rows in collect_fee on the sequential path for the merchant, each a payment nobody signed (a random payer, nonce and signature), and a fourth carrying the seal copied from a genuine settled row; enqueued for a worker holding the treasury key",
+  );
+  const { merchant, treasury } = stack.devnet.accounts;
+  await stack.startWorker({}, { treasuryKey: true });
+  // one real payment, settled as usual: its row is the template (and its seal the one copied)
+  const v = await stack.http.post('/v1/verify').send((await stack.payment()).formB());
+  expect(v.status).toBe(200);
+  await stack.http.post('/v1/settle').send({ verification_id: v.body.verification_id, destination_address: merchant.address });
+  const real = (await settlementOf(v.body.verification_id)).id;
+  const genuine = await finalState(real);
+
+  const api = await asApiRole();
+  const allowanceBefore = await stack.devnet.allowance(merchant.address, treasury.address);
+  const forged: string[] = [];
+  try {
+    const { rows } = await api.client.query(`SELECT payload FROM settlements WHERE id = $1`, [real]);
+    const template = rows[0].payload as { authorization: Record<string, string>; signature: string };
+    for (let i = 0; i < 4; i++) {
+      const payer = Wallet.createRandom().address.toLowerCase();
+      const nonce = hexlify(randomBytes(32));
+      const payload = {
+        ...template,
+        authorization: { ...template.authorization, from: payer, nonce, validBefore: String(Math.floor(Date.now() / 1000) + 3600) },
+        signature: hexlify(randomBytes(65)),
+      };
+      const id = `stl_forged${randomBytes(12).toString('hex')}`;
+      // the last one keeps the genuine row's seal (admission); the others have none
+      await api.client.query(
+        `INSERT INTO settlements
+           SELECT (jsonb_populate_record(s, jsonb_build_object(
+             'id', $2::text, 'payment_key', null, 'state', 'collect_fee', 'settlement_mode', 'sequential',
+             'payer', $3::text, 'nonce', $4::text, 'payload', $5::jsonb, 'authorization_fingerprint', null,
+             'admission', CASE WHEN $6 THEN s.admission ELSE null END,
+             'fee_tx_hash', null, 'fee_collected_at', null, 'settlement_tx_hash', null, 'settled_at', null,
+             'merchant_paid', false, 'finality', null, 'send_claimed_at', null, 'created_at', now(), 'updated_at', now()))).*
+           FROM settlements s WHERE s.id = $1`,
+        [real, id, payer, nonce, JSON.stringify(payload), i === 3],
+      );
+      forged.push(id);
+    }
+  } finally {
+    await api.client.end();
+  }
+  // the API process holds the queue's credentials too (and the sweeper re-enqueues idle rows anyway)
+  const store = openQueueStore(queueStoreTargetOf(stack.config, 2));
+  const queues = store.openQueues();
+  try {
+    for (const id of forged) await enqueueSettlement(queues, id);
+  } finally {
+    await queues.settlement.close();
+    await queues.webhook.close();
+    await store.close();
+  }
+  const fates = await Promise.all(forged.map(finalState));
+  const feesSent = await stack.db.prisma.chainTransaction.count({ where: { settlementId: { in: forged }, purpose: 'fee' } });
+  const allowanceAfter = await stack.devnet.allowance(merchant.address, treasury.address);
+  const copiedSeal = (await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id: forged[3] } })).admission;
+  await stack.killWorkers();
+  await api.drop();
+
+  const checks = [
+    report.check('the genuine settlement (sealed by its pre-flight)', 'settled', genuine.state),
+    report.check('the forged rows without a seal', 'failed,failed,failed', fates.slice(0, 3).map((f) => f.state).join()),
+    report.check("the forged row with the genuine row's seal copied", 'failed', fates[3].state),
+    report.check('the copied seal was there (the attack was made)', true, copiedSeal !== null),
+    report.check('fee transactions sent for the forged rows', 0, feesSent),
+    report.check("the merchant's allowance to the treasury afterwards (unchanged)", allowanceBefore.toString(), allowanceAfter.toString()),
+  ];
+  report.note(`their failure: ${fates[0].failureReason}`);
+  report.save();
+  expect(checks.every(Boolean)).toBe(true);
+}, 180_000);
+
+it("(insider 1) a webhook_events row the API role inserts: the worker signs and sends it to no one; the API's own event is delivered", async () => {
+  const report = abuseReport(
+    'insider-1-forged-webhook-event',
+    'A database writer stores a webhook event for the worker to sign',
+    "as the API's database role, without WEBHOOK_SECRET: a 'settlement.settled' event row for the merchant (1000 USDC, a settlement that never existed) to the attacker's URL, and a genuine event (the API's verification.completed) rewritten to the attacker's URL; enqueued for the worker",
+  );
+  const { createServer } = await import('node:http');
+  const { MerchantService, SecretBox } = await import('@facilitator/merchants');
+  const { MerchantRepository, createPgPool } = await import('@facilitator/db');
+  const { verifyWebhookHeaders } = await import('@facilitator/webhooks');
+  const { enqueueWebhookDelivery } = await import('@facilitator/queue');
+  const received: Array<{ path: string; body: string; headers: Record<string, string | string[] | undefined> }> = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', body, headers: req.headers });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  const merchant = stack.devnet.accounts.merchant.address.toLowerCase();
+
+  // two genuine events, stored by the API (which holds WEBHOOK_SECRET): one left alone, one the writer redirects
+  const genuine = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ webhook_url: `http://127.0.0.1:${port}/merchant` }));
+  const redirected = await stack.http.post('/v1/verify').send((await stack.payment()).formB({ webhook_url: `http://127.0.0.1:${port}/merchant` }));
+  const eventOf = async (verificationId: string) => (await stack.db.prisma.webhookEvent.findFirstOrThrow({ where: { verificationId } })).id;
+  const genuineId = await eventOf(genuine.body.verification_id);
+  const redirectedId = await eventOf(redirected.body.verification_id);
+
+  const api = await asApiRole();
+  const forgedId = `evt_forged${randomBytes(12).toString('hex')}`;
+  const forged = { event_type: 'settlement.settled', event_id: forgedId, settlement_id: 'stl_never_existed', status: 'settled', data: { amount: '1000000000' }, merchant_address: merchant };
+  try {
+    await api.client.query(
+      `INSERT INTO webhook_events (id, event_type, url, payload, merchant, created_at, updated_at) VALUES ($1, 'settlement.settled', $2, $3, $4, now(), now())`,
+      [forgedId, `http://127.0.0.1:${port}/attacker`, JSON.stringify(forged), merchant],
+    );
+    await api.client.query(`UPDATE webhook_events SET url = $1 WHERE id = $2`, [`http://127.0.0.1:${port}/attacker`, redirectedId]);
+  } finally {
+    await api.client.end();
+  }
+
+  const worker = await stack.startWorker();
+  const store = openQueueStore(queueStoreTargetOf(stack.config, 2));
+  const queues = store.openQueues();
+  const statusOf = async (id: string) => (await stack.db.prisma.webhookEvent.findUniqueOrThrow({ where: { id } })).status;
+  try {
+    for (const id of [forgedId, redirectedId, genuineId]) await enqueueWebhookDelivery(queues, id);
+    for (let i = 0; i < 200; i++) {
+      const statuses = await Promise.all([forgedId, redirectedId, genuineId].map(statusOf));
+      if (!statuses.includes('pending')) break;
+      await sleep(50);
+    }
+  } finally {
+    await queues.settlement.close();
+    await queues.webhook.close();
+    await store.close();
+  }
+  const [forgedStatus, redirectedStatus, genuineStatus] = await Promise.all([forgedId, redirectedId, genuineId].map(statusOf));
+  const refusedLogged = worker.lines.some((l) => l.includes(forgedId) && l.includes('no valid MAC'));
+  await stack.killWorkers();
+  server.close();
+  await api.drop();
+
+  const pool = createPgPool(stack.db.url);
+  const merchants = new MerchantService({ repository: new MerchantRepository(pool), secretBox: new SecretBox(stack.env.WEBHOOK_SECRET), graceSeconds: 0, feeAmount: stack.config.feeAmount });
+  const [secret] = await merchants.signingSecrets(merchant);
+  await pool.end();
+  const toAttacker = received.filter((r) => r.path === '/attacker');
+  const toMerchant = received.filter((r) => r.path === '/merchant');
+  const genuineCheck = toMerchant[0] ? (verifyWebhookHeaders(toMerchant[0].body, toMerchant[0].headers, secret) as { valid?: boolean }).valid : undefined;
+
+  const checks = [
+    report.check('deliveries to the attacker\'s URL (the forged event, the redirected one)', 0, toAttacker.length),
+    report.check('the forged event row', 'failed', forgedStatus),
+    report.check('the genuine event the writer redirected', 'failed', redirectedStatus),
+    report.check('the worker logged the refusal', true, refusedLogged),
+    report.check("the API's own event, untouched", 'delivered', genuineStatus),
+    report.check("its delivery verifies with the merchant's secret", true, genuineCheck),
+  ];
+  report.save();
+  expect(checks.every(Boolean)).toBe(true);
 }, 120_000);

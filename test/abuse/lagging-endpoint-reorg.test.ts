@@ -6,6 +6,7 @@ import { FailoverJsonRpcProvider, RpcEndpointPool, UsdcClient } from '@facilitat
 import { ChainTransactionRepository, createPgPool, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
 import { createSilentLogger } from '@facilitator/logging';
 import { FinalityWatcher } from '@facilitator/settlement';
+import { WebhookEventMac, webhookEventRow } from '@facilitator/webhooks';
 import { finalityChain } from '../../apps/worker/src/finality-chain';
 import { startJsonRpcProxy, type JsonRpcProxy } from '../support/json-rpc-proxy';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -61,7 +62,7 @@ it('an endpoint lagging 5 blocks makes no false reorg, no lost transaction, no f
     transactions: new ChainTransactionRepository(pgPool),
     settlements: new SettlementRepository(stack.db.prisma, pgPool),
     batches: new SettlementBatchRepository(pgPool),
-    outbox: { enqueue: async () => undefined },
+    outbox: { enqueue: async () => undefined, row: (event) => webhookEventRow(event, new WebhookEventMac(stack.env.WEBHOOK_SECRET)) },
     chain: finalityChain(new Map([[chainId, provider]]), new Map([[chainId, new UsdcClient(provider, stack.devnet.token)]])),
     treasury: stack.devnet.accounts.treasury.address,
     depths: new Map([[chainId, DEPTH]]),

@@ -36,7 +36,7 @@ import { ServiceStatusReader } from '@facilitator/service-status';
 import { deploymentBinding, MerchantService, MerchantSessions, SecretBox } from '@facilitator/merchants';
 import { OperatorActions, SettlementRequests, UnsentSettlementStop } from '@facilitator/settlement';
 import { EnabledNetworks, PaymentIdentifiers, VerificationService, X402Verifier } from '@facilitator/verification';
-import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
+import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookEventMac, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
 import { adminQueueRoutes } from './routes/admin-queues';
 import { docsRoutes } from './routes/docs';
@@ -94,7 +94,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const verifications = new VerificationRepository(pool);
   const settlements = new SettlementRepository(prisma, pool);
   const webhookEvents = new WebhookEventRepository(prisma, pool);
-  const outbox = new WebhookOutbox(webhookEvents, queues);
+  const outbox = new WebhookOutbox(webhookEvents, queues, new WebhookEventMac(config.webhookSecret));
   const networks = new EnabledNetworks(config.networks);
   // x402 payment-identifier: an id binds to its payment (verify and the settle intake both bind)
   const paymentIdRepository = new PaymentIdentifierRepository(pool);

@@ -20,14 +20,15 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
-import { ExecutorBatches, FinalityWatcher, storedItemCheck, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
-import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookOutbox } from '@facilitator/webhooks';
+import { hmacAdmission, treasuryAdmission, type SettlementAdmission, ExecutorBatches, FinalityWatcher, storedItemCheck, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookEventMac, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
 import { settlementHandler } from './settlement-handler';
 import { Sweeper } from './sweeper';
 import { webhookHandler } from './webhook-handler';
 import { relayerFunds, WaitingSettlements } from './chain-waits';
+import { TreasuryRelayerWatch } from './treasury-relayer-watch';
 import { finalityChain } from './finality-chain';
 import { SettlementPaths } from './settlement-paths';
 import { keyBalances, recordTransition, serveWorkerMetrics } from './worker-metrics';
@@ -52,7 +53,14 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   // every read fails over between the network's endpoints; every signed transaction goes to all healthy ones
   const pools = config.networks.map((n) => new RpcEndpointPool(n.chainId, n.rpcUrls, { callTimeoutMs: n.rpcTimeoutMs }));
   const providers = new Map(pools.map((pool) => [pool.chainId, new FailoverJsonRpcProvider(pool)]));
-  const transactions: TransactionProvider =
+  // the relayer server is asked again every EXECUTOR_RECHECK_MS for a relayer signing as the treasury: while
+  // one exists that the operator did not allow, nothing new is sent through it (issue 40)
+  const treasuryRelayerWatch =
+    keys.kind === 'openzeppelin-relayer' && config.transactionProvider.kind === 'openzeppelin-relayer' && !config.transactionProvider.allowTreasury
+      ? new TreasuryRelayerWatch(keys.client, config.treasuryAddress, logger)
+      : undefined;
+  treasuryRelayerWatch?.start(config.worker.executorRecheckMs);
+  const sendingProvider: TransactionProvider =
     keys.kind === 'openzeppelin-relayer'
       ? new OpenZeppelinRelayerProvider(pool, keys.client, keys.bindings, providers, {
           logger,
@@ -68,6 +76,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
             perNetwork: new Map(config.networks.map((n) => [n.chainId, { maxFeePerGasCap: n.maxFeePerGas, replaceAfterMs: n.replaceAfterMs }])),
           },
         );
+  const transactions = treasuryRelayerWatch ? treasuryRelayerWatch.guard(sendingProvider) : sendingProvider;
   const treasurySigns = keys.kind === 'openzeppelin-relayer' ? keys.treasurySigns : keys.treasury !== undefined;
   const networks = new Map<number, SettlementNetwork>(
     config.networks.map((n) => [
@@ -99,7 +108,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
   });
   const webhookEvents = new WebhookEventRepository(prisma, pool);
-  const outbox = new WebhookOutbox(webhookEvents, queues);
+  // each event row carries a MAC keyed from WEBHOOK_SECRET; the delivery below checks it before signing (issue 40)
+  const eventMac = new WebhookEventMac(config.webhookSecret);
+  const outbox = new WebhookOutbox(webhookEvents, queues, eventMac);
   // one rotation over the relayer keys for the sequential sends and the atomic batches alike
   const relayers = new FundedRelayers(keys.relayerAddresses, relayerFunds(config, providers, metrics));
   const batches = new SettlementBatchRepository(pool);
@@ -138,6 +149,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     chainRecheckMs: config.worker.settlementChainRecheckMs,
     treasury: config.treasuryAddress,
     treasurySigns,
+    // the treasury's key (or the relayer server's API key) seals each settlement this worker's pre-flight admitted;
+    // the sequential fee is sent only for a sealed one (issue 40: a database writer forges no fee)
+    admission: admissionOf(keys),
     paths,
     relayers,
     executorFee: config.feeAmount,
@@ -171,6 +185,9 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   });
   const delivery = new WebhookDelivery({
     events: webhookEvents,
+    eventMac,
+    onUnauthenticated: (eventId) =>
+      logger.error('webhook event refused: its row has no valid MAC (not stored by a process holding WEBHOOK_SECRET), nothing signed or sent', { eventId }),
     // each event is signed with its merchant's own secret(s) as they are at delivery, created on first use
     signingSecrets: (merchant) => merchants.signingSecrets(merchant),
     allowPrivate: config.webhookAllowPrivate,
@@ -263,6 +280,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     async close() {
       metricsServer?.close();
       paths.stop();
+      treasuryRelayerWatch?.stop();
       const drained = Promise.all(workers.map((w) => w.close()));
       const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.worker.shutdownTimeoutMs).unref());
       if ((await Promise.race([drained, timedOut])) === 'timeout') {
@@ -277,4 +295,11 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       await pool.end();
     },
   };
+}
+
+/** How this worker seals the settlements it admitted: with the key that sends the sequential fee, when it has one. */
+function admissionOf(keys: WorkerKeys): SettlementAdmission | undefined {
+  if (keys.kind === 'openzeppelin-relayer') return keys.treasurySigns ? hmacAdmission((digest) => keys.client.rowAuthenticator(digest)) : undefined;
+  const treasury = keys.treasury;
+  return treasury ? treasuryAdmission(treasury.address, (digest) => treasury.signDigest(digest)) : undefined;
 }

@@ -1,5 +1,5 @@
 import type { Settlement, SettlementRepository, TransitionRequest } from '@facilitator/db';
-import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
+import type { WebhookOutbox } from '@facilitator/webhooks';
 import { finalSettlementEvent } from './settlement-events';
 import { isFinal } from './states';
 
@@ -10,7 +10,7 @@ import { isFinal } from './states';
  */
 export async function transitionWithFinalEvent(
   settlements: Pick<SettlementRepository, 'transition'>,
-  outbox: Pick<WebhookOutbox, 'enqueue'>,
+  outbox: Pick<WebhookOutbox, 'enqueue' | 'row'>,
   request: Omit<TransitionRequest, 'event'>,
   webhookUrl: string | null | undefined,
 ): Promise<Settlement | null> {
@@ -20,7 +20,7 @@ export async function transitionWithFinalEvent(
     event:
       isFinal(request.to) && webhookUrl
         ? (row) => {
-            const event = webhookEventRow(finalSettlementEvent(row, webhookUrl));
+            const event = outbox.row(finalSettlementEvent(row, webhookUrl));
             eventId = event.id;
             return event;
           }

@@ -5,7 +5,7 @@ import { executorInterface } from '@facilitator/settlement-contract';
 import { id, Interface } from 'ethers';
 import { FinalityWatcher, type FinalityChain, type FinalityReceipt } from './finality-watcher';
 import type { SettlementWithVerification } from './step';
-import { AMOUNT, CHAIN_ID, FakeChain, MERCHANT, NOW, PAYER, PERMIT2_NONCE, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN, transferLog } from './testing/fakes';
+import { AMOUNT, CHAIN_ID, FakeChain, FakeOutbox, MERCHANT, NOW, PAYER, PERMIT2_NONCE, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN, transferLog } from './testing/fakes';
 
 // Reorg watching against in-memory rows and a scripted chain: what is marked, noted, sent again and told.
 
@@ -121,7 +121,7 @@ function harness(rows: AwaitingFinality[], chainState: ChainState, batch?: Settl
     batches: { settlementsOf: async () => (batch ?? []).map((b) => b.id) },
     treasury: TREASURY,
     chain,
-    outbox: { enqueue: async (eventId) => void calls.push(`enqueue(${eventId.slice(0, 4)})`) },
+    outbox: { enqueue: async (eventId) => void calls.push(`enqueue(${eventId.slice(0, 4)})`), row: (event) => new FakeOutbox().row(event) },
     depths: new Map([[CHAIN_ID, DEPTH]]),
     logger: createSilentLogger(),
   });

@@ -2,7 +2,7 @@ import type { AwaitingFinality, ChainTransactionRepository, ForeignExecutionWatc
 import type { Logger } from '@facilitator/logging';
 import { withOurExecutor, type Execution, type MechanismChain } from '@facilitator/payment-mechanisms';
 import { itemKey, itemOutcomes } from '@facilitator/settlement-contract';
-import { webhookEventRow, type WebhookOutbox } from '@facilitator/webhooks';
+import type { WebhookOutbox } from '@facilitator/webhooks';
 import { paymentOf } from './payment';
 import { reorgEvent, type ReorgChange, type SettlementMoney } from './settlement-events';
 import type { SettlementWithVerification } from './step';
@@ -49,7 +49,7 @@ interface FinalityWatcherOptions {
   /** the settlements of an executor batch: a `settle` transaction's reorg is each of theirs */
   batches?: Pick<SettlementBatchRepository, 'settlementsOf'>;
   /** enqueues a settlement.reorged event once its row is stored */
-  outbox: Pick<WebhookOutbox, 'enqueue'>;
+  outbox: Pick<WebhookOutbox, 'enqueue' | 'row'>;
   chain: FinalityChain;
   /** the treasury, whose executor runs `settle` batches: its logs say what each item did */
   treasury: string;
@@ -346,7 +346,7 @@ export class FinalityWatcher {
       { finality: 'changed', note: { outcome_changed: change }, ...(merchantPaid === undefined ? {} : { merchantPaid }) },
       url
         ? (updated) => {
-            const event = webhookEventRow(reorgEvent(updated, url, change));
+            const event = this.options.outbox.row(reorgEvent(updated, url, change));
             eventId = event.id;
             return event;
           }

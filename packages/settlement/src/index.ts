@@ -13,3 +13,4 @@ export { ExecutorBatches, StoredBatchRefusedError } from './atomic/executor-batc
 export { storedItemCheck } from './atomic/stored-item-check';
 export { RpcWalletDeploymentGuard } from './wallet-deployment-guard';
 export { paidElsewhereConfirming, STOPPABLE_STATES, UnsentSettlementStop } from './unsent-settlement-stop';
+export { admissionDigest, hmacAdmission, treasuryAdmission, type SettlementAdmission } from './settlement-admission';

@@ -29,6 +29,7 @@ import {
   transferFromCalldata,
   ERC6492_SIGNATURE,
   FakeWalletDeployments,
+  TEST_ADMISSION,
 } from './testing/fakes';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import { executorInterface } from '@facilitator/settlement-contract';
@@ -58,6 +59,7 @@ function harness(
   const waits: string[] = [];
   const machine = new SettlementMachine({
     settlements: store,
+    admission: TEST_ADMISSION,
     networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
     paths: { pathOf: () => options.settlementMode ?? 'sequential' },
     transactions,

@@ -17,6 +17,7 @@ import { STEPS } from './steps';
 import { isWait, SettlementWaitingError, WAIT_RETRY_MS, type SettlementWaitReason, type StepWait } from './waiting';
 import { isAwait, SettlementAwaitingChainError } from './awaiting-chain';
 import { OutcomeWaits } from './outcome-waits';
+import type { SettlementAdmission } from './settlement-admission';
 
 const DEFAULT_CHAIN_RECHECK_MS = 30_000;
 
@@ -43,6 +44,8 @@ interface SettlementMachineOptions {
   treasury: string;
   /** this worker holds the treasury's key, so it can take the sequential path (default true) */
   treasurySigns?: boolean;
+  /** seals the settlements whose pre-flight passed here; the sequential fee is sent only for a sealed one */
+  admission?: SettlementAdmission;
   /** this worker's relayer keys in turn, the funded ones only: the same rotation the atomic batches use */
   relayers: FundedRelayers;
   /**
@@ -51,7 +54,7 @@ interface SettlementMachineOptions {
    */
   executorFee: bigint;
   expiryMarginSeconds: number;
-  outbox: Pick<WebhookOutbox, 'enqueue'>;
+  outbox: Pick<WebhookOutbox, 'enqueue' | 'row'>;
   merchantPause: MerchantPausePolicy;
   /** which path each network allows new settlements (default: sequential everywhere) */
   paths?: SettlementPathPolicy;
@@ -266,6 +269,7 @@ export class SettlementMachine {
       treasury: this.options.treasury,
       codeAt: (address) => code.at(address),
       treasurySigns: this.options.treasurySigns ?? true,
+      admission: this.options.admission,
       networkPath: (this.options.paths ?? SEQUENTIAL_EVERYWHERE).pathOf(settlement.chainId),
       // the row's fee, never this worker's configuration: what is charged is what the merchant is told
       feeAmount: BigInt(settlement.feeAmount),

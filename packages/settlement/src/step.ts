@@ -5,6 +5,7 @@ import type { TransactionProvider } from '@facilitator/chain-sending';
 import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { StepWait } from './waiting';
+import type { SettlementAdmission } from './settlement-admission';
 import type { StepAwait } from './awaiting-chain';
 import type { OutcomeWaits } from './outcome-waits';
 import type { FeeReverts, FeeReservationRequest, PayerInFlight, Settlement, SettlementState, SettlementUpdate, TransitionHop, Verification } from '@facilitator/db';
@@ -85,6 +86,12 @@ export interface StepContext {
    * from the treasury and runs only then; without it a settlement goes atomic or waits for the atomic path
    */
   treasurySigns: boolean;
+  /**
+   * seals a settlement whose pre-flight passed here, and checks the seal before the sequential fee is sent: the
+   * treasury charges only for payments this worker admitted, never for a row a database writer inserted (absent:
+   * this worker seals nothing and sends no sequential fee)
+   */
+  admission?: SettlementAdmission;
   /**
    * the path this network allows new settlements now (the worker's SettlementPathPolicy, read when the step
    * began): `atomic` only where the treasury's delegation to the executor is in place

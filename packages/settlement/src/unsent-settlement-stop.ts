@@ -17,7 +17,7 @@ export const STOPPABLE_STATES: readonly SettlementState[] = ['pending', 'check_a
 export class UnsentSettlementStop {
   constructor(
     private readonly settlements: Pick<SettlementRepository, 'findWithVerification' | 'transition'>,
-    private readonly outbox: Pick<WebhookOutbox, 'enqueue'>,
+    private readonly outbox: Pick<WebhookOutbox, 'enqueue' | 'row'>,
   ) {}
 
   /**

@@ -4,7 +4,7 @@ import type { PostResult } from './safe-http-post';
  * What a delivery attempt's outcome is called in the deliveries listing: a category, never the raw
  * socket error, so the listing cannot be used to probe hosts and ports (a port-scan oracle).
  */
-type DeliveryOutcome = 'delivered' | 'timeout' | 'refused' | 'dns' | 'tls' | 'port_not_allowed' | 'network' | `http_${number}`;
+type DeliveryOutcome = 'delivered' | 'timeout' | 'refused' | 'dns' | 'tls' | 'port_not_allowed' | 'unauthenticated' | 'network' | `http_${number}`;
 
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTPUBLIC', 'EPIPE']);
 const DNS = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA']);
@@ -16,11 +16,13 @@ export function deliveryOutcomeOf(result: Pick<PostResult, 'statusCode' | 'error
   if (REFUSED.has(code)) return 'refused';
   if (DNS.has(code)) return 'dns';
   if (code === 'EPORTNOTALLOWED') return 'port_not_allowed';
+  // an event row whose MAC does not verify (event-mac.ts): nothing was signed or sent
+  if (code === 'EUNAUTHENTICATED') return 'unauthenticated';
   if (/CERT|TLS|SSL|SELF_SIGNED|DEPTH_ZERO/i.test(code)) return 'tls';
   return 'network';
 }
 
-const CATEGORY = /^(delivered|timeout|refused|dns|tls|port_not_allowed|network|http_[0-9]{3})$/;
+const CATEGORY = /^(delivered|timeout|refused|dns|tls|port_not_allowed|unauthenticated|network|http_[0-9]{3})$/;
 
 /** For records written before categories: anything that is not one is shown as `network`. */
 export function categoryOf(storedError: string | null): string | null {

@@ -5,6 +5,7 @@ import type { AttemptRecord, WebhookEventRepository, WebhookEventWithMerchant } 
 import { PREVIOUS_SIGNATURE_HEADER, signWebhookPayload, verifyWebhookHeaders } from './signature';
 import { ReceiverGate } from './receiver-gate';
 import { WebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery';
+import { WebhookEventMac } from './event-mac';
 
 // One delivery attempt against an in-memory event store and a receiver on loopback (no other service):
 // what is sent, what is recorded, and how each outcome maps to delivered / retry / failed.
@@ -13,9 +14,12 @@ const MERCHANT = '0x' + 'aa'.repeat(20);
 const SECRET = 'whsec_' + Buffer.from('current-secret-of-the-merchant').toString('base64');
 const PREVIOUS = 'whsec_' + Buffer.from('previous-secret-of-the-merchant').toString('base64');
 
+const EVENT_MAC = new WebhookEventMac('the deployment webhook secret');
+
+/** A stored event, with the MAC its writer computed over it (unless the test gives one). */
 function eventRow(fields: Partial<WebhookEventWithMerchant> = {}): WebhookEventWithMerchant {
   const at = new Date('2024-05-01T10:00:00.000Z');
-  return {
+  const row: WebhookEventWithMerchant = {
     id: 'evt_1',
     eventType: 'settlement.completed',
     verificationId: 'ver_1',
@@ -29,8 +33,10 @@ function eventRow(fields: Partial<WebhookEventWithMerchant> = {}): WebhookEventW
     createdAt: at,
     updatedAt: at,
     verification: { merchant: MERCHANT },
+    mac: null,
     ...fields,
   };
+  return 'mac' in fields ? row : { ...row, mac: EVENT_MAC.of(row) };
 }
 
 /** The webhook_events table of one event, in memory. */
@@ -86,8 +92,11 @@ function setup(event: WebhookEventWithMerchant | null, options: Partial<WebhookD
   const { events, attempts } = fakeEvents(event);
   const secretsAskedFor: string[] = [];
   const attemptErrors: Array<[string, string]> = [];
+  const unauthenticated: string[] = [];
   const delivery = new WebhookDelivery({
     events,
+    eventMac: EVENT_MAC,
+    onUnauthenticated: (eventId) => unauthenticated.push(eventId),
     signingSecrets: async (merchant) => {
       secretsAskedFor.push(merchant);
       return [SECRET];
@@ -96,7 +105,7 @@ function setup(event: WebhookEventWithMerchant | null, options: Partial<WebhookD
     onAttemptError: (eventId, error) => attemptErrors.push([eventId, error]),
     ...options,
   });
-  return { delivery, attempts, secretsAskedFor, attemptErrors };
+  return { delivery, attempts, secretsAskedFor, attemptErrors, unauthenticated };
 }
 
 /** A URL on a loopback port nothing listens on: every connection is refused at once. */
@@ -199,6 +208,24 @@ describe('WebhookDelivery.attempt', () => {
     await expect(delivery.attempt('evt_1', false)).resolves.toEqual({ outcome: 'retry', error: 'refused' });
     expect(attempts.map((a) => a.error)).toEqual(['refused']);
     expect(attemptErrors).toEqual([['evt_1', 'refused to connect to non-public address 127.0.0.1']]);
+  });
+
+  // issue 40 (review): webhook_events is writable by the API's database role; a writer without WEBHOOK_SECRET
+  // must not get an event of its own making signed with a merchant's secret, nor a genuine one sent elsewhere
+  it('signs and sends no event row without a valid MAC: forged, rewritten to another URL, or stored before MACs', async () => {
+    const r = await receiverAt(204);
+    const forged = eventRow({ url: r.url, mac: null, payload: { event_type: 'settlement.settled', settlement_id: 'stl_never', merchant_address: MERCHANT } });
+    const genuine = eventRow({ url: 'http://127.0.0.1:1/merchant-hook' });
+    const redirected = { ...genuine, url: r.url };
+    const wrongKey = eventRow({ url: r.url, mac: new WebhookEventMac('another secret').of(eventRow({ url: r.url })) });
+    for (const event of [forged, redirected, wrongKey]) {
+      const { delivery, attempts, secretsAskedFor, unauthenticated } = setup(event);
+      await expect(delivery.attempt('evt_1', false)).resolves.toEqual({ outcome: 'failed', error: 'unauthenticated' });
+      expect(attempts).toEqual([{ eventId: 'evt_1', number: 3, statusCode: undefined, error: 'unauthenticated', durationMs: 0, eventStatus: 'failed' }]);
+      expect(secretsAskedFor).toEqual([]);
+      expect(unauthenticated).toEqual(['evt_1']);
+    }
+    expect(r.received).toHaveLength(0);
   });
 
   it('sends an event already delivered no second time (a job run twice after a crash)', async () => {

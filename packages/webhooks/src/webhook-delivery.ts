@@ -1,4 +1,5 @@
 import type { WebhookEventRepository } from '@facilitator/db';
+import type { WebhookEventMac } from './event-mac';
 import { isAllowedPort } from './address-policy';
 import { deliveryOutcomeOf } from './delivery-outcome';
 import { LOOKUP_BUSY, type HostResolver } from './host-resolver';
@@ -22,6 +23,10 @@ type MerchantSigningSecrets = (merchant: string) => Promise<string[]>;
 export interface WebhookDeliveryOptions {
   events: WebhookEventRepository;
   signingSecrets: MerchantSigningSecrets;
+  /** checks each event row's MAC (keyed from WEBHOOK_SECRET) before anything is signed with a merchant's secret */
+  eventMac: WebhookEventMac;
+  /** told of an event row refused for its MAC (a database writer's row, or one stored before MACs): logged */
+  onUnauthenticated?(eventId: string): void;
   allowPrivate: boolean;
   /** ports a receiver may listen on (checked again here: the URL was accepted under the config of its day) */
   allowedPorts?: readonly number[];
@@ -78,6 +83,12 @@ export class WebhookDelivery {
     if (!event || event.status === 'delivered') return { outcome: 'delivered' };
     // numbered across redeliveries, so the history reads in order
     const attemptNumber = event.attemptCount + 1;
+    // a row whose MAC does not verify was not stored by a process holding WEBHOOK_SECRET (a database writer's,
+    // or one from before rows had MACs): it is neither signed with the merchant's secret nor posted anywhere
+    if (!this.options.eventMac.verifies(event, event.mac)) {
+      this.options.onUnauthenticated?.(eventId);
+      return this.record(eventId, attemptNumber, true, { error: 'the event row has no valid MAC: not signed, not sent', errorCode: 'EUNAUTHENTICATED', durationMs: 0 });
+    }
     const url = new URL(event.url);
     if (!isAllowedPort(url, { allowPrivate: this.options.allowPrivate, allowedPorts: this.options.allowedPorts })) {
       return this.record(eventId, attemptNumber, lastAttempt, { error: `port ${url.port} is not allowed`, errorCode: 'EPORTNOTALLOWED', durationMs: 0 });

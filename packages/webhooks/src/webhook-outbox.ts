@@ -2,6 +2,7 @@ import { IdPrefix, newId } from '@facilitator/core';
 import type { WebhookEventRepository, WebhookEventRow } from '@facilitator/db';
 import { enqueueWebhookDelivery, type Queues } from '@facilitator/queue';
 import type { WebhookEventType, WebhookPayload } from './event-types';
+import type { WebhookEventMac } from './event-mac';
 
 export interface NewWebhookEvent {
   type: WebhookEventType;
@@ -15,10 +16,11 @@ export interface NewWebhookEvent {
 }
 
 /**
- * The stored row of an event, its payload (with a new event id and timestamp) included. For writers that
- * store it themselves, e.g. the settlement repository in the same statement batch as a final transition.
+ * The stored row of an event, its payload (with a new event id and timestamp) and its MAC included (the worker
+ * delivers only an event whose MAC verifies). For writers that store it themselves, e.g. the settlement
+ * repository in the same statement batch as a final transition (WebhookOutbox.row).
  */
-export function webhookEventRow(event: NewWebhookEvent): WebhookEventRow & { payload: WebhookPayload } {
+export function webhookEventRow(event: NewWebhookEvent, mac: WebhookEventMac): WebhookEventRow & { payload: WebhookPayload } {
   const payload: WebhookPayload = {
     event_type: event.type,
     event_id: newId(IdPrefix.WebhookEvent),
@@ -29,15 +31,8 @@ export function webhookEventRow(event: NewWebhookEvent): WebhookEventRow & { pay
     status: event.status,
     data: event.data,
   };
-  return {
-    id: payload.event_id,
-    eventType: payload.event_type,
-    verificationId: event.verificationId,
-    settlementId: event.settlementId ?? null,
-    url: event.url,
-    payload,
-    merchant: payload.merchant_address,
-  };
+  const fields = { id: payload.event_id, eventType: payload.event_type, url: event.url, payload, merchant: payload.merchant_address };
+  return { ...fields, verificationId: event.verificationId, settlementId: event.settlementId ?? null, mac: mac.of(fields) };
 }
 
 /**
@@ -49,11 +44,17 @@ export class WebhookOutbox {
   constructor(
     private readonly events: WebhookEventRepository,
     private readonly queues: Pick<Queues, 'webhook'>,
+    private readonly mac: WebhookEventMac,
   ) {}
+
+  /** An event's row, MAC included, for a writer that stores it in its own transaction. */
+  row(event: NewWebhookEvent): WebhookEventRow & { payload: WebhookPayload } {
+    return webhookEventRow(event, this.mac);
+  }
 
   /** Stores and enqueues in one go. */
   async publish(event: NewWebhookEvent): Promise<WebhookPayload> {
-    const row = webhookEventRow(event);
+    const row = this.row(event);
     await this.events.insert(row);
     await this.enqueue(row.payload.event_id);
     return row.payload;

@@ -15,6 +15,7 @@ function eventRow(fields: Partial<WebhookEvent> = {}, attempts: WebhookAttempt[]
     status: 'pending',
     attemptCount: attempts.length,
     deliveredAt: null,
+    mac: null,
     createdAt: CREATED,
     updatedAt: CREATED,
     ...fields,

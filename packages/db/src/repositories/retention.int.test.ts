@@ -75,7 +75,7 @@ async function verification(opts: { ageDays: number; validBefore: bigint | strin
 /** An event of the verification (or of its settlement) with one delivery attempt. */
 async function eventOf(verificationId: string, settlementId: string | null = null): Promise<string> {
   const id = newId(IdPrefix.WebhookEvent);
-  await events.insert({ id, eventType: settlementId ? 'settlement.failed' : 'verification.verified', verificationId, settlementId, url: 'https://m.example/h', payload: {} });
+  await events.insert({ id, eventType: settlementId ? 'settlement.failed' : 'verification.verified', verificationId, settlementId, url: 'https://m.example/h', mac: 'test-mac', payload: {} });
   await events.recordAttempt({ eventId: id, number: 1, statusCode: 500, error: 'http_500', durationMs: 3, eventStatus: 'pending' });
   return id;
 }

@@ -421,7 +421,7 @@ describe('SettlementRepository', () => {
         data: { errorCode: 'expired' },
         event: (row) => {
           seen.push(row);
-          return { id: eventId, eventType: 'settlement.failed', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', payload: { state: row.state, errorCode: row.errorCode } };
+          return { id: eventId, eventType: 'settlement.failed', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', mac: 'test-mac', payload: { state: row.state, errorCode: row.errorCode } };
         },
       });
 
@@ -445,14 +445,14 @@ describe('SettlementRepository', () => {
       const s = await started();
       const taken = await started();
       const eventId = newId(IdPrefix.WebhookEvent);
-      await events.insert({ id: eventId, eventType: 'settlement.failed', verificationId: taken.verificationId, settlementId: taken.id, url: 'https://m.example/h', payload: {} });
+      await events.insert({ id: eventId, eventType: 'settlement.failed', verificationId: taken.verificationId, settlementId: taken.id, url: 'https://m.example/h', mac: 'test-mac', payload: {} });
 
       await expect(
         repo.transition({
           id: s.id,
           from: 'pending',
           to: 'failed',
-          event: (row) => ({ id: eventId, eventType: 'settlement.failed', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', payload: {} }),
+          event: (row) => ({ id: eventId, eventType: 'settlement.failed', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', mac: 'test-mac', payload: {} }),
         }),
       ).rejects.toMatchObject({ code: '23505', dependency: 'database' });
       expect((await repo.findById(s.id))!.state).toBe('pending');
@@ -782,7 +782,7 @@ describe('SettlementRepository', () => {
       const eventId = newId(IdPrefix.WebhookEvent);
       expect(reorged?.merchantPaid).toBe(false);
       const changed = await repo.recordFinality(s.id, { finality: 'changed', note: { outcome_changed: { purpose: 'transfer' } }, merchantPaid: true }, (row) => ({
-        id: eventId, eventType: 'settlement.reorged', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', payload: { finality: row.finality },
+        id: eventId, eventType: 'settlement.reorged', verificationId: row.verificationId, settlementId: row.id, url: 'https://m.example/h', mac: 'test-mac', payload: { finality: row.finality },
       }));
       // the row keeps what the merchant is told now; a record that tells nothing of it leaves it
       expect(changed).toMatchObject({ finality: 'changed', reorgCount: 1, merchantPaid: true });

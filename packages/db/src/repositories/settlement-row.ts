@@ -26,6 +26,8 @@ export interface SettlementUpdate {
    * the transition in settlement_foreign_executions, where the finality watcher watches its block
    */
   foreignExecution?: ForeignExecutionBlock;
+  /** written when the pre-flight passes: the worker's seal over the payment it admitted (settlement-admission.ts) */
+  admission?: string;
 }
 
 /** The transaction that executed a settlement's payment, not being its own, and the block that holds it. */
@@ -48,6 +50,7 @@ export const UPDATE_COLUMNS: ReadonlyArray<readonly [keyof SettlementUpdate, str
   ['errorDetails', 'error_details'],
   ['settlementMode', 'settlement_mode'],
   ['feeAmount', 'fee_amount'],
+  ['admission', 'admission'],
 ];
 
 /** A settlements row as `pg` returns it (snake_case), in Prisma's shape. */
@@ -86,6 +89,7 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     finality: (r.finality as string | null) ?? null,
     reorgCount: (r.reorg_count as number | undefined) ?? 0,
     settlementMode: (r.settlement_mode as string | null | undefined) ?? null,
+    admission: (r.admission as string | null | undefined) ?? null,
     sendClaimedAt: optionalDateColumn(r.send_claimed_at),
     transferDecision: (r.transfer_decision as string | null | undefined) ?? null,
     metadata: r.metadata as Settlement['metadata'],

@@ -81,6 +81,7 @@ function eventRow(verificationId: string, settlementId: string | null = null, ov
     verificationId,
     settlementId,
     url: 'https://merchant.example/hooks?x=1',
+    mac: 'a-mac',
     payload: { type: 'settlement.settled', data: { amount: TWO_POW_255, tags: ['a'], nothing: null } },
     ...overrides,
   };
@@ -115,6 +116,7 @@ describe('WebhookEventRepository', () => {
       merchant: merchant.toLowerCase(),
       url: 'https://merchant.example/hooks?x=1',
       payload: row.payload,
+      mac: 'a-mac',
       status: 'pending',
       attemptCount: 0,
       deliveredAt: null,
@@ -138,6 +140,7 @@ describe('WebhookEventRepository', () => {
     const a = await repo.findWithMerchant(viaPrisma.id);
     const b = await repo.findWithMerchant(viaClient.id);
     expect(b).toStrictEqual({ ...a, id: viaClient.id, createdAt: expect.any(Date), updatedAt: expect.any(Date) });
+    expect(b!.mac).toBe('a-mac');
     expect(b!.settlementId).toBeNull();
     expect(b!.createdAt).toBeInstanceOf(Date);
     expect(await repo.findWithAttempts(viaClient.id)).toMatchObject({ settlementId: null, payload: viaClient.payload, attempts: [] });

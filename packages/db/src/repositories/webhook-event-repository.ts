@@ -14,6 +14,8 @@ export interface WebhookEventRow {
   payload: object;
   /** the payment's payTo (lowercase), whose secret signs the event: the merchant page lists its deliveries by it */
   merchant?: string;
+  /** HMAC keyed from WEBHOOK_SECRET over the event (WebhookEventMac): the worker delivers only a row whose MAC verifies */
+  mac: string;
 }
 
 type WebhookEventWithAttempts = WebhookEvent & { attempts: WebhookAttempt[] };
@@ -31,12 +33,12 @@ export interface AttemptRecord {
 }
 
 const INSERT = `
-  INSERT INTO webhook_events (id, event_type, verification_id, settlement_id, url, payload, merchant, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, now(), now())`;
+  INSERT INTO webhook_events (id, event_type, verification_id, settlement_id, url, payload, merchant, mac, created_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, now(), now())`;
 
 // A delivery's read: the event and its merchant (the payment's payTo), in one statement.
 const FIND_WITH_MERCHANT = `
-  SELECT e.id, e.event_type, e.verification_id, e.settlement_id, e.merchant, e.url, e.payload, e.status, e.attempt_count,
+  SELECT e.id, e.event_type, e.verification_id, e.settlement_id, e.merchant, e.url, e.payload, e.mac, e.status, e.attempt_count,
          e.delivered_at, e.created_at, e.updated_at, v.id AS v_id, v.merchant AS v_merchant
     FROM webhook_events e LEFT JOIN verifications v ON v.id = e.verification_id
    WHERE e.id = $1`;
@@ -73,6 +75,7 @@ function eventFromColumns(r: Record<string, unknown>): WebhookEventWithMerchant 
     merchant: r.merchant as string | null,
     url: r.url as string,
     payload: r.payload as WebhookEvent['payload'],
+    mac: (r.mac as string | null | undefined) ?? null,
     status: r.status as WebhookDeliveryStatus,
     attemptCount: r.attempt_count as number,
     deliveredAt: optionalDateColumn(r.delivered_at),
@@ -103,7 +106,7 @@ export class WebhookEventRepository {
     await runQuery(client, {
       name: 'webhook_event_insert',
       text: INSERT,
-      values: [row.id, row.eventType, row.verificationId, row.settlementId, row.url, JSON.stringify(row.payload), row.merchant?.toLowerCase() ?? null],
+      values: [row.id, row.eventType, row.verificationId, row.settlementId, row.url, JSON.stringify(row.payload), row.merchant?.toLowerCase() ?? null, row.mac],
     });
   }
 

@@ -86,6 +86,7 @@ export function settlementRow(overrides: Partial<Settlement> = {}): Settlement {
     finality: null,
     reorgCount: 0,
     settlementMode: null,
+    admission: null,
     sendClaimedAt: null,
     transferDecision: null,
     metadata: null,

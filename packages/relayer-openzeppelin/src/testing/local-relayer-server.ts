@@ -59,6 +59,10 @@ export interface LocalRelayerServer {
   webhookDeliveries: LocalRelayerWebhookDelivery[];
   /** Resolves when every transaction created so far was signed and handed over (or failed). */
   idle(): Promise<void>;
+  /** Creates a relayer while the server runs, as the API key can on a real one (listed from now on). */
+  addRelayer(account: { id: string; privateKey: string }): { id: string; address: string };
+  /** Deletes a relayer while the server runs. */
+  removeRelayer(id: string): void;
   stop(): Promise<void>;
 }
 
@@ -228,6 +232,12 @@ export async function startOpenZeppelinRelayerServer(options: LocalRelayerServer
     idle: async () => {
       await Promise.all([...relayers.values()].map((r) => r.idle()));
     },
+    addRelayer: (account) => {
+      const relayer = new LocalRelayer(account.id, account.privateKey, rpc, chainId, `local-${chainId}`, state, notify);
+      relayers.set(account.id, relayer);
+      return { id: relayer.id, address: relayer.address };
+    },
+    removeRelayer: (id) => void relayers.delete(id),
     stop: async () => {
       clearInterval(statusLoop);
       releaseGate();

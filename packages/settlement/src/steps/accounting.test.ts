@@ -22,6 +22,7 @@ import {
   stepHarness,
   TREASURY,
   moved,
+  TEST_ADMISSION,
 } from '../testing/fakes';
 import { isWait, SettlementWaitingError, SettlementWaitReason } from '../waiting';
 import { checkAllowance } from './check-allowance';
@@ -249,6 +250,7 @@ describe('SettlementMachine: a payment the payer\'s balance backs only after its
     const transactions = new FakeTransactions(log);
     const machine = new SettlementMachine({
       settlements: store,
+      admission: TEST_ADMISSION,
       networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
       transactions,
       treasury: TREASURY,

@@ -2,6 +2,7 @@ import { GasCapExceededError, TransactionWouldRevertError, type TransactionReque
 import { approvalCommands } from '../approval-command';
 import { SettlementEndedError } from '../settlement-ended';
 import { termsOf } from '../payment';
+import { admissionDigest } from '../settlement-admission';
 import { failed, feeCollectionFailed, insufficientAllowance, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import type { StepAwait } from '../awaiting-chain';
@@ -18,6 +19,8 @@ export const collectFee: Step = async (ctx) => {
   if (sent) return awaitFee(ctx, sent.id);
   const aboveOurs = feeAboveOurs(ctx);
   if (aboveOurs) return aboveOurs;
+  const unadmitted = notAdmitted(ctx);
+  if (unadmitted) return unadmitted;
   // a fee stored but not signed yet (a crash after its nonce was taken; a relayer server that has not signed)
   // will still be sent: later nonces of the treasury wait on it. It is finished, never failed around: a
   // settlement reported failed must not be charged afterwards. Without the key here, submit throws and the
@@ -39,6 +42,23 @@ function feeAboveOurs(ctx: StepContext): StepResult | undefined {
     settlementDoomed("the settlement's fee is above this worker's fee (FEE_AMOUNT): the treasury does not charge it", {
       fee_amount: ctx.feeAmount.toString(),
       worker_fee_amount: ctx.executorFee.toString(),
+    }),
+    true,
+  );
+}
+
+/**
+ * The treasury charges a merchant only for a settlement this worker admitted: its pre-flight (signature, nonce,
+ * simulation) passed here and sealed the row (preflight.ts). A row a database writer inserted straight into
+ * collect_fee, with a payment nobody signed, carries no seal it could make, and a seal copied from another row
+ * covers that row's id and payment, not this one's. Nothing was sent; the settlement fails released.
+ */
+function notAdmitted(ctx: StepContext): StepResult | undefined {
+  const seal = ctx.settlement.admission;
+  if (seal && ctx.admission?.verify(admissionDigest(ctx.settlement), seal)) return undefined;
+  return failed(
+    settlementDoomed('this worker did not admit the settlement (its pre-flight seal is missing or does not verify): the treasury charges no fee for it', {
+      admission: seal ? 'invalid' : 'missing',
     }),
     true,
   );

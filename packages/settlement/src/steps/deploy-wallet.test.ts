@@ -154,4 +154,17 @@ describe('an ERC-6492 wallet is deployed at our expense only when', () => {
     // its reservation goes back: the limits count deployments paid for, not refused ones a stranger can make
     expect(h.walletDeployments.released).toEqual(['stl_1']);
   });
+
+  // issue 40 (review): a database writer inserts a row straight into deploying_wallet, past the pre-flight's reservation
+  it('and a row that reached deploying_wallet without a reservation takes one before sending, within the limits', async () => {
+    const reserving = stepHarness(settlementFixture({ state: 'deploying_wallet' }, { signature: ERC6492_SIGNATURE }));
+    await deployWallet(reserving.ctx);
+    expect(reserving.walletDeployments.reserved.map((r) => r.settlementId)).toEqual(['stl_1']);
+    expect(reserving.transactions.sent.map((tx) => tx.purpose)).toEqual(['wallet_deploy']);
+
+    const h = stepHarness(settlementFixture({ state: 'deploying_wallet' }, { signature: ERC6492_SIGNATURE }));
+    h.walletDeployments.reservation = { reserved: false, limit: 'merchant', count: 3, max: 3 };
+    expect(refusal(await deployWallet(h.ctx))).toMatchObject({ reason: 'wallet deployments limit reached for this merchant', deployments: 3, max: 3 });
+    expect(h.transactions.sent).toEqual([]);
+  });
 });

@@ -219,6 +219,10 @@ async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Prom
     const refused = await deploymentRefusal(ctx, wrapped);
     if (refused && isWait(refused)) return refused;
     if (refused) return nothingSent(ctx, refused);
+    // the pre-flight reserved one already (reserving again is a yes); a row a database writer put straight into
+    // deploying_wallet did not: it takes one now, within the merchant's and the factory's limits (issue 40)
+    const limited = await reserveDeployment(ctx, wrapped);
+    if (limited) return nothingSent(ctx, limited);
   }
   const gas = await waitForGas(ctx);
   if (gas) return gas;

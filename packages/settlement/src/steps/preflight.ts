@@ -6,6 +6,7 @@ import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { authorizationStillValid, noFundedRelayer } from '../waiting';
 import { planWalletDeployment } from './deploy-wallet';
+import { admissionDigest } from '../settlement-admission';
 import { unlessPaidElsewhere } from './settled-elsewhere';
 
 /**
@@ -19,7 +20,22 @@ import { unlessPaidElsewhere } from './settled-elsewhere';
  * only then) and within the gas limit the transfer may carry at most (its cap). A contract wallet whose
  * simulation does not finish in time is refused too; for an ordinary key that is the node's slowness.
  */
-export const preflight: Step = async (ctx) => {
+export const preflight: Step = async (ctx) => sealedOnPass(ctx, await preflightChecks(ctx));
+
+/**
+ * A settlement leaving the pre-flight for what comes next (the allowance check, or its wallet's deployment first)
+ * carries this worker's seal over its payment, written in the same transition: the sequential fee is sent only
+ * for a sealed row (collect-fee.ts), so a row a database writer inserted past the pre-flight is never charged.
+ * The seal is the treasury's signature (a local key signs in-process; a KMS or HSM key is one signing call) or
+ * the relayer server's API key's HMAC: no statement and no chain call is added.
+ */
+async function sealedOnPass(ctx: StepContext, result: Awaited<ReturnType<Step>>): Promise<Awaited<ReturnType<Step>>> {
+  if (!ctx.admission || !('to' in result) || (result.to !== 'check_allowance' && result.to !== 'deploying_wallet')) return result;
+  const admission = await ctx.admission.seal(admissionDigest(ctx.settlement));
+  return { ...result, data: { ...result.data, admission } };
+}
+
+const preflightChecks: Step = async (ctx) => {
   // a verify rejects its row after storing it when it finds the nonce held by another verified payment; a
   // settle that found the row in that instant must not execute what the verify answered was invalid
   if (ctx.settlement.verification.status !== 'verified') {

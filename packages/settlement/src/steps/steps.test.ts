@@ -30,6 +30,7 @@ import {
   type StepHarness,
   moved,
   fakeBlockHash,
+  testSealOf,
 } from '../testing/fakes';
 import { isWait, SettlementWaitReason, type StepWait } from '../waiting';
 import { checkAllowance as checkAllowanceStep } from './check-allowance';
@@ -116,7 +117,7 @@ describe('preflight (pending)', () => {
   it('moves an unused, unexpired EOA authorization whose estimate fits the cap to check_allowance', async () => {
     const h = stepHarness();
     const result = await preflight(h.ctx);
-    expect(result).toEqual({ to: 'check_allowance', note: { transfer_gas_estimate: '60000', payer_kind: 'eoa' } });
+    expect(result).toEqual({ to: 'check_allowance', data: { admission: testSealOf(h.ctx.settlement) }, note: { transfer_gas_estimate: '60000', payer_kind: 'eoa' } });
     // estimated from the first relayer, against the token, with the exact transfer the worker will send
     expect(h.chain.estimateCalls).toEqual([{ from: RELAYER_A, data: TRANSFER_DATA, to: TOKEN }]);
     expect(h.log).toContain(`chain.isAuthorizationUsed(${PAYER},${NONCE})`);
@@ -190,7 +191,7 @@ describe('preflight (pending)', () => {
     const h = stepHarness();
     h.chain.withCode.add(PAYER);
     h.chain.estimates.set(TOKEN, { gas: 300_000n });
-    expect(await preflight(h.ctx)).toEqual({ to: 'check_allowance', note: { transfer_gas_estimate: '300000', payer_kind: 'contract' } });
+    expect(await preflight(h.ctx)).toEqual({ to: 'check_allowance', data: { admission: testSealOf(h.ctx.settlement) }, note: { transfer_gas_estimate: '300000', payer_kind: 'contract' } });
 
     h.chain.estimates.set(TOKEN, { gas: GAS_CAPS.contractTransfer + DATA_GAS + 1n });
     const d = expectDoomedBeforeFee(await preflight(h.ctx), 'transfer gas estimate is above its cap');
@@ -204,7 +205,7 @@ describe('preflight (pending)', () => {
       const h = stepHarness(erc6492());
       h.chain.estimates.set(FACTORY, { gas: 250_000n });
       const result = await preflight(h.ctx);
-      expect(result).toEqual({ to: 'deploying_wallet', note: { factory: FACTORY, deploy_gas_estimate: '250000', payer_kind: 'erc6492' } });
+      expect(result).toEqual({ to: 'deploying_wallet', data: { admission: testSealOf(h.ctx.settlement) }, note: { factory: FACTORY, deploy_gas_estimate: '250000', payer_kind: 'erc6492' } });
       expect(h.chain.estimateCalls).toEqual([{ from: RELAYER_A, data: FACTORY_CALLDATA, to: FACTORY }]);
       expectNothingSent(h);
     });
@@ -235,7 +236,7 @@ describe('preflight (pending)', () => {
     it('whose wallet exists already is estimated as a contract with its inner signature', async () => {
       const h = stepHarness(erc6492());
       h.chain.withCode.add(PAYER);
-      expect(await preflight(h.ctx)).toEqual({ to: 'check_allowance', note: { transfer_gas_estimate: '60000', payer_kind: 'contract' } });
+      expect(await preflight(h.ctx)).toEqual({ to: 'check_allowance', data: { admission: testSealOf(h.ctx.settlement) }, note: { transfer_gas_estimate: '60000', payer_kind: 'contract' } });
       expect(h.chain.estimateCalls).toEqual([{ from: RELAYER_A, data: TRANSFER_DATA, to: TOKEN }]);
     });
   });
@@ -248,7 +249,7 @@ describe('deployWallet (deploying_wallet)', () => {
     const h = stepHarness(deploying());
     h.transactions.onMined.set('wallet_deploy', () => h.chain.withCode.add(PAYER));
     const result = await deployWallet(h.ctx);
-    expect(result).toEqual({ to: 'check_allowance', note: { transfer_gas_estimate: '60000', payer_kind: 'contract', wallet_deployed: true } });
+    expect(result).toEqual({ to: 'check_allowance', data: { admission: testSealOf(h.ctx.settlement) }, note: { transfer_gas_estimate: '60000', payer_kind: 'contract', wallet_deployed: true } });
     expect(h.transactions.sent).toEqual([
       { settlementId: 'stl_1', purpose: 'wallet_deploy', chainId: CHAIN_ID, from: RELAYER_A, to: FACTORY, data: FACTORY_CALLDATA, gasCap: GAS_CAPS.walletDeploy },
     ]);
@@ -458,6 +459,44 @@ describe('collectFee (collect_fee)', () => {
     ]);
     expect(h.transactions.waits).toEqual([{ id: 'tx_fee_stl_1', confirmations: 2 }]);
     expect(result).toEqual({ to: 'fee_collected', data: { feeTxHash: FEE_TX_HASH, feeCollectedAt: expect.any(Date) }, note: { fee_tx_hash: FEE_TX_HASH } });
+  });
+
+  // issue 40 (review): a database writer inserts rows straight into collect_fee with payments nobody signed
+  describe('charges only a settlement this worker admitted (its pre-flight sealed it)', () => {
+    it('refuses a row with no seal: nothing sent, failed with the payment released', async () => {
+      const h = stepHarness(settlementFixture({ state: 'collect_fee', settlementMode: 'sequential', admission: null }));
+      const result = (await collectFee(h.ctx)) as StepResult;
+      expectNothingSent(h);
+      expect(h.log).not.toContain('db.claimSend');
+      expect(result.to).toBe('failed');
+      expect(result.data?.errorMessage).toContain('did not admit');
+      expect(result.data?.errorDetails).toMatchObject({ admission: 'missing' });
+    });
+
+    it("refuses a seal copied from another settlement's row, and a sealed row whose payment was changed", async () => {
+      const genuine = settlementFixture({ state: 'collect_fee' });
+      const copied = stepHarness(settlementFixture({ id: 'stl_forged', state: 'collect_fee', admission: genuine.admission }));
+      const rewritten = stepHarness({ ...genuine, payer: '0x00000000000000000000000000000000000000aa' });
+      for (const h of [copied, rewritten]) {
+        const result = (await collectFee(h.ctx)) as StepResult;
+        expectNothingSent(h);
+        expect(result.to).toBe('failed');
+        expect(result.data?.errorDetails).toMatchObject({ admission: 'invalid' });
+      }
+    });
+
+    it('refuses in a worker that seals nothing (no admission of its own to check against)', async () => {
+      const h = stepHarness(collecting(), { overrides: { admission: undefined } });
+      expect(((await collectFee(h.ctx)) as StepResult).to).toBe('failed');
+      expectNothingSent(h);
+    });
+
+    it('the pre-flight seals what collect_fee accepts', async () => {
+      const pending = stepHarness(settlementFixture({ admission: null }));
+      const passed = (await preflight(pending.ctx)) as StepResult;
+      const h = stepHarness({ ...pending.ctx.settlement, state: 'collect_fee', admission: passed.data!.admission! });
+      expect(((await collectFee(h.ctx)) as StepResult).to).toBe('fee_collected');
+    });
   });
 
   it('after a crash waits for the fee already sent instead of sending another', async () => {

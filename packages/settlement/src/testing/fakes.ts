@@ -12,7 +12,10 @@ import {
 } from '@facilitator/chain-sending';
 import { type TransactionPurpose } from '@facilitator/db';
 import type { TransferAuthorization } from '@facilitator/core';
+import { createHmac } from 'node:crypto';
+import { WebhookEventMac, webhookEventRow, type NewWebhookEvent, type WebhookOutbox } from '@facilitator/webhooks';
 import { AbiCoder, id, Interface } from 'ethers';
+import { admissionDigest, hmacAdmission } from '../settlement-admission';
 import type {
   FeeReservationRequest,
   FeeReverts,
@@ -342,8 +345,16 @@ export function settlementFixture(
   // the payment it executes, as the settle intake stores it: what its row pays, under its verification's
   // validity and signature (a test that changes either changes it too), unless the test gives its own
   const payload = storedPayloadOf({ ...verified, payer: settlement.payer, merchant: settlement.merchant, amount: settlement.amount, nonce: settlement.nonce });
-  return { ...settlement, ...('payload' in overrides ? {} : { payload }), verification: verified };
+  const full = { ...settlement, ...('payload' in overrides ? {} : { payload }), verification: verified };
+  // as the worker's pre-flight left it (sealed with TEST_ADMISSION), unless the test gives its own
+  return { ...full, admission: 'admission' in overrides ? (overrides.admission ?? null) : testSealOf(full) };
 }
+
+const testAdmissionMac = (digest: Uint8Array): string => createHmac('sha256', 'test admission key').update(digest).digest('hex');
+/** The seal TEST_ADMISSION makes for this settlement (what the harness's pre-flight writes). */
+export const testSealOf = (settlement: Settlement): string => testAdmissionMac(admissionDigest(settlement));
+/** The admission the step harness's worker seals and verifies with (settlementFixture rows carry its seal). */
+export const TEST_ADMISSION = hmacAdmission(testAdmissionMac);
 
 /** the fixtures' Permit2 payment's nonce: word 5, bit 3 of the payer's unordered nonces */
 export const PERMIT2_NONCE = (5n << 8n) + 3n;
@@ -382,13 +393,14 @@ export function uptoSettlementFixture(amount: bigint, overrides: Partial<Settlem
     permit2Authorization: { ...stored.permit2Authorization, spender: '0x4020a4f3b7b90cca423b9fabcc0ce57c6c240002', witness: { to: MERCHANT, facilitator: TREASURY, validAfter: '0' } },
   };
   const upto = { mechanism: 'upto/permit2', scheme: 'upto', payload };
-  return {
+  const settlement = {
     ...exact,
     ...upto,
     amount: amount.toString(),
     ...overrides,
     verification: { ...exact.verification, ...upto, amount: AMOUNT.toString(), expectedAmount: AMOUNT.toString() },
   };
+  return 'admission' in overrides ? settlement : { ...settlement, admission: testSealOf(settlement) };
 }
 
 export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {
@@ -541,6 +553,7 @@ export function stepHarness(
     // unmemoized here: every ask shows in the chain's log
     codeAt: (address) => chain.hasCode(address),
     treasurySigns: true,
+    admission: TEST_ADMISSION,
     networkPath: 'sequential',
     // as the machine does: the row's own fee, and the fee this worker's executor takes
     feeAmount: BigInt(settlement.feeAmount),
@@ -779,4 +792,11 @@ export class FakeOutbox {
     this.log.push(`outbox.enqueue`);
     this.enqueued.push(eventId);
   }
+
+  row(event: NewWebhookEvent): ReturnType<WebhookOutbox['row']> {
+    return webhookEventRow(event, TEST_EVENT_MAC);
+  }
 }
+
+/** The MAC the fake outbox's event rows carry. */
+export const TEST_EVENT_MAC = new WebhookEventMac('test webhook secret');
