@@ -7,9 +7,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startOpenZeppelinRelayerServer, type LocalRelayerServer } from '@facilitator/relayer-openzeppelin/testing';
 import { startTestStack, workerEnvWithoutTreasuryKey, type TestStack } from './support/test-stack';
 import { startWorkerProcess } from './support/worker-process';
+import { abuseReport } from './abuse/abuse-report';
 
 let stack: TestStack;
 let server: LocalRelayerServer;
+// one row per assertion of the three tests below; saved after the clean-up, so a failed row fails the file
+const report = abuseReport(
+  'credentials-1-treasury-relayer',
+  'A treasury relayer on the OpenZeppelin Relayer server',
+  "the worker sends through an OpenZeppelin Relayer server one of whose relayers signs with the treasury's key (so OZ_RELAYER_API_KEY can move every merchant's allowance): the worker started without OZ_RELAYER_ALLOW_TREASURY, then with it, then a treasury relayer added to the server after start-up and removed again",
+);
 
 beforeAll(async () => {
   // the executor deployed and the treasury delegated to it: the atomic path sends with relayer keys alone
@@ -25,6 +32,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await stack?.stop();
+  report.note('With OZ_RELAYER_ALLOW_TREASURY=true the API key is a treasury credential: keep it as the treasury key is kept (docs/custody.md).');
+  report.save();
 });
 
 function ozEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -37,9 +46,16 @@ it('refuses to start when a relayer the API key reaches is the treasury and the 
     () => undefined,
     (e: Error) => e,
   )) as Error;
+  const message = error?.message ?? '(the worker started)';
+  const checks = [
+    report.check('worker without OZ_RELAYER_ALLOW_TREASURY', 'exited with 1 before starting', /exited with 1 before starting/.test(message) ? 'exited with 1 before starting' : message),
+    report.check("its error names the treasury relayer", true, message.includes('transaction provider error: relayer treasury of the OpenZeppelin Relayer signs as the treasury')),
+    report.check('its error names the opt-in', true, message.includes('OZ_RELAYER_ALLOW_TREASURY=true')),
+  ];
   expect(error?.message).toMatch(/exited with 1 before starting/);
   expect(error.message).toContain('transaction provider error: relayer treasury of the OpenZeppelin Relayer signs as the treasury');
   expect(error.message).toContain('OZ_RELAYER_ALLOW_TREASURY=true');
+  expect(checks.every(Boolean)).toBe(true);
 });
 
 it('starts with OZ_RELAYER_ALLOW_TREASURY=true and says that the API key is a treasury credential', async () => {
@@ -49,10 +65,18 @@ it('starts with OZ_RELAYER_ALLOW_TREASURY=true and says that the API key is a tr
     const said = () => worker.lines.find((l) => l.includes('OZ_RELAYER_API_KEY is a treasury credential'));
     for (let i = 0; i < 100 && !said(); i++) await sleep(20);
     const line = said();
+    const warning = line ? (JSON.parse(line) as { level?: string; treasury_relayers?: string[]; canDo?: string }) : undefined;
+    const checks = [
+      report.check('worker with OZ_RELAYER_ALLOW_TREASURY=true', 'started', worker.lines.some((l) => l.includes('worker started')) ? 'started' : 'not started'),
+      report.check('its start-up warning: level, treasury relayers', 'warn ["treasury"]', warning ? `${warning.level} ${JSON.stringify(warning.treasury_relayers)}` : 'no warning'),
+      report.check("the warning says the key can move every merchant's whole allowance", true, warning?.canDo?.includes("every merchant's whole allowance") ?? false),
+      report.check('lines printing the API key', 0, worker.lines.filter((l) => l.includes(server.apiKey)).length),
+    ];
     expect(line).toBeDefined();
     expect(JSON.parse(line!)).toMatchObject({ level: 'warn', treasury_relayers: ['treasury'], canDo: expect.stringContaining("every merchant's whole allowance") });
     // the key itself is never printed
     expect(worker.lines.some((l) => l.includes(server.apiKey))).toBe(false);
+    expect(checks.every(Boolean)).toBe(true);
   } finally {
     await worker.stop();
   }
@@ -83,24 +107,37 @@ it('stops sending when a treasury relayer appears on the server after start-up, 
     }
     return (await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id } })).state;
   };
+  const checks: boolean[] = [];
   try {
     // sending works while no relayer of the server is the treasury
     const before = await settle();
-    expect(await stateAfter(before, 30_000)).toBe('settled');
+    const stateBefore = await stateAfter(before, 30_000);
     const sentBefore = server.transactions().length;
+    checks.push(report.check('a settlement while no relayer of the server is the treasury', 'settled', stateBefore));
+    checks.push(report.assert('transactions sent through the server for it', 'more than 0', sentBefore, sentBefore > 0));
+    expect(stateBefore).toBe('settled');
     expect(sentBefore).toBeGreaterThan(0);
 
     // the API key creates a relayer with the treasury's key
     server.addRelayer({ id: 'treasury-later', privateKey: treasury.privateKey });
     for (let i = 0; i < 100 && !lineWith('now signs as the treasury'); i++) await sleep(50);
+    const stopped = lineWith('now signs as the treasury');
+    const said = stopped ? (JSON.parse(stopped) as { level?: string; treasury_relayers?: string[] }) : undefined;
+    checks.push(report.check('after a relayer with the treasury key is added: what the worker says', 'error ["treasury-later"]', said ? `${said.level} ${JSON.stringify(said.treasury_relayers)}` : 'nothing'));
     expect(JSON.parse(lineWith('now signs as the treasury')!)).toMatchObject({ level: 'error', treasury_relayers: ['treasury-later'] });
     const during = await settle();
-    expect(await stateAfter(during, 4_000)).not.toBe('settled');
+    const stateDuring = await stateAfter(during, 4_000);
+    const sentDuring = server.transactions().length - sentBefore;
+    checks.push(report.assert('a settlement asked meanwhile, 4 s later', 'not settled', stateDuring, stateDuring !== 'settled'));
+    checks.push(report.check('transactions sent through the server meanwhile', 0, sentDuring));
+    expect(stateDuring).not.toBe('settled');
     expect(server.transactions().length).toBe(sentBefore);
 
     server.removeRelayer('treasury-later');
     for (let i = 0; i < 100 && !lineWith('sending resumes'); i++) await sleep(50);
+    checks.push(report.check('once it is removed, the worker says sending resumes', true, lineWith('sending resumes') !== undefined));
     expect(lineWith('sending resumes')).toBeDefined();
+    expect(checks.every(Boolean)).toBe(true);
   } finally {
     await worker.stop();
     server.addRelayer({ id: 'treasury', privateKey: treasury.privateKey });

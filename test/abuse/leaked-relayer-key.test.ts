@@ -1,9 +1,14 @@
 // Attack (issue 24, custody): a relayer key read from a worker (environment, core dump, log). The worker holds
 // no treasury key; the attacker holds a relayer key, its own USDC and ETH, and calls the treasury's delegated
 // settlement executor directly, and the token. What can it do to a merchant? Measured on the real USDC.
-import { Contract, Interface, Wallet, randomBytes, hexlify } from 'ethers';
+import { Contract, Interface, Wallet, randomBytes, hexlify, id } from 'ethers';
 import { itemOutcomes, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
 import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
+import { tokenSignature } from '@facilitator/chain-rpc';
+import { uptoPermit2, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { executorCallOf } from '../../packages/settlement/src/atomic/executor-item';
+import { uptoSettleCalldata } from '../../packages/payment-mechanisms/src/upto-permit2/proxy-calldata';
+import { approvePermit2, uptoRequest } from '../support/permit2-request';
 import { abuseReport } from './abuse-report';
 
 const FEE = 10_000n;
@@ -91,6 +96,104 @@ it('a leaked relayer key moves no merchant balance; it spends an allowance only 
   ];
   report.note(
     "Bound: a leaked relayer key can use up a merchant's fee allowance only by paying that merchant at least the fee per fee taken (the executor refuses smaller payments), so draining an allowance of A costs the attacker at least A, paid to the merchant; the merchant's balance never goes down. Beyond that the key spends only its own ETH on gas. Revoke it by re-running `executor setup` without it.",
+  );
+  report.save();
+  expect(ok.every(Boolean)).toBe(true);
+}, 120_000);
+
+// Issue 40, item 7a (docs/decisions/abuse.md, "A leaked relayer key and `upto` amounts"): the leak tables say a
+// relayer key with an upto payment's payload settles it for any amount from the fee to its maximum. Measured here.
+it("a leaked relayer key with an upto payment's payload settles it for any amount from the fee to the payer's maximum, and no other", async () => {
+  const MAXIMUM = 100_000n;
+  const MIDDLE = 55_000n;
+  const report = abuseReport(
+    'leaked-relayer-key-upto',
+    "A leaked relayer key and an upto payment's payload",
+    `the attacker holds a relayer key (not the treasury's) and the signed payloads of unsettled upto payments of a maximum of ${MAXIMUM} naming our treasury as facilitator (as our verifications rows hold them), and calls the treasury's executor directly with items of its own amounts: above the maximum, below the fee (${FEE}), the fee, ${MIDDLE}, the maximum, and the settled payload again`,
+  );
+  const { merchant, treasury } = devnet.accounts;
+  const relayer = new Wallet(devnet.accounts.relayers[1].privateKey, devnet.provider);
+  const payer = Wallet.createRandom();
+  await devnet.mint(payer.address, MAXIMUM * 3n);
+  await approvePermit2(devnet, payer.privateKey);
+  const network = { chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase() };
+  const payment = async () => {
+    const request = await uptoRequest(devnet, { payerKey: payer.privateKey, to: merchant.address, value: MAXIMUM });
+    return uptoPermit2.parse(request.paymentPayload.payload, '/payload', network);
+  };
+  type Upto = Awaited<ReturnType<typeof payment>>;
+  /** the item the worker makes of an upto payment settled for `amount` (executorItemOf): the mechanism's direct call as the executor may make it */
+  const itemOf = (p: Upto, amount: bigint): ExecutorItem => {
+    // above the maximum the mechanism refuses to build the call (amountToSettle): the attacker encodes it itself, with the same encoder
+    const call =
+      amount > p.terms.amount
+        ? { to: X402_UPTO_PERMIT2_PROXY, data: uptoSettleCalldata(p.payload, amount, tokenSignature(p.payload.signature)), gasKind: 'x402UptoPermit2Proxy.settle' as const, sender: treasury.address }
+        : uptoPermit2.directCall(p, {} as never, { amount });
+    const executorCall = executorCallOf(call, devnet.token, treasury.address);
+    if (!executorCall) throw new Error('the executor may not make this call');
+    return { payer: p.terms.payer, merchant: merchant.address, amount, nonce: p.terms.nonce.value, target: executorCall.to, data: executorCall.data, gas: 300_000n };
+  };
+  const balances = async () => ({ payer: await devnet.balanceOf(payer.address), merchant: await devnet.balanceOf(merchant.address), treasury: await devnet.balanceOf(treasury.address) });
+  /** sends one item from the relayer; whether it settled and what moved (payer, merchant, treasury) */
+  const attempt = async (p: Upto, amount: bigint) => {
+    const before = await balances();
+    const item = itemOf(p, amount);
+    const receipt = await relayer
+      .sendTransaction({ to: treasury.address, data: settleCalldata([item]), gasLimit: 1_000_000n })
+      .then((tx) => tx.wait())
+      .catch(() => null);
+    const after = await balances();
+    const outcome = receipt ? itemOutcomes(receipt.logs, treasury.address).get(itemKey(item.payer, item.nonce)) : undefined;
+    const settled = outcome?.settled ?? false;
+    // why it did not settle, as the worker reads it from the executor's NotSettled event
+    const why = !receipt ? 'the transaction reverted' : !outcome ? 'no outcome logged' : outcome.settled ? 'settled' : `${outcome.stage}: ${named(outcome.reason)}`;
+    return { settled, why, payer: after.payer - before.payer, merchant: after.merchant - before.merchant, treasury: after.treasury - before.treasury };
+  };
+  // the upto proxy's and Permit2's errors, by name (the worker's reader gives custom errors as selectors)
+  const errors = ['AmountExceedsPermitted()', 'InvalidNonce()'];
+  const named = (reason: string) => errors.reduce((r, e) => r.replace(`custom error ${id(e).slice(0, 10)}`, e), reason);
+  const moved = (a: { payer: bigint; merchant: bigint; treasury: bigint }) => `payer ${a.payer}, merchant ${a.merchant}, treasury ${a.treasury}`;
+  const nothing = moved({ payer: 0n, merchant: 0n, treasury: 0n });
+
+  // one payment: above its maximum and below the fee first (nothing moves, its nonce stays unspent), then the fee itself
+  const first = await payment();
+  const above = await attempt(first, MAXIMUM + 1n);
+  const below = await attempt(first, FEE - 1n);
+  const atFee = await attempt(first, FEE);
+  const again = await attempt(first, MAXIMUM);
+  // two more payments: an amount in between, and the maximum
+  const middle = await attempt(await payment(), MIDDLE);
+  const atMaximum = await attempt(await payment(), MAXIMUM);
+  const paidPerPayload = [[above, below, atFee, again], [middle], [atMaximum]].map((attempts) => attempts.reduce((paid, a) => paid - a.payer, 0n));
+
+  const ok = [
+    report.check(`amount ${MAXIMUM + 1n} (above the maximum ${MAXIMUM})`, 'not settled (transfer: AmountExceedsPermitted())', `${above.settled ? 'settled' : 'not settled'} (${above.why})`),
+    report.check(`amount ${MAXIMUM + 1n}: what moved`, nothing, moved(above)),
+    report.check(`amount ${FEE - 1n} (below the fee ${FEE})`, 'not settled (fee: the payment is smaller than the fee)', `${below.settled ? 'settled' : 'not settled'} (${below.why})`),
+    report.check(`amount ${FEE - 1n}: what moved`, nothing, moved(below)),
+    report.check(`amount ${FEE} (the fee), same payload: settled`, true, atFee.settled),
+    report.check(`amount ${FEE}: what moved (the merchant receives the amount and pays the fee)`, moved({ payer: -FEE, merchant: 0n, treasury: FEE }), moved(atFee)),
+    report.check(`the same payload again, for its maximum ${MAXIMUM} (its nonce is spent)`, 'not settled (transfer: InvalidNonce())', `${again.settled ? 'settled' : 'not settled'} (${again.why})`),
+    report.check('the same payload again: what moved', nothing, moved(again)),
+    report.check(`amount ${MIDDLE}, another payload: settled`, true, middle.settled),
+    report.check(`amount ${MIDDLE}: what moved`, moved({ payer: -MIDDLE, merchant: MIDDLE - FEE, treasury: FEE }), moved(middle)),
+    report.check(`amount ${MAXIMUM} (the maximum), another payload: settled`, true, atMaximum.settled),
+    report.check(`amount ${MAXIMUM}: what moved`, moved({ payer: -MAXIMUM, merchant: MAXIMUM - FEE, treasury: FEE }), moved(atMaximum)),
+    report.assert(
+      'what the payer paid for each payload (the first over its four attempts)',
+      `at most its maximum ${MAXIMUM}`,
+      paidPerPayload.join(', '),
+      paidPerPayload.every((paid) => paid <= MAXIMUM),
+    ),
+    report.assert(
+      "merchant's balance after each attempt",
+      'never lower than before it',
+      [above, below, atFee, again, middle, atMaximum].map((a) => a.merchant).join(', '),
+      [above, below, atFee, again, middle, atMaximum].every((a) => a.merchant >= 0n),
+    ),
+  ];
+  report.note(
+    "Bound, as README's and docs/custody.md's leak tables state it: with a relayer key and an unsettled upto payment's payload naming our treasury, anyone can settle it for any amount from the fee to the payer's maximum (both included): the payer pays that amount to the merchant, the merchant pays our fee; the merchant may get less than it asked for, and the nonce is spent. Above the maximum Permit2 refuses, below the fee the executor does; no one else is paid.",
   );
   report.save();
   expect(ok.every(Boolean)).toBe(true);
