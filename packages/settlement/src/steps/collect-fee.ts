@@ -3,6 +3,7 @@ import { approvalCommands } from '../approval-command';
 import { SettlementEndedError } from '../settlement-ended';
 import { termsOf } from '../payment';
 import { admissionDigest } from '../settlement-admission';
+import { preflightChecks } from './preflight';
 import { failed, feeCollectionFailed, insufficientAllowance, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import type { StepAwait } from '../awaiting-chain';
@@ -19,7 +20,7 @@ export const collectFee: Step = async (ctx) => {
   if (sent) return awaitFee(ctx, sent.id);
   const aboveOurs = feeAboveOurs(ctx);
   if (aboveOurs) return aboveOurs;
-  const unadmitted = notAdmitted(ctx);
+  const unadmitted = await notAdmitted(ctx);
   if (unadmitted) return unadmitted;
   // a fee stored but not signed yet (a crash after its nonce was taken; a relayer server that has not signed)
   // will still be sent: later nonces of the treasury wait on it. It is finished, never failed around: a
@@ -48,20 +49,25 @@ function feeAboveOurs(ctx: StepContext): StepResult | undefined {
 }
 
 /**
- * The treasury charges a merchant only for a settlement this worker admitted: its pre-flight (signature, nonce,
- * simulation) passed here and sealed the row (preflight.ts). A row a database writer inserted straight into
- * collect_fee, with a payment nobody signed, carries no seal it could make, and a seal copied from another row
- * covers that row's id and payment, not this one's. Nothing was sent; the settlement fails released.
+ * The treasury charges a merchant only for a settlement whose payment this worker checked: its pre-flight
+ * (signature, nonce, a simulation of the payment itself) passed here and sealed the row (preflight.ts). A row
+ * without a seal that verifies (a keyless worker ran its pre-flight before a worker with the treasury key took
+ * over; or a database writer put the row here, or copied another row's seal) is checked now, as the pre-flight
+ * checks, before the treasury signs anything: a payment nobody signed, or one that cannot settle, ends here with
+ * nothing sent. What passes is a real payer-signed payment to this merchant (a row's merchant is its signed
+ * payee, payment.ts), which the fee pays for. Only such a row costs the pre-flight's reads again.
  */
-function notAdmitted(ctx: StepContext): StepResult | undefined {
+async function notAdmitted(ctx: StepContext): Promise<Awaited<ReturnType<Step>> | undefined> {
   const seal = ctx.settlement.admission;
   if (seal && ctx.admission?.verify(admissionDigest(ctx.settlement), seal)) return undefined;
-  return failed(
-    settlementDoomed('this worker did not admit the settlement (its pre-flight seal is missing or does not verify): the treasury charges no fee for it', {
-      admission: seal ? 'invalid' : 'missing',
-    }),
-    true,
-  );
+  const checked = await preflightChecks(ctx);
+  if (!('to' in checked)) return checked;
+  if (checked.to === 'check_allowance') return undefined;
+  if (checked.to === 'deploying_wallet') {
+    // a payer's wallet is deployed before any fee: this row did not come the machine's way
+    return failed(settlementDoomed("the payer's wallet is not deployed, and no fee is taken before it is", { admission: seal ? 'invalid' : 'missing' }), true);
+  }
+  return checked;
 }
 
 /**

@@ -35,7 +35,8 @@ async function sealedOnPass(ctx: StepContext, result: Awaited<ReturnType<Step>>)
   return { ...result, data: { ...result.data, admission } };
 }
 
-const preflightChecks: Step = async (ctx) => {
+/** The pre-flight's checks alone (no seal): what collect_fee runs itself for a row it finds without this worker's seal. */
+export const preflightChecks: Step = async (ctx) => {
   // a verify rejects its row after storing it when it finds the nonce held by another verified payment; a
   // settle that found the row in that instant must not execute what the verify answered was invalid
   if (ctx.settlement.verification.status !== 'verified') {
