@@ -33,7 +33,7 @@ export function serviceIndex(queueDashboardOn: boolean): ServiceIndex {
       { path: '/healthz', title: 'liveness' },
       { path: '/readyz', title: 'readiness' },
       { path: '/metrics', title: "the API's Prometheus metrics (settlement and fee figures are the worker's, on WORKER_METRICS_PORT)" },
-      { path: '/v1/queues', title: 'queue state as JSON' },
+      { path: '/v1/queues', title: 'queue state as JSON (operators: an API_KEYS key)' },
     ],
   };
 }
