@@ -14,9 +14,6 @@ export function feeCollectionStatus(s: Settlement): 'collected' | 'failed' | 'pe
 
 /** Spec "Settlement result (Form A)", with the fee breakdown variant's timestamps. */
 export function formASettlementResult(s: Settlement) {
-  const fee = BigInt(s.feeAmount);
-  // the customer was charged and the merchant paid by a transaction that was not ours: paid, with no fee to report
-  if (paidWithoutOurFee(s)) return formASettledElsewhere(s);
   return {
     success: true,
     transaction: null,
@@ -26,50 +23,47 @@ export function formASettlementResult(s: Settlement) {
       verification_id: s.verificationId,
       settled_amount: s.amount,
       merchant_received: Number(s.amount),
-      fee_amount_wei: Number(fee),
-      fee_collection_status: 'collected',
-      fee_tx_hash: s.feeTxHash,
       settlement_tx_hash: s.settlementTxHash,
-      fee_collected_first: true,
       pricing_model: 'flat_rate',
-      description: `A flat fee of ${fee} token units was collected from the merchant (transferFrom against the merchant's allowance to the treasury) before the payer's transfer was executed; the payer paid exactly the price.`,
-      fee_collection_timestamp: iso(s.feeCollectedAt),
+      // the customer was charged and the merchant paid by a transaction that was not ours: paid, with no fee to report
+      ...(paidWithoutOurFee(s) ? noFeeOfOurs() : feeCollected(s)),
       settlement_timestamp: iso(s.settledAt),
     },
+  };
+}
+
+/** The fee fields of a settlement whose fee we collected before the payer's transfer. */
+function feeCollected(s: Settlement) {
+  const fee = BigInt(s.feeAmount);
+  return {
+    fee_amount_wei: Number(fee),
+    fee_collection_status: 'collected',
+    fee_tx_hash: s.feeTxHash,
+    fee_collected_first: true,
+    description: `A flat fee of ${fee} token units was collected from the merchant (transferFrom against the merchant's allowance to the treasury) before the payer's transfer was executed; the payer paid exactly the price.`,
+    fee_collection_timestamp: iso(s.feeCollectedAt),
+  };
+}
+
+/** The fee fields of a payment another transaction executed to the merchant before ours could: no fee taken. */
+function noFeeOfOurs() {
+  return {
+    fee_amount_wei: 0,
+    fee_collection_status: 'not_collected',
+    fee_tx_hash: null,
+    fee_collected_first: false,
+    description: 'The payment was executed to the merchant by a transaction that was not ours (settlement_tx_hash): the payer was charged and the merchant paid; no fee was collected for it.',
+    fee_collection_timestamp: null,
   };
 }
 
 /**
  * Settled with no fee transaction of ours: another transaction than ours executed the payment to the merchant
- * before any of ours could (docs/decisions.md, "Paid by another transaction"). Ours always leave a fee hash
- * (the sequential fee, or the atomic batch that took it); a fee-free settlement (fee 0) is not this.
+ * before any of ours could (docs/decisions/settlement.md, "Paid by another transaction"). Ours always leave a fee
+ * hash (the sequential fee, or the atomic batch that took it); a fee-free settlement (fee 0) is not this.
  */
 function paidWithoutOurFee(s: Settlement): boolean {
   return s.state === 'settled' && s.feeTxHash === null && BigInt(s.feeAmount) > 0n;
-}
-
-/** Form A's paid answer for a payment another transaction executed to the merchant before ours could (no fee taken). */
-function formASettledElsewhere(s: Settlement) {
-  return {
-    success: true,
-    transaction: null,
-    message: 'Payment settled',
-    details: {
-      settlement_id: s.id,
-      verification_id: s.verificationId,
-      settled_amount: s.amount,
-      merchant_received: Number(s.amount),
-      fee_amount_wei: 0,
-      fee_collection_status: 'not_collected',
-      fee_tx_hash: null,
-      settlement_tx_hash: s.settlementTxHash,
-      fee_collected_first: false,
-      pricing_model: 'flat_rate',
-      description: 'The payment was executed to the merchant by a transaction that was not ours (settlement_tx_hash): the payer was charged and the merchant paid; no fee was collected for it.',
-      fee_collection_timestamp: null,
-      settlement_timestamp: iso(s.settledAt),
-    },
-  };
 }
 
 /** Form A answer when the outcome is not known within the wait: 202, poll the status record. */
