@@ -8,6 +8,7 @@ import {
   MerchantSessionRepository,
   PaymentIdentifierRepository,
   NothingSettledRepository,
+  SettlementProgressListener,
   SettlementRepository,
   VerificationRepository,
   WebhookEventRepository,
@@ -109,7 +110,11 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     config.abuse.feeFreeSettlements,
     new NothingSettledRepository(pool),
   );
+  // waiting settle requests are woken by Postgres when their settlement changes (LISTEN), not by polling
+  const progressWakeups = new SettlementProgressListener(config.databaseUrl);
+  void progressWakeups.start();
   const waits = new SettlementWaiter({
+    wakeups: progressWakeups,
     readProgress: settlementProgressReader({ settlements, transactions: new ChainTransactionRepository(pool) }),
     timeoutMs: config.settleWaitTimeoutMs,
     maxWaiters: config.abuse.maxSettleWaiters,
@@ -267,6 +272,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     metrics,
     async close() {
       waits.close();
+      await progressWakeups.close();
       await queues.close();
       await queueStore.close();
       // the provider destroys its pool

@@ -112,3 +112,95 @@ describe('SettlementWaiter', () => {
     waiter.close();
   });
 });
+
+/** Postgres's wake-ups as the waiter sees them (SettlementProgressListener; its int test holds the real one to this). */
+function wakeups(live = true) {
+  const wakeHandlers: Array<(w: { settlementIds: string[]; batchSigned: boolean }) => void> = [];
+  const liveHandlers: Array<(live: boolean) => void> = [];
+  const source = {
+    live,
+    onWake: (h: (w: { settlementIds: string[]; batchSigned: boolean }) => void) => void wakeHandlers.push(h),
+    onLive: (h: (live: boolean) => void) => void liveHandlers.push(h),
+    wake: (settlementIds: string[], batchSigned = false) => wakeHandlers.forEach((h) => h({ settlementIds, batchSigned })),
+    setLive: (value: boolean) => {
+      source.live = value;
+      liveHandlers.forEach((h) => h(value));
+    },
+  };
+  return source;
+}
+
+describe('SettlementWaiter woken by Postgres', () => {
+  it('reads nothing while nothing changes, and reads only what a wake-up names', async () => {
+    const db = table();
+    const source = wakeups();
+    const waiter = new SettlementWaiter({ readProgress: db.readProgress, wakeups: source, timeoutMs: 5_000, maxWaiters: 10_000, pollIntervalMs: 20 });
+    for (let i = 0; i < 100; i++) db.states.set(`stl_${i}`, 'collect_fee');
+    const waits = Array.from({ length: 100 }, (_, i) => waiter.waitForFinal(row(`stl_${i}`, 'pending')));
+    await sleep(300);
+    // one round for the 100 newly watched (their rows may predate a notification nobody heard), then nothing
+    expect(db.queries).toHaveLength(1);
+    expect(db.queries[0]).toHaveLength(100);
+    for (let i = 0; i < 10; i++) db.states.set(`stl_${i}`, 'settled');
+    source.wake(['stl_0', 'stl_1', 'stl_2', 'stl_3', 'stl_4', 'stl_5', 'stl_6', 'stl_7', 'stl_8', 'stl_9', 'stl_not_watched']);
+    const answered = await Promise.all(waits.slice(0, 10));
+    expect(answered.every((p) => p.settlement.state === 'settled')).toBe(true);
+    // one round for the ten woken, none for a settlement nobody waits for
+    expect(db.queries).toHaveLength(2);
+    expect(db.queries[1].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `stl_${i}`).sort());
+    expect(waiter.waiters).toBe(90);
+    for (let i = 10; i < 100; i++) db.states.set(`stl_${i}`, 'failed');
+    source.wake(Array.from({ length: 90 }, (_, i) => `stl_${i + 10}`));
+    await Promise.all(waits);
+    expect(db.queries).toHaveLength(3);
+    waiter.close();
+  });
+
+  it('a batch signed wakes only the waiters still without a transaction', async () => {
+    const db = table();
+    const source = wakeups();
+    const waiter = new SettlementWaiter({ readProgress: db.readProgress, wakeups: source, timeoutMs: 5_000, maxWaiters: 100 });
+    db.states.set('stl_sent', 'collect_fee');
+    db.states.set('stl_unsent', 'collect_fee');
+    db.hashes.set('stl_sent', '0xaaa');
+    const sent = waiter.waitForFinal(row('stl_sent', 'collect_fee'));
+    const unsent = waiter.waitUntil(progress('stl_unsent', 'collect_fee'), isFinalOrSent, 5_000);
+    await sleep(50);
+    db.hashes.set('stl_unsent', '0xbbb');
+    source.wake([], true);
+    expect((await unsent).transactionHash).toBe('0xbbb');
+    // the second round read the one without a transaction only
+    expect(db.queries[db.queries.length - 1]).toEqual(['stl_unsent']);
+    db.states.set('stl_sent', 'settled');
+    source.wake(['stl_sent']);
+    expect((await sent).settlement.state).toBe('settled');
+    waiter.close();
+  });
+
+  it('polls while the wake-ups are away, and reads everything once when they come back', async () => {
+    const db = table();
+    const source = wakeups();
+    const waiter = new SettlementWaiter({ readProgress: db.readProgress, wakeups: source, timeoutMs: 5_000, maxWaiters: 100, pollIntervalMs: 20, safetyPollIntervalMs: 60_000 });
+    db.states.set('stl_a', 'collect_fee');
+    db.states.set('stl_b', 'collect_fee');
+    const a = waiter.waitForFinal(row('stl_a', 'pending'));
+    const b = waiter.waitForFinal(row('stl_b', 'pending'));
+    await sleep(100);
+    const quiet = db.queries.length;
+    source.setLive(false);
+    db.states.set('stl_a', 'settled'); // a change nobody is told of
+    expect((await a).settlement.state).toBe('settled');
+    expect(db.queries.length).toBeGreaterThan(quiet);
+    source.setLive(true);
+    await sleep(100);
+    const afterReconnect = db.queries.length;
+    await sleep(200);
+    // back to quiet: the poller slowed down to the safety pace
+    expect(db.queries.length).toBe(afterReconnect);
+    db.states.set('stl_b', 'settled');
+    source.wake(['stl_b']);
+    expect((await b).settlement.state).toBe('settled');
+    waiter.close();
+  });
+});
+

@@ -26,10 +26,26 @@ export interface SettlementWaiterOptions {
   maxWaitersPerSettlement?: number;
   /**
    * how often the one poller of this process reads every waited-for settlement (one round for all of
-   * them, and only while some request waits); default 20 ms: on the atomic path a paid request waits for
-   * one block, and the poll's delay is part of every paid request's latency
+   * them, and only while some request waits) when nothing wakes it: without `wakeups`, or while their
+   * connection is away; default 20 ms: on the atomic path a paid request waits for one block, and the
+   * poll's delay is part of every paid request's latency
    */
   pollIntervalMs?: number;
+  /**
+   * Postgres's notifications of the settlements' progress (SettlementProgressListener): while they are live,
+   * a waited-for settlement is read when it changed, in one round per wake-up for all that did, and the
+   * poller only looks at every waited-for settlement every `safetyPollIntervalMs`
+   */
+  wakeups?: ProgressWakeups;
+  /** the slow look at everything while `wakeups` are live, in case one was missed (default 2 s) */
+  safetyPollIntervalMs?: number;
+}
+
+/** What SettlementProgressListener offers the waiter (a port, so the waiter's unit tests need no database). */
+export interface ProgressWakeups {
+  readonly live: boolean;
+  onWake(handler: (wake: { settlementIds: string[]; batchSigned: boolean }) => void): void;
+  onLive(handler: (live: boolean) => void): void;
 }
 
 export const isFinalProgress = (p: SettlementProgress): boolean => isFinal(p.settlement.state);
@@ -48,18 +64,49 @@ interface Watched {
 }
 
 /**
- * Settle requests that wait (Form A and /x402) share one poller per process: every tick reads all
- * settlements being waited for in one round, however many clients wait and on however many settlements;
- * clients waiting on the same settlement share its entry. So Postgres sees at most one round per tick per
- * process, and waiting clients cannot starve the pool. Beyond `maxWaiters` clients, a request does not
- * wait at all: it is answered with what it has.
+ * Settle requests that wait (Form A and /x402) share one reader per process. With Postgres's wake-ups live, a
+ * settlement is read when it changed (one round for all the settlements of a wake-up, so a batch is one
+ * round), and everything is looked at once every `safetyPollIntervalMs`; without them, every tick reads all
+ * settlements being waited for in one round. Either way, however many clients wait and on however many
+ * settlements, clients waiting on the same settlement share its entry, Postgres sees at most one round at a
+ * time per process, and waiting clients cannot starve the pool. Beyond `maxWaiters` clients, a request does
+ * not wait at all: it is answered with what it has.
  */
 export class SettlementWaiter {
   private readonly watched = new Map<string, Watched>();
   private waiting = 0;
   private timer?: NodeJS.Timeout;
+  private timerMs = 0;
+  /** settlements to read in the next round (woken, or newly watched), and whether to read those not yet sent */
+  private readonly dirty = new Set<string>();
+  private unsentDirty = false;
+  private roundScheduled = false;
 
-  constructor(private readonly options: SettlementWaiterOptions) {}
+  constructor(private readonly options: SettlementWaiterOptions) {
+    const wakeups = options.wakeups;
+    if (!wakeups) return;
+    wakeups.onWake(({ settlementIds, batchSigned }) => {
+      let any = false;
+      for (const id of settlementIds) {
+        if (this.watched.has(id)) {
+          this.dirty.add(id);
+          any = true;
+        }
+      }
+      if (batchSigned && this.watched.size > 0) {
+        this.unsentDirty = true;
+        any = true;
+      }
+      if (any) this.scheduleRound();
+    });
+    wakeups.onLive((live) => {
+      if (this.watched.size === 0) return;
+      // what changed while the connection was away was not heard: look at everything once, then poll at the pace the connection allows
+      if (live) for (const id of this.watched.keys()) this.dirty.add(id);
+      this.startPolling();
+      this.scheduleRound();
+    });
+  }
 
   /** SETTLE_WAIT_TIMEOUT_MS: how long a settle request waits for the outcome before it is answered pending */
   get timeoutMs(): number {
@@ -86,6 +133,11 @@ export class SettlementWaiter {
     if (!entry) {
       entry = { latest: initial, listeners: new Set() };
       this.watched.set(id, entry);
+      // the caller's row may predate a change that notified nobody yet listening for it: read it once more
+      if (this.options.wakeups?.live) {
+        this.dirty.add(id);
+        this.scheduleRound();
+      }
     }
     const watched = entry;
     if (until(watched.latest)) {
@@ -121,9 +173,17 @@ export class SettlementWaiter {
     if (watched.listeners.size === 0 && this.watched.get(id) === watched) this.watched.delete(id);
   }
 
+  /** The poller's pace: fast without live wake-ups, a slow safety look with them. */
+  private pollMs(): number {
+    return this.options.wakeups?.live ? (this.options.safetyPollIntervalMs ?? 2_000) : (this.options.pollIntervalMs ?? 20);
+  }
+
   private startPolling(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.poll(), this.options.pollIntervalMs ?? 20);
+    const ms = this.pollMs();
+    if (this.timer && this.timerMs === ms) return;
+    clearInterval(this.timer);
+    this.timerMs = ms;
+    this.timer = setInterval(() => void this.poll(), ms);
     this.timer.unref();
   }
 
@@ -135,10 +195,34 @@ export class SettlementWaiter {
       this.timer = undefined;
       return;
     }
+    await this.read([...this.watched.keys()]);
+  }
+
+  /** One round for the settlements woken since the last (coalesced: wake-ups of one moment share a round). */
+  private scheduleRound(): void {
+    if (this.roundScheduled) return;
+    this.roundScheduled = true;
+    setImmediate(() => {
+      this.roundScheduled = false;
+      if (this.polling) {
+        // a round is under way: this one follows it, so no change is read before it was notified
+        setTimeout(() => this.scheduleRound(), 1).unref();
+        return;
+      }
+      const ids = new Set<string>();
+      for (const id of this.dirty) if (this.watched.has(id)) ids.add(id);
+      if (this.unsentDirty) for (const [id, entry] of this.watched) if (entry.latest.transactionHash === null) ids.add(id);
+      this.dirty.clear();
+      this.unsentDirty = false;
+      if (ids.size > 0) void this.read([...ids]);
+    });
+  }
+
+  private async read(ids: string[]): Promise<void> {
     if (this.polling) return; // a slow database: skip a tick rather than pile up queries
     this.polling = true;
     try {
-      for (const progress of await this.options.readProgress([...this.watched.keys()])) {
+      for (const progress of await this.options.readProgress(ids)) {
         const entry = this.watched.get(progress.settlement.id);
         if (!entry) continue;
         entry.latest = progress;
@@ -146,6 +230,7 @@ export class SettlementWaiter {
       }
     } catch {
       // the database is away: waiters keep their last reading and time out; the next tick tries again
+      if (this.options.wakeups?.live) for (const id of ids) this.dirty.add(id);
     } finally {
       this.polling = false;
     }

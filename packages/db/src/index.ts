@@ -1,5 +1,12 @@
 export { createPrismaClient } from './prisma-client';
 export { createPgPool, type Pool } from './pg-pool';
+export {
+  SettlementProgressListener,
+  SETTLEMENT_PROGRESS_CHANNEL,
+  parseProgressPayload,
+  type SettlementProgressWake,
+  type SettlementProgressListenerOptions,
+} from './settlement-progress-listener';
 export { applyMigrations } from './migrations';
 export { grantApiRole, WORKER_ONLY_TABLES, type ApiRoleOptions } from './api-role';
 // The generated client's models and enums other packages use, so no other package reaches into `generated/`.
