@@ -1,5 +1,5 @@
 import type { Logger } from '@facilitator/logging';
-import type { SettlementJobData } from '@facilitator/queue';
+import { SettlementJobPriority, type SettlementJobData } from '@facilitator/queue';
 import {
   classifySettlementError,
   SettlementAwaitingChainError,
@@ -64,7 +64,9 @@ export function settlementHandler(options: SettlementHandlerOptions): JobHandler
         }
         if (err instanceof SettlementAwaitingChainError) {
           // its transaction is sent: the slot goes to other settlements until this process knows the outcome,
-          // and the job runs again then (the delay is only the fallback should this process die meanwhile)
+          // and the job runs again then (the delay is only the fallback should this process die meanwhile),
+          // ahead of every new settlement: what is on chain is recorded before new work is taken
+          if (job.priority) await job.changePriority({ priority: SettlementJobPriority.Resumed });
           await job.moveToDelayed(Date.now() + err.retryAfterMs, token);
           void err.known.then(() => promoteWhenDelayed(job, logger, settlementId));
           throw new DelayedError();

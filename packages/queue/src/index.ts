@@ -4,4 +4,4 @@ export { createRedisConnection } from './redis-connection';
 export { createQueues, WEBHOOK_ATTEMPTS, type Queues, queueDefaults } from './queues';
 export { deleteQueueKeys } from './delete-queue-keys';
 export { openQueueStore, queueStoreTargetOf } from './queue-store';
-export { enqueueSettlement, enqueueWebhookDelivery, scheduleMaintenance, JobName, type JobDataOf } from './jobs';
+export { enqueueSettlement, SettlementJobPriority, enqueueWebhookDelivery, scheduleMaintenance, JobName, type JobDataOf } from './jobs';

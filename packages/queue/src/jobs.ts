@@ -25,9 +25,26 @@ export interface JobDataOf {
 // Job ids are record ids: enqueueing the same record twice (the API, the sweeper, an operator) yields one
 // job, since BullMQ returns the existing job for an id it holds.
 
+/**
+ * Settlement jobs' places in the queue. BullMQ (Redis and Postgres alike) takes a job without a priority before
+ * any prioritized one, so new work is prioritized (behind) and a settlement whose transaction's outcome is
+ * known drops its priority to 0 while it waits (the worker's handler): recording what is already on chain never
+ * waits behind new settlements, however many strangers offer (issue 41, item 4).
+ */
+export const SettlementJobPriority = {
+  /** a settlement taken in (the API, the sweeper) */
+  New: 1,
+  /** a settlement whose job gave its slot up while its transaction is on its way, and operators' retries */
+  Resumed: 0,
+} as const;
+
 /** The job that advances a settlement through its states. */
-export async function enqueueSettlement(queues: Pick<Queues, 'settlement'>, settlementId: string): Promise<void> {
-  await queues.settlement.add(JobName.Settle, { settlementId }, { jobId: settlementId });
+export async function enqueueSettlement(
+  queues: Pick<Queues, 'settlement'>,
+  settlementId: string,
+  priority: number = SettlementJobPriority.New,
+): Promise<void> {
+  await queues.settlement.add(JobName.Settle, { settlementId }, { jobId: settlementId, ...(priority > 0 ? { priority } : {}) });
 }
 
 /** The job that delivers a webhook event, on the spec's retry schedule. */

@@ -1,6 +1,6 @@
 import { ErrorCode, InvalidRequestError, NotFoundError } from '@facilitator/core';
 import type { Settlement, SettlementRepository } from '@facilitator/db';
-import { enqueueSettlement, type Queues } from '@facilitator/queue';
+import { enqueueSettlement, SettlementJobPriority, type Queues } from '@facilitator/queue';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { transitionWithFinalEvent } from './final-transition';
 import { operatorCanResolve } from './states';
@@ -32,7 +32,7 @@ export class OperatorActions {
     if (job && (await job.isFailed())) await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     else {
       await job?.remove().catch(() => undefined);
-      await enqueueSettlement(this.queues, id);
+      await enqueueSettlement(this.queues, id, SettlementJobPriority.Resumed);
     }
     return settlement;
   }
