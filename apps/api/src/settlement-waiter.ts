@@ -74,6 +74,8 @@ interface Watched {
  */
 export class SettlementWaiter {
   private readonly watched = new Map<string, Watched>();
+  /** settle requests inside (intake and wait) per payment, in this process */
+  private readonly entered = new Map<string, number>();
   private waiting = 0;
   private timer?: NodeJS.Timeout;
   private timerMs = 0;
@@ -111,6 +113,26 @@ export class SettlementWaiter {
   /** SETTLE_WAIT_TIMEOUT_MS: how long a settle request waits for the outcome before it is answered pending */
   get timeoutMs(): number {
     return this.options.timeoutMs;
+  }
+
+  /**
+   * Lets one more settle request for this payment in (its fingerprint, or Form B's verification id), before
+   * anything is looked up or stored for it: beyond `maxWaitersPerSettlement` requests at once for the same
+   * payment in this process it is refused (429) at once, so a flood of repeats of one payment costs no
+   * database work (issue 41, item 4). The returned function lets it out; call it once the request is answered.
+   */
+  enter(paymentKey: string): () => void {
+    const inside = this.entered.get(paymentKey) ?? 0;
+    if (inside >= (this.options.maxWaitersPerSettlement ?? 64)) throw new RateLimitedError(1);
+    this.entered.set(paymentKey, inside + 1);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const now = (this.entered.get(paymentKey) ?? 1) - 1;
+      if (now <= 0) this.entered.delete(paymentKey);
+      else this.entered.set(paymentKey, now);
+    };
   }
 
   /** Clients waiting right now in this process. */

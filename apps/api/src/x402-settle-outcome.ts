@@ -3,7 +3,7 @@ import { paidElsewhereConfirming, STOPPABLE_STATES, type UnsentSettlementStop } 
 import { isFinalOrSent, isFinalProgress, type SettlementProgress, type SettlementWaiter } from './settlement-waiter';
 
 export interface X402SettleOutcomeDeps {
-  waits: Pick<SettlementWaiter, 'waitUntil' | 'readNow' | 'timeoutMs'>;
+  waits: Pick<SettlementWaiter, 'waitUntil' | 'readNow' | 'timeoutMs' | 'enter'>;
   stop: Pick<UnsentSettlementStop, 'stop'>;
   /** SettlementRepository.withholdTransfer: a sequential settlement's transfer, not committed to yet, is never sent */
   transfers: Pick<SettlementRepository, 'withholdTransfer'>;

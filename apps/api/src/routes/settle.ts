@@ -3,7 +3,7 @@ import type { EnabledNetworks } from '@facilitator/verification';
 import { bearerKey } from '../bearer-key';
 import { formASettlementPending, formASettlementResult, formBSettlementCreated } from '../presenters/settlement';
 import { apiRouter } from '../api-router';
-import { parseV1SettleCommand } from '../settle-intake/settle-command';
+import { parseV1SettleCommand, settleRequestKey } from '../settle-intake/settle-command';
 import { SettleRefused, type SettleIntake } from '../settle-intake/settle-intake';
 import { settlementError } from '../settlement-outcome';
 import type { SettlementWaiter } from '../settlement-waiter';
@@ -21,6 +21,9 @@ export function settleRoutes(deps: SettleRouteDeps) {
   const router = apiRouter();
   router.post('/v1/settle', async (req, res) => {
     const command = parseV1SettleCommand(req.body, deps.networks);
+    // repeats of one payment beyond what waits for it are refused before any database work
+    const leave = deps.waits.enter(settleRequestKey(command));
+    res.once('close', leave);
     const { settlement } = await deps.intake.admit(command, bearerKey(req)).catch((err: unknown) => {
       if (err instanceof SettleRefused) {
         const { message, details } = err.failure;

@@ -30,3 +30,13 @@ export function parseX402SettleCommand(body: unknown, networks: EnabledNetworks)
   const x402 = parseX402Request(body, networks);
   return { kind: 'x402', payment: x402.payment, x402 };
 }
+
+/**
+ * What makes two settle requests the same payment's, read from the command alone (no lookup): the
+ * mechanism's fingerprint of the authorization on its network, or Form B's verification id.
+ */
+export function settleRequestKey(command: SettleCommand): string {
+  if (command.kind === 'form-b') return `verification:${command.verificationId}`;
+  const { payment } = command;
+  return `${payment.network.chainId}:${payment.mechanism.fingerprint(payment.payload, payment.network)}`;
+}

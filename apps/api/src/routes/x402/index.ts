@@ -27,7 +27,7 @@ import {
 } from '../../presenters/x402';
 import { apiRouter } from '../../api-router';
 import { bearerKey } from '../../bearer-key';
-import { parseX402SettleCommand } from '../../settle-intake/settle-command';
+import { parseX402SettleCommand, settleRequestKey } from '../../settle-intake/settle-command';
 import { SettleKeyRequired, SettleRefused, type SettleIntake } from '../../settle-intake/settle-intake';
 import { x402SettleOutcome, type X402SettleOutcomeDeps } from '../../x402-settle-outcome';
 
@@ -123,6 +123,9 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
   const arrivedAt = Date.now();
   const command = parseX402SettleCommand(req.body, deps.networks);
   const x = command.x402;
+  // repeats of one payment beyond what waits for it are refused before any database work
+  const leave = deps.outcome.waits.enter(settleRequestKey(command));
+  res.once('close', leave);
   const admitted = await deps.intake.admit(command, bearerKey(req));
   res.setHeader(VERIFICATION_ID_HEADER, admitted.verification.id);
   if (admitted.settlement === null) {
