@@ -35,7 +35,7 @@ import {
 } from '@facilitator/schemas';
 import { ServiceStatusReader } from '@facilitator/service-status';
 import { deploymentBinding, MerchantService, MerchantSessions, SecretBox } from '@facilitator/merchants';
-import { OperatorActions, SettlementRequests, UnsentSettlementStop } from '@facilitator/settlement';
+import { IntakeFundsCheck, OperatorActions, SettlementRequests, UnsentSettlementStop } from '@facilitator/settlement';
 import { EnabledNetworks, PaymentIdentifiers, VerificationService, X402Verifier } from '@facilitator/verification';
 import { assertPublicHost, HostResolver, parseWebhookUrl, WebhookEventMac, WebhookOutbox, WebhookUrlRejected } from '@facilitator/webhooks';
 import { createApp } from './app';
@@ -109,6 +109,8 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     { payerAfterFailures: config.abuse.payerPauseAfterFailures, merchantAfterFailures: config.abuse.merchantPauseAfterFailures, windowMs: config.abuse.failurePauseWindowMs },
     config.abuse.feeFreeSettlements,
     new NothingSettledRepository(pool),
+    // what cannot settle now (an unfunded payer, a merchant without the fee's allowance) is refused before it is stored
+    new IntakeFundsCheck(chain, config.treasuryAddress),
   );
   // waiting settle requests are woken by Postgres when their settlement changes (LISTEN), not by polling
   const progressWakeups = new SettlementProgressListener(config.databaseUrl);

@@ -7,6 +7,7 @@ import { classifyNodeError } from './node-error-classification';
 import { counterfactualCheckCall, counterfactualVerdict } from './erc6492/erc6492-check';
 import { parseErc6492Signature } from './erc6492/erc6492-signature';
 import { UsdcClient } from './usdc-client';
+import { addressWord, decodeUint, encodeCall, SELECTORS } from './token-calldata';
 
 interface ChainEndpoint {
   chainId: number;
@@ -82,6 +83,16 @@ export class RpcChainReader {
   /** A contract's read, through the hot path's lean client (Permit2's nonce bitmap, the payer's approval of it). */
   readContract(chainId: number, to: string, data: string): Promise<string> {
     return this.endpoint(chainId).token.readContract(to, data);
+  }
+
+  /** An ERC-20 balance (through the hot path's lean client: the settle intake's reads of one turn go as one batch). */
+  async balanceOf(chainId: number, token: string, owner: string): Promise<bigint> {
+    return decodeUint(await this.readContract(chainId, token, encodeCall(SELECTORS.balanceOf, [addressWord(owner)])));
+  }
+
+  /** An ERC-20 allowance (the lean client, as balanceOf). */
+  async allowance(chainId: number, token: string, owner: string, spender: string): Promise<bigint> {
+    return decodeUint(await this.readContract(chainId, token, encodeCall(SELECTORS.allowance, [addressWord(owner), addressWord(spender)])));
   }
 
   /** Called on every verify (through the hot path's lean client). */

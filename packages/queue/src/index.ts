@@ -3,5 +3,5 @@ export type { SettlementJobData, WebhookJobData, MaintenanceJobData } from './jo
 export { createRedisConnection } from './redis-connection';
 export { createQueues, WEBHOOK_ATTEMPTS, type Queues, queueDefaults } from './queues';
 export { deleteQueueKeys } from './delete-queue-keys';
-export { openQueueStore, queueStoreTargetOf } from './queue-store';
+export { openQueueStore, queueStoreTargetOf, type QueueStore, type QueueStoreTarget } from './queue-store';
 export { enqueueSettlement, SettlementJobPriority, enqueueWebhookDelivery, scheduleMaintenance, JobName, type JobDataOf } from './jobs';

@@ -1,7 +1,7 @@
 import { ErrorCode } from '@facilitator/core';
 import type { StepResult } from './step';
 
-interface Failure {
+export interface Failure {
   code: string;
   message: string;
   details: Record<string, unknown>;

@@ -4,6 +4,7 @@ export { type SettlementTransitionEvent, UnknownSettlementError, SettlementMachi
 export { FundedRelayers, type RelayerFunds } from './funded-relayers';
 export type { SettlementPathPolicy } from './settlement-path-policy';
 export { fingerprintOf, SettlementRequests } from './settlement-requests';
+export { IntakeFundsCheck, intakeRefusalError, type IntakeFundsReads, type IntakeFundsQuestion } from './intake-funds-check';
 export { classifySettlementError } from './error-classes';
 export { OperatorActions } from './operator-actions';
 export { SettlementWaitReason, SettlementWaitingError } from './waiting';

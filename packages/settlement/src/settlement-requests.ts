@@ -4,6 +4,7 @@ import type { NothingSettledRepository, PaymentNonce, Settlement, SettlementRepo
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { failurePauseOf, type FailurePausePolicy } from './accounting';
 import { failurePaused } from './failures';
+import { intakeRefusalError, type IntakeFundsCheck } from './intake-funds-check';
 
 /**
  * The payment's nonce identity (db's PaymentNonce) of a verified verification: the contract that records
@@ -76,6 +77,8 @@ export class SettlementRequests {
     private readonly feeFreeBudget?: { perMerchant: number; total: number },
     /** the upto payments settled for 0; absent: a 0 is not recorded (and a later settle is not refused) */
     private readonly nothingSettled?: Pick<NothingSettledRepository, 'record' | 'isRecorded'>,
+    /** the pre-flight's cheapest refusals, asked before anything is stored; absent: only the worker asks */
+    private readonly fundsCheck?: Pick<IntakeFundsCheck, 'refusalOf'>,
   ) {}
 
   /**
@@ -103,7 +106,17 @@ export class SettlementRequests {
    * what every step charges and moves, and what it reports. The same payment asked for another amount while
    * its settlement lives is a 409: the first amount is the one that moves.
    */
-  async start(verification: Verification, surface: string, settleAmount?: bigint): Promise<{ settlement: Settlement; created: boolean }> {
+  async start(
+    verification: Verification,
+    surface: string,
+    settleAmount?: bigint,
+    /**
+     * ask the chain first (IntakeFundsCheck) and refuse, storing nothing, what cannot settle now: for the requests
+     * that wait for their outcome anyway (Form A, x402). Form B answers `pending` at once with its settlement, whose
+     * failure the merchant then reads and is told of by webhook, as the spec's states have it
+     */
+    options: { checkFunds?: boolean } = {},
+  ): Promise<{ settlement: Settlement; created: boolean }> {
     const fingerprint = fingerprintOf(verification);
     const amount = this.amountToSettle(verification, settleAmount);
     if (signsMaximum(verification) && (await this.wasSettledForNothing(verification))) {
@@ -119,6 +132,7 @@ export class SettlementRequests {
     if (feeAmount === 0n && this.feeAmount > 0n) await this.refuseBeyondFeeFreeBudget(verification);
     await this.refuseDuringFeeRevertBackoff(verification);
     await this.refuseWhilePaused(verification);
+    if (options.checkFunds) await this.refuseWithoutFunds(verification, amount, feeAmount);
     const result = await this.settlements.createOrGetForPayment({
       id: newId(IdPrefix.Settlement),
       verificationId: verification.id,
@@ -229,6 +243,20 @@ export class SettlementRequests {
     if (live) return;
     const failure = failurePaused(pause);
     throw new SettlementFailedError(failure.message, failure.details);
+  }
+
+  /**
+   * A payment the chain says cannot settle now (the payer's balance below the amount, the merchant's allowance
+   * or balance below the fee) is refused before its settlement is stored and enqueued, with the answer the
+   * worker would give (IntakeFundsCheck). A payment that already has a live settlement is never refused: its
+   * settle reads what became of it (its own transfer may be what spent the payer's balance).
+   */
+  private async refuseWithoutFunds(v: Verification, amount: bigint, fee: bigint): Promise<void> {
+    if (!this.fundsCheck) return;
+    const failure = await this.fundsCheck.refusalOf({ chainId: v.chainId, token: v.tokenAddress!, payer: v.payer!, merchant: v.merchant!, amount, fee });
+    if (!failure) return;
+    if (await this.settlements.findLiveForPayment(settlementPaymentKey(v))) return;
+    throw intakeRefusalError(failure);
   }
 
   /**

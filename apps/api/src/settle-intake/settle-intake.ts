@@ -107,7 +107,7 @@ export class SettleIntake {
     await this.refuseBelowMinimum(target, verification);
     const surface = command.kind === 'x402' ? 'x402' : 'v1';
     if (settleAmount === 0n) return this.nothingToSettle(verification);
-    const { settlement, created } = await this.deps.requests.start(verification, surface, settleAmount);
+    const { settlement, created } = await this.deps.requests.start(verification, surface, settleAmount, { checkFunds: command.kind !== 'form-b' });
     return { verification, settlement, created };
   }
 

@@ -1,7 +1,7 @@
 import type { Settlement } from '@facilitator/db';
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError, type PaymentMechanismId } from '@facilitator/core';
+import { ErrorCode, FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError, type PaymentMechanismId } from '@facilitator/core';
 import { mechanismById, mechanismsInVersion } from '@facilitator/payment-mechanisms';
 import { EIP2612_GAS_SPONSORING, PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
@@ -104,6 +104,11 @@ export function x402Routes(deps: X402RouteDeps) {
         failed(200, X402Reason.PaymentIdentifierConflict, err.message);
       } else if (err instanceof SettleKeyRequired) {
         failed(401, 'unauthorized', err.message);
+      } else if (err instanceof FacilitatorError && SETTLEMENT_FAILURE_CODES.has(err.code)) {
+        // refused at intake with the answer the worker would give (nothing stored, nothing sent): answered as a
+        // failed settlement is, with its standard reason
+        const { errorReason, errorMessage } = x402SettleFailureOf({ errorCode: err.code, errorMessage: err.message, errorDetails: err.details ?? {} });
+        failed(200, errorReason, errorMessage);
       } else if (err instanceof RateLimitedError) {
         // a budget of the engine's (settlements charged no fee): ours to lift, the client's to retry later
         res.setHeader('Retry-After', String(err.retryAfterSeconds));
@@ -117,6 +122,9 @@ export function x402Routes(deps: X402RouteDeps) {
 
   return router;
 }
+
+/** The codes of a settlement's failure, which the intake may answer before storing one (a pause, the chain's funds). */
+const SETTLEMENT_FAILURE_CODES: ReadonlySet<string> = new Set([ErrorCode.InsufficientAllowance, ErrorCode.FeeCollectionFailed, ErrorCode.SettlementFailed]);
 
 /** Admits the payment through the settle intake, then answers its outcome (x402-settle-outcome.ts). */
 async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise<void> {
