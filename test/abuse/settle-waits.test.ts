@@ -112,12 +112,9 @@ it('(f) 5,000 concurrent Form A settle waits: Postgres queries per second stay f
     report.note(`Postgres transactions per second in our database: ${idleRate.toFixed(1)} idle, ${waitingRate.toFixed(1)} while ${WAITERS} clients wait (woken by Postgres's notifications when a settlement changes, with one look at all of them every 2 s)`);
     const ok = [
       report.check('settle requests accepted (pending after the wait)', WAITERS, answers.filter((a) => a.status === 202).length),
-      report.assert(
-        'Postgres transactions per second while they wait, above idle',
-        'under 5 (a wait costs nothing until its settlement changes)',
-        (waitingRate - idleRate).toFixed(1),
-        waitingRate - idleRate < 5,
-      ),
+      // the database's own rate (autovacuum after 10,000 inserts, the test stack) moves by several per second:
+      // what the waits themselves cost is counted exactly by (f2)
+      report.assert('Postgres transactions per second while they wait', 'under 100 (flat)', waitingRate.toFixed(1), waitingRate < 100),
       report.check('/readyz while they wait', 200, ready.status),
       report.check('API process alive', true, api.alive()),
     ];
@@ -128,6 +125,55 @@ it('(f) 5,000 concurrent Form A settle waits: Postgres queries per second stay f
     await stats.end();
   }
 }, 300_000);
+
+it("(f2) 1,000 clients waiting on Form A settle: the API's queries while nothing changes are the safety look alone", async () => {
+  const report = abuseReport('f2-settle-waits-queries', 'What waiting clients cost the database', "1,000 Form A settle requests waiting at once, no worker running; the API's statements counted by name for 6 s");
+  // every statement the in-process API sends, by its prepared statement's name (or its text)
+  const counts = new Map<string, number>();
+  let counting = false;
+  const query = Client.prototype.query as (...args: unknown[]) => unknown;
+  Client.prototype.query = function (this: Client, ...args: unknown[]) {
+    if (counting) {
+      const first = args[0] as string | { name?: string; text?: string };
+      const key = typeof first === 'string' ? first.slice(0, 60) : (first?.name ?? first?.text?.slice(0, 60) ?? '?');
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return query.apply(this, args);
+  } as typeof Client.prototype.query;
+  const inProcess = buildApi(loadConfig({ ...stack.env, SETTLE_WAIT_TIMEOUT_MS: '60000', SETTLE_MAX_WAITERS: '10000' }), createSilentLogger());
+  const server = inProcess.app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const bodies = [];
+    for (let i = 0; i < 1_000; i++) bodies.push((await stack.payment()).formA());
+    for (let i = 0; i < bodies.length; i += 200) await Promise.all(bodies.slice(i, i + 200).map((b) => post(`${url}/v1/verify`, b)));
+    const settles = bodies.map((b) => post(`${url}/v1/settle`, b));
+    let held = 0;
+    for (const until = Date.now() + 90_000; held < bodies.length && Date.now() < until; await sleep(250)) {
+      held = valueOf(await get(`${url}/metrics`), 'x402_settle_requests_waiting');
+    }
+    expect(held).toBe(bodies.length);
+    await sleep(1_000); // the last admissions' own statements
+    counting = true;
+    await sleep(6_000);
+    counting = false;
+    const statements = [...counts.values()].reduce((a, b) => a + b, 0);
+    report.note(`statements in 6 s: ${[...counts].map(([k, v]) => `${v} × ${k}`).join('; ') || 'none'}`);
+    const ok = [
+      report.check('clients waiting', 1_000, held),
+      report.assert('statements the API sent in 6 s while they waited', 'at most 4 (a look at all of them every 2 s; none per client, none per tick)', statements, statements <= 4),
+    ];
+    report.save();
+    expect(ok.every(Boolean)).toBe(true);
+    server.close();
+    await Promise.race([Promise.all(settles), sleep(1)]);
+  } finally {
+    Client.prototype.query = query as typeof Client.prototype.query;
+    await new Promise((r) => server.close(() => r(undefined)));
+    await inProcess.close();
+  }
+}, 240_000);
 
 it('(g) 2,000 settle requests for one payment at once: those beyond the ones that may wait for it are refused before any database work', async () => {
   const REPEATS = 2_000;
@@ -179,7 +225,7 @@ it('(g) 2,000 settle requests for one payment at once: those beyond the ones tha
   }
 }, 180_000);
 
-it('beyond SETTLE_MAX_WAITERS a settle answers pending at once instead of waiting', async () => {
+it("beyond SETTLE_MAX_WAITERS (or one merchant's half of it) a settle answers pending at once instead of waiting", async () => {
   const capped = buildApi(loadConfig({ ...stack.env, SETTLE_MAX_WAITERS: '10', SETTLE_WAIT_TIMEOUT_MS: '5000' }), createSilentLogger());
   const cappedServer = capped.app.listen(0, '127.0.0.1');
   await new Promise((r) => cappedServer.once('listening', r));
@@ -191,8 +237,10 @@ it('beyond SETTLE_MAX_WAITERS a settle answers pending at once instead of waitin
     const answers = await Promise.all(bodies.map((b) => post(`${url}/v1/settle`, b)));
     const atOnce = answers.filter((a) => a.status === 202 && a.ms < 2000).length;
     const waited = answers.filter((a) => a.status === 202 && a.ms >= 4500).length;
-    expect(waited).toBe(10);
-    expect(atOnce).toBe(30);
+    // all 40 pay one merchant, whose share of the room to wait is half of it (5): one merchant's requests never
+    // take another's room (the waiter's unit tests hold both limits apart)
+    expect(waited).toBe(5);
+    expect(atOnce).toBe(35);
   } finally {
     await new Promise((r) => cappedServer.close(r));
     await capped.close();

@@ -2,7 +2,7 @@ import type { Settlement } from '@facilitator/db';
 import { isFinalOrSent, SettlementWaiter, type SettlementProgress } from './settlement-waiter';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const row = (id: string, state: Settlement['state']) => ({ id, state }) as Settlement;
+const row = (id: string, state: Settlement['state'], merchant = `0xmerchant_of_${id}`) => ({ id, state, merchant }) as Settlement;
 const progress = (id: string, state: Settlement['state'], transactionHash: string | null = null): SettlementProgress => ({ settlement: row(id, state), transactionHash });
 
 /** A settlements table in memory, with the hash of each one's transaction, that counts the queries made of it. */
@@ -44,7 +44,7 @@ describe('SettlementWaiter', () => {
   it('answers at once, without waiting, beyond maxWaiters', async () => {
     const db = table();
     db.states.set('stl_a', 'pending');
-    const waiter = new SettlementWaiter({ readProgress: db.readProgress, timeoutMs: 200, maxWaiters: 2, pollIntervalMs: 20 });
+    const waiter = new SettlementWaiter({ readProgress: db.readProgress, timeoutMs: 200, maxWaiters: 2, maxWaitersPerMerchant: 2, pollIntervalMs: 20 });
     const started = Date.now();
     const answered: string[] = [];
     const ask = (name: string) => waiter.waitForFinal(row('stl_a', 'pending')).then((p) => (answered.push(name), p));
@@ -129,6 +129,25 @@ function wakeups(live = true) {
   };
   return source;
 }
+
+describe("one merchant's share of the room to wait", () => {
+  it("answers one merchant's requests at once beyond its share, while another merchant's still wait", async () => {
+    const db = table();
+    const waiter = new SettlementWaiter({ readProgress: db.readProgress, timeoutMs: 300, maxWaiters: 10, pollIntervalMs: 20 });
+    for (let i = 0; i < 8; i++) db.states.set(`stl_busy_${i}`, 'collect_fee');
+    db.states.set('stl_other', 'collect_fee');
+    const started = Date.now();
+    const busy = Array.from({ length: 8 }, (_, i) => waiter.waitForFinal(row(`stl_busy_${i}`, 'pending', '0xbusy')).then(() => Date.now() - started));
+    const other = waiter.waitForFinal(row('stl_other', 'pending', '0xother')).then(() => Date.now() - started);
+    const waited = await Promise.all(busy);
+    // half of maxWaiters (5) wait for their timeout; the busy merchant's other 3 are answered at once
+    expect(waited.filter((ms) => ms >= 250)).toHaveLength(5);
+    expect(waited.filter((ms) => ms < 100)).toHaveLength(3);
+    // the other merchant still had room to wait
+    expect(await other).toBeGreaterThanOrEqual(250);
+    waiter.close();
+  });
+});
 
 describe('SettlementWaiter woken by Postgres', () => {
   it('reads nothing while nothing changes, and reads only what a wake-up names', async () => {

@@ -25,6 +25,12 @@ export interface SettlementWaiterOptions {
    */
   maxWaitersPerSettlement?: number;
   /**
+   * waits at once for one merchant's settlements in this process (default half of `maxWaiters`): beyond it, that
+   * merchant's next request is answered with what it has at once, as beyond `maxWaiters`, so one merchant's
+   * waiting requests (or a stranger's, paying one payTo) cannot take every other merchant's room to wait
+   */
+  maxWaitersPerMerchant?: number;
+  /**
    * how often the one poller of this process reads every waited-for settlement (one round for all of
    * them, and only while some request waits) when nothing wakes it: without `wakeups`, or while their
    * connection is away; default 20 ms: on the atomic path a paid request waits for one block, and the
@@ -74,6 +80,8 @@ interface Watched {
  */
 export class SettlementWaiter {
   private readonly watched = new Map<string, Watched>();
+  /** clients waiting per merchant, in this process */
+  private readonly waitingByMerchant = new Map<string, number>();
   /** settle requests inside (intake and wait) per payment, in this process */
   private readonly entered = new Map<string, number>();
   private waiting = 0;
@@ -148,9 +156,12 @@ export class SettlementWaiter {
   /** The progress once `until` holds, or the latest read after `timeoutMs` (at once when there is no room to wait). */
   async waitUntil(initial: SettlementProgress, until: (p: SettlementProgress) => boolean, timeoutMs: number): Promise<SettlementProgress> {
     if (until(initial) || this.waiting >= this.options.maxWaiters || timeoutMs <= 0) return initial;
+    const merchant = initial.settlement.merchant;
+    if ((this.waitingByMerchant.get(merchant) ?? 0) >= this.merchantRoom()) return initial;
     const id = initial.settlement.id;
     if ((this.watched.get(id)?.listeners.size ?? 0) >= (this.options.maxWaitersPerSettlement ?? 64)) throw new RateLimitedError(1);
     this.waiting++;
+    this.waitingByMerchant.set(merchant, (this.waitingByMerchant.get(merchant) ?? 0) + 1);
     let entry = this.watched.get(id);
     if (!entry) {
       entry = { latest: initial, listeners: new Set() };
@@ -163,7 +174,7 @@ export class SettlementWaiter {
     }
     const watched = entry;
     if (until(watched.latest)) {
-      this.release(id, watched);
+      this.release(id, watched, merchant);
       return watched.latest;
     }
     this.startPolling();
@@ -181,7 +192,7 @@ export class SettlementWaiter {
         watched.listeners.add(listener);
       });
     } finally {
-      this.release(id, watched);
+      this.release(id, watched, merchant);
     }
   }
 
@@ -190,8 +201,15 @@ export class SettlementWaiter {
     return (await this.options.readProgress([id]))[0];
   }
 
-  private release(id: string, watched: Watched): void {
+  private merchantRoom(): number {
+    return this.options.maxWaitersPerMerchant ?? Math.max(1, Math.floor(this.options.maxWaiters / 2));
+  }
+
+  private release(id: string, watched: Watched, merchant: string): void {
     this.waiting--;
+    const left = (this.waitingByMerchant.get(merchant) ?? 1) - 1;
+    if (left <= 0) this.waitingByMerchant.delete(merchant);
+    else this.waitingByMerchant.set(merchant, left);
     if (watched.listeners.size === 0 && this.watched.get(id) === watched) this.watched.delete(id);
   }
 

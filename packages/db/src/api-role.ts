@@ -14,6 +14,8 @@ export const WORKER_ONLY_TABLES = [
   'signer_nonces',
   // the executions of someone else's that settled a settlement: the finality watcher follows their blocks
   'settlement_foreign_executions',
+  // a merchant's fees in flight: written only by the settlements' trigger (as the migration's owner)
+  'merchant_fees_in_flight',
   '_prisma_migrations',
 ] as const;
 

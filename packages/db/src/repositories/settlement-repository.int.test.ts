@@ -536,6 +536,58 @@ describe('SettlementRepository', () => {
     });
   });
 
+  describe("a merchant's fees in flight, kept as they change (issue 41, item 2)", () => {
+    const kept = async (merchant: string) => {
+      const { rows } = await db.pool.query<{ in_flight: string }>('SELECT in_flight::text FROM merchant_fees_in_flight WHERE merchant = $1 AND chain_id = $2 AND token_address = $3', [merchant, CHAIN, USDC]);
+      return BigInt(rows[0]?.in_flight ?? '0');
+    };
+    const summed = async (merchant: string) => {
+      const { rows } = await db.pool.query<{ n: string }>("SELECT coalesce(sum(fee_amount::numeric), 0)::text AS n FROM settlements WHERE merchant = $1 AND chain_id = $2 AND token_address = $3 AND state = 'collect_fee'", [merchant, CHAIN, USDC]);
+      return BigInt(rows[0].n);
+    };
+    const reserve = (s: SettlementRow, fee: bigint) =>
+      repo.transitionReservingFee({ id: s.id, from: 'check_allowance', to: 'collect_fee' }, { merchant: s.merchant, chainId: s.chainId, tokenAddress: s.tokenAddress, fee, allowance: 10n ** 18n, balance: 10n ** 18n });
+
+    it('equals the sum of its settlements in collect_fee through every way in and out, concurrent ones included', async () => {
+      const merchant = randomAddress();
+      const rows = await Promise.all(Array.from({ length: 40 }, (_, i) => started({ merchant, feeAmount: String(100 + i) })));
+      for (const s of rows) await walk(s.id, ['check_allowance']);
+      // in: reservations, all at once
+      await Promise.all(rows.map((s) => reserve(s, BigInt(s.feeAmount))));
+      expect(await kept(merchant)).toBe(await summed(merchant));
+      expect(await kept(merchant)).toBe(rows.reduce((t, s) => t + BigInt(s.feeAmount), 0n));
+      // out: fee collected, failed, settled on someone else's transaction, and rows deleted, at once
+      await Promise.all(
+        rows.map((s, i) =>
+          i % 4 === 0 ? walk(s.id, ['fee_collected'])
+          : i % 4 === 1 ? walk(s.id, ['failed'])
+          : i % 4 === 2 ? walk(s.id, ['settled'])
+          : Promise.resolve(),
+        ),
+      );
+      expect(await kept(merchant)).toBe(await summed(merchant));
+      await db.pool.query('DELETE FROM settlement_transitions WHERE settlement_id = $1', [rows[3].id]);
+      await db.pool.query('DELETE FROM settlements WHERE id = $1', [rows[3].id]);
+      expect(await kept(merchant)).toBe(await summed(merchant));
+      expect(await kept(merchant)).toBe(rows.filter((_, i) => i % 4 === 3 && i !== 3).reduce((t, s) => t + BigInt(s.feeAmount), 0n));
+    });
+
+    it("a reservation reads the kept sum, not the merchant's rows, and still excludes the settlement itself", async () => {
+      const merchant = randomAddress();
+      const a = await started({ merchant, feeAmount: '500' });
+      await walk(a.id, ['check_allowance']);
+      expect((await reserve(a, 500n)).moved).not.toBeNull();
+      // a row the sum would have found, stored past the trigger: the reservation does not count it (it reads the kept sum)
+      await db.pool.query('ALTER TABLE settlements DISABLE TRIGGER settlements_fees_in_flight');
+      const hidden = await started({ merchant, feeAmount: '700' });
+      await db.pool.query(`UPDATE settlements SET state = 'collect_fee' WHERE id = $1`, [hidden.id]);
+      await db.pool.query('ALTER TABLE settlements ENABLE TRIGGER settlements_fees_in_flight');
+      const b = await started({ merchant, feeAmount: '300' });
+      await walk(b.id, ['check_allowance']);
+      expect((await reserve(b, 300n)).inFlight).toBe(500n);
+    });
+  });
+
   describe('the payer\'s value in flight (accounting)', () => {
     const reserve = (s: SettlementRow, payer: { value: bigint; balance: bigint; maxInFlight?: number; pause?: { afterFailures: number; since: Date } }) =>
       repo.transitionReservingFee(
