@@ -42,17 +42,21 @@ function runRow(r: X402Run): string {
 /** Issue 41's targets on the x402 path, undefined where a part did not run. */
 export function x402Targets(x: X402Results) {
   const { ours, reference, hundredMerchants, twoWorkers, flood } = x;
-  const nodeRatio = ours && reference ? ours.nodeMsPerSettlement / reference.nodeMsPerSettlement : undefined;
+  // a run that settled nothing has no figure per settlement (null in the JSON)
+  const nodeRatio =
+    ours && reference && Number.isFinite(ours.nodeMsPerSettlement) && Number.isFinite(reference.nodeMsPerSettlement) && reference.nodeMsPerSettlement > 0
+      ? ours.nodeMsPerSettlement / reference.nodeMsPerSettlement
+      : undefined;
   return {
     ratio: ours && reference && x.ratio !== undefined ? complete(ours) && x.ratio >= X402_TARGETS.ratioToReference : undefined,
     ownCpu: ours ? complete(ours) && ours.ownMsPerSettlement <= X402_TARGETS.oursCpuMsPerSettlement : undefined,
     nodeRatio,
-    nodeCpu: nodeRatio === undefined ? undefined : nodeRatio <= X402_TARGETS.nodeCpuRatioToReference,
+    nodeCpu: ours && reference ? nodeRatio !== undefined && complete(ours) && nodeRatio <= X402_TARGETS.nodeCpuRatioToReference : undefined,
     merchants: ours && hundredMerchants ? complete(ours) && complete(hundredMerchants) && ours.perSecond >= X402_TARGETS.oneMerchantToHundred * hundredMerchants.perSecond : undefined,
     workers: ours && twoWorkers ? complete(ours) && complete(twoWorkers) && twoWorkers.perSecond >= X402_TARGETS.twoWorkersToOne * ours.perSecond : undefined,
     floodStopped: flood ? flood.flooded.stopped <= X402_TARGETS.floodHonestStopped : undefined,
     floodCharged: flood ? flood.flooded.chargedAndRefused + flood.unflooded.chargedAndRefused <= X402_TARGETS.floodChargedAndRefused : undefined,
-    floodP50: flood ? flood.p50Ratio <= X402_TARGETS.floodP50Ratio : undefined,
+    floodP50: flood ? Number.isFinite(flood.p50Ratio) && flood.p50Ratio <= X402_TARGETS.floodP50Ratio : undefined,
   };
 }
 
