@@ -218,7 +218,7 @@ function printIssue41(r: CapacityResults): void {
       if (!run) continue;
       rows.push([name, run.perSecond, run.settled, `${run.refused} ${run.refused ? JSON.stringify(run.refusals) : ''}`, run.latencyMs.p50, run.latencyMs.p99, run.ownMsPerSettlement, run.nodeMsPerSettlement, JSON.stringify(run.cpuMsPerSettlement)]);
     }
-    process.stdout.write(`\nx402 settle, ${x.settings.payments} payments, ${x.settings.inFlight} in flight, ${x.settings.blockTimeSeconds} s blocks${x.ratio !== undefined ? `; ours ÷ reference ${x.ratio}×` : ''}\n${table(rows)}\n`);
+    if (rows.length > 1) process.stdout.write(`\nx402 settle, ${x.settings.payments} payments, ${x.settings.inFlight} in flight, ${x.settings.blockTimeSeconds} s blocks${x.ratio !== undefined ? `; ours ÷ reference ${x.ratio}×` : ''}\n${table(rows)}\n`);
     const f = x.flood;
     if (f) {
       process.stdout.write(

@@ -64,6 +64,7 @@ function x402Lines(x: X402Results): string[] {
   const s = x.settings;
   const t = x402Targets(x);
   const runs = [x.ours, x.reference, x.hundredMerchants, x.twoWorkers].filter((run): run is X402Run => run !== undefined);
+  if (runs.length === 0) return x.flood ? floodLines(x, x.flood) : [];
   const lines = [
     '### Through the standard x402 API, beside the reference facilitator',
     '',
@@ -122,7 +123,7 @@ function floodLines(x: X402Results, f: FloodResult): string[] {
   return [
     '### A flood of payments that fail the pre-flight, beside honest x402 traffic',
     '',
-    `Ours, a fresh facilitator as above (one worker). Honest traffic: ${f.unflooded.offered} payments of the devnet payer (funded) to the devnet merchant, made by @x402/evm's client and settled through \`POST /x402/settle\` at ${n(f.honestRatePerSecond, 1)}/s (an open loop), from 127.0.0.2; first alone, then again beside the flood. ` +
+    `Ours: a fresh facilitator on the atomic path, set up as for the x402 runs, with one worker. Honest traffic: ${f.unflooded.offered} payments of the devnet payer (funded) to the devnet merchant, made by @x402/evm's client and settled through \`POST /x402/settle\` at ${n(f.honestRatePerSecond, 1)}/s (an open loop), from 127.0.0.2; first alone, then again beside the flood. ` +
       `The flood, from 127.0.0.3: strangers offering ${n(f.floodRatePerSecond, 1)} payments/s, ${f.factor}× our capacity (${n(f.capacityPerSecond, 1)}/s, ${f.capacitySource === 'measured' ? '(a)\'s figure of the same run' : 'BENCH_FLOOD_CAPACITY'}), for as long as the honest traffic lasts: each signed by a throwaway key of its own that holds nothing, with a fresh nonce and its own address as payTo, in the shape @x402/evm's client makes — good signatures from payers that hold nothing, refused wherever the balance is first checked (verification, or the worker's pre-flight). ` +
       '**stopped**: an honest payment refused and not executed on chain; **charged and refused**: refused, and yet its nonce is used on chain (read from USDC\'s `authorizationState` once every settlement of it is final). Latency: request → final answer (with the retry of a pending answer).',
     '',
@@ -134,7 +135,7 @@ function floodLines(x: X402Results, f: FloodResult): string[] {
     `- (e) Honest settlements stopped during the flood: **${f.flooded.stopped}** — target ${X402_TARGETS.floodHonestStopped}: ${verdict(t.floodStopped)}.`,
     `- (e) Honest buyers charged and refused: **${f.flooded.chargedAndRefused}** beside the flood (${f.unflooded.chargedAndRefused} alone) — target ${X402_TARGETS.floodChargedAndRefused}: ${verdict(t.floodCharged)}.`,
     `- (e) Honest p50 beside the flood ${n(f.flooded.latencyMs.p50)} ms ÷ alone ${n(f.unflooded.latencyMs.p50)} ms = **${n(f.p50Ratio, 2)}×** — target ≤ ${X402_TARGETS.floodP50Ratio}×: ${verdict(t.floodP50)}.`,
-    `- The strangers' requests were answered at ${n(f.flood.answeredPerSecond, 1)}/s; CPU during the flooded run, in cores: ${Object.entries(f.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}; machine ${Math.round(f.cpu.machineBusy * 100)}% busy.`,
+    `- The strangers' requests were answered at ${n(f.flood.answeredPerSecond, 1)}/s${f.flood.ownMsPerStranger === undefined ? '' : `; our processes spent ${n(f.flood.ownMsPerStranger, 2)} ms of CPU per stranger's payment over the flooded run (the honest traffic's share included: at most what refusing one costs)`}; CPU during the flooded run, in cores: ${Object.entries(f.cpu.cores).map(([k, v]) => `${k} ${v}`).join(', ')}; machine ${Math.round(f.cpu.machineBusy * 100)}% busy.`,
     ...(f.problems.errors + f.problems.warnings > 0 ? [`- Ours logged ${f.problems.errors} error and ${f.problems.warnings} warning lines: ${f.problems.messages.slice(0, 5).map((m) => `${m.level} ×${m.count} ${m.message}`).join('; ')}.`] : []),
     '',
   ];

@@ -115,7 +115,15 @@ export interface FloodResult {
   floodRatePerSecond: number;
   unflooded: HonestOutcome;
   flooded: HonestOutcome;
-  flood: { offered: number; answeredPerSecond: number; succeeded: number; answers: Record<string, number>; latencyMs: LatencySummary };
+  flood: {
+    offered: number;
+    answeredPerSecond: number;
+    succeeded: number;
+    answers: Record<string, number>;
+    latencyMs: LatencySummary;
+    /** our processes' CPU over the flooded run ÷ the strangers' payments: at most what refusing one costs us (the honest traffic's share included) */
+    ownMsPerStranger?: number;
+  };
   p50Ratio: number;
   cpu: CpuUsage;
   problems: LogProblems;
@@ -532,6 +540,7 @@ async function runFlood(chain: Chain, merchant: Merchant, s: FloodSettings): Pro
         succeeded: floodSamples.filter((x) => x.ok).length,
         answers: countBy(floodSamples.map((x) => (x.ok ? 'success' : x.reason))),
         latencyMs: roundSummary(summarize(floodSamples.map((x) => x.endedAt - x.startedAt)), 0),
+        ownMsPerStranger: cpuPerSettlement(cpu, floodSamples.length, OUR_PROCESSES).ownMsPerSettlement,
       },
       p50Ratio: round(flooded.latencyMs.p50 / unflooded.latencyMs.p50, 2),
       cpu,
