@@ -49,6 +49,8 @@ export interface FacilitatorOptions {
   apiProcesses: number;
   /** the worker's environment besides the stack's: SETTLEMENT_MODE, BATCH_WINDOW_MS, ... */
   workerEnv: Record<string, string>;
+  /** worker processes on the one database and queue (default 1); the others are in `extraWorkers` */
+  workerProcesses?: number;
 }
 
 export interface Facilitator {
@@ -58,6 +60,8 @@ export interface Facilitator {
   env: Record<string, string>;
   api: AppProcess & { url: string };
   worker: AppProcess;
+  /** the worker processes beyond the first (options.workerProcesses), started with the same settings */
+  extraWorkers: AppProcess[];
   /** the worker's path as it announced it at start ("settlements are atomic|sequential") */
   mode: SettlementModeName;
   /** stops the worker and starts another with these settings (same database and queues) */
@@ -96,14 +100,16 @@ export async function startFacilitator(devnet: Devnet, options: FacilitatorOptio
   const watchers: Array<{ problems(): LogProblems }> = [];
   let api: (AppProcess & { url: string }) | undefined;
   let worker: AppProcess | undefined;
+  const extraWorkers: AppProcess[] = [];
   const stopAll = async () => {
+    for (const extra of extraWorkers) await extra.stop();
     await worker?.stop();
     await api?.stop();
     await db.end().catch(() => undefined);
     await Promise.all([database.drop(), deleteRedisKeys(env.QUEUE_PREFIX)]);
   };
   const unregister = cleanupOnSignal(stopAll);
-  const launchWorker = async (workerEnv: Record<string, string>) => {
+  const launchWorker = async (workerEnv: Record<string, string>, extra = false) => {
     // info is the worker's production default; its "worker started" line is how we know it serves jobs
     // custody: on the atomic path the worker holds relayer keys only, the treasury known by address
     const { TREASURY_PRIVATE_KEY: treasuryKey, ...relayersOnly } = env;
@@ -111,7 +117,8 @@ export async function startFacilitator(devnet: Devnet, options: FacilitatorOptio
     const started = await startWorker({ ...keys, ...workerEnv, LOG_LEVEL: 'info' }, profilingArgs());
     guardChild(started.child);
     watchers.push(watchProblems(started.child));
-    worker = started;
+    if (extra) extraWorkers.push(started);
+    else worker = started;
     return workerMode(started, workerEnv.SETTLEMENT_MODE as SettlementModeName | undefined);
   };
   try {
@@ -119,12 +126,14 @@ export async function startFacilitator(devnet: Devnet, options: FacilitatorOptio
     guardChild(api.child);
     watchers.push(watchProblems(api.child));
     const mode = await launchWorker(options.workerEnv);
+    for (let i = 1; i < (options.workerProcesses ?? 1); i++) await launchWorker(options.workerEnv, true);
     const facilitator: Facilitator = {
       database,
       db,
       env,
       api,
       worker: worker!,
+      extraWorkers,
       mode,
       async restartWorker(workerEnv) {
         await worker?.stop();

@@ -95,6 +95,11 @@ export function sampleRss(root: number, intervalMs = 250): { stop(): RssPeak } {
 export interface CpuGroups {
   /** named process trees, e.g. { api: apiPid, anvil: anvilPid } */
   trees: Record<string, number>;
+  /**
+   * pids charged to `other` whatever their name: the Postgres backends of other databases on the shared
+   * server (watchPostgresBackends), so `postgres` is this run's backends and the server's own processes
+   */
+  foreign?: () => ReadonlySet<number>;
 }
 
 /** CPU seconds per group between two snapshots, and the machine's busy share from /proc/stat. */
@@ -104,6 +109,8 @@ export interface CpuUsage {
   cores: Record<string, number>;
   /** share of all cores that were busy (0..1) */
   machineBusy: number;
+  /** CPU seconds each group used (unrounded: per-operation figures divide these) */
+  cpuSeconds?: Record<string, number>;
 }
 
 function machineTicks(): { busy: number; total: number } {
@@ -127,9 +134,10 @@ function snapshot(groups: CpuGroups): Map<number, { group: string; ticks: number
       if (s && !seen.has(pid)) seen.set(pid, { group, ticks: s.ticks });
     }
   }
+  const foreign = groups.foreign?.();
   for (const s of stats) {
     if (seen.has(s.pid)) continue;
-    const group = s.comm.startsWith('postgres') ? 'postgres' : s.comm.startsWith('redis') ? 'redis' : 'other';
+    const group = foreign?.has(s.pid) ? 'other' : s.comm.startsWith('postgres') ? 'postgres' : s.comm.startsWith('redis') ? 'redis' : 'other';
     seen.set(s.pid, { group, ticks: s.ticks });
   }
   return seen;
@@ -161,19 +169,29 @@ export function startCpuMeter(groups: CpuGroups): { stop(): CpuUsage } {
         ticks.set(group, (ticks.get(group) ?? 0) + Math.max(0, used));
       }
       const cores: Record<string, number> = {};
-      for (const [group, t] of ticks) cores[group] = Number((t / CLOCK_TICKS / seconds).toFixed(2));
+      const cpuSeconds: Record<string, number> = {};
+      for (const [group, t] of ticks) {
+        cores[group] = Number((t / CLOCK_TICKS / seconds).toFixed(2));
+        cpuSeconds[group] = t / CLOCK_TICKS;
+      }
       const busy = machineAfter.busy - machineBefore.busy;
       const total = machineAfter.total - machineBefore.total;
-      return { seconds: Number(seconds.toFixed(1)), cores, machineBusy: Number((total > 0 ? busy / total : 0).toFixed(2)) };
+      return { seconds: Number(seconds.toFixed(1)), cores, machineBusy: Number((total > 0 ? busy / total : 0).toFixed(2)), cpuSeconds };
     },
   };
+}
+
+/** BENCH_QUIET_WAIT_SECONDS (default 90): how long a benchmark waits for a quiet machine before measuring anyway. */
+function quietWaitMs(): number {
+  const raw = Number(process.env.BENCH_QUIET_WAIT_SECONDS ?? 90);
+  return Number.isFinite(raw) && raw >= 0 ? raw * 1000 : 90_000;
 }
 
 /**
  * Waits until the machine is nearly idle (another engineer's test run, a build), at most `timeoutMs`,
  * and returns how busy it still was: a benchmark started on a busy 2-core machine measures the neighbour.
  */
-export async function waitForQuietMachine(timeoutMs = 90_000, maxBusy = 0.15): Promise<number> {
+export async function waitForQuietMachine(timeoutMs = quietWaitMs(), maxBusy = 0.15): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const before = machineTicks();
@@ -182,4 +200,38 @@ export async function waitForQuietMachine(timeoutMs = 90_000, maxBusy = 0.15): P
     const busy = (after.busy - before.busy) / Math.max(1, after.total - before.total);
     if (busy <= maxBusy || Date.now() > deadline) return Number(busy.toFixed(2));
   }
+}
+
+/**
+ * The Postgres server is shared (other databases, other people's tests): this polls pg_stat_activity every
+ * 250 ms for the backends serving any database but `databases` (client backends and autovacuum workers of
+ * other databases), for startCpuMeter's `foreign`. The server's own processes (checkpointer, WAL writer,
+ * background writer: no database) stay `postgres`. A connection of another database opened and closed
+ * between two polls is missed and charged to `postgres`.
+ */
+export async function watchPostgresBackends(adminUrl: string, databases: readonly string[]): Promise<{ foreign(): ReadonlySet<number>; stop(): Promise<void> }> {
+  const { Client } = await import('pg');
+  const client = new Client({ connectionString: adminUrl });
+  await client.connect();
+  let foreign = new Set<number>();
+  let stopped = false;
+  const poll = async () => {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname IS NOT NULL AND NOT (datname = ANY($1))', [databases]);
+    foreign = new Set(rows.map((r) => r.pid));
+  };
+  await poll();
+  const loop = (async () => {
+    while (!stopped) {
+      await sleep(250);
+      if (!stopped) await poll().catch(() => undefined);
+    }
+  })();
+  return {
+    foreign: () => foreign,
+    async stop() {
+      stopped = true;
+      await loop;
+      await client.end().catch(() => undefined);
+    },
+  };
 }

@@ -2,6 +2,7 @@
 // issue 27's targets.
 import type { CapacityResults, CapacityScenario } from './capacity-bench';
 import { cpuMsPerOperation, header, interference, n, row } from './report-load';
+import { x402CapacityLines } from './report-x402-capacity';
 
 const verdict = (met: boolean | undefined) => (met === undefined ? 'not measured' : met ? '**met**' : '**missed**');
 const chain = (s: CapacityScenario) => (s.blockTimeSeconds === null ? 'automine' : `${s.blockTimeSeconds} s blocks`);
@@ -26,10 +27,11 @@ export function capacitySection(r: CapacityResults): string[] {
     if (t.p50 !== undefined) parts.push(`p50 ≤ one block + 0.5 s ${verdict(t.p50)}`);
     return `- ${chain(c)}, ${c.workers} worker(s): ${parts.join('; ')}.`;
   });
+  const measured = `Measured ${r.startedAt}${r.versions?.commit ? ` at commit ${r.versions.commit}` : ''}.`;
+  const issue41 = x402CapacityLines(r);
+  if (r.scenarios.length === 0) return ['## Capacity: `npm run bench:capacity`', '', measured, '', ...issue41];
   return [
-    '## Capacity on real block times: `npm run bench:capacity`',
-    '',
-    `Measured ${r.startedAt}${r.versions?.commit ? ` at commit ${r.versions.commit}` : ''}.`,
+    ...(issue41.length ? ['## Capacity: `npm run bench:capacity`', '', measured, '', ...issue41, '### On real block times (issue 27)'] : ['## Capacity on real block times: `npm run bench:capacity`', '', measured]),
     '',
     `For each chain cadence and worker count, a fresh stack on the atomic path (the treasury delegates to the settlement executor; ${s.relayers} relayer keys; API_PROCESSES=${s.apiProcesses}; SETTLEMENT_CONCURRENCY ${s.settlementConcurrency}) settles ${n(s.settlements)} payments offered at once (Form B, verified before and not timed; ${s.warmupSettlements} settlements warm each stack up). ` +
       'settled/s runs from the first settle request to the last `settled` transition; latency from just before each request to its `settled` row; blocks from the first mined settle transaction to the last, both counted (anvil\'s 30M gas limit fits about 500 settlements a block). A settlement job holds its slot only while it works, not while its block comes (docs/decisions.md, "No job holds a slot while it waits for a block").',

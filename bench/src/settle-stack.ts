@@ -2,7 +2,8 @@
 // compiled API cluster and worker process(es); torn down by `stop` or on SIGINT/SIGTERM.
 import { parseUnits } from 'ethers';
 import { Client } from 'pg';
-import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/devnet';
+import { currentTree, type CodeTree } from './code-tree';
 import { PRICE_UNITS } from './payments';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker, type AppProcess } from './stack';
 
@@ -24,6 +25,8 @@ export interface SettleStackOptions {
    * delegates to the settlement executor for the relayers used, and fee and transfer are one batched item
    */
   path?: 'sequential' | 'atomic';
+  /** the build to run (its apps, migrations and devnet); default this checkout's */
+  tree?: CodeTree;
 }
 
 export interface SettleStack {
@@ -34,12 +37,15 @@ export interface SettleStack {
   workers: AppProcess[];
   /** process trees for startCpuMeter: api, worker(s), anvil, bench */
   cpuTrees: Record<string, number>;
+  /** the run's database name, for telling its Postgres backends from other databases' (proc.ts) */
+  databaseName: string;
   stop(): Promise<void>;
 }
 
 export async function startSettleStack(options: SettleStackOptions): Promise<SettleStack> {
+  const tree = options.tree ?? currentTree();
   const [devnet, database] = await Promise.all([
-    startDevnet({
+    tree.devnet.startDevnet({
       relayerCount: 3,
       blockTime: options.blockTime,
       // every settlement moves the price from the payer and the fee from the merchant, with headroom
@@ -47,15 +53,17 @@ export async function startSettleStack(options: SettleStackOptions): Promise<Set
       merchantBalance: parseUnits('1000', 6) + BigInt(options.settlements) * FEE_UNITS,
       treasuryAllowance: BigInt(options.settlements + 10) * FEE_UNITS,
     }),
-    createDatabase(),
+    createDatabase(tree.migrationsDir),
   ]);
   const relayers = devnet.accounts.relayers.slice(0, options.relayers);
-  if (options.path === 'atomic') await setUpDevnetExecutor(devnet, FEE_UNITS, relayers);
-  const env = stackEnv(devnet, database.url, {
-    SETTLEMENT_MODE: options.path ?? 'sequential',
-    API_PROCESSES: String(options.apiProcesses),
-    RELAYER_PRIVATE_KEYS: relayers.map((r) => r.privateKey).join(','),
-  });
+  if (options.path === 'atomic') await tree.devnet.setUpDevnetExecutor(devnet, FEE_UNITS, relayers);
+  const env = tree.adaptEnv(
+    stackEnv(devnet, database.url, {
+      SETTLEMENT_MODE: options.path ?? 'sequential',
+      API_PROCESSES: String(options.apiProcesses),
+      RELAYER_PRIVATE_KEYS: relayers.map((r) => r.privateKey).join(','),
+    }),
+  );
   const db = new Client({ connectionString: database.url });
   await db.connect();
   const stops: Array<() => Promise<void>> = [];
@@ -67,12 +75,12 @@ export async function startSettleStack(options: SettleStackOptions): Promise<Set
   };
   const unregister = cleanupOnSignal(stop);
   try {
-    const api = await startApi(env, profilingArgs());
+    const api = await startApi(env, profilingArgs(), tree.apiMain);
     stops.push(() => api.stop());
     // info is the worker's production default, and its "worker started" line is how we know it serves jobs
     const workers: AppProcess[] = [];
     for (let i = 0; i < (options.workerProcesses ?? 1); i++) {
-      const worker = await startWorker({ ...env, ...options.workerEnv, LOG_LEVEL: 'info' }, profilingArgs());
+      const worker = await startWorker({ ...env, ...options.workerEnv, LOG_LEVEL: 'info' }, profilingArgs(), tree.workerMain);
       stops.push(() => worker.stop());
       workers.push(worker);
     }
@@ -84,6 +92,7 @@ export async function startSettleStack(options: SettleStackOptions): Promise<Set
       api,
       workers,
       cpuTrees,
+      databaseName: database.name,
       async stop() {
         unregister();
         await stop();

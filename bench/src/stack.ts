@@ -37,12 +37,13 @@ export interface BenchDatabase {
 }
 
 /** A new, migrated database: a benchmark must not be slowed or skewed by rows a previous run left. */
-export async function createDatabase(): Promise<BenchDatabase> {
+export async function createDatabase(migrationsDir?: string): Promise<BenchDatabase> {
   const name = `facilitator_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   await withAdmin((admin) => admin.query(`CREATE DATABASE "${name}"`));
   const url = new URL(adminDatabaseUrl());
   url.pathname = `/${name}`;
-  await applyMigrations(url.toString());
+  // another build's migrations (code-tree.ts) when given, applied by this checkout's runner
+  await applyMigrations(url.toString(), migrationsDir ? { migrationsDir } : {});
   return {
     name,
     url: url.toString(),
@@ -121,9 +122,9 @@ function runApp(main: string, env: Record<string, string>, nodeArgs: string[] = 
 }
 
 /** Starts the compiled API and resolves once /readyz answers 200 (Postgres, Redis and RPC reachable). */
-export async function startApi(env: Record<string, string>, nodeArgs: string[] = []): Promise<AppProcess & { url: string }> {
+export async function startApi(env: Record<string, string>, nodeArgs: string[] = [], main = API_MAIN): Promise<AppProcess & { url: string }> {
   const port = Number(env.PORT ?? (await freePort()));
-  const app = runApp(API_MAIN, { ...env, PORT: String(port) }, nodeArgs);
+  const app = runApp(main, { ...env, PORT: String(port) }, nodeArgs);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -145,8 +146,8 @@ export async function startApi(env: Record<string, string>, nodeArgs: string[] =
 }
 
 /** Starts the compiled worker; it says "worker started" at info level once its queues are being served. */
-export async function startWorker(env: Record<string, string>, nodeArgs: string[] = []): Promise<AppProcess> {
-  const app = runApp(WORKER_MAIN, env, nodeArgs);
+export async function startWorker(env: Record<string, string>, nodeArgs: string[] = [], main = WORKER_MAIN): Promise<AppProcess> {
+  const app = runApp(main, env, nodeArgs);
   const deadline = Date.now() + 30_000;
   while (!app.output().includes('"worker started"')) {
     if (app.child.exitCode !== null) throw new Error(`worker exited during start-up:\n${app.output()}`);
