@@ -168,7 +168,7 @@ it('(discovery 3) a flood of declarations: verify stores none, settled ones beyo
   const base = x402V2Request(p.authorization, p.signature, { payTo: shop.address, amount: AMOUNT, asset: stack.devnet.token });
   const verifies = await Promise.all(
     Array.from({ length: 200 }, async (_, i) => {
-      const body = structuredClone(base) as typeof base & { paymentPayload: Record<string, unknown> };
+      const body = structuredClone(base) as unknown as { paymentPayload: Record<string, unknown> };
       body.paymentPayload.resource = { url: `${PUBLIC}/flood/verify/${i}`, description: 'y'.repeat(1000) };
       body.paymentPayload.extensions = { bazaar: declaration({ info: { input: { type: 'http', method: 'GET', queryParams: { pad: 'z'.repeat(7000), i: String(i) } } } }) };
       return stack.http.post('/x402/verify').send(body);

@@ -5,9 +5,9 @@ const limits = { maxBytes: 16 * 1024, allowPrivateUrls: false };
 const requirements = { scheme: 'exact', network: 'eip155:8453', amount: '10000', asset: '0x' + 'a'.repeat(40), payTo: '0x' + 'b'.repeat(40), maxTimeoutSeconds: 60 };
 
 /** What a stock merchant's route sends: declared, then enriched for the request (method, route template). */
-function enriched(config: Parameters<typeof declareDiscoveryExtension>[0], method = 'GET', routePattern?: string, path = '/weather') {
+function enriched(config: Parameters<typeof declareDiscoveryExtension>[0], method = 'GET', routePattern?: string, path = '/weather'): Record<string, unknown> {
   const declared = declareDiscoveryExtension(config).bazaar;
-  return bazaarResourceServerExtension.enrichDeclaration!(declared, { method, routePattern, adapter: { getPath: () => path } } as never);
+  return bazaarResourceServerExtension.enrichDeclaration!(declared, { method, routePattern, adapter: { getPath: () => path } } as never) as Record<string, unknown>;
 }
 
 const payment = (declaration: unknown, url = 'https://api.example.com/weather', extra: Record<string, unknown> = {}): DeclaredPayment => ({
@@ -94,7 +94,7 @@ describe('readDeclaration', () => {
   it('keeps only sanitized service metadata and bounded requirement fields', () => {
     const intake = readDeclaration(payment(enriched({}), 'https://api.example.com/w', { serviceName: 'x'.repeat(40), tags: ['ok', 'ok', 'a\u0007'], iconUrl: 'http://10.0.0.1/i.png' }), limits);
     expect(intake.kind).toBe('accepted');
-    const listing = (intake as { listing: Record<string, unknown> }).listing;
+    const listing = (intake as unknown as { listing: Record<string, unknown> }).listing;
     expect(listing.serviceName).toBeUndefined();
     expect(listing.tags).toEqual(['ok']);
     expect(listing.iconUrl).toBeUndefined();
