@@ -12,6 +12,10 @@ import { bazaarResourceServerExtension, declareDiscoveryExtension, withBazaar } 
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
+import supertest from 'supertest';
+import { loadConfig } from '@facilitator/config';
+import { createSilentLogger } from '@facilitator/logging';
+import { buildApi } from '../apps/api/src/build-api';
 import { LocalServers } from './support/local-servers';
 import { startTestStack, type TestStack } from './support/test-stack';
 import { until } from './support/until';
@@ -197,6 +201,20 @@ describe('bazaar discovery through our facilitator', () => {
     const bazaar = withBazaar(new HTTPFacilitatorClient({ url: facilitatorUrl })).extensions.bazaar;
     expect((await bazaar.search({ query: 'stock quote' })).resources).toEqual([]);
     expect((await bazaar.listResources({ limit: 100 })).items.map((i) => i.resource)).toEqual([`${merchantUrl}/weather/:city`]);
+  });
+
+  it('list and search are rate-limited with verify and settle, refused in the x402 shape', async () => {
+    const limited = buildApi(loadConfig({ ...stack.env, RATE_LIMIT_MAX: '2', QUEUE_PREFIX: `${stack.env.QUEUE_PREFIX}rl` }), createSilentLogger());
+    try {
+      const answers = [];
+      for (const path of ['/x402/discovery/resources', '/x402/discovery/search?query=weather', '/x402/discovery/resources']) {
+        answers.push(await supertest(limited.app).get(path));
+      }
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+      expect(answers[2].body).toEqual({ errorReason: 'rate_limited', errorMessage: expect.any(String) });
+    } finally {
+      await limited.close();
+    }
   });
 
   it('bad queries are 400 in the x402 refusal shape', async () => {

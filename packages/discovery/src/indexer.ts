@@ -31,11 +31,16 @@ export class DiscoveryIndexer {
   start(): void {
     const tick = () => {
       if (this.stopped) return;
+      let delay = this.options.intervalMs ?? 500;
       this.running = this.runOnce()
         .then(() => undefined)
-        .catch((err) => this.options.onError?.(err))
+        .catch((err) => {
+          // the database is away, say: one warning every few seconds, not one per pass
+          delay = Math.max(delay, 5_000);
+          this.options.onError?.(err);
+        })
         .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.options.intervalMs ?? 500);
+          if (!this.stopped) this.timer = setTimeout(tick, delay);
         });
     };
     this.timer = setTimeout(tick, 0);
