@@ -118,3 +118,18 @@ describe('the EXTENSION-RESPONSES header', () => {
     expect(bazaarResponseOf({ kind: 'none' }, true)).toBeUndefined();
   });
 });
+
+describe('schemas from strangers', () => {
+  it('compiles each distinct schema once, and forgets the oldest beyond the cache (in Ajv too)', () => {
+    const { validateInfo } = jest.requireActual('./schema-check') as typeof import('./schema-check');
+    for (let i = 0; i < 600; i++) {
+      expect(validateInfo({ input: { n: i } }, { type: 'object', properties: { input: { type: 'object', properties: { n: { const: i } } } } })).toBeUndefined();
+    }
+    expect(validateInfo({ input: { n: 1 } }, { type: 'object', properties: { input: { type: 'object', properties: { n: { const: 2 } } } } })).toMatchObject({ field: 'extensions.bazaar.info.input.n' });
+  });
+
+  it('tells a merchant that forgot the server extension why its HTTP declaration has no method', () => {
+    const declared = declareDiscoveryExtension({}).bazaar;
+    expect(readDeclaration(payment(declared), limits)).toMatchObject({ kind: 'rejected', field: 'extensions.bazaar.info.input.method', reason: expect.stringContaining('bazaarResourceServerExtension') });
+  });
+});

@@ -179,7 +179,8 @@ export function readDeclaration(payment: DeclaredPayment | undefined, limits: De
     method = typeof input.method === 'string' ? input.method : undefined;
     const methods = ['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH'];
     if (method === undefined || !methods.includes(method)) {
-      return reject('extensions.bazaar.info.input.method', `must be one of ${methods.join(', ')}, got ${JSON.stringify(input.method ?? null)}`, { key: `http ? ${url}`, url, type });
+      const hint = input.method === undefined ? ' (register bazaarResourceServerExtension on the x402ResourceServer: it adds the request\'s method)' : '';
+      return reject('extensions.bazaar.info.input.method', `must be one of ${methods.join(', ')}, got ${JSON.stringify(input.method ?? null)}${hint}`, { key: `http ? ${url}`, url, type });
     }
     identity = { key: `http ${method} ${url}`, url, type };
     if (input.bodyType !== undefined) {

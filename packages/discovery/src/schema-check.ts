@@ -2,7 +2,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 
 /** Compiled schemas kept, by their JSON: a merchant's route sends the same schema with every payment. */
 const CACHE_SIZE = 256;
-const cache = new Map<string, ValidateFunction | { error: string }>();
+const cache = new Map<string, { schema: object; compiled: ValidateFunction | { error: string } }>();
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateSchema: true, addUsedSchema: false });
 
 /** The longest regular expression a schema may use (`pattern`, `patternProperties`). */
@@ -60,16 +60,24 @@ export function validateInfo(info: unknown, schema: Record<string, unknown>): In
   const unsafe = schemaProblem(schema);
   if (unsafe) return unsafe;
   const key = JSON.stringify(schema);
-  let compiled = cache.get(key);
-  if (compiled === undefined) {
+  let entry = cache.get(key);
+  if (entry === undefined) {
+    let compiled: ValidateFunction | { error: string };
     try {
       compiled = ajv.compile(schema);
     } catch (err) {
       compiled = { error: (err as Error).message.slice(0, 300) };
     }
-    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-    cache.set(key, compiled);
+    if (cache.size >= CACHE_SIZE) {
+      // Ajv keeps every schema it compiled: the one leaving this cache leaves Ajv's too, or strangers' schemas pile up
+      const [oldest, evicted] = cache.entries().next().value as [string, { schema: object }];
+      cache.delete(oldest);
+      ajv.removeSchema(evicted.schema);
+    }
+    entry = { schema, compiled };
+    cache.set(key, entry);
   }
+  const compiled = entry.compiled;
   if ('error' in compiled) return { field: 'extensions.bazaar.schema', reason: `the schema is not a valid JSON Schema: ${compiled.error}` };
   if (compiled(info)) return undefined;
   const [first] = compiled.errors ?? [];

@@ -154,8 +154,9 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
     res.json(x402SettledNothing(x.payer, x.network, x.payment.expected.payTo));
     return;
   }
-  if (declaration.kind !== 'none' && deps.discovery) {
-    // off the payment's path: not awaited, and a failure to store it only costs the listing
+  if (declaration.kind !== 'none' && deps.discovery && admitted.created) {
+    // off the payment's path: not awaited, and a failure to store it only costs the listing; a repeat of the
+    // payment (the middleware's retry) meets the settlement this request's first try recorded it for
     const s = admitted.settlement;
     deps.discovery.catalog
       .record(declaration, { id: s.id, merchant: s.merchant, payer: s.payer, network: `eip155:${s.chainId}` })
