@@ -148,7 +148,7 @@ describe('payment-identifier on /x402', () => {
   beforeAll(() => ensureWorker());
 
   it('is advertised in /supported', async () => {
-    expect((await facilitator.getSupported()).extensions).toEqual(['payment-identifier', 'eip2612GasSponsoring']);
+    expect((await facilitator.getSupported()).extensions).toEqual(['payment-identifier', 'eip2612GasSponsoring', 'bazaar']);
   });
 
   it('the same identifier twice settles once: one settlement, one fee, one transfer on chain', async () => {

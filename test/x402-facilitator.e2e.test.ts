@@ -69,7 +69,7 @@ describe('GET /x402/supported', () => {
       { x402Version: 2, scheme: 'upto', network: 'eip155:84532', extra: { facilitatorAddress: getAddress(stack.devnet.accounts.treasury.address) } },
       expect.objectContaining({ x402Version: 1, scheme: 'exact', network: 'base-sepolia' }),
     ]);
-    expect(supported.extensions).toEqual(['payment-identifier', 'eip2612GasSponsoring']);
+    expect(supported.extensions).toEqual(['payment-identifier', 'eip2612GasSponsoring', 'bazaar']);
     const { relayers, treasury } = stack.devnet.accounts;
     expect(supported.signers).toEqual({ 'eip155:*': [...relayers.map((r) => getAddress(r.address)), getAddress(treasury.address)] });
   });

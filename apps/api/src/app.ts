@@ -24,7 +24,8 @@ export interface AppOptions {
 
 /** The endpoints merchants call per payment; status and operations routes are not limited. */
 // the public settlement lookup too: anyone may ask it, so it is bounded like verify and settle
-export const RATE_LIMITED_PATHS = ['/v1/verify', '/v1/settle', '/x402/verify', '/x402/settle', '/v1/settlements/lookup'];
+// and the x402 bazaar catalog's list and search (issue 45): public database queries
+export const RATE_LIMITED_PATHS = ['/v1/verify', '/v1/settle', '/x402/verify', '/x402/settle', '/v1/settlements/lookup', '/x402/discovery/resources', '/x402/discovery/search'];
 
 /**
  * Every merchant route, a bucket of their own: sign-in and signed requests (each a signature recovery, an

@@ -12,6 +12,7 @@ import {
   SettlementRepository,
   VerificationRepository,
   WebhookEventRepository,
+  DiscoveryRepository,
   createPgPool,
   createPrismaClient,
 } from '@facilitator/db';
@@ -32,7 +33,10 @@ import {
   serviceStatusOpenApiSchemas,
   x402OpenApiPaths,
   x402OpenApiSchemas,
+  discoveryOpenApiPaths,
+  discoveryOpenApiSchemas,
 } from '@facilitator/schemas';
+import { DiscoveryCatalog } from '@facilitator/discovery';
 import { ServiceStatusReader } from '@facilitator/service-status';
 import { deploymentBinding, MerchantService, MerchantSessions, SecretBox } from '@facilitator/merchants';
 import { IntakeFundsCheck, OperatorActions, SettlementRequests, UnsentSettlementStop } from '@facilitator/settlement';
@@ -58,6 +62,7 @@ import { statusRoutes } from './routes/status';
 import { webhookRoutes } from './routes/webhooks';
 import { verifyRoutes } from './routes/verify';
 import { x402Routes } from './routes/x402';
+import { discoveryRoutes } from './routes/x402/discovery';
 import { SettlementWaiter } from './settlement-waiter';
 import { settlementProgressReader } from './settlement-progress';
 import { SettleIntake } from './settle-intake/settle-intake';
@@ -203,6 +208,10 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     maxAgeMs: config.statusMaxAgeMs,
   });
 
+  // the x402 bazaar catalog (issue 45): declarations recorded at settle, listed by the worker once settled
+  const discovery = new DiscoveryCatalog({ repository: new DiscoveryRepository(pool), retentionMs: config.discovery.retentionMs });
+  const discoveryLimits = { maxBytes: config.discovery.maxDeclarationBytes, allowPrivateUrls: config.discovery.allowPrivateUrls };
+
   const readinessChecks: ReadinessCheck[] = [
     { name: 'postgres', check: async () => void (await prisma.$queryRaw`SELECT 1`) },
     queueStore.readiness,
@@ -233,7 +242,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
       webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
       merchantRoutes({ networks, merchants, binding: merchantRequestBinding, sessions: merchantSessions }),
-      merchantAccountRoutes({ sessions: merchantSessions, settlements, events: webhookEvents, feeAllowances, treasury: config.treasuryAddress }),
+      merchantAccountRoutes({ sessions: merchantSessions, settlements, events: webhookEvents, feeAllowances, treasury: config.treasuryAddress, discovery }),
       merchantPageRoutes(),
       queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
       metricsRoutes(metrics),
@@ -242,8 +251,8 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       serviceIndexRoutes(config.admin !== undefined),
       docsRoutes(
         buildOpenApiDocument({
-          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths, ...lookupOpenApiPaths, ...serviceStatusOpenApiPaths, ...serviceIndexOpenApiPaths },
-          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas, ...lookupOpenApiSchemas, ...serviceStatusOpenApiSchemas },
+          extraPaths: { ...x402OpenApiPaths, ...merchantOpenApiPaths, ...operatorOpenApiPaths, ...lookupOpenApiPaths, ...serviceStatusOpenApiPaths, ...serviceIndexOpenApiPaths, ...discoveryOpenApiPaths },
+          extraSchemas: { ...x402OpenApiSchemas, ...merchantOpenApiSchemas, ...operatorOpenApiSchemas, ...lookupOpenApiSchemas, ...serviceStatusOpenApiSchemas, ...discoveryOpenApiSchemas },
         }),
       ),
       x402Routes({
@@ -263,7 +272,9 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         signers: [...config.relayerAddresses, config.treasuryAddress],
         treasury: config.treasuryAddress,
         logger,
+        discovery: { catalog: discovery, limits: discoveryLimits },
       }),
+      discoveryRoutes(discovery),
     ],
   });
 

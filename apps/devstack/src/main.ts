@@ -106,6 +106,8 @@ async function main(): Promise<void> {
     RELAYER_PRIVATE_KEYS: accounts.relayers.map((r) => r.privateKey).join(','),
     WEBHOOK_SECRET: env.WEBHOOK_SECRET ?? 'dev-webhook-master-secret-0123456789',
     WEBHOOK_ALLOW_PRIVATE: env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
+    // the examples' merchants run on 127.0.0.1: their declared resources are listed in the dev catalog
+    DISCOVERY_ALLOW_PRIVATE_URLS: env.DISCOVERY_ALLOW_PRIVATE_URLS ?? 'true',
     ADMIN_USERNAME: admin.username,
     ADMIN_PASSWORD: admin.password,
     WORKER_METRICS_PORT: String(workerMetricsPort),

@@ -15,7 +15,9 @@ import {
   SettlementRepository,
   VerificationRepository,
   WebhookEventRepository,
+  DiscoveryRepository,
 } from '@facilitator/db';
+import { DiscoveryIndexer } from '@facilitator/discovery';
 import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
@@ -206,6 +208,17 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     onAttemptError: (eventId, error) => logger.info('webhook attempt error', { eventId, error }),
   });
 
+  // the x402 bazaar catalog (issue 45): lists a declared resource once its payment settled, off the settlement's path
+  const discoveryRepository = new DiscoveryRepository(pool);
+  const discoveryHosts = new HostResolver(config.webhookDns);
+  const discoveryIndexer = new DiscoveryIndexer({
+    repository: discoveryRepository,
+    maxResourcesPerMerchant: config.discovery.maxResourcesPerPayTo,
+    allowPrivate: config.discovery.allowPrivateUrls,
+    resolveHost: (host) => discoveryHosts.resolve(host),
+    onError: (err) => logger.warn('discovery indexing failed; retried on the next pass', { err }),
+  });
+
   const catalog: JobCatalog = {
     settlement: settlementHandler({
       machine,
@@ -223,6 +236,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       webhookEvents,
       walletDeployments,
       paymentIdentifiers: new PaymentIdentifierRepository(pool),
+      discovery: { repository: discoveryRepository, retentionMs: config.discovery.retentionMs },
       walletDeployWindowMs: config.walletDeployLimits.windowMs,
       retention: config.retention,
       logger,
@@ -261,6 +275,8 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     return worker;
   });
 
+  if (served.includes('settlement')) discoveryIndexer.start();
+
   if (served.includes('maintenance')) {
     // upserted by every worker that serves the queue; BullMQ keeps one scheduler per job, so each runs once across the cluster
     const schedules = [
@@ -280,6 +296,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     async close() {
       metricsServer?.close();
       paths.stop();
+      await discoveryIndexer.stop();
       treasuryRelayerWatch?.stop();
       const drained = Promise.all(workers.map((w) => w.close()));
       const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), config.worker.shutdownTimeoutMs).unref());

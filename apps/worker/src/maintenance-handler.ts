@@ -1,5 +1,6 @@
 import type { RetentionConfig } from '@facilitator/config';
 import {
+  type DiscoveryRepository,
   RETENTION_START,
   type IdempotencyRepository,
   type MerchantRepository,
@@ -30,6 +31,8 @@ export interface RetentionDeps {
   idempotencyKeys: Pick<IdempotencyRepository, 'deleteExpired'>;
   walletDeployments: Pick<WalletDeploymentRepository, 'deleteOlderThan'>;
   paymentIdentifiers: Pick<PaymentIdentifierRepository, 'deleteUnsettled'>;
+  /** the x402 bazaar catalog: resources not paid within `retentionMs` leave it (DISCOVERY_RETENTION_DAYS) */
+  discovery?: { repository: Pick<DiscoveryRepository, 'deleteStale'>; retentionMs: number };
   /** WALLET_DEPLOY_WINDOW_MS: a deployment reservation counts this long, and is deleted after it */
   walletDeployWindowMs: number;
   retention: RetentionConfig;
@@ -48,6 +51,8 @@ export interface RetentionResult {
   idempotencyKeys: number;
   walletDeployments: number;
   paymentIdentifiers: number;
+  /** catalog resources, payers and waiting declarations (only when the catalog is composed) */
+  discoveryRows?: number;
 }
 
 /** Walks pages from the start to the end, deleting each page's rows (their dependants first) before the next. */
@@ -112,7 +117,11 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionResult
   // as long as the verification that could have started a settlement of the payment
   const paymentIdentifiers = await repeat((limit) => deps.paymentIdentifiers.deleteUnsettled(ago(r.unsettledVerificationsMs), limit));
 
+  // a declaration waits for its settlement at most a day (a settlement ends long before)
+  const discoveryRows = deps.discovery ? await deps.discovery.repository.deleteStale(ago(deps.discovery.retentionMs), ago(24 * 60 * 60_000), BATCH) : undefined;
+
   const result = {
+    ...(discoveryRows !== undefined ? { discoveryRows } : {}),
     failedSettlements,
     unsettledVerifications,
     rejectedVerifications,

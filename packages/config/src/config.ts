@@ -96,6 +96,18 @@ interface WalletDeployLimits {
 
 const SEQUENTIAL_CONTRACT_PAYER_POLICIES = ['refuse', 'allow'] as const;
 
+/** The x402 `bazaar` discovery catalog (issue 45). */
+export interface DiscoveryConfig {
+  /** a resource not paid for this long leaves the catalog (DISCOVERY_RETENTION_DAYS) */
+  retentionMs: number;
+  /** new resources beyond this many per payTo are not stored (DISCOVERY_MAX_RESOURCES_PER_PAYTO) */
+  maxResourcesPerPayTo: number;
+  /** the largest declaration read, in bytes of JSON (DISCOVERY_MAX_DECLARATION_BYTES) */
+  maxDeclarationBytes: number;
+  /** development and tests only: resource URLs on private or local hosts are listed (DISCOVERY_ALLOW_PRIVATE_URLS) */
+  allowPrivateUrls: boolean;
+}
+
 export interface RetentionConfig {
   /** rejected verifications older than this are deleted */
   rejectedVerificationsMs: number;
@@ -211,6 +223,8 @@ export interface Config {
   /** ERC-6492 wallet deployments our relayers pay for, per merchant and per factory within a window */
   walletDeployLimits: WalletDeployLimits;
   retention: RetentionConfig;
+  /** the x402 bazaar discovery catalog (issue 45) */
+  discovery: DiscoveryConfig;
   /** the queue dashboard's basic-auth credentials; the dashboard is off when unset */
   admin?: { username: string; password: string };
 }
@@ -424,6 +438,17 @@ function readAddressList(reader: EnvReader, name: string, fallback: readonly str
   });
 }
 
+function readDiscovery(reader: EnvReader, nodeEnv: Config['nodeEnv']): DiscoveryConfig {
+  const allowPrivateUrls = reader.boolean('DISCOVERY_ALLOW_PRIVATE_URLS', false);
+  if (allowPrivateUrls && nodeEnv === 'production') throw new ConfigError('DISCOVERY_ALLOW_PRIVATE_URLS', 'must not be true in production');
+  return {
+    retentionMs: reader.integer('DISCOVERY_RETENTION_DAYS', 30, 1, 3650) * DAY_MS,
+    maxResourcesPerPayTo: reader.integer('DISCOVERY_MAX_RESOURCES_PER_PAYTO', 200, 1, 100_000),
+    maxDeclarationBytes: reader.integer('DISCOVERY_MAX_DECLARATION_BYTES', 16 * 1024, 512, 64 * 1024),
+    allowPrivateUrls,
+  };
+}
+
 function readWebhookAllowPrivate(reader: EnvReader, nodeEnv: Config['nodeEnv']): boolean {
   const allow = reader.boolean('WEBHOOK_ALLOW_PRIVATE', false);
   if (allow && nodeEnv === 'production') throw new ConfigError('WEBHOOK_ALLOW_PRIVATE', 'must not be true in production');
@@ -545,6 +570,7 @@ function readShared(reader: EnvReader): SharedConfig {
       windowMs: reader.integer('WALLET_DEPLOY_WINDOW_MS', 60 * 60_000, 1_000, 30 * DAY_MS),
     },
     retention: readRetention(reader),
+    discovery: readDiscovery(reader, nodeEnv),
     webhookSecret: readMasterSecret(reader),
     webhookSecretGraceSeconds: reader.integer('WEBHOOK_SECRET_GRACE_SECONDS', 24 * 60 * 60, 0, 30 * 24 * 60 * 60),
     webhookAllowedPorts: readWebhookPorts(reader),

@@ -5,6 +5,7 @@ export {
   exitOnConfigError,
   type NetworkConfig,
   type RetentionConfig,
+  type DiscoveryConfig,
   type Config,
   type TransactionProviderConfig,
   EXECUTOR_MAX_RELAYERS,

@@ -78,4 +78,11 @@ export {
   type WaitingCount,
   MerchantSessionRepository,
   type KeysetCursor,
+  DiscoveryRepository,
+  type NewDiscoveryDeclaration,
+  type FinishedDeclaration,
+  type DiscoveryResourceRow,
+  type DiscoveryFilter,
+  type IndexPolicy,
+  type IndexOutcome,
 } from './repositories';

@@ -41,3 +41,13 @@ export {
   serviceStatusOpenApiPaths,
 } from './service-status';
 export { serviceIndexOpenApiPaths } from './service-index';
+export {
+  DISCOVERY_DEFAULT_LIMIT,
+  DISCOVERY_MAX_LIMIT,
+  DISCOVERY_MAX_OFFSET,
+  type DiscoveryQueryBody,
+  validateDiscoveryListQuery,
+  validateDiscoverySearchQuery,
+  discoveryOpenApiSchemas,
+  discoveryOpenApiPaths,
+} from './discovery';

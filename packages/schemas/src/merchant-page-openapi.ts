@@ -82,4 +82,36 @@ export const merchantPageOpenApiPaths: PathItems = {
     json(ref('MerchantDeliveryPage'), 'one page'),
     pageParams,
   ),
+  '/v1/merchants/{address}/discovery': read(
+    'listMerchantDiscoveryResources',
+    "The merchant's resources in the x402 bazaar catalog, listed or not: for each, whether it is listed and why not (the latest rejected declaration's reason and the field at fault), and its figures",
+    json(
+      {
+        type: 'object',
+        required: ['resources'],
+        properties: {
+          resources: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['resource_key', 'resource', 'type', 'listed', 'rejection', 'not_listed_because', 'payments_settled', 'last_settled_at'],
+              properties: {
+                resource_key: { type: 'string', description: 'HTTP: method and URL; MCP: URL and tool name' },
+                resource: { type: 'string' },
+                type: { type: 'string' },
+                listed: { type: 'boolean' },
+                rejection: { type: ['object', 'null'], properties: { reason: { type: 'string' }, field: { type: 'string' }, at: { type: 'string', format: 'date-time' } } },
+                not_listed_because: { type: ['string', 'null'] },
+                payments_settled: { type: 'integer' },
+                settle_success_rate: { type: ['number', 'null'] },
+                median_price: { type: ['string', 'null'] },
+                last_settled_at: { type: 'string', format: 'date-time' },
+              },
+            },
+          },
+        },
+      },
+      'every resource of the merchant',
+    ),
+  ),
 };

@@ -55,6 +55,13 @@ export const MERCHANT_PAGE_HTML = String.raw`<!doctype html>
       <button id="more-settlements" hidden>Older settlements</button>
     </section>
 
+    <section id="discovery-section">
+      <h2>Discovery</h2>
+      <p class="note">Your resources in this facilitator's x402 <code>bazaar</code> catalog (<code>/x402/discovery/resources</code>). A resource is listed once a payment declaring it settles; each one not listed says why, with the field at fault.</p>
+      <table id="discovery"><thead><tr><th>Resource</th><th>Type</th><th>Listed</th><th>Why not listed</th><th>Field at fault</th><th>Payers</th><th>Success rate</th><th>Median price</th><th>Last paid</th></tr></thead><tbody></tbody></table>
+      <p id="discovery-empty" class="note" hidden>No resource declared with a settled payment yet.</p>
+    </section>
+
     <section>
       <h2>Webhook deliveries</h2>
       <table id="deliveries"><thead><tr><th>Event</th><th>Time</th><th>URL</th><th>Status</th><th>Attempts</th></tr></thead><tbody></tbody></table>

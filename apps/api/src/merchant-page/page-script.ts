@@ -107,7 +107,7 @@ export const MERCHANT_PAGE_JS = String.raw`(function () {
 
   /** Each part on its own: one that cannot be read (e.g. the chain's node is down) leaves the others shown. */
   async function loadAll() {
-    var parts = [['fees and allowance', loadAccount], ['settlements', loadSettlements], ['webhook deliveries', loadDeliveries]];
+    var parts = [['fees and allowance', loadAccount], ['settlements', loadSettlements], ['webhook deliveries', loadDeliveries], ['discovery', loadDiscovery]];
     var failures = [];
     await Promise.all(parts.map(function (part) {
       return part[1](true).catch(function (err) { failures.push('Could not load ' + part[0] + ': ' + err.message); });
@@ -159,6 +159,24 @@ export const MERCHANT_PAGE_JS = String.raw`(function () {
       cell(row, '').appendChild(list);
     });
     state.deliveriesBefore = page.next_before; show('more-deliveries', !!page.next_before);
+  }
+
+  /** every resource of the merchant in the bazaar catalog, listed or not, and for each rejection its reason and field */
+  async function loadDiscovery() {
+    var answer = await api('GET', state.merchant + '/discovery');
+    var body = $('discovery').tBodies[0]; body.textContent = '';
+    answer.resources.forEach(function (r) {
+      var row = body.insertRow(); row.dataset.key = r.resource_key; row.dataset.listed = String(r.listed);
+      cell(row, r.resource_key, 'mono'); cell(row, r.type);
+      cell(row, r.listed ? 'listed' : 'not listed', r.listed ? 'state-settled' : 'state-failed');
+      cell(row, r.listed ? '' : (r.rejection ? r.rejection.reason : r.not_listed_because), 'reason');
+      cell(row, r.rejection ? r.rejection.field : '', 'mono field');
+      cell(row, r.payments_settled);
+      cell(row, r.settle_success_rate == null ? '—' : Math.round(r.settle_success_rate * 100) + '%');
+      cell(row, r.median_price == null ? '—' : usdc(r.median_price));
+      cell(row, new Date(r.last_settled_at).toLocaleString());
+    });
+    show('discovery-empty', answer.resources.length === 0);
   }
 
   async function exportCsv() {

@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { InvalidRequestError, UnauthorizedError } from '@facilitator/core';
 import type { KeysetCursor, SettlementRepository, WebhookEventRepository } from '@facilitator/db';
 import type { MerchantSessions } from '@facilitator/merchants';
+import type { DiscoveryCatalog } from '@facilitator/discovery';
 import { MERCHANT_PAGE_DEFAULT_LIMIT, validateMerchantPageQuery } from '@facilitator/schemas';
 import { apiRouter } from '../api-router';
 import { bearerKey } from '../bearer-key';
@@ -17,6 +18,8 @@ export interface MerchantAccountRouteDeps {
   events: WebhookEventRepository;
   feeAllowances: FeeAllowances;
   treasury: string;
+  /** the x402 bazaar catalog: the page's Discovery section */
+  discovery?: DiscoveryCatalog;
 }
 
 /** The CSV export's bound: the newest this many settlements, read a page at a time. */
@@ -126,6 +129,11 @@ export function merchantAccountRoutes(deps: MerchantAccountRouteDeps): Router {
       before = { createdAt: rows[rows.length - 1].createdAt, id: rows[rows.length - 1].id };
     }
     res.end();
+  });
+
+  router.get('/v1/merchants/:address/discovery', signedIn, async (req, res) => {
+    const { merchant } = sessionOf(req);
+    res.json({ resources: deps.discovery ? await deps.discovery.ofMerchant(merchant) : [] });
   });
 
   router.get('/v1/merchants/:address/webhook-deliveries', signedIn, async (req, res) => {

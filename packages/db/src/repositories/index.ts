@@ -13,3 +13,4 @@ export * from './status-windows';
 export * from './merchant-session-repository';
 export * from './keyset';
 export * from './payment-nonce';
+export * from './discovery-repository';

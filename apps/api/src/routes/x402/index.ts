@@ -30,6 +30,8 @@ import { bearerKey } from '../../bearer-key';
 import { parseX402SettleCommand, settleRequestKey } from '../../settle-intake/settle-command';
 import { SettleKeyRequired, SettleRefused, type SettleIntake } from '../../settle-intake/settle-intake';
 import { x402SettleOutcome, type X402SettleOutcomeDeps } from '../../x402-settle-outcome';
+import { BAZAAR, bazaarResponseOf, extensionResponsesHeader, readDeclaration, takeDeclaration, type DeclarationIntake } from '@facilitator/discovery';
+import type { DiscoveryCatalog, DeclarationLimits } from '@facilitator/discovery';
 
 /** Merchants set their x402 middleware's facilitator URL to `https://<host>/x402`. */
 export const X402_PREFIX = '/x402';
@@ -46,6 +48,25 @@ export interface X402RouteDeps {
   /** the treasury: the one sender of a payment whose payer names it (upto's facilitator, `extra.facilitatorAddress`) */
   treasury: string;
   logger: Logger;
+  /** the x402 bazaar catalog (issue 45): declarations read at verify and settle, recorded for the indexer at settle */
+  discovery?: { catalog: DiscoveryCatalog; limits: DeclarationLimits };
+}
+
+/** The header x402 facilitators report extension outcomes in (base64 JSON keyed by extension). */
+export const EXTENSION_RESPONSES_HEADER = 'EXTENSION-RESPONSES';
+
+/**
+ * The payment's bazaar declaration, taken out of the body before anything reads it (a bad declaration can
+ * never fail the payment) and checked; `none` when there is none or the catalog is off.
+ */
+function declarationOf(deps: X402RouteDeps, req: Request): DeclarationIntake {
+  if (!deps.discovery) return { kind: 'none' };
+  return readDeclaration(takeDeclaration(req.body), deps.discovery.limits);
+}
+
+function reportDeclaration(res: Response, intake: DeclarationIntake, settled: boolean | 'failed'): void {
+  const response = bazaarResponseOf(intake, settled);
+  if (response && !res.headersSent) res.setHeader(EXTENSION_RESPONSES_HEADER, extensionResponsesHeader(response));
 }
 
 /** Header naming the stored record of an x402 answer, for support; the middleware ignores it. */
@@ -69,6 +90,8 @@ export function x402Routes(deps: X402RouteDeps) {
 
   router.post(`${X402_PREFIX}/verify`, async (req, res) => {
     try {
+      // verify stores nothing of a declaration: valid, it is processing (listed once a payment settles)
+      reportDeclaration(res, declarationOf(deps, req), false);
       const x = parseX402Request(req.body, deps.networks);
       const { record, failure } = await deps.verifier.verify(x);
       res.setHeader(VERIFICATION_ID_HEADER, record.id);
@@ -129,6 +152,7 @@ const SETTLEMENT_FAILURE_CODES: ReadonlySet<string> = new Set([ErrorCode.Insuffi
 /** Admits the payment through the settle intake, then answers its outcome (x402-settle-outcome.ts). */
 async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise<void> {
   const arrivedAt = Date.now();
+  const declaration = declarationOf(deps, req);
   const command = parseX402SettleCommand(req.body, deps.networks);
   const x = command.x402;
   // repeats of one payment beyond what waits for it are refused before any database work
@@ -137,11 +161,21 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
   const admitted = await deps.intake.admit(command, bearerKey(req));
   res.setHeader(VERIFICATION_ID_HEADER, admitted.verification.id);
   if (admitted.settlement === null) {
+    reportDeclaration(res, declaration, 'failed');
     res.json(x402SettledNothing(x.payer, x.network, x.payment.expected.payTo));
     return;
   }
+  if (declaration.kind !== 'none' && deps.discovery && admitted.created) {
+    // off the payment's path: not awaited, and a failure to store it only costs the listing; a repeat of the
+    // payment (the middleware's retry) meets the settlement this request's first try recorded it for
+    const s = admitted.settlement;
+    deps.discovery.catalog
+      .record(declaration, { id: s.id, merchant: s.merchant, payer: s.payer, network: `eip155:${s.chainId}` })
+      .catch((err: unknown) => deps.logger.warn(`could not record a ${BAZAAR} declaration`, { settlementId: s.id, err }));
+  }
   const { settlement: outcome, transactionHash, transferWithheld } = await x402SettleOutcome(deps.outcome, admitted, arrivedAt, x.x402Version === 2);
   res.setHeader(SETTLEMENT_ID_HEADER, outcome.id);
+  reportDeclaration(res, declaration, transferWithheld || outcome.state === 'failed' ? 'failed' : outcome.state === 'settled');
   if (transferWithheld) {
     // its outcome can no longer change for the payer: the transfer is never sent (the worker ends it failed)
     res.json(x402SettleFailed(X402Reason.UnexpectedSettleError, transferWithheldMessage(outcome), x.payer, x.network));
@@ -202,5 +236,6 @@ function supportedOf(networks: EnabledNetworks, signers: readonly string[], trea
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
   // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers");
   // eip2612GasSponsoring: a Permit2 payment's EIP-2612 permit for Permit2 is sent with it (docs/decisions.md, "eip2612GasSponsoring")
-  return { kinds, extensions: [PAYMENT_IDENTIFIER, EIP2612_GAS_SPONSORING], signers: { 'eip155:*': unique } };
+  // bazaar: resources declared with a payment are listed once it settled (docs/api.md, "Discovery")
+  return { kinds, extensions: [PAYMENT_IDENTIFIER, EIP2612_GAS_SPONSORING, BAZAAR], signers: { 'eip155:*': unique } };
 }
