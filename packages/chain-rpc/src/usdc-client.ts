@@ -58,6 +58,8 @@ export interface AuthorizationUse {
  */
 export class UsdcClient {
   private readonly marketReadings = new SharedReadings<'market', MarketReading>();
+  /** eth_calls of the latest state on their way, by target, data and sender */
+  private readonly readsUnderWay = new Map<string, Promise<string>>();
 
   /**
    * `calls` carries the token's `eth_call`s: by default ethers' `send` (its `call` formats and resolves the
@@ -71,7 +73,22 @@ export class UsdcClient {
   ) {}
 
   private call(data: string, from?: string): Promise<string> {
-    return this.calls.call<string>('eth_call', [{ ...(from ? { from } : {}), to: this.tokenAddress, data }, 'latest']);
+    return this.latestCall(this.tokenAddress, data, from);
+  }
+
+  /**
+   * Identical reads of the latest state asked while one is on its way share it (issue 41, item 1): a merchant's
+   * allowance and balance, or a payer's balance, read by each of its settlements that advance together, go to
+   * the node once. Sharing an answer with a read already under way is what a read made a moment earlier would
+   * have answered: nothing older than the read itself is ever given.
+   */
+  private latestCall(to: string, data: string, from?: string): Promise<string> {
+    const key = `${to}|${data}|${from ?? ''}`;
+    const underWay = this.readsUnderWay.get(key);
+    if (underWay) return underWay;
+    const read = this.calls.call<string>('eth_call', [{ ...(from ? { from } : {}), to, data }, 'latest']).finally(() => this.readsUnderWay.delete(key));
+    this.readsUnderWay.set(key, read);
+    return read;
   }
 
   /** The token's EIP-712 domain name and version, as it answers them. */
@@ -210,7 +227,7 @@ export class UsdcClient {
    * the same calls as the token's reads.
    */
   readContract(to: string, data: string): Promise<string> {
-    return this.calls.call<string>('eth_call', [{ to, data }, 'latest']);
+    return this.latestCall(to, data);
   }
 
   /**
