@@ -2,10 +2,10 @@ import type { PayerInFlight } from '@facilitator/db';
 import { approvalFor } from '@facilitator/payment-mechanisms';
 import { failurePauseOf } from '../accounting';
 import { approvalCommands } from '../approval-command';
-import { hasExecutorItem } from '../atomic/executor-item';
 import { paymentOf, termsOf } from '../payment';
 import { failed, failurePaused, feeCollectionFailed, insufficientAllowance, merchantPaused, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
+import { pathOf } from './settlement-path';
 import { authorizationStillValid, isWait, sequentialPathUnavailable, SettlementWaitReason, type StepWait } from '../waiting';
 
 /**
@@ -89,20 +89,6 @@ export const checkAllowance: Step = async (ctx) => {
     reserveFee: { request, refused: (inFlight, payerInFlight) => refusal(ctx, { allowance, balance, payerBalance }, inFlight, payerInFlight) },
   };
 };
-
-/**
- * Atomic where the network is, except for a payment smaller than the fee (a merchant may set its minimum
- * that low): the executor refuses those, so that no item ever leaves a merchant worse off; except for
- * a settlement whose own fee is not the one the executor takes (FEE_AMOUNT changed between the API that
- * created it and this worker): the executor would charge its fee, not the one the merchant is told; and
- * except for a payment the executor cannot run (it calls only the token's transferWithAuthorization and
- * x402's Permit2 proxies' settle, and upto's proxy only for a payment whose facilitator is the treasury).
- */
-function pathOf(ctx: StepContext): 'atomic' | 'sequential' {
-  const executorCanCharge = ctx.feeAmount === ctx.executorFee;
-  const executorCanRun = hasExecutorItem(ctx);
-  return ctx.networkPath === 'atomic' && executorCanCharge && executorCanRun && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
-}
 
 /**
  * What check_allowance would refuse for a contract-wallet payer before any money moves, asked before an

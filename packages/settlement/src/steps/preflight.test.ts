@@ -69,3 +69,33 @@ describe('preflight simulates the transfer as it will be sent', () => {
     expect(isWait(result) && result.wait.reason).toBe(SettlementWaitReason.NoFundedRelayer);
   });
 });
+
+describe('preflight on the atomic path (issue 41, item 1)', () => {
+  const atomic = { overrides: { networkPath: 'atomic' as const }, accounting: true };
+
+  it("asks no estimate of an ordinary-key payer's EIP-3009 transfer: a failed item undoes its fee, and its balance is reserved before any fee", async () => {
+    const h = stepHarness(settlementFixture(), atomic);
+    let estimates = 0;
+    h.chain.estimate = async () => (estimates++, { gas: 60_000n });
+    expect(await preflight(h.ctx)).toMatchObject({ to: 'check_allowance', note: { transfer_estimate: expect.stringContaining('not needed'), payer_kind: 'eoa' } });
+    expect(estimates).toBe(0);
+  });
+
+  it('still estimates a contract-wallet payer, the sequential path, and a worker without the failure accounting', async () => {
+    const cases = [
+      (() => {
+        const h = stepHarness(settlementFixture(), atomic);
+        h.chain.withCode.add(PAYER);
+        return h;
+      })(),
+      stepHarness(settlementFixture(), { accounting: true }),
+      stepHarness(settlementFixture(), { overrides: { networkPath: 'atomic' } }),
+    ];
+    for (const h of cases) {
+      let estimates = 0;
+      h.chain.estimate = async () => (estimates++, { gas: 60_000n });
+      expect(await preflight(h.ctx)).toMatchObject({ to: 'check_allowance' });
+      expect(estimates).toBe(1);
+    }
+  });
+});

@@ -8,6 +8,7 @@ import { authorizationStillValid, noFundedRelayer } from '../waiting';
 import { planWalletDeployment } from './deploy-wallet';
 import { admissionDigest } from '../settlement-admission';
 import { unlessPaidElsewhere } from './settled-elsewhere';
+import { pathOf } from './settlement-path';
 
 /**
  * `pending`: before any fee, make sure the transfer can still succeed — its nonce unused on chain, not about
@@ -84,6 +85,7 @@ export const preflightChecks: Step = async (ctx) => {
   const call = directCallOf(ctx.settlement, usdc, withPermit);
   const refusedSender = senderRefusal(ctx, call);
   if (refusedSender) return refusedSender;
+  if (await estimateNotNeeded(ctx, mechanism, withPermit)) return { to: 'check_allowance', note: { transfer_estimate: 'not needed: atomic path, ordinary-key payer', payer_kind: 'eoa' } };
   const [cap, fee] = await Promise.all([transferGasCap(ctx, call, withPermit), ctx.transactions.networkFee(ctx.network.chainId)]);
   let estimate: SimulationResult | undefined;
   // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
@@ -114,6 +116,25 @@ export const preflightChecks: Step = async (ctx) => {
   }
   return { to: 'check_allowance', note: { transfer_gas_estimate: estimate.gas.toString(), payer_kind: cap.kind, ...(withPermit ? { with_permit: true } : {}) } };
 };
+
+/**
+ * Whether the transfer's estimate would tell nothing the other checks do not (issue 41, item 1: one chain
+ * simulation per settlement fewer, the largest share of the chain node's work per settlement). Only all of:
+ * - the atomic path: the fee and the transfer are one item of one transaction, and an item whose transfer
+ *   fails undoes its fee, so no merchant ever pays for it (the batch's estimate runs before it is sent);
+ * - a payer without code: its signature is plain ECDSA, which verification checked, so no code of the payer's
+ *   runs (a contract wallet's check may burn gas or answer differently in a simulation: always estimated);
+ * - a mechanism that moves the payer's money on its signature alone (no approval to read, no permit to send):
+ *   what its transfer needs besides the signature is an unused nonce (asked above), the validity window
+ *   (asked above) and the payer's balance, which check_allowance reads and reserves against before any fee;
+ * - the failure accounting on (absent, check_allowance does not read the payer's balance).
+ * What is left to fail it is the token's own refusal (a blacklisted or paused account): it costs the batch an
+ * item's gas and the merchant nothing, and counts against the payer as a costly failure.
+ */
+async function estimateNotNeeded(ctx: StepContext, mechanism: { approval?: unknown }, withPermit: boolean): Promise<boolean> {
+  if (withPermit || mechanism.approval || !ctx.accounting || pathOf(ctx) !== 'atomic') return false;
+  return !(await ctx.codeAt(ctx.settlement.payer));
+}
 
 /**
  * A call only one address may send (upto's witness names the facilitator) is sent as the treasury: by the
