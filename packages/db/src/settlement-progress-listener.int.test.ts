@@ -52,9 +52,12 @@ it('is live once started', () => {
   expect(liveChanges).toEqual([true]);
 });
 
-it("names the settlements whose state changed, one notification for a statement's rows, and none for other columns", async () => {
+it("names the settlements that became final, one notification for a statement's rows, and none for other columns or forward moves", async () => {
   const ids = [await newSettlement(), await newSettlement(), await newSettlement()];
-  const moved = await heardAfter(() => db.pool.query(`UPDATE settlements SET state = 'check_allowance' WHERE id = ANY($1)`, [ids]));
+  // the moves no waiter acts on (still unsent, or on its way) wake nobody
+  const forward = await heardAfter(() => db.pool.query(`UPDATE settlements SET state = 'check_allowance' WHERE id = ANY($1)`, [ids]));
+  expect(forward.wakes).toEqual([]);
+  const moved = await heardAfter(() => db.pool.query(`UPDATE settlements SET state = 'failed' WHERE id = ANY($1)`, [ids]));
   expect(moved.wakes).toHaveLength(1);
   expect(moved.wakes[0].settlementIds.sort()).toEqual([...ids].sort());
   // a column no waiter reads (the send claim) wakes nobody
@@ -69,7 +72,7 @@ it('is told nothing before the commit, and nothing of a rolled-back change', asy
   const client = await db.pool.connect();
   try {
     await client.query('BEGIN');
-    const inside = await heardAfter(() => client.query(`UPDATE settlements SET state = 'check_allowance' WHERE id = $1`, [id]));
+    const inside = await heardAfter(() => client.query(`UPDATE settlements SET state = 'failed' WHERE id = $1`, [id]));
     expect(inside.wakes).toEqual([]);
     const rolledBack = await heardAfter(() => client.query('ROLLBACK'));
     expect(rolledBack.wakes).toEqual([]);
@@ -109,6 +112,6 @@ it('comes back after the server drops its connection, and says so', async () => 
   for (let i = 0; i < 100 && !(liveChanges.length >= 3 && listener.live); i++) await sleep(50);
   expect(liveChanges).toEqual([true, false, true]);
   const id = await newSettlement();
-  const moved = await heardAfter(() => db.pool.query(`UPDATE settlements SET state = 'check_allowance' WHERE id = $1`, [id]));
+  const moved = await heardAfter(() => db.pool.query(`UPDATE settlements SET state = 'settled' WHERE id = $1`, [id]));
   expect(moved.wakes).toEqual([{ settlementIds: [id], batchSigned: false }]);
 });

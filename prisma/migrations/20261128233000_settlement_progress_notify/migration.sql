@@ -2,6 +2,9 @@
 -- Postgres tells the API processes (LISTEN settlement_progress) when a settlement's progress changes, instead of
 -- each process reading every waited-for settlement every few milliseconds. One notification per statement (a
 -- batch's statement names all its settlements), delivered at commit, so a reader never sees it before the row.
+-- What wakes: a final state, a state a waiter tells apart (a wallet deployment's end, which may make a settlement
+-- stoppable again), the settlement's own transaction hash, or its waiting reason (someone else's transaction
+-- confirming); not the forward moves between the unsent and sending states, which no waiter acts on.
 -- Payload: settlement ids separated by commas, or `b:<batch id>` when a batch's settle transaction is signed
 -- (readers then look again at their settlements that have no transaction yet). At most 150 ids per
 -- notification: a payload is limited to 8000 bytes.
@@ -14,7 +17,11 @@ BEGIN
     SELECT string_agg(c.id, ',')
       FROM (SELECT n.id, (row_number() OVER () - 1) / 150 AS chunk
               FROM changed_new n JOIN changed_old o ON o.id = n.id
-             WHERE n.state IS DISTINCT FROM o.state
+             WHERE (n.state IS DISTINCT FROM o.state
+                    -- the forward moves between states no waiter tells apart (still unsent or on its way, never
+                    -- becoming stoppable again) wake nobody: most of a settlement's moves
+                    AND NOT (o.state IN ('pending', 'check_allowance', 'collect_fee', 'fee_collected', 'executing')
+                             AND n.state IN ('check_allowance', 'collect_fee', 'fee_collected', 'executing')))
                 OR n.settlement_tx_hash IS DISTINCT FROM o.settlement_tx_hash
                 OR n.waiting_reason IS DISTINCT FROM o.waiting_reason) c
      GROUP BY c.chunk
