@@ -1,10 +1,13 @@
 // Reorgs after `settled` on the atomic path: the settle transaction of a batch is one transaction for
 // several settlements. When a reorg removes it, it is sent again once, and every settlement of the batch
 // records the reorg and the re-inclusion, then becomes final. The batch can succeed again while one of its
-// items fails inside it: that settlement, and only it, is `changed` and its merchant told.
-import { Wallet } from 'ethers';
+// items fails inside it: that settlement, and only it, is `changed` and its merchant told. A Permit2 item that
+// someone else executed while the batch was out is judged through its mechanism: the merchant was paid.
+import { Contract, parseUnits, Wallet } from 'ethers';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import { transfersOnChain } from './support/chain-actions';
+import { approvePermit2, permit2Request } from './support/permit2-request';
 import { startTestStack, type TestStack } from './support/test-stack';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -148,3 +151,50 @@ it('a payer who spends the nonce of a paid item while its batch is out of the ch
   expect(await transfersOnChain(stack.devnet, start, payer.address, merchant.address)).toBe(1);
 }, 90_000);
 
+
+it("a Permit2 payment someone else executes while its batch is out of the chain: judged through its mechanism, the merchant was paid (by their transaction, with no fee)", async () => {
+  const { merchant, treasury, deployer } = stack.devnet.accounts;
+  const price = 50_000n;
+  const payer = Wallet.createRandom();
+  await stack.devnet.mint(payer.address, price);
+  await approvePermit2(stack.devnet, payer.privateKey);
+  // the funding and approval stay below the blocks the reorg takes
+  for (let i = 0; i < DEPTH; i++) await stack.devnet.provider.send('evm_mine', []);
+  const start = (await stack.devnet.provider.getBlockNumber()) + 1;
+  const body = await permit2Request(stack.devnet, { payerKey: payer.privateKey, to: merchant.address, value: price });
+  const settled = await stack.http.post('/x402/settle').send(body);
+  expect(settled.body).toMatchObject({ success: true });
+  const id = settled.headers['x-settlement-id'] as string;
+  const [item] = await stack.db.prisma.settlementBatchItem.findMany({ where: { settlementId: id } });
+  const [tx] = await stack.db.prisma.chainTransaction.findMany({ where: { settlementId: item.batchId } });
+  expect(tx.purpose).toBe('settle');
+
+  // the worker is away while the chain reorganises; a stranger sends the payer's permit to x402's exact proxy
+  // itself (as anyone holding the payload may), and it is mined first
+  await stack.killWorkers();
+  await stack.devnet.provider.send('anvil_reorg', [DEPTH, []]);
+  expect(await stack.devnet.provider.getTransactionReceipt(tx.minedHash!)).toBeNull();
+  const { permit2Authorization: permit, signature } = body.paymentPayload.payload;
+  const proxy = new Contract(X402_EXACT_PERMIT2_PROXY, [
+    'function settle(((address token, uint256 amount) permitted, uint256 nonce, uint256 deadline) permit, address owner, (address to, uint256 validAfter) witness, bytes signature)',
+  ]);
+  const data = proxy.interface.encodeFunctionData('settle', [{ permitted: permit.permitted, nonce: permit.nonce, deadline: permit.deadline }, permit.from, permit.witness, signature]);
+  const stranger = new Wallet(deployer.privateKey, stack.devnet.provider);
+  const theirs = await stranger.sendTransaction({ to: X402_EXACT_PERMIT2_PROXY, data, gasLimit: 300_000n, maxPriorityFeePerGas: parseUnits('50', 'gwei'), maxFeePerGas: parseUnits('100', 'gwei') });
+  expect((await theirs.wait())?.status).toBe(1);
+  await stack.startWorker();
+
+  // our batch is sent again and succeeds; its item fails inside it (the nonce is spent): the fee is not
+  // collected, and the merchant was paid, by the stranger's transaction
+  await until(async () => (await stack.devnet.provider.getTransactionReceipt(tx.minedHash!))?.status === 1, 30_000);
+  await until(async () => (await finalityOf(id))?.status === 'changed', 30_000);
+  expect(await finalityOf(id)).toEqual({ status: 'changed', reorgs: 1 });
+  const row = await stack.db.prisma.settlement.findUniqueOrThrow({ where: { id } });
+  expect(row.merchantPaid).toBe(true);
+  const notes = JSON.stringify(await stack.db.prisma.settlementTransition.findMany({ where: { settlementId: id }, select: { note: true } }));
+  expect(notes).toContain(`"paid_by_tx":"${theirs.hash}"`);
+
+  // on the chain as it is now: the stranger's payment, no fee
+  expect(await transfersOnChain(stack.devnet, start, payer.address, merchant.address)).toBe(1);
+  expect(await transfersOnChain(stack.devnet, start, merchant.address, treasury.address)).toBe(0);
+}, 90_000);

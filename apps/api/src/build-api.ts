@@ -257,6 +257,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       ),
       x402Routes({
         networks,
+        availability: verification.availability,
         verifier: x402Verifier,
         intake: settleIntake,
         outcome: {

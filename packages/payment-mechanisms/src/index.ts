@@ -24,6 +24,7 @@ export { missingApproval, approvalFor, approvalShortOf } from './mechanism';
 export { approvalPermitProblem, type ApprovalPermitProblem } from './approval-permit';
 export { EIP2612_GAS_SPONSORING, EIP2612_PERMIT_GAS, eip2612PermitDigest } from './permit2/eip2612';
 export { settleAmountProblem, amountToSettle } from './settle-amount';
+export { MechanismAvailability } from './availability';
 export { mechanismById, servedMechanismById, mechanismFor, mechanismsInVersion, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';

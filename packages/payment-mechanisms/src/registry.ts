@@ -14,6 +14,11 @@ const MECHANISMS: { readonly [Id in PaymentMechanismId]: PaymentMechanism<unknow
   [UPTO_PERMIT2]: uptoPermit2 as PaymentMechanism<unknown>,
 };
 
+/** Every registered mechanism, in registration order (the conformance suite runs over each). */
+export function registeredMechanisms(): PaymentMechanism<unknown>[] {
+  return Object.values(MECHANISMS);
+}
+
 export function mechanismById(id: PaymentMechanismId): PaymentMechanism<unknown> {
   return MECHANISMS[id];
 }

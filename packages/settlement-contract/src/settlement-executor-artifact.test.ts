@@ -1,4 +1,4 @@
-import { compileExecutor, SOLC_VERSION } from './testing/compile-executor';
+// The compile check (solc-js) is in settlement-executor-artifact.int.test.ts, out of the unit tier.
 import { delegateOf, isEarlierExecutorCode, isExecutorCode } from './executor-code';
 import { SETTLEMENT_EXECUTOR_V1_ARTIFACT } from './testing/settlement-executor-v1-artifact';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
@@ -14,16 +14,6 @@ describe('delegateOf', () => {
 });
 
 describe('the committed settlement executor', () => {
-  const compiled = compileExecutor();
-
-  it(`is what contracts/SettlementExecutor.sol compiles to with solc ${SOLC_VERSION}`, () => {
-    expect(SETTLEMENT_EXECUTOR_ARTIFACT.compiler).toBe(compiled.compiler);
-    expect(SETTLEMENT_EXECUTOR_ARTIFACT.bytecode).toBe(compiled.bytecode);
-    expect(SETTLEMENT_EXECUTOR_ARTIFACT.deployedBytecode).toBe(compiled.deployedBytecode);
-    expect(SETTLEMENT_EXECUTOR_ARTIFACT.immutableRanges).toEqual(compiled.immutableRanges);
-    expect(SETTLEMENT_EXECUTOR_ARTIFACT.abi).toEqual(compiled.abi);
-  });
-
   it('recognises its runtime code whatever the immutables hold, and nothing else', () => {
     const code = SETTLEMENT_EXECUTOR_ARTIFACT.deployedBytecode;
     const filled = [...code.slice(2)];

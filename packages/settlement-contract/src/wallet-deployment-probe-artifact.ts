@@ -1,5 +1,5 @@
 // Compiled from contracts/WalletDeploymentProbe.sol (0.8.37+commit.f401782d.Emscripten.clang, prague, optimizer 200 runs, no metadata);
-// wallet-deployment-probe.test.ts checks that it is what the source compiles to. Do not edit.
+// wallet-deployment-probe.int.test.ts checks that it is what the source compiles to. Do not edit.
 export const WALLET_DEPLOYMENT_PROBE_ARTIFACT = {
   "compiler": "0.8.37+commit.f401782d.Emscripten.clang",
   "abi": [

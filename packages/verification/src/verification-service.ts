@@ -1,5 +1,5 @@
 import { rpcUnavailable } from '@facilitator/core';
-import { missingApproval, type PaymentReads } from '@facilitator/payment-mechanisms';
+import { MechanismAvailability, missingApproval, type PaymentReads } from '@facilitator/payment-mechanisms';
 import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkAmount, checkApprovalPermit, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSender, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
@@ -40,9 +40,12 @@ export interface VerificationServiceOptions {
 /** Runs the spec's checks 2–7 in order on a well-formed payment (check 1), and stores the result. */
 export class VerificationService {
   private readonly now: () => number;
+  /** which mechanisms each network serves (their contracts exist there): shared with /x402/supported */
+  readonly availability: MechanismAvailability;
 
   constructor(private readonly options: VerificationServiceOptions) {
     this.now = options.now ?? (() => Math.floor(Date.now() / 1000));
+    this.availability = new MechanismAvailability((chainId) => this.readsOn(chainId));
   }
 
   async verify(payment: Payment): Promise<VerificationOutcome> {
@@ -123,15 +126,10 @@ export class VerificationService {
     };
   }
 
-  private readonly available = new Set<string>();
-
   private async unavailable(payment: Payment): Promise<VerificationFailure | undefined> {
     const { mechanism, network } = payment;
-    const key = `${network.chainId}:${mechanism.id}`;
-    if (!mechanism.unavailable || this.available.has(key)) return undefined;
-    const problem = await mechanism.unavailable(this.readsOn(network.chainId));
-    // a contract once found stays (they are immutable at their canonical addresses); a missing one is asked again
-    if (!problem) this.available.add(key);
+    // a contract once found stays known (they are immutable at their canonical addresses); a missing one is asked again
+    const problem = await this.availability.problem(network.chainId, mechanism);
     return problem ? { reason: FailureReason.MechanismUnavailable, message: 'payment mechanism unavailable', details: { mechanism: mechanism.id, reason: problem } } : undefined;
   }
 

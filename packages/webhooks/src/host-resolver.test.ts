@@ -2,6 +2,12 @@ import { lookup } from 'node:dns/promises';
 import { HostLookupError, HostResolver } from './host-resolver';
 import { DnsResponder } from './testing/dns-responder';
 
+async function until(condition: () => boolean): Promise<void> {
+  for (const started = Date.now(); !condition(); await new Promise((resolve) => setTimeout(resolve, 5))) {
+    if (Date.now() - started > 10_000) throw new Error('the condition did not come true within 10 s');
+  }
+}
+
 describe('HostResolver (c-ares, against a DNS server on loopback)', () => {
   let dns: DnsResponder;
   beforeAll(async () => {
@@ -43,9 +49,11 @@ describe('HostResolver (c-ares, against a DNS server on loopback)', () => {
 
   it('caps the lookups in flight: one more fails at once as busy, and the thread pool stays free', async () => {
     // "at once" is shown by order, not by a wall-clock bound: the answers come while the three hanging lookups
-    // are still in flight (they time out only after 2 s), and the busy one never reached the DNS server
-    const r = new HostResolver({ servers: [dns.address], timeoutMs: 2_000, tries: 1, maxInFlight: 3 });
-    const hanging = ['slow-a.test', 'slow-b.test', 'slow-c.test'].map((name) => r.resolve(name).catch((e: HostLookupError) => e.code));
+    // are still in flight (their server holds them until released, far within their timeout), and the busy one
+    // never reached the DNS server
+    dns.release(); // what earlier tests left unanswered
+    const r = new HostResolver({ servers: [dns.address], timeoutMs: 60_000, tries: 1, maxInFlight: 3 });
+    const hanging = ['slow-a.test', 'slow-b.test', 'slow-c.test'].map((name) => r.resolve(name));
     expect(r.stats.inFlight).toBe(3);
     await expect(r.resolve('slow-d.test')).rejects.toMatchObject({ code: 'ELOOKUPBUSY' });
     expect(r.stats.inFlight).toBe(3);
@@ -53,7 +61,10 @@ describe('HostResolver (c-ares, against a DNS server on loopback)', () => {
     await lookup('localhost');
     expect(r.stats.inFlight).toBe(3);
     expect(dns.queried('slow-d.test')).toBe(false);
-    expect(await Promise.all(hanging)).toEqual(['ETIMEOUT', 'ETIMEOUT', 'ETIMEOUT']);
+    // the three lookups' queries (A and AAAA each) are held at the server; answered, they free their slots
+    await until(() => dns.heldQueries === 6);
+    dns.release();
+    expect(await Promise.all(hanging)).toEqual([['93.184.216.34'], ['93.184.216.34'], ['93.184.216.34']]);
     expect(r.stats).toEqual({ inFlight: 0, peakInFlight: 3 });
     expect(await r.resolve('shop.test')).toHaveLength(2);
   });

@@ -1,6 +1,6 @@
 /**
  * Creation code of packages/chain-rpc/contracts/Erc6492Check.sol (solc 0.8.37, evmVersion cancun, optimizer
- * 200 runs). Kept compiled so production needs no compiler; erc6492-check-bytecode.test.ts recompiles the
+ * 200 runs). Kept compiled so production needs no compiler; erc6492-check-bytecode.int.test.ts recompiles the
  * source and fails when the two differ.
  */
 export const ERC6492_CHECK_BYTECODE =

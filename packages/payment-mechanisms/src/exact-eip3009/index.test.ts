@@ -1,4 +1,4 @@
-import { domainSeparator, EXACT_EIP3009, InvalidRequestError } from '@facilitator/core';
+import { EXACT_EIP3009, InvalidRequestError } from '@facilitator/core';
 import { Wallet } from 'ethers';
 import { exactEip3009 } from '.';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from './eip712';
@@ -14,6 +14,8 @@ async function signed() {
   return { payer, body: { authorization, signature: signature.toUpperCase().replace('0X', '0x') } };
 }
 
+// Claims, the digest and recovery round trip, storage's identity, the direct call's amounts and paid-in are
+// the conformance suite's (src/conformance.test.ts), run over every mechanism: here, what is EIP-3009's own.
 describe('exact through EIP-3009', () => {
   it('reads a payload into scheme-neutral terms: lowercase, bigint, the nonce in the token\'s space', async () => {
     const { payer, body } = await signed();
@@ -43,15 +45,6 @@ describe('exact through EIP-3009', () => {
     }
   });
 
-  it('recovers the payer from the digest it signed, under the token\'s domain', async () => {
-    const { payer, body } = await signed();
-    const parsed = exactEip3009.parse(body, '/payload', network);
-    const digest = exactEip3009.signedDigest(parsed.payload, domainSeparator(domain));
-    expect(exactEip3009.recoverSigner(digest, parsed.signature)).toEqual({ ok: true, address: payer.address.toLowerCase() });
-    const otherDomain = exactEip3009.signedDigest(parsed.payload, domainSeparator({ ...domain, chainId: 8453 }));
-    expect(exactEip3009.recoverSigner(otherDomain, parsed.signature)).not.toEqual({ ok: true, address: payer.address.toLowerCase() });
-  });
-
   it('fingerprints the payment as the settle intake and the migration do (byte-identical)', async () => {
     const { body } = await signed();
     const parsed = exactEip3009.parse(body, '/payload', network);
@@ -70,12 +63,5 @@ describe('exact through EIP-3009', () => {
     });
     // read back with its terms, as settlement reads it
     expect(exactEip3009.fromStored(roundTrip, network)).toEqual(parsed);
-  });
-
-  it('claims an EIP-3009 payload, not a Permit2 one', async () => {
-    const { body } = await signed();
-    expect(exactEip3009.claims(body)).toBe(true);
-    expect(exactEip3009.claims({ permit2Authorization: {}, signature: '0x' })).toBe(false);
-    expect(exactEip3009.claims(null)).toBe(false);
   });
 });

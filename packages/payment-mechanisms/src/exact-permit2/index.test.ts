@@ -1,15 +1,16 @@
 import { bytesToHex, EXACT_PERMIT2, InvalidRequestError } from '@facilitator/core';
-import { Signature, TypedDataEncoder, Wallet } from 'ethers';
+import { TypedDataEncoder, Wallet } from 'ethers';
 import { permit2WitnessTypes } from '@x402/evm';
 import { exactPermit2 } from '.';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2DomainSeparator } from '../permit2/eip712';
+import { ethersTypes, otherPermit2Forms, permit2Domain, signPermit2 } from '../testing/permit2-signing';
 
 const network = { chainId: 84532, tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e' };
-const domain = { name: 'Permit2', chainId: network.chainId, verifyingContract: PERMIT2_ADDRESS };
+const domain = permit2Domain(network.chainId);
 // as @x402/evm's client makes it: a random 256-bit nonce in decimal
 const NONCE = '33247007178036348590600198031289925668252061821958005840077069883511451257277';
-const types = Object.fromEntries(Object.entries(permit2WitnessTypes).map(([name, fields]) => [name, fields.map((f) => ({ ...f }))]));
+const types = ethersTypes(permit2WitnessTypes);
 
 async function signed() {
   const payer = Wallet.createRandom();
@@ -20,7 +21,7 @@ async function signed() {
     deadline: '1900000000',
     witness: { to: '0x' + 'AB'.repeat(20), validAfter: '1740672089' },
   };
-  const signature = await payer.signTypedData(domain, types, message);
+  const signature = await signPermit2(payer, network.chainId, permit2WitnessTypes, message);
   const body = { permit2Authorization: { from: payer.address, ...message }, signature };
   return { payer, message, body };
 }
@@ -53,10 +54,8 @@ describe('exact through Permit2', () => {
     expect(exactPermit2.recoverSigner(digest, parsed.signature)).toEqual({ ok: true, address: payer.address.toLowerCase() });
 
     // Permit2 also takes the 64-byte EIP-2098 form and a high-s twin (ecrecover has no rule on s; USDC does)
-    const sig = Signature.from(body.signature);
-    expect(exactPermit2.recoverSigner(digest, sig.compactSerialized)).toEqual({ ok: true, address: payer.address.toLowerCase() });
-    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
-    const highS = sig.r + (n - BigInt(sig.s)).toString(16).padStart(64, '0') + (sig.v === 27 ? '1c' : '1b');
+    const { compact, highS } = otherPermit2Forms(body.signature);
+    expect(exactPermit2.recoverSigner(digest, compact)).toEqual({ ok: true, address: payer.address.toLowerCase() });
     expect(exactPermit2.recoverSigner(digest, highS)).toEqual({ ok: true, address: payer.address.toLowerCase() });
 
     // another recipient is another digest: the signature does not recover the payer

@@ -4,7 +4,7 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 export interface DnsAnswer {
   /** IPv4 addresses for A queries (AAAA queries get an empty answer) */
   a?: string[];
-  /** reply after this long; `Infinity`: never reply */
+  /** reply after this long; `Infinity`: not until `release()` (never, if the test does not call it) */
   delayMs?: number;
   /** NXDOMAIN */
   nxdomain?: boolean;
@@ -19,6 +19,7 @@ export class DnsResponder {
   private socket?: Socket;
   private readonly pending = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private heldReplies: Array<() => void> = [];
   private readonly asked = new Set<string>();
   /** queries received in all */
   queries = 0;
@@ -49,9 +50,22 @@ export class DnsResponder {
     return this;
   }
 
+  /** Queries held, unanswered, until `release()`. */
+  get heldQueries(): number {
+    return this.heldReplies.length;
+  }
+
+  /** Answers every query held so far (those of names answered with `delayMs: Infinity`). */
+  release(): void {
+    const held = this.heldReplies;
+    this.heldReplies = [];
+    for (const reply of held) reply();
+  }
+
   async stop(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.heldReplies = [];
     await new Promise<void>((resolve) => (this.socket ? this.socket.close(() => resolve()) : resolve()));
   }
 
@@ -69,7 +83,7 @@ export class DnsResponder {
       else this.pending.set(key, left);
       this.socket?.send(buildReply(message, questionEnd, type, answer), remote.port, remote.address);
     };
-    if (answer.delayMs === Infinity) return;
+    if (answer.delayMs === Infinity) return void this.heldReplies.push(reply);
     if (!answer.delayMs) return reply();
     const timer = setTimeout(() => {
       this.timers.delete(timer);

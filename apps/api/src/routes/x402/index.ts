@@ -2,7 +2,7 @@ import type { Settlement } from '@facilitator/db';
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
 import { ErrorCode, FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError, type PaymentMechanismId } from '@facilitator/core';
-import { mechanismById, mechanismsInVersion } from '@facilitator/payment-mechanisms';
+import { mechanismById, mechanismsInVersion, type MechanismAvailability } from '@facilitator/payment-mechanisms';
 import { EIP2612_GAS_SPONSORING, PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
@@ -38,6 +38,8 @@ export const X402_PREFIX = '/x402';
 
 export interface X402RouteDeps {
   networks: EnabledNetworks;
+  /** which mechanisms each network serves (their contracts exist there): /supported lists only those */
+  availability: Pick<MechanismAvailability, 'servedOn'>;
   verifier: X402Verifier;
   /** the one settle intake, shared with /v1/settle */
   intake: SettleIntake;
@@ -84,8 +86,8 @@ export const SETTLEMENT_ID_HEADER = 'X-Settlement-Id';
 export function x402Routes(deps: X402RouteDeps) {
   const router = apiRouter();
 
-  router.get(`${X402_PREFIX}/supported`, (_req, res) => {
-    res.json(supportedOf(deps.networks, deps.signers, deps.treasury));
+  router.get(`${X402_PREFIX}/supported`, async (_req, res) => {
+    res.json(await supportedOf(deps.networks, deps.availability, deps.signers, deps.treasury));
   });
 
   router.post(`${X402_PREFIX}/verify`, async (req, res) => {
@@ -216,17 +218,18 @@ function problemOf(err: unknown, unexpected: X402Reason, logger: Logger): { stat
   return { status: 500, reason: unexpected, message: 'internal error' };
 }
 
-function supportedOf(networks: EnabledNetworks, signers: readonly string[], treasury: string): X402SupportedResponse {
+async function supportedOf(networks: EnabledNetworks, availability: X402RouteDeps['availability'], signers: readonly string[], treasury: string): Promise<X402SupportedResponse> {
   const kinds: X402SupportedResponse['kinds'] = [];
-  // every (scheme, network) the registry says an enabled network settles, in each x402 version whose payloads
-  // carry it (v1: EIP-3009 `exact` only, where the network has a v1 name)
-  for (const network of networks.all) {
+  const served = await Promise.all(networks.all.map((network) => availability.servedOn(network.chainId)));
+  // every (scheme, network) an enabled network serves (its registry entry names it and its contracts exist
+  // there), in each x402 version whose payloads carry it (v1: EIP-3009 `exact` only, where the network has a v1 name)
+  for (const [n, network] of networks.all.entries()) {
     const known = networkByChainId(network.chainId)!;
     const names = { 2: network.caip2, 1: known.x402V1Name } as const;
     for (const x402Version of [2, 1] as const) {
       const name = names[x402Version];
       if (!name) continue;
-      const described = mechanismsInVersion(known.mechanisms, x402Version).map((id) => mechanismById(id).describe(network, treasury));
+      const described = mechanismsInVersion(served[n], x402Version).map((id) => mechanismById(id).describe(network, treasury));
       // one kind per scheme: the mechanisms of one scheme (EIP-3009 and Permit2 `exact`) are one kind to a client
       for (const { scheme, extra } of described.filter((d, i) => described.findIndex((o) => o.scheme === d.scheme) === i)) {
         kinds.push({ x402Version, scheme, network: name, ...(extra ? { extra } : {}) });
@@ -236,6 +239,8 @@ function supportedOf(networks: EnabledNetworks, signers: readonly string[], trea
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
   // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers");
   // eip2612GasSponsoring: a Permit2 payment's EIP-2612 permit for Permit2 is sent with it (docs/decisions.md, "eip2612GasSponsoring")
+  // (listed where a served mechanism takes an approval permit: the Permit2 ones)
   // bazaar: resources declared with a payment are listed once it settled (docs/api.md, "Discovery")
-  return { kinds, extensions: [PAYMENT_IDENTIFIER, EIP2612_GAS_SPONSORING, BAZAAR], signers: { 'eip155:*': unique } };
+  const sponsoring = served.flat().some((id) => mechanismById(id).approvalPermit !== undefined);
+  return { kinds, extensions: [PAYMENT_IDENTIFIER, ...(sponsoring ? [EIP2612_GAS_SPONSORING] : []), BAZAAR], signers: { 'eip155:*': unique } };
 }

@@ -1,3 +1,4 @@
+// A compile check (solc-js): in the int tier, not the unit tier, which a developer runs after every change.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ERC6492_CHECK_BYTECODE } from './erc6492-check-bytecode';
