@@ -105,6 +105,33 @@ it('(paid-by-another 1) a payment someone executed before our pre-flight: x402 a
   expect(record).toMatchObject({ status: 'settled', transaction_hash: theirs, details: { fee_collection_status: 'not_collected' } });
 }, 60_000);
 
+it("(paid-by-another 1b) the payer's last funds: executed by someone else before the settle, x402 answers success, not the intake's 'payer balance insufficient'", async () => {
+  const report = abuseReport(
+    'paid-by-another-1b-intake',
+    "Payment of a payer's whole balance executed by someone else before the settle's funds check",
+    "a payer holding exactly the price pays; the payment verifies at /x402/verify; a stranger sends the payer's transferWithAuthorization itself, so the payer's balance is 0; the merchant's middleware calls /x402/settle (issue 41's intake funds check reads the payer's balance first)",
+  );
+  const payer = Wallet.createRandom();
+  await stack.devnet.mint(payer.address, PRICE);
+  const p = await stack.payment({ payerKey: payer.privateKey });
+  const body = x402Body(p);
+  const verified = await stack.http.post('/x402/verify').send(body);
+  expect(verified.body.isValid).toBe(true);
+  const before = await balances(stack.devnet, stack.devnet.accounts.merchant.address, payer.address);
+  const theirs = await executeAsStranger(p);
+  expect((await stack.devnet.provider.waitForTransaction(theirs))?.status).toBe(1);
+
+  const settled = await stack.http.post('/x402/settle').send(body);
+  const change = difference(await balances(stack.devnet, stack.devnet.accounts.merchant.address, payer.address), before);
+  report.check('payer, merchant and treasury balance changes (the payer paid, the merchant was paid, no fee)', `${-PRICE}, ${PRICE}, 0`, `${change.payer}, ${change.merchant}, ${change.treasury}`);
+  report.check('x402 settle answer: success', true, settled.body.success);
+  report.check('x402 settle answer: the transaction that paid', theirs, settled.body.transaction ?? null);
+  report.check('answer says the payer lacks funds', false, /payer balance insufficient/i.test(JSON.stringify(settled.body)));
+  report.save();
+  expect([change.payer, change.merchant, change.treasury]).toEqual([-PRICE, PRICE, 0n]);
+  expect(settled.body).toMatchObject({ success: true, transaction: theirs });
+}, 60_000);
+
 it('(paid-by-another 2) a stranger executes it after our fee, then a reorg removes the stranger\'s block: the merchant is told it was not paid', async () => {
   const report = abuseReport(
     'paid-by-another-2-reorg',

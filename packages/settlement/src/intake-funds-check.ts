@@ -1,4 +1,5 @@
 import { ErrorCode, FeeCollectionFailedError, InsufficientAllowanceError, SettlementFailedError, type FacilitatorError } from '@facilitator/core';
+import type { PaymentReads } from '@facilitator/payment-mechanisms';
 import { approvalCommands } from './approval-command';
 import { feeCollectionFailed, insufficientAllowance, settlementDoomed, type Failure } from './failures';
 
@@ -6,6 +7,9 @@ import { feeCollectionFailed, insufficientAllowance, settlementDoomed, type Fail
 export interface IntakeFundsReads {
   balanceOf(chainId: number, token: string, owner: string): Promise<bigint>;
   allowance(chainId: number, token: string, owner: string, spender: string): Promise<bigint>;
+  /** asked only of a payer short of the amount (was its nonce used: the payment may be paid already) */
+  isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean>;
+  readContract(chainId: number, to: string, data: string): Promise<string>;
 }
 
 /** What is about to be settled: who pays whom how much, and the fee the merchant pays for it. */
@@ -16,6 +20,12 @@ export interface IntakeFundsQuestion {
   merchant: string;
   amount: bigint;
   fee: bigint;
+  /**
+   * Whether the payment's nonce is used on chain (its mechanism's question). A payer short of the amount because
+   * this very payment was executed (a front-run, the payer's wallet, another facilitator: the merchant was paid)
+   * is the worker's to answer (paid elsewhere), never refused here.
+   */
+  nonceUsed(reads: PaymentReads): Promise<boolean>;
 }
 
 /** A merchant's fee reads are reused this long when they covered the fee (a refusal is always read afresh). */
@@ -45,13 +55,23 @@ export class IntakeFundsCheck {
         this.reads.balanceOf(q.chainId, q.token, q.payer),
         q.fee > 0n ? this.merchantFunds(q, false) : undefined,
       ]);
-      if (payerBalance < q.amount) return settlementDoomed('payer balance insufficient', { payer_balance: payerBalance.toString(), amount: q.amount.toString() });
+      if (payerBalance < q.amount) {
+        if (await q.nonceUsed(this.paymentReads(q.chainId))) return undefined;
+        return settlementDoomed('payer balance insufficient', { payer_balance: payerBalance.toString(), amount: q.amount.toString() });
+      }
       if (!merchant || covers(merchant, q.fee)) return undefined;
       // a reused read said no: read afresh before refusing (the merchant may have just approved)
       return this.merchantRefusal(q, await this.merchantFunds(q, true));
     } catch {
       return undefined;
     }
+  }
+
+  private paymentReads(chainId: number): PaymentReads {
+    return {
+      isAuthorizationUsed: (payer, nonce) => this.reads.isAuthorizationUsed(chainId, payer, nonce),
+      readContract: (to, data) => this.reads.readContract(chainId, to, data),
+    };
   }
 
   private merchantRefusal(q: IntakeFundsQuestion, funds: { allowance: bigint; balance: bigint }): Failure | undefined {
