@@ -51,12 +51,15 @@ describe('IntakeFundsCheck', () => {
     expect(intakeRefusalError(failure!)).toMatchObject({ code: 'settlement_failed', status: 400, details: { checked_at: expect.any(String) } });
   });
 
-  it('never refuses a payer short of the amount because this payment was executed already (its nonce is used: the merchant may be paid)', async () => {
+  it('never refuses a payment executed already (its nonce is used: the merchant may be paid), whether its payer or its merchant is short', async () => {
     // a front-run of the authorization (anyone holding it may send it, and it pays the merchant): the payer's
     // balance went to the merchant, so it is short of a second amount; the worker answers it paid elsewhere
     const c = chain({ balances: { [PAYER]: 0n, [MERCHANT]: 10_000n }, allowance: 10_000n, nonceUsed: true });
     expect(await new IntakeFundsCheck(c.port, TREASURY).refusalOf(question)).toBeUndefined();
     expect(c.reads).toContain(`authorizationState ${PAYER} ${NONCE}`);
+    // nor for a merchant without an allowance: the worker answers it paid elsewhere, no fee taken
+    const noAllowance = chain({ balances: { [PAYER]: 50_000n, [MERCHANT]: 10_000n }, allowance: 0n, nonceUsed: true });
+    expect(await new IntakeFundsCheck(noAllowance.port, TREASURY).refusalOf(question)).toBeUndefined();
     // a funded payer's payment asks nothing of its nonce (verify asked it)
     const funded = chain({ balances: { [PAYER]: 50_000n, [MERCHANT]: 10_000n }, allowance: 10_000n });
     await new IntakeFundsCheck(funded.port, TREASURY).refusalOf(question);
