@@ -33,3 +33,14 @@ END $$;
 
 REVOKE EXECUTE ON FUNCTION merchant_fees_in_flight_track() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION settlement_fees_in_flight_locked(text, text, integer, text, text) FROM PUBLIC;
+
+-- 4. 20261128234500 backfilled the sums before its trigger existed: a settlement a running worker moved into
+--    or out of collect_fee in between (committed after the backfill's snapshot, before CREATE TRIGGER's lock)
+--    was counted by neither, for good. Summed again here, with settlements locked against writers (the trigger
+--    exists now, so every move after this is kept). A reservation under way may deadlock with this lock: one of
+--    the two is then cancelled by Postgres (the worker retries its job; a failed migration is run again).
+LOCK TABLE settlements IN SHARE ROW EXCLUSIVE MODE;
+UPDATE merchant_fees_in_flight SET in_flight = 0;
+INSERT INTO merchant_fees_in_flight AS m (merchant, chain_id, token_address, in_flight)
+SELECT merchant, chain_id, token_address, sum(fee_amount::numeric) FROM settlements WHERE state = 'collect_fee' GROUP BY 1, 2, 3
+ON CONFLICT (merchant, chain_id, token_address) DO UPDATE SET in_flight = EXCLUDED.in_flight;
