@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@facilitator/config';
 import { createSilentLogger } from '@facilitator/logging';
 import { buildApi } from '../../apps/api/src/build-api';
-import { balances, difference } from '../support/chain-actions';
+import { balances, difference, newMerchant } from '../support/chain-actions';
 import { startTestStack, type PaymentBodies, type TestStack } from '../support/test-stack';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { x402V2Request } from '../support/x402-request';
@@ -103,6 +103,57 @@ it('(paid-by-another 1) a payment someone executed before our pre-flight: x402 a
   expect(JSON.stringify(settled.body)).not.toMatch(/nothing was charged/i);
   const record = (await stack.http.get(`/v1/settlements/${settled.headers['x-settlement-id']}`)).body;
   expect(record).toMatchObject({ status: 'settled', transaction_hash: theirs, details: { fee_collection_status: 'not_collected' } });
+}, 60_000);
+
+it("(paid-by-another 1b) the payer's last funds: executed by someone else before the settle, x402 answers success, not the intake's 'payer balance insufficient'", async () => {
+  const report = abuseReport(
+    'paid-by-another-1b-intake',
+    "Payment of a payer's whole balance executed by someone else before the settle's funds check",
+    "a payer holding exactly the price pays; the payment verifies at /x402/verify; a stranger sends the payer's transferWithAuthorization itself, so the payer's balance is 0; the merchant's middleware calls /x402/settle (issue 41's intake funds check reads the payer's balance first)",
+  );
+  const payer = Wallet.createRandom();
+  await stack.devnet.mint(payer.address, PRICE);
+  const p = await stack.payment({ payerKey: payer.privateKey });
+  const body = x402Body(p);
+  const verified = await stack.http.post('/x402/verify').send(body);
+  expect(verified.body.isValid).toBe(true);
+  const before = await balances(stack.devnet, stack.devnet.accounts.merchant.address, payer.address);
+  const theirs = await executeAsStranger(p);
+  expect((await stack.devnet.provider.waitForTransaction(theirs))?.status).toBe(1);
+
+  const settled = await stack.http.post('/x402/settle').send(body);
+  const change = difference(await balances(stack.devnet, stack.devnet.accounts.merchant.address, payer.address), before);
+  report.check('payer, merchant and treasury balance changes (the payer paid, the merchant was paid, no fee)', `${-PRICE}, ${PRICE}, 0`, `${change.payer}, ${change.merchant}, ${change.treasury}`);
+  report.check('x402 settle answer: success', true, settled.body.success);
+  report.check('x402 settle answer: the transaction that paid', theirs, settled.body.transaction ?? null);
+  report.check('answer says the payer lacks funds', false, /payer balance insufficient/i.test(JSON.stringify(settled.body)));
+  report.save();
+  expect([change.payer, change.merchant, change.treasury]).toEqual([-PRICE, PRICE, 0n]);
+  expect(settled.body).toMatchObject({ success: true, transaction: theirs });
+}, 60_000);
+
+it("(paid-by-another 1c) a merchant without a fee allowance, paid by someone else's transaction before the settle: x402 answers success, not the intake's insufficient allowance", async () => {
+  const report = abuseReport(
+    'paid-by-another-1c-intake-merchant',
+    "Payment to a merchant without a fee allowance, executed by someone else before the settle's funds check",
+    "a merchant that never approved the treasury is paid; the payment verifies at /x402/verify; a stranger sends the payer's transferWithAuthorization itself; the merchant's middleware calls /x402/settle",
+  );
+  const merchant = await newMerchant(stack.devnet, { balance: 0n, allowance: 0n });
+  const p = await stack.payment({ to: merchant.address });
+  const body = x402Body(p);
+  const verified = await stack.http.post('/x402/verify').send(body);
+  expect(verified.body.isValid).toBe(true);
+  const theirs = await executeAsStranger(p);
+  expect((await stack.devnet.provider.waitForTransaction(theirs))?.status).toBe(1);
+  const paid = await stack.devnet.balanceOf(merchant.address);
+
+  const settled = await stack.http.post('/x402/settle').send(body);
+  report.check("the merchant's balance: paid by the stranger's transaction", String(PRICE), String(paid));
+  report.check('x402 settle answer: success', true, settled.body.success);
+  report.check('x402 settle answer: the transaction that paid', theirs, settled.body.transaction ?? null);
+  report.save();
+  expect(paid).toBe(PRICE);
+  expect(settled.body).toMatchObject({ success: true, transaction: theirs });
 }, 60_000);
 
 it('(paid-by-another 2) a stranger executes it after our fee, then a reorg removes the stranger\'s block: the merchant is told it was not paid', async () => {

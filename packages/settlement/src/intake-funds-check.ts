@@ -1,4 +1,5 @@
 import { ErrorCode, FeeCollectionFailedError, InsufficientAllowanceError, SettlementFailedError, type FacilitatorError } from '@facilitator/core';
+import type { PaymentReads } from '@facilitator/payment-mechanisms';
 import { approvalCommands } from './approval-command';
 import { feeCollectionFailed, insufficientAllowance, settlementDoomed, type Failure } from './failures';
 
@@ -6,6 +7,9 @@ import { feeCollectionFailed, insufficientAllowance, settlementDoomed, type Fail
 export interface IntakeFundsReads {
   balanceOf(chainId: number, token: string, owner: string): Promise<bigint>;
   allowance(chainId: number, token: string, owner: string, spender: string): Promise<bigint>;
+  /** asked only before a refusal (was the payment's nonce used: it may be paid already) */
+  isAuthorizationUsed(chainId: number, payer: string, nonce: string): Promise<boolean>;
+  readContract(chainId: number, to: string, data: string): Promise<string>;
 }
 
 /** What is about to be settled: who pays whom how much, and the fee the merchant pays for it. */
@@ -16,6 +20,12 @@ export interface IntakeFundsQuestion {
   merchant: string;
   amount: bigint;
   fee: bigint;
+  /**
+   * Whether the payment's nonce is used on chain (its mechanism's question). A payment executed already (a
+   * front-run, the payer's wallet, another facilitator: the merchant was paid) is the worker's to answer (paid
+   * elsewhere), never refused here: not for a payer it left short, nor for a merchant without an allowance.
+   */
+  nonceUsed(reads: PaymentReads): Promise<boolean>;
 }
 
 /** A merchant's fee reads are reused this long when they covered the fee (a refusal is always read afresh). */
@@ -38,20 +48,38 @@ export class IntakeFundsCheck {
     private readonly treasury: string,
   ) {}
 
-  /** The failure this payment would meet before anything is sent, when the chain says so now. */
+  /**
+   * The failure this payment would meet before anything is sent, when the chain says so now. Asked in the
+   * worker's order: a payment whose nonce is used was executed (or cancelled) already, which the worker's
+   * pre-flight answers before any funds (paid elsewhere: the merchant was paid, and no fee is taken), so no
+   * refusal stands for it here — whether the payer is short (the payment took its last funds) or the merchant.
+   */
   async refusalOf(q: IntakeFundsQuestion): Promise<Failure | undefined> {
     try {
-      const [payerBalance, merchant] = await Promise.all([
-        this.reads.balanceOf(q.chainId, q.token, q.payer),
-        q.fee > 0n ? this.merchantFunds(q, false) : undefined,
-      ]);
-      if (payerBalance < q.amount) return settlementDoomed('payer balance insufficient', { payer_balance: payerBalance.toString(), amount: q.amount.toString() });
-      if (!merchant || covers(merchant, q.fee)) return undefined;
-      // a reused read said no: read afresh before refusing (the merchant may have just approved)
-      return this.merchantRefusal(q, await this.merchantFunds(q, true));
+      const failure = await this.fundsRefusal(q);
+      if (!failure || (await q.nonceUsed(this.paymentReads(q.chainId)))) return undefined;
+      return failure;
     } catch {
       return undefined;
     }
+  }
+
+  private async fundsRefusal(q: IntakeFundsQuestion): Promise<Failure | undefined> {
+    const [payerBalance, merchant] = await Promise.all([
+      this.reads.balanceOf(q.chainId, q.token, q.payer),
+      q.fee > 0n ? this.merchantFunds(q, false) : undefined,
+    ]);
+    if (payerBalance < q.amount) return settlementDoomed('payer balance insufficient', { payer_balance: payerBalance.toString(), amount: q.amount.toString() });
+    if (!merchant || covers(merchant, q.fee)) return undefined;
+    // a reused read said no: read afresh before refusing (the merchant may have just approved)
+    return this.merchantRefusal(q, await this.merchantFunds(q, true));
+  }
+
+  private paymentReads(chainId: number): PaymentReads {
+    return {
+      isAuthorizationUsed: (payer, nonce) => this.reads.isAuthorizationUsed(chainId, payer, nonce),
+      readContract: (to, data) => this.reads.readContract(chainId, to, data),
+    };
   }
 
   private merchantRefusal(q: IntakeFundsQuestion, funds: { allowance: bigint; balance: bigint }): Failure | undefined {

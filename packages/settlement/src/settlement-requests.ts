@@ -253,7 +253,13 @@ export class SettlementRequests {
    */
   private async refuseWithoutFunds(v: Verification, amount: bigint, fee: bigint): Promise<void> {
     if (!this.fundsCheck) return;
-    const failure = await this.fundsCheck.refusalOf({ chainId: v.chainId, token: v.tokenAddress!, payer: v.payer!, merchant: v.merchant!, amount, fee });
+    const n = paymentNonceOf(v);
+    const mechanism = servedMechanismById(v.mechanism);
+    const failure = await this.fundsCheck.refusalOf({
+      chainId: v.chainId, token: v.tokenAddress!, payer: v.payer!, merchant: v.merchant!, amount, fee,
+      // a mechanism we do not serve: its nonce cannot be asked, so a short payer is not refused here either
+      nonceUsed: (reads) => (mechanism ? mechanism.isUsed({ space: n.nonceSpace, payer: n.payer, value: n.nonce }, reads) : Promise.resolve(true)),
+    });
     if (!failure) return;
     if (await this.settlements.findLiveForPayment(settlementPaymentKey(v))) return;
     throw intakeRefusalError(failure);

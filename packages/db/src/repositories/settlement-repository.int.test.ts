@@ -1,9 +1,11 @@
 // Round trip of SettlementRepository against a real, migrated Postgres: settlements started, moved and
 // parked through the repository and read back through it, through both of its mappers (Prisma and pg).
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
+import { grantApiRole } from '../api-role';
 import { settlementRow } from '../testing';
 import type { SettlementState } from '../generated/prisma/client';
 import { SettlementBatchRepository } from './settlement-batch-repository';
@@ -585,6 +587,56 @@ describe('SettlementRepository', () => {
       const b = await started({ merchant, feeAmount: '300' });
       await walk(b.id, ['check_allowance']);
       expect((await reserve(b, 300n)).inFlight).toBe(500n);
+    });
+
+    it("the API's database role moves the kept sum only by moving settlements: no trigger of its own, no shadowing temp table, no NaN or negative fee", async () => {
+      const role = `facilitator_api_${randomBytes(4).toString('hex')}`;
+      await grantApiRole(db.url, { role });
+      const roleUrl = new URL(db.url);
+      roleUrl.username = role;
+      roleUrl.password = '';
+      const api = new Client({ connectionString: roleUrl.toString() });
+      await api.connect();
+      const outcome = (sql: string, values: unknown[] = []) =>
+        api.query(sql, values).then(() => 'allowed', (e: { code?: string }) => (e.code === '42501' ? 'permission denied' : 'refused'));
+      try {
+        const merchant = randomAddress();
+        const a = await started({ merchant, feeAmount: '500' });
+        await walk(a.id, ['check_allowance']);
+        expect((await reserve(a, 500n)).moved).not.toBeNull();
+        expect(await kept(merchant)).toBe(500n);
+
+        // 1. its own (temporary) table with a trigger running the SECURITY DEFINER function: it would write any sum
+        await api.query('CREATE TEMP TABLE forged (merchant text, chain_id int, token_address text, state text, fee_amount text)');
+        const trigger = await outcome('CREATE TRIGGER forged_in_flight AFTER INSERT ON forged FOR EACH ROW EXECUTE FUNCTION public.merchant_fees_in_flight_track()');
+        await api.query("INSERT INTO forged VALUES ($1, $2, $3, 'collect_fee', '-1000000000000')", [merchant, CHAIN, USDC]).catch(() => undefined);
+        expect({ trigger, kept: await kept(merchant) }).toEqual({ trigger: 'permission denied', kept: 500n });
+
+        // 2. a temporary table named like the counter: the trigger of its own writes to settlements must not write there
+        await api.query('CREATE TEMP TABLE merchant_fees_in_flight (merchant text, chain_id int, token_address text, in_flight numeric, PRIMARY KEY (merchant, chain_id, token_address))');
+        await api.query("UPDATE settlements SET state = 'failed' WHERE id = $1", [a.id]);
+        expect(await kept(merchant)).toBe(await summed(merchant));
+        await api.query("UPDATE settlements SET state = 'collect_fee' WHERE id = $1", [a.id]);
+        expect(await kept(merchant)).toBe(await summed(merchant));
+        await api.query('DROP TABLE pg_temp.merchant_fees_in_flight');
+
+        // 3. a fee that is no amount: NaN would stay in the sum for good (every later reservation refused), a negative one lets reservations past the allowance
+        const nan = await outcome("UPDATE settlements SET fee_amount = 'NaN' WHERE id = $1", [a.id]);
+        const negative = await outcome("UPDATE settlements SET fee_amount = '-1000000000000' WHERE id = $1", [a.id]);
+        const infinite = await outcome("UPDATE settlements SET fee_amount = '-Infinity' WHERE id = $1", [a.id]);
+        expect({ nan, negative, infinite, kept: await kept(merchant) }).toEqual({ nan: 'refused', negative: 'refused', infinite: 'refused', kept: await summed(merchant) });
+
+        // 4. the reservation's function is the worker's
+        expect(await outcome("SELECT settlement_fees_in_flight_locked('', $1, $2, $3, '')", [merchant, CHAIN, USDC])).toBe('permission denied');
+
+        // its ordinary writes still keep the sum: a settlement it stops leaves it
+        await api.query("UPDATE settlements SET state = 'failed' WHERE id = $1", [a.id]);
+        expect(await kept(merchant)).toBe(0n);
+      } finally {
+        await api.end().catch(() => undefined);
+        await db.pool.query(`DROP OWNED BY ${role}`);
+        await db.pool.query(`DROP ROLE ${role}`);
+      }
     });
   });
 
