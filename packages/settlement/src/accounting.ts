@@ -16,8 +16,8 @@ export interface FailurePausePolicy {
 
 /** The counts the pause is decided on (a SettlementRepository). */
 export interface FailureCounts {
-  failuresOfPayer(payer: string, chainId: number, since: Date): Promise<FeeReverts>;
-  failuresOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts>;
+  /** the payer's and the merchant's costly failures since `since`, read together (one statement) */
+  failuresOfPayment(payer: string, merchant: string, chainId: number, since: Date): Promise<{ payer: FeeReverts; merchant: FeeReverts }>;
   hasPaid(payer: string, merchant: string, chainId: number): Promise<boolean>;
 }
 
@@ -35,10 +35,7 @@ export async function failurePauseOf(
   nowMs = Date.now(),
 ): Promise<FailurePause | undefined> {
   const since = new Date(nowMs - policy.windowMs);
-  const [ofPayer, ofMerchant] = await Promise.all([
-    counts.failuresOfPayer(payment.payer, payment.chainId, since),
-    counts.failuresOfMerchant(payment.merchant, payment.chainId, since),
-  ]);
+  const { payer: ofPayer, merchant: ofMerchant } = await counts.failuresOfPayment(payment.payer, payment.merchant, payment.chainId, since);
   const payerPause = pauseAfter(ofPayer, policy.payerAfterFailures, policy.windowMs);
   if (payerPause) return { who: 'payer', ...payerPause };
   const merchantPause = pauseAfter(ofMerchant, policy.merchantAfterFailures, policy.windowMs);

@@ -724,10 +724,11 @@ describe('SettlementRepository', () => {
       const old = await failedWith({ payer, merchant }, { errorCode: 'settlement_failed', settlementTxHash: randomHex(32) });
       await setUpdatedAt(old.id, new Date('2020-01-01T00:00:00.000Z'));
 
-      expect(await repo.failuresOfPayer(payer, CHAIN, since)).toEqual({ count: 3, lastAt: last.updatedAt });
-      expect((await repo.failuresOfMerchant(merchant, CHAIN, since)).count).toBe(2);
-      expect((await repo.failuresOfPayer(payer, 84532, since)).count).toBe(0);
-      expect(await repo.failuresOfPayer(randomAddress(), CHAIN, since)).toEqual({ count: 0, lastAt: null });
+      const counted = await repo.failuresOfPayment(payer, merchant, CHAIN, since);
+      expect(counted.payer).toEqual({ count: 3, lastAt: last.updatedAt });
+      expect(counted.merchant.count).toBe(2);
+      expect((await repo.failuresOfPayment(payer, merchant, 84532, since)).payer.count).toBe(0);
+      expect(await repo.failuresOfPayment(randomAddress(), randomAddress(), CHAIN, since)).toEqual({ payer: { count: 0, lastAt: null }, merchant: { count: 0, lastAt: null } });
     });
 
     it('knows whether a payer has paid a merchant before, and finds the live settlement of a payment', async () => {

@@ -347,13 +347,15 @@ const DELETE_FAILED = `
 // only those (the partial indexes of migration 20261124150300), not the failures a stranger makes for free.
 const SENT = `(fee_tx_hash IS NOT NULL OR settlement_tx_hash IS NOT NULL OR error_details ? 'tx_hash' OR error_details ? 'wallet_deploy_tx_hash')`;
 
-const FAILURES_OF_PAYER = `
-  SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
-   WHERE payer = $1 AND chain_id = $2 AND state = 'failed' AND ${SENT} AND updated_at > $3 AND settlement_costly_failure(settlements)`;
 
-const FAILURES_OF_MERCHANT = `
-  SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
-   WHERE merchant = $1 AND chain_id = $2 AND state = 'failed' AND ${SENT} AND updated_at > $3 AND settlement_costly_failure(settlements)`;
+
+// both counts in one statement: every settle request and every check_allowance asks them together
+const FAILURES_OF_PAYMENT = `
+  SELECT p.failures AS payer_failures, p.last_at AS payer_last_at, m.failures AS merchant_failures, m.last_at AS merchant_last_at
+    FROM (SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
+           WHERE payer = $1 AND chain_id = $3 AND state = 'failed' AND ${SENT} AND updated_at > $4 AND settlement_costly_failure(settlements)) p,
+         (SELECT count(*)::int AS failures, max(updated_at) AS last_at FROM settlements
+           WHERE merchant = $2 AND chain_id = $3 AND state = 'failed' AND ${SENT} AND updated_at > $4 AND settlement_costly_failure(settlements)) m`;
 
 export interface FeeReverts {
   count: number;
@@ -553,16 +555,14 @@ export class SettlementRepository {
     return { moved: row.id == null ? null : settlementFromColumns(row), inFlight, ...(payer ? { payer } : {}) };
   }
 
-  /** Costly failures on chain caused by this payer's payments since `since` (see settlement_costly_failure). */
-  async failuresOfPayer(payer: string, chainId: number, since: Date): Promise<FeeReverts> {
-    const [row] = await runQuery(this.pool, { name: 'failures_of_payer', text: FAILURES_OF_PAYER, values: [payer, chainId, since] });
-    return { count: row.failures as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
-  }
-
-  /** Costly failures on chain of payments to this merchant since `since`, whoever the payers. */
-  async failuresOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts> {
-    const [row] = await runQuery(this.pool, { name: 'failures_of_merchant', text: FAILURES_OF_MERCHANT, values: [merchant, chainId, since] });
-    return { count: row.failures as number, lastAt: row.last_at == null ? null : new Date(row.last_at as string) };
+  /**
+   * Costly failures on chain (see settlement_costly_failure) since `since` of this payer's payments, and of
+   * payments to this merchant whoever the payers: one statement, as every settle request and check_allowance ask both.
+   */
+  async failuresOfPayment(payer: string, merchant: string, chainId: number, since: Date): Promise<{ payer: FeeReverts; merchant: FeeReverts }> {
+    const [row] = await runQuery(this.pool, { name: 'failures_of_payment', text: FAILURES_OF_PAYMENT, values: [payer, merchant, chainId, since] });
+    const at = (v: unknown) => (v == null ? null : new Date(v as string));
+    return { payer: { count: row.payer_failures as number, lastAt: at(row.payer_last_at) }, merchant: { count: row.merchant_failures as number, lastAt: at(row.merchant_last_at) } };
   }
 
   /** Whether this payer has a settled payment to this merchant on this chain. */

@@ -47,8 +47,7 @@ describe('failurePauseOf', () => {
     const calls: string[] = [];
     return {
       calls,
-      failuresOfPayer: async () => payer,
-      failuresOfMerchant: async () => merchant,
+      failuresOfPayment: async () => ({ payer, merchant }),
       hasPaid: async () => {
         calls.push('hasPaid');
         return paid;

@@ -481,13 +481,9 @@ export class FakeAccounting {
     return {
       pause: { payerAfterFailures: 3, merchantAfterFailures: 10, windowMs: 3_600_000 },
       counts: {
-        failuresOfPayer: async (payer, chainId) => {
-          this.log.push(`db.failuresOfPayer(${payer},${chainId})`);
-          return this.payerFailures;
-        },
-        failuresOfMerchant: async (merchant, chainId) => {
-          this.log.push(`db.failuresOfMerchant(${merchant},${chainId})`);
-          return this.merchantFailures;
+        failuresOfPayment: async (payer, merchant, chainId) => {
+          this.log.push(`db.failuresOfPayment(${payer},${merchant},${chainId})`);
+          return { payer: this.payerFailures, merchant: this.merchantFailures };
         },
         hasPaid: async (payer, merchant) => {
           this.log.push(`db.hasPaid(${payer},${merchant})`);
