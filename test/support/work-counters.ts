@@ -234,9 +234,26 @@ export function redisServerCommands(port: number): Tally {
   return tally;
 }
 
-/** JSON-RPC calls by method, from a json-rpc-proxy's requests (a batch's calls one by one). */
-export function rpcTally(requests: ReadonlyArray<ReadonlyArray<{ method: string }>>): Tally {
+const BALANCE_OF = '0x70a08231';
+const ALLOWANCE = '0xdd62ed3e';
+
+/** `MERCHANT_FUNDS`: the kind of an `eth_call` of the token's `balanceOf(merchant)` or `allowance(merchant, …)`. */
+export const MERCHANT_FUNDS = 'eth_call (merchant funds)';
+
+/**
+ * JSON-RPC calls by method, from a json-rpc-proxy's requests (a batch's calls one by one); an `eth_call` reading
+ * `merchant`'s balance or allowance is counted as MERCHANT_FUNDS.
+ */
+export function rpcTally(requests: ReadonlyArray<ReadonlyArray<{ method: string; params?: unknown[] }>>, merchant?: string): Tally {
+  const owner = merchant?.toLowerCase().replace(/^0x/, '').padStart(64, '0');
   const tally = emptyTally();
-  for (const request of requests) for (const call of request) add(tally, call.method);
+  for (const request of requests) {
+    for (const call of request) {
+      const tx = call.method === 'eth_call' ? (call.params?.[0] as { data?: string; input?: string } | undefined) : undefined;
+      const data = (tx?.data ?? tx?.input ?? '').toLowerCase();
+      const readsMerchant = owner !== undefined && (data.startsWith(BALANCE_OF) || data.startsWith(ALLOWANCE)) && data.slice(10, 74) === owner;
+      add(tally, readsMerchant ? MERCHANT_FUNDS : call.method);
+    }
+  }
   return tally;
 }
