@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { getAddress } from 'ethers';
+import { getAddress, Wallet } from 'ethers';
 import { x402Client } from '@x402/core/client';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import type { PaymentRequirements } from '@x402/core/types';
@@ -75,6 +75,13 @@ let worker: WorkerProcess | undefined;
 let counted: { api: Counted; worker: Counted };
 let env: Record<string, string>;
 const measured = new Map<string, MeasuredWork>();
+/**
+ * N payers, each paying once per burst, as real traffic has many: one payer for all would let the reads of its
+ * balance and nonces that are asked at the same moment be shared, which real traffic rarely allows
+ */
+let payers: Wallet[] = [];
+let paid = 0;
+const nextPayer = () => payers[paid++ % payers.length];
 const budget = readBudget();
 
 async function countedFor(): Promise<Counted> {
@@ -249,7 +256,7 @@ const requirements = (): PaymentRequirements => ({
 async function x402Exact(): Promise<Offer> {
   const req = requirements();
   const client = new x402Client()
-    .register('eip155:*', new ExactEvmScheme(privateKeyToAccount(devnet.accounts.payer.privateKey as `0x${string}`)))
+    .register('eip155:*', new ExactEvmScheme(privateKeyToAccount(nextPayer().privateKey as `0x${string}`)))
     .setSpendControls({ allowedAssets: [{ network: 'eip155:84532', asset: req.asset, maxAmountPerPayment: '1000000' }] });
   const payload = await client.createPaymentPayload({ x402Version: 2, resource: { url: 'http://merchant.test/weather' }, accepts: [req] });
   const facilitator = new HTTPFacilitatorClient({ url: `${api.url}/x402` });
@@ -269,7 +276,7 @@ async function post(route: string, body: unknown): Promise<{ status: number; bod
 
 /** Form B: verify the payment (its x402 v1 payload), then settle the verification; answered pending at once. */
 async function formB(): Promise<Offer> {
-  const signed = await devnet.signTransferAuthorization(devnet.accounts.payer.privateKey, { to: devnet.accounts.merchant.address, value: PRICE });
+  const signed = await devnet.signTransferAuthorization(nextPayer().privateKey, { to: devnet.accounts.merchant.address, value: PRICE });
   const authorization = authorizationToJson(signed.authorization);
   const body = {
     transaction_hash: authorization.nonce,
@@ -293,7 +300,7 @@ async function formB(): Promise<Offer> {
 /** x402 through Permit2 (exact, or upto settled for its whole maximum): the payload @x402/evm's client signs. */
 function permit2Offer(kind: 'exact' | 'upto'): () => Promise<Offer> {
   return async () => {
-    const fields = { payerKey: devnet.accounts.payer.privateKey, to: devnet.accounts.merchant.address, value: PRICE };
+    const fields = { payerKey: nextPayer().privateKey, to: devnet.accounts.merchant.address, value: PRICE };
     const body = kind === 'exact' ? await permit2Request(devnet, fields) : await uptoRequest(devnet, fields);
     return {
       // stored as Permit2's nonce word: 32 bytes of hex
@@ -310,7 +317,9 @@ describeWithRedisServer('work per settlement, within docs/work-budget.md', () =>
   beforeAll(async () => {
     [devnet, db, redis] = await Promise.all([startDevnet(), createTestDatabase(), startPrivateRedis()]);
     await setUpDevnetExecutor(devnet, FEE);
-    await approvePermit2(devnet, devnet.accounts.payer.privateKey);
+    payers = Array.from({ length: N }, () => new Wallet(Wallet.createRandom().privateKey));
+    for (const p of payers) await devnet.mint(p.address, 10n ** 8n);
+    await Promise.all(payers.map((p) => approvePermit2(devnet, p.privateKey)));
     counted = { api: await countedFor(), worker: await countedFor() };
     env = stackEnv(devnet, db.url, { QUEUE_BACKEND: 'redis', REDIS_URL: redis.url });
     api = await startApiProcess({ ...env, ...through(counted.api), API_PROCESSES: '1' });
