@@ -81,19 +81,24 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   const transactions = treasuryRelayerWatch ? treasuryRelayerWatch.guard(sendingProvider) : sendingProvider;
   const treasurySigns = keys.kind === 'openzeppelin-relayer' ? keys.treasurySigns : keys.treasury !== undefined;
   const networks = new Map<number, SettlementNetwork>(
-    config.networks.map((n) => [
-      n.chainId,
-      {
-        chainId: n.chainId,
-        caip2: n.caip2,
-        rpcUrl: n.rpcUrl,
-        confirmations: n.confirmations,
-        usdc: new UsdcClient(providers.get(n.chainId)!, n.tokenAddress),
-        gasCaps: n.gasCaps,
-        walletFactories: n.walletFactories,
-        walletImplementations: n.walletImplementations,
-      },
-    ]),
+    config.networks.map((n) => {
+      const usdc = new UsdcClient(providers.get(n.chainId)!, n.tokenAddress);
+      return [
+        n.chainId,
+        {
+          chainId: n.chainId,
+          caip2: n.caip2,
+          rpcUrl: n.rpcUrl,
+          confirmations: n.confirmations,
+          usdc,
+          gasCaps: n.gasCaps,
+          walletFactories: n.walletFactories,
+          walletImplementations: n.walletImplementations,
+          // the worker checks an ordinary-key payer's signature itself (the pre-flight's estimate is then not needed)
+          tokenDomainSeparator: () => usdc.domainSeparator(n.chainId, { name: n.eip712Name, version: n.eip712Version }),
+        },
+      ];
+    }),
   );
 
   // which networks settle in one transaction: decided by the treasury's delegation, checked before any settlement runs

@@ -3,7 +3,7 @@ import { FailoverJsonRpcProvider } from './rpc/failover-provider';
 import { untrustedCall, UntrustedCallTimeoutError } from './rpc/untrusted-call';
 import type { RpcCaller } from './rpc/rpc-endpoint-pool';
 import { JsonRpcError } from './json-rpc-batch-client';
-import { SharedReadings } from '@facilitator/core';
+import { domainSeparator as eip712DomainSeparator, SharedReadings } from '@facilitator/core';
 import { cappedFees, marketFees, readMarket, type Eip1559Fees, type MarketReading } from './market-fees';
 import { classifyNodeError } from './node-error-classification';
 import { decodeRevert } from './revert-reason';
@@ -90,6 +90,25 @@ export class UsdcClient {
     this.readsUnderWay.set(key, read);
     return read;
   }
+
+  /**
+   * The token's EIP-712 domain separator on `chainId`: the pinned name and version (TOKEN_EIP712_*), else the
+   * token's own, read once (a failed read is not kept: the next ask reads again).
+   */
+  domainSeparator(chainId: number, pinned: { name?: string; version?: string } = {}): Promise<Uint8Array> {
+    if (!this.separator) {
+      const domain = async () =>
+        pinned.name !== undefined && pinned.version !== undefined ? { name: pinned.name, version: pinned.version } : this.eip712NameAndVersion();
+      const separator = domain().then(({ name, version }) => eip712DomainSeparator({ name, version, chainId, verifyingContract: this.tokenAddress }));
+      separator.catch(() => {
+        if (this.separator === separator) this.separator = undefined;
+      });
+      this.separator = separator;
+    }
+    return this.separator;
+  }
+
+  private separator?: Promise<Uint8Array>;
 
   /** The token's EIP-712 domain name and version, as it answers them. */
   async eip712NameAndVersion(): Promise<{ name: string; version: string }> {

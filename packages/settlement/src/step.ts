@@ -51,6 +51,11 @@ export interface SettlementNetwork<Chain extends SettlementChain = UsdcClient> {
   walletFactories: readonly string[];
   /** lowercase; the wallet implementations (singletons) such a factory may deploy (WALLET_IMPLEMENTATIONS_<chainId>) */
   walletImplementations: readonly string[];
+  /**
+   * the token's EIP-712 domain separator (pinned by TOKEN_EIP712_* or read from the token once): lets the worker
+   * check a payment's signature itself, offline; absent, the pre-flight proves it by the transfer's estimate
+   */
+  tokenDomainSeparator?: () => Promise<Uint8Array>;
 }
 
 /** When a merchant's fee transfers keep reverting, its settlements pause for a while (griefing). */

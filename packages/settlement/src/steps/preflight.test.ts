@@ -1,8 +1,11 @@
 import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain-rpc';
 import { isWait, SettlementWaitReason } from '../waiting';
 import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, settlementFixture, stepHarness } from '../testing/fakes';
-import { directCallOf } from '../payment';
+import { directCallOf, paymentOf } from '../payment';
 import { preflight, transferGasCap } from './preflight';
+import { Wallet } from 'ethers';
+import { domainSeparator } from '@facilitator/core';
+import { exactEip3009, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
 
 // The pre-flight simulates the transfer as it will be sent (issue 22): what it asks the chain, and what it
 // makes of a simulation that cannot run. The rest of the pre-flight: steps.test.ts.
@@ -72,28 +75,46 @@ describe('preflight simulates the transfer as it will be sent', () => {
 
 describe('preflight on the atomic path (issue 41, item 1)', () => {
   const atomic = { overrides: { networkPath: 'atomic' as const }, accounting: true };
+  const separator = domainSeparator({ name: 'USD Coin', version: '2', chainId: 84532, verifyingContract: '0x' + '5'.repeat(40) });
 
-  it("asks no estimate of an ordinary-key payer's EIP-3009 transfer: a failed item undoes its fee, and its balance is reserved before any fee", async () => {
-    const h = stepHarness(settlementFixture(), atomic);
+  /** The fixtures' payment from a real key, signed under `separator`, with `signature` replaced when given. */
+  function signedHarness(options: { signature?: string; withSeparator?: boolean } = {}) {
+    const payer = Wallet.createRandom();
+    const base = settlementFixture({ payer: payer.address.toLowerCase() }, { payer: payer.address.toLowerCase() });
+    const payload = base.payload as unknown as Record<string, unknown>;
+    const parsed = paymentOf(base).parsed.payload as ExactEip3009Payload;
+    const signature = options.signature ?? payer.signingKey.sign(exactEip3009.signedDigest(parsed, separator)).serialized;
+    const settlement = { ...base, payload: { ...payload, signature }, verification: { ...base.verification, signature } };
+    const h = stepHarness(settlement as typeof base, atomic);
+    if (options.withSeparator !== false) h.ctx.network = { ...h.ctx.network, tokenDomainSeparator: async () => separator };
     let estimates = 0;
     h.chain.estimate = async () => (estimates++, { gas: 60_000n });
+    return { h, estimates: () => estimates };
+  }
+
+  it("asks no estimate of an ordinary-key payer's EIP-3009 transfer whose signature the worker recovers itself", async () => {
+    const { h, estimates } = signedHarness();
     expect(await preflight(h.ctx)).toMatchObject({ to: 'check_allowance', note: { transfer_estimate: expect.stringContaining('not needed'), payer_kind: 'eoa' } });
-    expect(estimates).toBe(0);
+    expect(estimates()).toBe(0);
+  });
+
+  it("estimates a row whose signature is not the payer's (a database writer's row is not trusted), and a worker that cannot check it", async () => {
+    const forged = signedHarness({ signature: '0x' + 'ab'.repeat(32) + 'cd'.repeat(32) + '1b' });
+    await preflight(forged.h.ctx);
+    expect(forged.estimates()).toBe(1);
+    const noSeparator = signedHarness({ withSeparator: false });
+    await preflight(noSeparator.h.ctx);
+    expect(noSeparator.estimates()).toBe(1);
   });
 
   it('still estimates a contract-wallet payer, the sequential path, and a worker without the failure accounting', async () => {
-    const cases = [
-      (() => {
-        const h = stepHarness(settlementFixture(), atomic);
-        h.chain.withCode.add(PAYER);
-        return h;
-      })(),
-      stepHarness(settlementFixture(), { accounting: true }),
-      stepHarness(settlementFixture(), { overrides: { networkPath: 'atomic' } }),
-    ];
+    const contract = signedHarness();
+    contract.h.chain.withCode.add(contract.h.ctx.settlement.payer);
+    const cases = [contract.h, stepHarness(settlementFixture(), { accounting: true }), stepHarness(settlementFixture(), { overrides: { networkPath: 'atomic' } })];
     for (const h of cases) {
       let estimates = 0;
       h.chain.estimate = async () => (estimates++, { gas: 60_000n });
+      if (!h.ctx.network.tokenDomainSeparator) h.ctx.network = { ...h.ctx.network, tokenDomainSeparator: async () => separator };
       expect(await preflight(h.ctx)).toMatchObject({ to: 'check_allowance' });
       expect(estimates).toBe(1);
     }

@@ -1,7 +1,7 @@
 import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain-rpc';
 import { approvalFor, approvalShortOf, EIP2612_PERMIT_GAS, type DirectCall } from '@facilitator/payment-mechanisms';
 import { calldataGas } from '@facilitator/settlement-contract';
-import { directCallOf, paymentOf } from '../payment';
+import { directCallOf, paymentOf, type SettlementPayment } from '../payment';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext, StepResult } from '../step';
 import { authorizationStillValid, noFundedRelayer } from '../waiting';
@@ -85,7 +85,7 @@ export const preflightChecks: Step = async (ctx) => {
   const call = directCallOf(ctx.settlement, usdc, withPermit);
   const refusedSender = senderRefusal(ctx, call);
   if (refusedSender) return refusedSender;
-  if (await estimateNotNeeded(ctx, mechanism, withPermit)) return { to: 'check_allowance', note: { transfer_estimate: 'not needed: atomic path, ordinary-key payer', payer_kind: 'eoa' } };
+  if (await estimateNotNeeded(ctx, paymentOf(ctx.settlement), withPermit)) return { to: 'check_allowance', note: { transfer_estimate: 'not needed: atomic path, ordinary-key payer', payer_kind: 'eoa' } };
   const [cap, fee] = await Promise.all([transferGasCap(ctx, call, withPermit), ctx.transactions.networkFee(ctx.network.chainId)]);
   let estimate: SimulationResult | undefined;
   // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
@@ -122,7 +122,8 @@ export const preflightChecks: Step = async (ctx) => {
  * simulation per settlement fewer, the largest share of the chain node's work per settlement). Only all of:
  * - the atomic path: the fee and the transfer are one item of one transaction, and an item whose transfer
  *   fails undoes its fee, so no merchant ever pays for it (the batch's estimate runs before it is sent);
- * - a payer without code: its signature is plain ECDSA, which verification checked, so no code of the payer's
+ * - a payer without code whose signature this worker recovers itself, offline, under the token's domain (the
+ *   row's verification is not trusted for it: a database writer can insert any row), so no code of the payer's
  *   runs (a contract wallet's check may burn gas or answer differently in a simulation: always estimated);
  * - a mechanism that moves the payer's money on its signature alone (no approval to read, no permit to send):
  *   what its transfer needs besides the signature is an unused nonce (asked above), the validity window
@@ -131,9 +132,14 @@ export const preflightChecks: Step = async (ctx) => {
  * What is left to fail it is the token's own refusal (a blacklisted or paused account): it costs the batch an
  * item's gas and the merchant nothing, and counts against the payer as a costly failure.
  */
-async function estimateNotNeeded(ctx: StepContext, mechanism: { approval?: unknown }, withPermit: boolean): Promise<boolean> {
-  if (withPermit || mechanism.approval || !ctx.accounting || pathOf(ctx) !== 'atomic') return false;
-  return !(await ctx.codeAt(ctx.settlement.payer));
+async function estimateNotNeeded(ctx: StepContext, payment: SettlementPayment, withPermit: boolean): Promise<boolean> {
+  const { mechanism, parsed } = payment;
+  if (withPermit || mechanism.approval || mechanism.ownDomainSeparator || !ctx.accounting || pathOf(ctx) !== 'atomic') return false;
+  if (!ctx.network.tokenDomainSeparator || (await ctx.codeAt(ctx.settlement.payer))) return false;
+  // the signature is checked here, by this worker, not taken from the row: a row a database writer inserted
+  // (past verification, with any signature) must still be proven before anything of ours is spent on it
+  const recovered = mechanism.recoverSigner(mechanism.signedDigest(parsed.payload, await ctx.network.tokenDomainSeparator()), parsed.signature);
+  return recovered.ok && recovered.address.toLowerCase() === parsed.terms.payer.toLowerCase();
 }
 
 /**
