@@ -24,11 +24,18 @@ async function settleFormA(stack: TestStack, payTo?: string): Promise<number> {
   return (await stack.http.post('/v1/settle').send(body)).status;
 }
 
-/** Two settled, one failed (a merchant without allowance), then one left waiting for gas; returns the waiting one's id. */
+/** Two settled, one failed (a merchant without allowance, Form B), then one left waiting for gas; returns the waiting one's id. */
 export async function settleEveryKind(stack: TestStack): Promise<string> {
   if ((await settleFormA(stack)) !== 200 || (await settleFormA(stack)) !== 200) throw new Error('a settlement did not settle');
+  // Form B: a settlement is stored and then fails at the worker's allowance check (Form A and x402 refuse a
+  // payment whose merchant has no allowance before storing anything: there would be no failed settlement)
   const broke = await newMerchant(stack.devnet, { balance: 1_000_000n, allowance: 0n });
-  if ((await settleFormA(stack, broke.address)) !== 400) throw new Error('the settlement without allowance did not fail');
+  const fv = await stack.http.post('/v1/verify').send((await stack.payment({ to: broke.address })).formB({ seller_address: broke.address }));
+  const fs = await stack.http.post('/v1/settle').send({ verification_id: fv.body.verification_id, destination_address: broke.address });
+  for (let failed = false, deadline = Date.now() + 20_000; !failed; await sleep(100)) {
+    failed = (await stack.http.get(`/v1/settlements/${fs.body.settlement_id}`)).body.status === 'failed';
+    if (!failed && Date.now() > deadline) throw new Error('the settlement without allowance did not fail');
+  }
   await setBaseFeeGwei(stack, '10');
   // the worker's last fee reading (of the settlements above) is trusted for feeCacheMs (500 ms): only a
   // reading after the raise makes the next settlement wait instead of sending under the new base fee
