@@ -1,5 +1,5 @@
 import { Interface, JsonRpcProvider, toQuantity } from 'ethers';
-import { bytesToHex, domainSeparator } from '@facilitator/core';
+import { bytesToHex } from '@facilitator/core';
 import { untrustedCall, UntrustedCallTimeoutError } from './rpc/untrusted-call';
 import type { RpcCaller } from './rpc/rpc-endpoint-pool';
 import { JsonRpcError } from './json-rpc-batch-client';
@@ -49,7 +49,6 @@ const ERC1271_MAGIC_WORD = '0x1626ba7e' + '0'.repeat(56);
  */
 export class RpcChainReader {
   private readonly endpoints = new Map<number, ChainEndpoint & { token: UsdcClient }>();
-  private readonly separators = new Map<number, Promise<Uint8Array>>();
 
   constructor(endpoints: readonly ChainEndpoint[]) {
     // the token is read through UsdcClient, on the hot path's lean client
@@ -62,22 +61,16 @@ export class RpcChainReader {
     return endpoint;
   }
 
+  /** The token's EIP-712 domain, pinned or read from the token (UsdcClient.eip712Domain). */
   async tokenDomain(chainId: number): Promise<{ name: string; version: string; chainId: number; verifyingContract: string }> {
-    const endpoint = this.endpoint(chainId);
-    const { eip712Name, eip712Version } = endpoint;
-    const read = eip712Name !== undefined && eip712Version !== undefined ? undefined : await endpoint.token.eip712NameAndVersion();
-    return { name: eip712Name ?? read!.name, version: eip712Version ?? read!.version, chainId, verifyingContract: endpoint.tokenAddress };
+    const { token, eip712Name, eip712Version } = this.endpoint(chainId);
+    return token.eip712Domain(chainId, { name: eip712Name, version: eip712Version });
   }
 
-  domainSeparator(chainId: number): Promise<Uint8Array> {
-    let separator = this.separators.get(chainId);
-    if (!separator) {
-      separator = this.tokenDomain(chainId).then(domainSeparator);
-      // a failed read is not cached: the next request tries the chain again
-      separator.catch(() => this.separators.delete(chainId));
-      this.separators.set(chainId, separator);
-    }
-    return separator;
+  /** Its domain separator, read once (UsdcClient.domainSeparator, which the worker uses too). */
+  async domainSeparator(chainId: number): Promise<Uint8Array> {
+    const { token, eip712Name, eip712Version } = this.endpoint(chainId);
+    return token.domainSeparator(chainId, { name: eip712Name, version: eip712Version });
   }
 
   /** A contract's read, through the hot path's lean client (Permit2's nonce bitmap, the payer's approval of it). */

@@ -92,14 +92,21 @@ export class UsdcClient {
   }
 
   /**
-   * The token's EIP-712 domain separator on `chainId`: the pinned name and version (TOKEN_EIP712_*), else the
-   * token's own, read once (a failed read is not kept: the next ask reads again).
+   * The token's EIP-712 domain on `chainId`: the pinned name and version (TOKEN_EIP712_*), each field not pinned
+   * the token's own (asked only then).
+   */
+  async eip712Domain(chainId: number, pinned: { name?: string; version?: string } = {}): Promise<{ name: string; version: string; chainId: number; verifyingContract: string }> {
+    const read = pinned.name !== undefined && pinned.version !== undefined ? undefined : await this.eip712NameAndVersion();
+    return { name: pinned.name ?? read!.name, version: pinned.version ?? read!.version, chainId, verifyingContract: this.tokenAddress };
+  }
+
+  /**
+   * Its domain separator (`eip712Domain`), for verification and the worker alike, read once (a failed read is not
+   * kept: the next ask reads again).
    */
   domainSeparator(chainId: number, pinned: { name?: string; version?: string } = {}): Promise<Uint8Array> {
     if (!this.separator) {
-      const domain = async () =>
-        pinned.name !== undefined && pinned.version !== undefined ? { name: pinned.name, version: pinned.version } : this.eip712NameAndVersion();
-      const separator = domain().then(({ name, version }) => eip712DomainSeparator({ name, version, chainId, verifyingContract: this.tokenAddress }));
+      const separator = this.eip712Domain(chainId, pinned).then(eip712DomainSeparator);
       separator.catch(() => {
         if (this.separator === separator) this.separator = undefined;
       });
