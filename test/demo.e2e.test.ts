@@ -60,7 +60,7 @@ it('runs one payment end to end and prints each step, the hashes and the balance
   // the dev stack's 100 USDC allowance covers the 100 settlements asked for: the demo does not cut it to 1 USDC
   expect(out).toContain("1. The merchant's allowance to the treasury, 100.00 USDC, already covers 100 settlements (fee 0.01 USDC each): no transaction\n");
   expect(out).not.toContain('submitted');
-  expect(out).toMatch(/2\. The payer signs an EIP-3009 transferWithAuthorization: 1\.00 USDC to the merchant/);
+  expect(out).toMatch(/2\. The payer signs a transfer authorization: 1\.00 USDC to the merchant/);
   expect(out).toMatch(/3\. Verify[^\n]*\n {3}verified {2}ver_[0-9a-f]{32}/);
   expect(out).toMatch(/4\. Settle[^\n]*\n {3}pending {2}stl_[0-9a-f]{32}/);
   expect(out).toMatch(new RegExp(`\\n {3}fee tx +${hash} \\(0\\.01 USDC merchant → treasury`));

@@ -1,3 +1,4 @@
+import { isPublicAddress } from '@facilitator/core';
 import ipaddr from 'ipaddr.js';
 
 /** The longest resource URL the catalog keeps (the reference's icon URL bound). */
@@ -7,20 +8,7 @@ export const MAX_URL_LENGTH = 2048;
 const LOCAL_SUFFIXES = ['.localhost', '.local', '.internal', '.lan', '.home.arpa', '.intranet', '.corp', '.private'];
 const LOCAL_NAMES = new Set(['localhost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback']);
 
-/**
- * Whether an IP literal is globally routable unicast: never loopback, private, link-local (cloud metadata),
- * unique-local, multicast or reserved, IPv4 hidden in IPv6 (::ffff:10.0.0.1) included. ipaddr.js's ranges.
- */
-export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6') {
-    const v6 = parsed as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
-    else if (v6.parts.slice(0, 6).every((part) => part === 0)) return false;
-  }
-  return parsed.range() === 'unicast';
-}
+export { isPublicAddress };
 
 /** Why a host cannot be a public resource's, by its spelling alone (no lookup); undefined when it may be. */
 export function privateHostProblem(hostname: string): string | undefined {

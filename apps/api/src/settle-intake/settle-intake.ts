@@ -28,7 +28,7 @@ export class SettleKeyRequired extends UnauthorizedError {
 export class PartialSettleKeyRequired extends SettleKeyRequired {
   constructor(merchant: string) {
     super(merchant);
-    this.message = `only ${merchant} may settle less than the maximum of its upto payments: turn on settle protection (POST /v1/merchants/${merchant}/settle-key) and send its settle key as Authorization: Bearer <key>`;
+    this.message = `only ${merchant} may settle less than the signed maximum of its payments: turn on settle protection (POST /v1/merchants/${merchant}/settle-key) and send its settle key as Authorization: Bearer <key>`;
   }
 }
 

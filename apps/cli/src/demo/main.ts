@@ -117,7 +117,7 @@ async function demo(flags: DemoFlags): Promise<void> {
       });
     }
 
-    out.line(`2. The payer signs an EIP-3009 transferWithAuthorization: ${usdc(price)} to the merchant (no gas, no transaction)`);
+    out.line(`2. The payer signs a transfer authorization: ${usdc(price)} to the merchant (no gas, no transaction)`);
     const domain = { name: info.token.eip712.name, version: info.token.eip712.version, chainId: info.chainId, verifyingContract: info.token.address };
     const { authorization, signature } = await signTransferAuthorization(payer.privateKey, domain, { to: merchant.address, value: price });
     step.line(`nonce ${authorization.nonce}, valid until ${new Date(Number(authorization.validBefore) * 1000).toISOString()}`);
@@ -163,7 +163,7 @@ async function demo(flags: DemoFlags): Promise<void> {
     step.line(`settled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     step.line(table([
       ['fee tx', `${settled.details.fee_tx_hash} (${usdc(BigInt(settled.details.fee_amount))} merchant → treasury, transferFrom)`],
-      ['transfer tx', `${settled.details.settlement_tx_hash} (${usdc(price)} payer → merchant, transferWithAuthorization)`],
+      ['transfer tx', `${settled.details.settlement_tx_hash} (${usdc(price)} payer → merchant, by the payer's authorization)`],
     ]));
 
     out.line(`5. Webhooks received at ${webhookUrl}, signatures checked`);

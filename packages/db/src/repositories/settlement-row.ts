@@ -68,7 +68,7 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     amount: r.amount as string,
     nonce: r.nonce as string,
     authorizationFingerprint: (r.authorization_fingerprint as string | null) ?? null,
-    mechanism: (r.mechanism as string | undefined) ?? 'exact/eip3009',
+    mechanism: r.mechanism as string,
     scheme: (r.scheme as string | undefined) ?? 'exact',
     nonceSpace: r.nonce_space as string,
     payload: (r.payload as Settlement['payload'] | undefined) ?? null,

@@ -56,7 +56,7 @@ export function fromColumns(r: Record<string, unknown>): Verification {
     failureMessage: r.failure_message as string | null,
     failureDetails: r.failure_details as Verification['failureDetails'],
     verifyMs: (r.verify_ms as number | null) ?? null,
-    mechanism: (r.mechanism as string | undefined) ?? 'exact/eip3009',
+    mechanism: r.mechanism as string,
     scheme: (r.scheme as string | undefined) ?? 'exact',
     nonceSpace: (r.nonce_space as string | null | undefined) ?? null,
     payload: (r.payload as Verification['payload'] | undefined) ?? null,
