@@ -9,8 +9,9 @@ const ROOT = path.resolve(__dirname, '..');
 const CONFIG_SRC = path.join(ROOT, 'packages/config/src');
 const PAGE = path.join(ROOT, 'docs/configuration.md');
 
+// the configuration's sources, its sections (sections/) included
 const configSources = (): { file: string; text: string }[] =>
-  readdirSync(CONFIG_SRC)
+  readdirSync(CONFIG_SRC, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
     .map((file) => ({ file, text: readFileSync(path.join(CONFIG_SRC, file), 'utf8') }));
 

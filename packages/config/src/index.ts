@@ -3,16 +3,15 @@ export {
   loadWorkerConfig,
   loadConfig,
   exitOnConfigError,
-  type NetworkConfig,
-  type RetentionConfig,
-  type DiscoveryConfig,
   type Config,
-  type TransactionProviderConfig,
-  EXECUTOR_MAX_RELAYERS,
-  WEBHOOK_RETRY_DELAYS_MS,
   type ApiConfig,
   type WorkerProcessConfig,
 } from './config';
+export type { NetworkConfig } from './sections/networks';
+export type { RetentionConfig } from './sections/retention';
+export type { DiscoveryConfig } from './sections/discovery';
+export { EXECUTOR_MAX_RELAYERS, type TransactionProviderConfig } from './sections/keys';
+export { WEBHOOK_RETRY_DELAYS_MS } from './sections/webhooks';
 export { ConfigError } from './config-error';
 export { type Env, EnvReader } from './parsers';
 // the key and address rules, for tools that read the worker's variables without its whole configuration (the CLI)

@@ -1,6 +1,12 @@
 import { ConfigError } from './config-error';
-import type { KeyConfig } from './config';
 import type { EnvReader } from './parsers';
+
+/** A key held in this process: its private key and its address. */
+export interface KeyConfig {
+  privateKey: string;
+  /** lowercase */
+  address: string;
+}
 
 /**
  * The treasury and relayer addresses as the API knows them: TREASURY_ADDRESS and RELAYER_ADDRESSES,

@@ -114,3 +114,6 @@ export class EnvReader {
     return items.map(Number);
   }
 }
+
+/** A day in milliseconds: the unit of the retention settings. */
+export const DAY_MS = 24 * 60 * 60 * 1000;
