@@ -1,5 +1,5 @@
 import { RpcCallTimeoutError, RpcHttpStatusError } from '../json-rpc-batch-client';
-import type { RpcCaller } from './rpc-endpoint-pool';
+import type { RpcCaller } from './rpc-caller';
 
 /**
  * A call that runs a stranger's code (a payer wallet's ERC-1271 check, an ERC-6492 factory, the estimate

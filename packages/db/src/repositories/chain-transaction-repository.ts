@@ -1,24 +1,13 @@
 import { IdPrefix, newId } from '@facilitator/core';
 import type { ChainTransactionAttempt } from '../generated/prisma/client';
 import type { Pool } from '../pg-pool';
-import { attemptFromColumns, transactionFromColumns, type StoredTransaction } from './chain-transaction-row';
+import { attemptFromColumns, transactionFromColumns, type Fees, type MinedStatus, type StoredTransaction, type TransactionPurpose } from './chain-transaction-row';
 import { ExternalTransactionStatements, withSendLock } from './external-transaction-statements';
 import { runQuery } from './pg-query';
 
-/**
- * What a transaction is for; with its owner (a settlement, or a batch for `settle`), its idempotency key.
- * `settle`: the executor's one-transaction fee and transfer for a batch of settlements. `wallet_deploy`: an ERC-6492
- * payer's factory call, sent by a relayer before the fee.
- */
-export type TransactionPurpose = 'fee' | 'transfer' | 'wallet_deploy' | 'settle';
 
-/** EIP-1559 fees of one signed version */
-export interface Fees {
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-}
 
-export { ForeignProviderTransactionError, type StoredTransaction } from './chain-transaction-row';
+export { ForeignProviderTransactionError, type Fees, type MinedStatus, type StoredTransaction, type TransactionPurpose } from './chain-transaction-row';
 export type { ExternalTransaction, ExternalTransactionStatements, NewExternalTransaction, ProviderProgress } from './external-transaction-statements';
 
 export interface NewTransaction {
@@ -41,7 +30,6 @@ export interface NewAttempt {
   fees: Fees;
 }
 
-export type MinedStatus = 'confirmed' | 'reverted';
 
 /** A mined transaction watched for reorgs (see findAwaitingFinality). */
 export interface AwaitingFinality {

@@ -1,6 +1,21 @@
 import type { ChainTransaction, ChainTransactionAttempt } from '../generated/prisma/client';
 import { dateColumn, optionalDateColumn } from './pg-query';
 
+/**
+ * What a transaction is for; with its owner (a settlement, or a batch for `settle`), its idempotency key.
+ * `settle`: the executor's one-transaction fee and transfer for a batch of settlements. `wallet_deploy`: an ERC-6492
+ * payer's factory call, sent by a relayer before the fee.
+ */
+export type TransactionPurpose = 'fee' | 'transfer' | 'wallet_deploy' | 'settle';
+
+export type MinedStatus = 'confirmed' | 'reverted';
+
+/** EIP-1559 fees of one signed version */
+export interface Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
 /** The provider of the rows the local keys sign (ChainTransaction.provider). */
 const LOCAL_PROVIDER = 'local';
 

@@ -2,7 +2,7 @@ import { IdPrefix, newId } from '@facilitator/core';
 import type { ChainTransaction } from '../generated/prisma/client';
 import type { Pool, PoolClient } from 'pg';
 import { chainTransactionFromColumns, ForeignProviderTransactionError } from './chain-transaction-row';
-import type { Fees, MinedStatus, TransactionPurpose } from './chain-transaction-repository';
+import type { Fees, MinedStatus, TransactionPurpose } from './chain-transaction-row';
 import { runQuery, type Row } from './pg-query';
 
 /** A chain transaction an external provider (OpenZeppelin Relayer) signs and sends. */

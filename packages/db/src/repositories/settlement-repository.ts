@@ -1,14 +1,22 @@
 import type { Pool, PoolClient } from 'pg';
-import type { PrismaClient, Settlement, SettlementState, Verification } from '../generated/prisma/client';
+import type { PrismaClient, Settlement, SettlementState } from '../generated/prisma/client';
 import { dateColumn, inTransaction, optionalDateColumn, runCount, runQuery } from './pg-query';
-import type { RetentionCursor, RetentionPage } from './verification-repository';
+import type { RetentionCursor, RetentionPage } from './retention-page';
 import { WebhookEventRepository, type WebhookEventRow } from './webhook-event-repository';
 import { optionalMs, windowRows, type StatusWindow, type WaitingCount, type WindowSettleOutcomes } from './status-windows';
 import { NEWEST_FIRST, olderThan, type KeysetCursor } from './keyset';
-import { settlementFromColumns, settlementWithVerificationFromColumns, UPDATE_COLUMNS, type ForeignExecutionBlock, type SettlementUpdate } from './settlement-row';
+import {
+  NONCE_CONSUMING_STATES,
+  settlementFromColumns,
+  settlementWithVerificationFromColumns,
+  UPDATE_COLUMNS,
+  type ForeignExecutionBlock,
+  type SettlementUpdate,
+  type SettlementWithVerificationRow,
+} from './settlement-row';
 import type { PaymentNonce } from './payment-nonce';
 
-export type { ForeignExecutionBlock, SettlementUpdate } from './settlement-row';
+export { NONCE_CONSUMING_STATES, type ForeignExecutionBlock, type SettlementUpdate, type SettlementWithVerificationRow } from './settlement-row';
 
 /** A foreign execution the finality watcher watches (see foreignExecutionsAwaitingFinality). */
 export interface ForeignExecutionWatch extends ForeignExecutionBlock {
@@ -19,7 +27,6 @@ export type SettlementRow = Settlement;
 
 /** The most settlements one public lookup answers (a payment has one live settlement; retries after failures add a few). */
 export const LOOKUP_LIMIT = 20;
-export type SettlementWithVerificationRow = Settlement & { verification: Verification };
 
 export interface TransitionRequest {
   id: string;
@@ -362,8 +369,6 @@ export interface FeeReverts {
   lastAt: Date | null;
 }
 
-/** States in which the payer's authorization is spent or about to be: its nonce may not be verified again. */
-export const NONCE_CONSUMING_STATES = ['fee_collected', 'executing', 'settled'] as const;
 
 // Each side reads its own partial index (migration 20261124160100_service_status) over the widest window.
 const OUTCOMES_BY_WINDOW = `

@@ -1,7 +1,12 @@
-import type { Settlement } from '../generated/prisma/client';
+import type { Settlement, Verification } from '../generated/prisma/client';
 import { dateColumn, optionalDateColumn } from './pg-query';
 import { fromColumns as verificationFromColumns } from './verification-row';
-import type { SettlementWithVerificationRow } from './settlement-repository';
+
+/** A settlement read with the verification it settles. */
+export type SettlementWithVerificationRow = Settlement & { verification: Verification };
+
+/** States in which the payer's authorization is spent or about to be: its nonce may not be verified again. */
+export const NONCE_CONSUMING_STATES = ['fee_collected', 'executing', 'settled'] as const;
 
 /** The fields a settlement step may write together with its new state. */
 export interface SettlementUpdate {

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { Verification } from '../generated/prisma/client';
-import { NONCE_CONSUMING_STATES } from './settlement-repository';
+import { NONCE_CONSUMING_STATES } from './settlement-row';
 import { fromColumns, valuesOf, VERIFICATION_COLUMNS, type NewVerificationRow } from './verification-row';
 
 const JSON_COLUMNS = new Set(['request', 'metadata', 'failure_details', 'payload']);

@@ -5,6 +5,8 @@ import { VerificationInsertBatcher, type StoredVerification } from './verificati
 import { dateColumn, runCount, runQuery, tagAsDatabaseError } from './pg-query';
 import { fromColumns, type NewVerificationRow } from './verification-row';
 import { optionalMs, windowRows, type StatusWindow, type WindowLatency } from './status-windows';
+import type { RetentionCursor, RetentionPage } from './retention-page';
+export { RETENTION_START, type RetentionCursor, type RetentionPage } from './retention-page';
 
 export type VerificationRow = Verification;
 export type { NewVerificationRow } from './verification-row';
@@ -65,21 +67,6 @@ const LATENCY_BY_WINDOW = `
     JOIN verifications v ON v.created_at >= now() - make_interval(secs => w.seconds)
    WHERE v.verify_ms IS NOT NULL
    GROUP BY w.name, v.chain_id`;
-
-/** Where a retention walk stopped: the last row it read (in its own order). */
-export interface RetentionCursor {
-  at: Date;
-  id: string;
-}
-
-/** A walk that has not started: before every row. */
-export const RETENTION_START: RetentionCursor = { at: new Date(0), id: '' };
-
-/** One page of a retention walk: the ids that may go, and where to go on from (null: the walk is over). */
-export interface RetentionPage {
-  ids: string[];
-  next: RetentionCursor | null;
-}
 
 /** What makes a verified verification that was never settled deletable (see UNSETTLED_PAGE). */
 interface UnsettledRetention {
