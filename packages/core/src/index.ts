@@ -54,3 +54,4 @@ export { unavailableDependencyOf } from './dependency-failure';
 export { SharedReadings } from './shared-readings';
 export { SETTLEMENT_WAIT_REASONS, SETTLEMENT_WAIT_REASON_TEXT, settlementWaitReasonList, type SettlementWaitReasonId } from './settlement-wait-reasons';
 export type { RpcEndpointSnapshot } from './rpc-endpoint-snapshot';
+export { addressSchema, bytes32Schema, uintStringSchema, signatureSchema, MAX_SIGNATURE_BYTES } from './json-schema-atoms';
