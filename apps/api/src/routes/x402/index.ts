@@ -238,8 +238,8 @@ async function supportedOf(networks: EnabledNetworks, availability: X402RouteDep
   }
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
   // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers");
-  // then those a served mechanism reads (`PaymentMechanism.extensions`: eip2612GasSponsoring, a Permit2 payment's EIP-2612
-  // permit for Permit2, sent with it: docs/decisions.md, "eip2612GasSponsoring"), each once;
+  // then each extension a served mechanism reads (`PaymentMechanism.extensions`: the Permit2 ones' eip2612GasSponsoring,
+  // the payer's EIP-2612 permit sent with the payment; docs/decisions.md, "eip2612GasSponsoring");
   // bazaar: resources declared with a payment are listed once it settled (docs/api.md, "Discovery")
   const read = [...new Set(served.flat().flatMap((id) => (mechanismById(id).extensions ?? []).map((extension) => extension.key)))];
   return { kinds, extensions: [PAYMENT_IDENTIFIER, ...read, BAZAAR], signers: { 'eip155:*': unique } };
