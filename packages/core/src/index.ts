@@ -55,3 +55,4 @@ export { SharedReadings } from './shared-readings';
 export { SETTLEMENT_WAIT_REASONS, SETTLEMENT_WAIT_REASON_TEXT, settlementWaitReasonList, type SettlementWaitReasonId } from './settlement-wait-reasons';
 export type { RpcEndpointSnapshot } from './rpc-endpoint-snapshot';
 export { isPublicAddress } from './public-address';
+export { addressSchema, bytes32Schema, uintStringSchema, signatureSchema, MAX_SIGNATURE_BYTES } from './json-schema-atoms';

@@ -75,6 +75,8 @@ const toy: PaymentMechanism<ToyPayload> = {
   nonceSpace: (network) => network.tokenAddress,
   signedAmount: 'exact',
   x402Versions: [2],
+  payloadSchema: { type: 'object', required: ['toy', 'signature'] },
+  payloadMarker: { type: 'object', required: ['toy'] },
   describe: () => ({ scheme: 'toy' }),
   isUsed: (nonce, chain) => chain.isAuthorizationUsed(nonce.payer, nonce.value),
   directCall(payment, chain, settle) {

@@ -17,6 +17,7 @@ export type {
   Execution,
   LogLike,
   X402Version,
+  X402Extension,
 } from './mechanism';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
 export { withOurExecutor } from './chain-port';
@@ -25,7 +26,7 @@ export { approvalPermitProblem, type ApprovalPermitProblem } from './approval-pe
 export { EIP2612_GAS_SPONSORING, EIP2612_PERMIT_GAS, eip2612PermitDigest } from './permit2/eip2612';
 export { settleAmountProblem, amountToSettle } from './settle-amount';
 export { MechanismAvailability } from './availability';
-export { mechanismById, servedMechanismById, mechanismFor, mechanismsInVersion, schemesOf, knownSchemes } from './registry';
+export { registeredMechanisms, mechanismById, servedMechanismById, mechanismFor, mechanismsInVersion, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';
 export { uptoPermit2, type UptoPermit2Payload } from './upto-permit2';
@@ -34,3 +35,4 @@ export { permit2DomainSeparator } from './permit2/eip712';
 export { TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest, recoverAuthorizationSigner } from './exact-eip3009/eip712';
 export { authorizationFingerprint } from './exact-eip3009/fingerprint';
 export { uintAt } from './exact-eip3009/parse';
+export { SPEC_PAYLOAD_SCHEMA } from './spec-payload';

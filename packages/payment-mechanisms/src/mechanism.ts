@@ -61,6 +61,13 @@ export interface MechanismVocabulary {
   checker: string;
 }
 
+/** An x402 extension a mechanism reads from a payment's `extensions` (`/x402/supported` lists its key). */
+export interface X402Extension {
+  key: string;
+  /** the JSON schema of its `info`, which the request schemas check before the mechanism reads it */
+  infoSchema: object;
+}
+
 /** What the payer lets a mechanism's contract move of a token: the spender and how much it may move now. */
 export interface PayerApproval {
   token: string;
@@ -227,6 +234,19 @@ export interface PaymentMechanism<Payload> {
   readonly signedAmount: SignedAmount;
   /** the x402 versions whose payloads carry it (x402 v1 knows EIP-3009 only) */
   readonly x402Versions: readonly X402Version[];
+  /**
+   * The JSON schema of its payload (`paymentPayload.payload`), which the request schemas and the OpenAPI
+   * document compose from the registry: a payload is checked against the schema of the one mechanism whose
+   * `payloadMarker` it matches, so the errors speak the shape the client sent.
+   */
+  readonly payloadSchema: object;
+  /**
+   * The JSON schema a payload of its shape matches (absent: the default, a payload that matches no other
+   * mechanism's marker). The markers of the mechanisms of one x402 version never both hold.
+   */
+  readonly payloadMarker?: object;
+  /** the x402 extensions it reads from a payment's `extensions` (Permit2: the payer's approval permit) */
+  readonly extensions?: readonly X402Extension[];
   /**
    * Its kind in `/x402/supported` on a network. `facilitator`: the address this service executes payments
    * from when a payer must name who may (upto's witness), which clients read from `extra`.

@@ -12,7 +12,7 @@ export const VERIFY_FORM_B_FIELDS: readonly string[] = verifyFormBSchema.require
 export const SETTLE_FORM_B_FIELDS: readonly string[] = settleFormBSchema.required;
 export type { AuthorizationBody, ExactEvmPayloadBody, RequirementsBody, FormARequest, FormBVerifyRequest } from './request-types';
 export { findJsonProblem, assertStorableJson } from './nesting';
-export { paymentIdOf, PAYMENT_IDENTIFIER, EIP2612_GAS_SPONSORING, type SettlementLookupQuery } from './payment-identifier';
+export { paymentIdOf, PAYMENT_IDENTIFIER, type SettlementLookupQuery } from './payment-identifier';
 
 export const validateVerifyFormA = compileValidator<FormARequest>(verifyFormASchema, 'verify request (Form A)');
 export const validateVerifyFormB = compileValidator<FormBVerifyRequest>(verifyFormBSchema, 'verify request (Form B)');

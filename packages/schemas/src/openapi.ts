@@ -1,3 +1,4 @@
+import { registeredMechanisms } from '@facilitator/payment-mechanisms';
 import * as responses from './responses';
 import { settleFormASchema, verifyFormASchema } from './verify-form-a';
 import { settleFormBSchema, verifyFormBSchema } from './verify-form-b';
@@ -24,6 +25,12 @@ const operatorOrMerchant = [{ apiKey: [] }, { settleKey: [] }];
 // operator routes: an API_KEYS key, refused when API_KEYS is unset
 const operatorOnly = [{ apiKey: [] }];
 
+/** The payment mechanisms the engine speaks, by id (the registry's, in its order): what the description lists. */
+const mechanismIds = () =>
+  registeredMechanisms()
+    .map((m) => m.id)
+    .join(', ');
+
 /** Extra path items contributed by other surfaces (e.g. the x402 facilitator routes). */
 export type PathItems = Record<string, Record<string, unknown>>;
 
@@ -33,8 +40,7 @@ export function buildOpenApiDocument(options: { version?: string; extraPaths?: P
     info: {
       title: 'x402 payment facilitator',
       version: options.version ?? '1.0.0',
-      description:
-        'Verifies EIP-3009 transferWithAuthorization payments (EIP-712) for USDC on Base and settles them: a flat fee is collected from the merchant first, then the payer-to-merchant transfer runs on chain. Errors use the envelope `{ "error": { "code", "message", "details"? } }`.',
+      description: `Verifies x402 payments signed by the payer (EIP-712; mechanisms: ${mechanismIds()}) for USDC on Base and settles them: a flat fee is collected from the merchant first, then the payer-to-merchant transfer runs on chain. Errors use the envelope \`{ "error": { "code", "message", "details"? } }\`.`,
     },
     components: {
       securitySchemes: {

@@ -1,5 +1,6 @@
 import { PAYMENT_ID_MAX_LENGTH, PAYMENT_ID_MIN_LENGTH, PAYMENT_ID_PATTERN, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
-import { address, bytes32, shortString, uintString } from './primitives';
+import { mechanismExtensionSchemas } from './mechanism-payloads';
+import { address, bytes32, shortString } from './primitives';
 
 /**
  * The x402 `payment-identifier` extension (`@x402/extensions`): a client-chosen id of one payment, which a
@@ -16,56 +17,16 @@ const paymentId = {
   description: `payment identifier: ${PAYMENT_ID_MIN_LENGTH}-${PAYMENT_ID_MAX_LENGTH} letters, digits, "-" or "_"`,
 } as const;
 
-/** x402's `eip2612GasSponsoring` extension key (`@x402/extensions`' `EIP2612_GAS_SPONSORING.key`). */
-export const EIP2612_GAS_SPONSORING = 'eip2612GasSponsoring';
-
-/**
- * `eip2612GasSponsoring.info`: the payer's EIP-2612 permit letting Permit2 move the token, which the
- * facilitator submits with a Permit2 payment (`@x402/extensions`' schema, every field bounded). The server's
- * declaration, echoed by a client that signed none (`{ description, version }`), is no permit; a permit has
- * all its fields.
- */
-const eip2612GasSponsoringInfo = {
-  type: 'object',
-  properties: {
-    from: { ...address, description: 'the payer: the permit owner' },
-    asset: { ...address, description: 'the token' },
-    spender: { ...address, description: 'Permit2' },
-    amount: { ...uintString, description: "the allowance it sets: the Permit2 payment's permitted amount" },
-    nonce: { ...uintString, description: "the owner's EIP-2612 nonce on the token" },
-    deadline: { ...uintString, description: 'Unix seconds, the last second the token accepts it' },
-    signature: { type: 'string', pattern: '^0x[0-9a-fA-F]{130}$', description: '65 bytes, 0x hex: r, s, v' },
-    version: { type: 'string', maxLength: 16, pattern: '^[0-9]+(\\.[0-9]+)*$' },
-    description: { type: 'string', maxLength: 1024 },
-  },
-  additionalProperties: true,
-  if: {
-    anyOf: [
-      { required: ['from'] },
-      { required: ['asset'] },
-      { required: ['spender'] },
-      { required: ['amount'] },
-      { required: ['nonce'] },
-      { required: ['deadline'] },
-      { required: ['signature'] },
-    ],
-  },
-  then: { required: ['from', 'asset', 'spender', 'amount', 'nonce', 'deadline', 'signature'] },
-} as const;
-
 /**
  * `extensions` of a payment (x402 v2 `paymentPayload.extensions`, /v1 Form A `payment.extensions`).
- * `payment-identifier` is read, and `eip2612GasSponsoring` (the payer's permit for Permit2, read by the
- * Permit2 mechanisms on x402 v2); other extensions, and the schema the client echoes, pass as they are.
+ * `payment-identifier` is read, and those the payment mechanisms read (`PaymentMechanism.extensions`, such as a
+ * payer's approval permit), each with its mechanism's schema; other extensions, and
+ * the schema the client echoes, pass as they are.
  */
 export const paymentExtensionsSchema = {
   type: 'object',
   properties: {
-    [EIP2612_GAS_SPONSORING]: {
-      type: 'object',
-      properties: { info: eip2612GasSponsoringInfo },
-      additionalProperties: true,
-    },
+    ...(mechanismExtensionSchemas() as Record<string, { type: 'object' }>),
     [PAYMENT_IDENTIFIER]: {
       type: 'object',
       properties: {

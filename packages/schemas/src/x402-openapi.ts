@@ -1,3 +1,4 @@
+import { payerFieldsDescription } from './mechanism-payloads';
 import type { PathItems } from './openapi';
 import { x402RequestV1Schema, x402RequestV2Schema } from './x402-requests';
 
@@ -15,7 +16,7 @@ export const x402OpenApiSchemas: Record<string, object> = {
       isValid: { type: 'boolean' },
       invalidReason: { type: 'string', description: 'x402 reason code (docs/decisions.md, "x402 compatibility")' },
       invalidMessage: { type: 'string' },
-      payer: { type: 'string', description: 'the payer: authorization.from, or permit2Authorization.from' },
+      payer: { type: 'string', description: `the payer: ${payerFieldsDescription()}` },
     },
   },
   X402SettleResponse: {

@@ -1,6 +1,6 @@
 import { compileValidator } from './validator';
 import { paymentExtensionsSchema } from './payment-identifier';
-import { address, exactEvmPayload, shortString, uintString, x402V2Payload } from './primitives';
+import { address, shortString, uintString, x402V1Payload, x402V2Payload } from './primitives';
 import type { ExactEvmPayloadBody } from './request-types';
 
 /**
@@ -9,8 +9,9 @@ import type { ExactEvmPayloadBody } from './request-types';
  * Version 1 (`x402`, `x402-express`, …) and version 2 (`@x402/core`, `@x402/express`, …) differ in the
  * requirements' amount field, the network naming and where the payload names its scheme and network.
  *
- * Only what the exact EVM scheme with EIP-3009 needs is constrained; the many descriptive fields the
- * middleware adds (resource, description, mimeType, outputSchema, extensions …) are accepted as they are.
+ * Only what the payment mechanisms read is constrained (the payload, composed from their schemas, and the
+ * extensions they read); the many descriptive fields the middleware adds (resource, description, mimeType,
+ * outputSchema, other extensions …) are accepted as they are.
  */
 
 /** `extra` of exact EVM requirements: the EIP-712 domain name and version the payer signs with. */
@@ -94,7 +95,7 @@ export const x402RequestV1Schema = {
         x402Version: { const: 1 },
         scheme: shortString,
         network: shortString,
-        payload: exactEvmPayload,
+        payload: x402V1Payload,
       },
       additionalProperties: true,
     },

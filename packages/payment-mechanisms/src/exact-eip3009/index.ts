@@ -5,6 +5,7 @@ import { recoverAuthorizationSigner, transferAuthorizationDigest } from './eip71
 import { authorizationFingerprint } from './fingerprint';
 import { isExactEip3009Payload, parseExactEip3009, type ExactEip3009Payload } from './parse';
 import { eip3009PaymentOf } from './payment';
+import { exactEip3009PayloadSchema } from './payload-schema';
 import { authorizationUse, isAuthorizationUsed, paidByTransfers, transferWithAuthorizationCall } from './settlement-calls';
 
 /**
@@ -35,6 +36,8 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   nonceSpace: (network) => network.tokenAddress,
   signedAmount: 'exact',
   x402Versions: [1, 2],
+  // no marker: a payload of no other mechanism's shape is EIP-3009's (the reference's default)
+  payloadSchema: exactEip3009PayloadSchema,
   describe: () => ({ scheme: 'exact' }),
   isUsed: isAuthorizationUsed,
   directCall(payment, chain, settle) {

@@ -10,6 +10,8 @@ import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
 import { amountToSettle } from '../settle-amount';
 import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
+import { exactPermit2PayloadMarker, exactPermit2PayloadSchema } from './payload-schema';
+import { EIP2612_GAS_SPONSORING_EXTENSION } from '../permit2/eip2612-extension';
 import { EXACT_PROXY } from './proxy';
 import { settleCalldata } from './proxy-calldata';
 
@@ -40,6 +42,9 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   signedAmount: 'exact',
   // x402 v1 payloads are EIP-3009's
   x402Versions: [2],
+  payloadSchema: exactPermit2PayloadSchema,
+  payloadMarker: exactPermit2PayloadMarker,
+  extensions: [EIP2612_GAS_SPONSORING_EXTENSION],
   describe: () => ({ scheme: 'exact' }),
   directCall(payment, _chain, settle) {
     // the exact proxy moves the permitted amount whole: an order for any other amount is refused

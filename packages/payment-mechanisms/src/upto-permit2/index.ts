@@ -11,6 +11,8 @@ import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
 import { amountToSettle } from '../settle-amount';
 import { isUptoPermit2Payload, parseUptoPermit2, type UptoPermit2Payload } from './parse';
+import { uptoPermit2PayloadMarker, uptoPermit2PayloadSchema } from './payload-schema';
+import { EIP2612_GAS_SPONSORING_EXTENSION } from '../permit2/eip2612-extension';
 import { UPTO_PROXY } from './proxy';
 import { uptoSettleCalldata } from './proxy-calldata';
 
@@ -43,6 +45,9 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   // terms.amount is the maximum: the merchant names the amount at settle
   signedAmount: 'maximum',
   x402Versions: [2],
+  payloadSchema: uptoPermit2PayloadSchema,
+  payloadMarker: uptoPermit2PayloadMarker,
+  extensions: [EIP2612_GAS_SPONSORING_EXTENSION],
   // the sender clients must name in the witness, as the reference's getExtra gives it (checksummed)
   describe: (_network, facilitator) => ({ scheme: 'upto', extra: { facilitatorAddress: getAddress(facilitator) } }),
   directCall(payment, _chain, settle) {

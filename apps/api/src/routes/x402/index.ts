@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
 import { ErrorCode, FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError, type PaymentMechanismId } from '@facilitator/core';
 import { mechanismById, mechanismsInVersion, type MechanismAvailability } from '@facilitator/payment-mechanisms';
-import { EIP2612_GAS_SPONSORING, PAYMENT_IDENTIFIER } from '@facilitator/schemas';
+import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
   EnabledNetworks,
@@ -238,9 +238,9 @@ async function supportedOf(networks: EnabledNetworks, availability: X402RouteDep
   }
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
   // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers");
-  // eip2612GasSponsoring: a Permit2 payment's EIP-2612 permit for Permit2 is sent with it (docs/decisions.md, "eip2612GasSponsoring")
-  // (listed where a served mechanism takes an approval permit: the Permit2 ones)
+  // then each extension a served mechanism reads (`PaymentMechanism.extensions`: the Permit2 ones' eip2612GasSponsoring,
+  // the payer's EIP-2612 permit sent with the payment; docs/decisions.md, "eip2612GasSponsoring");
   // bazaar: resources declared with a payment are listed once it settled (docs/api.md, "Discovery")
-  const sponsoring = served.flat().some((id) => mechanismById(id).approvalPermit !== undefined);
-  return { kinds, extensions: [PAYMENT_IDENTIFIER, ...(sponsoring ? [EIP2612_GAS_SPONSORING] : []), BAZAAR], signers: { 'eip155:*': unique } };
+  const read = [...new Set(served.flat().flatMap((id) => (mechanismById(id).extensions ?? []).map((extension) => extension.key)))];
+  return { kinds, extensions: [PAYMENT_IDENTIFIER, ...read, BAZAAR], signers: { 'eip155:*': unique } };
 }
