@@ -1,4 +1,4 @@
-// The few DER (X.690) structures a KMS or an HSM hands back for a secp256k1 key: a SubjectPublicKeyInfo
+// The few DER (X.690) structures a KMS or an HSM hands back for a secp256k1 or Ed25519 key: a SubjectPublicKeyInfo
 // (RFC 5480), an ECDSA-Sig-Value (RFC 3279) and an OCTET STRING around an EC point (PKCS#11 CKA_EC_POINT).
 // Parsed strictly: a wrong tag, length or trailing byte is an error, never a misread key.
 
@@ -14,6 +14,10 @@ const OID_EC_PUBLIC_KEY = Uint8Array.from([0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0
 const OID_SECP256K1 = Uint8Array.from([0x2b, 0x81, 0x04, 0x00, 0x0a]);
 /** The full DER of the secp256k1 OID: PKCS#11's CKA_EC_PARAMS for the curve. */
 export const SECP256K1_EC_PARAMS = Uint8Array.from([TAG_OID, OID_SECP256K1.length, ...OID_SECP256K1]);
+/** DER of the OID 1.3.101.112 (id-Ed25519, RFC 8410): CKA_EC_PARAMS of Ed25519 keys, as `pkcs11-tool` makes them. */
+export const ED25519_EC_PARAMS = Uint8Array.from([TAG_OID, 0x03, 0x2b, 0x65, 0x70]);
+/** PrintableString "edwards25519": the other CKA_EC_PARAMS PKCS#11 3.0 allows for the curve. */
+export const ED25519_EC_PARAMS_BY_NAME = Uint8Array.from([0x13, 0x0c, ...Buffer.from('edwards25519', 'ascii')]);
 
 interface Element {
   tag: number;
@@ -129,4 +133,11 @@ function encode(tag: number, content: Uint8Array): Uint8Array {
 
 function concat(...parts: Uint8Array[]): Uint8Array {
   return Uint8Array.from(Buffer.concat(parts));
+}
+
+/** The 32-byte Ed25519 public key of a CKA_EC_POINT: a DER OCTET STRING around it, or the bare 32 bytes. */
+export function ed25519PublicKeyFromEcPoint(ecPoint: Uint8Array): Uint8Array {
+  const point = ecPoint.length === 32 ? ecPoint : readWhole(ecPoint, TAG_OCTET_STRING, 'CKA_EC_POINT');
+  if (point.length !== 32) throw new Error(`CKA_EC_POINT: an Ed25519 public key is 32 bytes, not ${point.length}`);
+  return point;
 }

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { runInThisContext } from 'node:vm';
 import { computeAddress, hexlify, randomBytes } from 'ethers';
-import { SECP256K1_EC_PARAMS, publicKeyFromEcPoint } from '../der';
+import { ED25519_EC_PARAMS, SECP256K1_EC_PARAMS, ed25519PublicKeyFromEcPoint, publicKeyFromEcPoint } from '../der';
+import { base58 } from '../ed25519/base58';
 import { acquireLibrary, pkcs11js } from '../pkcs11/pkcs11-module';
 
 const run = promisify(execFile);
@@ -30,8 +31,11 @@ export interface SoftHsmToken {
   readonly pinFile: string;
   /** The environment a child process needs to see this token (SOFTHSM2_CONF). */
   readonly env: Record<string, string>;
-  /** Makes a non-extractable secp256k1 key pair labelled `keyLabel`; answers its URI and address. */
-  generateKey(keyLabel: string, options?: { pin?: 'file' | 'value' }): Promise<{ uri: string; address: string }>;
+  /**
+   * Makes a non-extractable key pair labelled `keyLabel`, secp256k1 unless `curve` says Ed25519; answers its
+   * URI and address (an EVM address, or the base58 public key of an Ed25519 key).
+   */
+  generateKey(keyLabel: string, options?: { pin?: 'file' | 'value'; curve?: 'secp256k1' | 'ed25519' }): Promise<{ uri: string; address: string }>;
   /** The URI of a key on this token (it need not exist: tests of a missing key). */
   uri(keyLabel: string, options?: { pin?: 'file' | 'value'; pinValue?: string; sessions?: number }): string;
   /** Deletes the token, and the temporary SoftHSM home with the process's last token. */
@@ -130,10 +134,17 @@ export async function createSoftHsmToken(options: SoftHsmTokenOptions): Promise<
             { type: p.CKA_LABEL, value: keyLabel },
             { type: p.CKA_ID, value: id },
           ];
+          const ed25519 = keyOptions.curve === 'ed25519';
           const keys = pkcs11.C_GenerateKeyPair(
             session,
-            { mechanism: p.CKM_EC_KEY_PAIR_GEN },
-            [{ type: p.CKA_CLASS, value: p.CKO_PUBLIC_KEY }, { type: p.CKA_VERIFY, value: true }, { type: p.CKA_EC_PARAMS, value: Buffer.from(SECP256K1_EC_PARAMS) }, ...common],
+            // CKM_EC_EDWARDS_KEY_PAIR_GEN (PKCS#11 3.0), which pkcs11js 2.1 does not name
+            { mechanism: ed25519 ? 0x1055 : p.CKM_EC_KEY_PAIR_GEN },
+            [
+              { type: p.CKA_CLASS, value: p.CKO_PUBLIC_KEY },
+              { type: p.CKA_VERIFY, value: true },
+              { type: p.CKA_EC_PARAMS, value: Buffer.from(ed25519 ? ED25519_EC_PARAMS : SECP256K1_EC_PARAMS) },
+              ...common,
+            ],
             // the private key never leaves the token: sensitive, not extractable, private to a logged-in user
             [
               { type: p.CKA_CLASS, value: p.CKO_PRIVATE_KEY },
@@ -145,7 +156,8 @@ export async function createSoftHsmToken(options: SoftHsmTokenOptions): Promise<
             ],
           );
           const [point] = pkcs11.C_GetAttributeValue(session, keys.publicKey, [{ type: p.CKA_EC_POINT }]);
-          return { uri: uriOf(keyLabel, { pin: keyOptions.pin }), address: computeAddress(hexlify(publicKeyFromEcPoint(point.value))) };
+          const address = ed25519 ? base58(ed25519PublicKeyFromEcPoint(point.value)) : computeAddress(hexlify(publicKeyFromEcPoint(point.value)));
+          return { uri: uriOf(keyLabel, { pin: keyOptions.pin }), address };
         } finally {
           pkcs11.C_CloseSession(session);
         }
