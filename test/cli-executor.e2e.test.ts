@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { hashAuthorization, Wallet } from 'ethers';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { executorTargets } from '@facilitator/payment-mechanisms';
 import { executorStatus, type ExecutorConfig } from '@facilitator/settlement-contract';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
 
@@ -31,7 +32,8 @@ beforeAll(async () => {
     TREASURY_PRIVATE_KEY: treasury.privateKey,
     RELAYER_PRIVATE_KEYS: relayers.map((r) => r.privateKey).join(','),
   };
-  config = { chainId: devnet.chainId, token: devnet.token, treasury: treasury.address, fee: 10_000n, relayers: relayers.map((r) => r.address) };
+  const targets = executorTargets({ chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase() });
+  config = { chainId: devnet.chainId, token: devnet.token, targets, treasury: treasury.address, fee: 10_000n, relayers: relayers.map((r) => r.address) };
 });
 afterAll(() => devnet?.stop());
 
@@ -128,7 +130,8 @@ describe('executor setup without the treasury key on the server', () => {
     };
     // the signing machine: the key and nothing else (no RPC: it could not reach a chain if it tried)
     offline = { TREASURY_PRIVATE_KEY: treasury.privateKey };
-    chainConfig = { chainId: chain.chainId, token: chain.token, treasury: treasury.address, fee: 10_000n, relayers: relayers.map((r) => r.address) };
+    const targets = executorTargets({ chainId: chain.chainId, tokenAddress: chain.token.toLowerCase() });
+    chainConfig = { chainId: chain.chainId, token: chain.token, targets, treasury: treasury.address, fee: 10_000n, relayers: relayers.map((r) => r.address) };
   });
   afterAll(async () => {
     await chain?.stop();

@@ -16,6 +16,7 @@ import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Devnet } from '@facilitator/devnet';
+import { executorTargets } from '@facilitator/payment-mechanisms';
 import { setUpExecutor } from '@facilitator/settlement-contract';
 import { createSigner, type SignerEnvironment } from '@facilitator/signers';
 import { createSoftHsmToken, startKmsProtocolServer, type KmsProtocolServer, type SoftHsmToken } from '@facilitator/signers/testing';
@@ -209,7 +210,14 @@ export async function runCustodyBench(): Promise<CustodyResults> {
     log('setting up the settlement executor for the three relayers (the treasury signs and pays)');
     const status = await setUpExecutor(
       devnet.provider,
-      { chainId: devnet.chainId, token: devnet.token, treasury: devnet.accounts.treasury.address, fee: FEE_UNITS, relayers: list.map((c) => c.relayer) },
+      {
+        chainId: devnet.chainId,
+        token: devnet.token,
+        targets: executorTargets({ chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase() }),
+        treasury: devnet.accounts.treasury.address,
+        fee: FEE_UNITS,
+        relayers: list.map((c) => c.relayer),
+      },
       { treasuryKey: devnet.accounts.treasury.privateKey, senderKey: devnet.accounts.treasury.privateKey },
     );
     if (status.state !== 'ready') throw new Error(`the settlement executor could not be set up: ${status.why}`);

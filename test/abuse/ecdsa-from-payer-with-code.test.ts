@@ -9,7 +9,7 @@ import { checkPayerSignature, type Payment } from '@facilitator/verification';
 import { compileTestContract, deploy } from '../support/solidity';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
-import { eip3009PaymentOf, exactEip3009 } from '@facilitator/payment-mechanisms';
+import { eip3009PaymentOf, exactEip3009, transferWithAuthorizationData } from '@facilitator/payment-mechanisms';
 
 let stack: TestStack;
 let rpc: JsonRpcBatchClient;
@@ -42,7 +42,7 @@ async function signedBy(key: Wallet): Promise<{ payment: Payment; transferData: 
     expected: { payTo: authorization.to, amount: PRICE_UNITS },
     request: {},
   };
-  return { payment, transferData: usdc.transferWithAuthorizationData(authorization, signed.signature) };
+  return { payment, transferData: transferWithAuthorizationData(authorization, signed.signature) };
 }
 
 async function verdicts(key: Wallet): Promise<{ ours: string; usdc: string }> {

@@ -4,6 +4,7 @@
 // (SoftHSM2, the key never leaves it) and one in AWS KMS (a local server speaking KMS's protocol and
 // signing with a real key); in both the worker holds no treasury key.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { executorTargets } from '@facilitator/payment-mechanisms';
 import { setUpExecutor } from '@facilitator/settlement-contract';
 import { createSoftHsmToken, startKmsProtocolServer, type KmsProtocolServer, type SoftHsmToken } from '@facilitator/signers/testing';
 import { startTestStack, TestStack } from '../support/test-stack';
@@ -89,7 +90,14 @@ describeNeeding(softhsmMissing(), 'relayer keys in an HSM (SoftHSM2) and in AWS 
     // the executor names exactly these two relayers; a devnet account pays for its deployment
     const status = await setUpExecutor(
       devnet.provider,
-      { chainId: devnet.chainId, token: devnet.token, treasury: devnet.accounts.treasury.address, fee: stack.config.feeAmount, relayers: senders },
+      {
+        chainId: devnet.chainId,
+        token: devnet.token,
+        targets: executorTargets({ chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase() }),
+        treasury: devnet.accounts.treasury.address,
+        fee: stack.config.feeAmount,
+        relayers: senders,
+      },
       { treasuryKey: devnet.accounts.treasury.privateKey, senderKey: devnet.accounts.relayers[0].privateKey },
     );
     if (status.state !== 'ready') throw new Error(`executor not set up: ${status.why}`);

@@ -4,6 +4,7 @@
 // would. Nothing may be lost, nothing doubled, no batch may revert, and no worker may wait for the atomic
 // path in between. Workers hold no treasury key; 1 s blocks.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { executorTargets } from '@facilitator/payment-mechanisms';
 import { executorStatus, setUpExecutor } from '@facilitator/settlement-contract';
 import type { DevnetAccount } from '@facilitator/devnet';
 import { startTestStack, type TestStack } from '../support/test-stack';
@@ -43,7 +44,14 @@ async function setUpFor(relayers: DevnetAccount[]): Promise<void> {
   const { devnet, config } = stack;
   const status = await setUpExecutor(
     devnet.provider,
-    { chainId: devnet.chainId, token: devnet.token, treasury: devnet.accounts.treasury.address, fee: config.feeAmount, relayers: relayers.map((r) => r.address) },
+    {
+      chainId: devnet.chainId,
+      token: devnet.token,
+      targets: executorTargets({ chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase() }),
+      treasury: devnet.accounts.treasury.address,
+      fee: config.feeAmount,
+      relayers: relayers.map((r) => r.address),
+    },
     { treasuryKey: devnet.accounts.treasury.privateKey, senderKey: devnet.accounts.treasury.privateKey },
   );
   if (status.state !== 'ready') throw new Error(`executor not set up: ${status.why}`);
@@ -108,6 +116,7 @@ it('adds and retires a relayer key under load: every settlement settled once, no
   const final = await executorStatus(stack.devnet.provider, {
     chainId: stack.devnet.chainId,
     token: stack.devnet.token,
+    targets: executorTargets({ chainId: stack.devnet.chainId, tokenAddress: stack.devnet.token.toLowerCase() }),
     treasury: stack.devnet.accounts.treasury.address,
     fee: stack.config.feeAmount,
     relayers: [r2.address, r3.address],

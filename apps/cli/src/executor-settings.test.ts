@@ -1,4 +1,5 @@
 import { Wallet } from 'ethers';
+import { executorTargets } from '@facilitator/payment-mechanisms';
 import { resolveChainSettings } from './chain-context';
 import { resolveExecutorSettings } from './executor-settings';
 
@@ -17,6 +18,8 @@ describe('the executor configuration, read as the worker reads it', () => {
     expect(keys.config).toEqual({
       chainId: 84532,
       token: '0xABaBaBaBABabABabAbAbABAbABabababaBaBABaB',
+      // the contracts the executor lets an item call: the payment mechanisms' (the token, x402's Permit2 proxies)
+      targets: executorTargets({ chainId: 84532, tokenAddress: '0x' + 'ab'.repeat(20) }),
       treasury: TREASURY.address,
       fee: 5000n,
       relayers: RELAYERS.map((r) => r.address),

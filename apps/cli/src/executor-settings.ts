@@ -1,5 +1,6 @@
 import { getAddress } from 'ethers';
 import { EnvReader, readRelayerAddresses, readRelayers, readTreasuryAddress, type Env } from '@facilitator/config';
+import { executorTargets } from '@facilitator/payment-mechanisms';
 import type { ExecutorConfig } from '@facilitator/settlement-contract';
 import type { ChainSettings } from './chain-context';
 import { CliError } from './errors';
@@ -15,7 +16,7 @@ export interface ExecutorSettings {
 
 /**
  * The configuration the treasury's executor must hold: the worker compares the delegated executor with
- * exactly this (token, treasury, FEE_AMOUNT, relayers) before it settles atomically, so the CLI reads it
+ * exactly this (token, the mechanisms' targets, treasury, FEE_AMOUNT, relayers) before it settles atomically, so the CLI reads it
  * with the worker's own rules (packages/config), down to the treasury as the only relayer when no relayer
  * key is set. Addresses come out checksummed, as the CLI prints them.
  */
@@ -34,6 +35,7 @@ export function resolveExecutorSettings(settings: ChainSettings, env: Env = proc
     config: {
       chainId: settings.network.chainId,
       token: settings.tokenAddress,
+      targets: executorTargets({ chainId: settings.network.chainId, tokenAddress: settings.tokenAddress.toLowerCase() }),
       treasury: getAddress(treasury),
       fee: settings.feeAmount,
       relayers: relayers.map((a) => getAddress(a)),

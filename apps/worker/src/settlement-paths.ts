@@ -1,6 +1,7 @@
 import type { WorkerProcessConfig } from '@facilitator/config';
 import type { Logger } from '@facilitator/logging';
 import type { SettlementNetwork, SettlementPathPolicy } from '@facilitator/settlement';
+import { executorTargets } from '@facilitator/payment-mechanisms';
 import { executorStatus, type ExecutorStatus } from '@facilitator/settlement-contract';
 import type { JsonRpcProvider } from 'ethers';
 
@@ -65,6 +66,7 @@ export class SettlementPaths implements SettlementPathPolicy {
       status = await executorStatus(this.providers.get(network.chainId)!, {
         chainId: network.chainId,
         token: network.usdc.tokenAddress,
+        targets: executorTargets({ chainId: network.chainId, tokenAddress: network.usdc.tokenAddress.toLowerCase() }),
         treasury: this.config.treasuryAddress,
         fee: this.config.feeAmount,
         relayers: this.keys.relayers,

@@ -13,9 +13,9 @@ export { classifyNodeError, type NodeErrorCategory } from './node-error-classifi
 export { decodeRevert, decodeRevertData } from './revert-reason';
 export { cappedFees, marketFees, readMarket, type MarketReading } from './market-fees';
 
-// the token: its ABI and calldata, reads, simulations and the search for a payment's transfer
-export { FIAT_TOKEN_ABI, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS, fiatTokenInterface } from './token-abi';
-export { TRANSFER_TOPIC, addressWord, decodeUint, encodeCall, uintWord } from './token-calldata';
+// the token: its ABI and calldata (a mechanism's own calls on it are the mechanism's), reads, simulations and the search for a payment's transfer
+export { FIAT_TOKEN_ABI, fiatTokenInterface } from './token-abi';
+export { TRANSFER_TOPIC, addressWord, bytes32Word, decodeUint, encodeCall, uintWord } from './token-calldata';
 export { UsdcClient, isOutOfGasAnswer, paidBetween, type AuthorizationUse, type SimulationOptions, type SimulationResult } from './usdc-client';
 export type { ChainLog, FoundLog, MinedTransaction } from './chain-log';
 export { RpcChainReader } from './rpc-chain-reader';

@@ -11,7 +11,6 @@ export const SELECTORS = {
   allowance: selector('allowance(address,address)'),
   authorizationState: selector('authorizationState(address,bytes32)'),
   transferFrom: selector('transferFrom(address,address,uint256)'),
-  transferWithAuthorizationVrs: selector('transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)'),
 } as const;
 
 /** keccak256("Transfer(address,address,uint256)"): topic 0 of an ERC-20 Transfer event. */

@@ -7,9 +7,8 @@ import { domainSeparator as eip712DomainSeparator, SharedReadings } from '@facil
 import { cappedFees, marketFees, readMarket, type Eip1559Fees, type MarketReading } from './market-fees';
 import { classifyNodeError } from './node-error-classification';
 import { decodeRevert } from './revert-reason';
-import type { TransferAuthorization } from '@facilitator/core';
-import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from './token-abi';
-import { addressWord, authorizationStateData, bytes32Word, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
+import { fiatTokenInterface } from './token-abi';
+import { addressWord, authorizationStateData, decodeUint, encodeCall, SELECTORS, TRANSFER_TOPIC, uintWord } from './token-calldata';
 import { revertReasonOf } from './revert-reason';
 import type { ChainLog, FoundLog, MinedTransaction } from './chain-log';
 
@@ -138,25 +137,6 @@ export class UsdcClient {
 
   transferFromData(from: string, to: string, value: bigint): string {
     return encodeCall(SELECTORS.transferFrom, [addressWord(from), addressWord(to), uintWord(value)]);
-  }
-
-  /**
-   * The (v, r, s) overload for a 65-byte ECDSA signature whose v is 27 or 28 (cheaper, and the token packs
-   * it back into the very same bytes); the `bytes` overload, with the signature exactly as signed, for
-   * everything else. A contract wallet's 65-byte signature may carry any v (a Safe uses 0, 1 and 31+ for
-   * its own signature kinds): the token hands those bytes to the wallet's ERC-1271 check unchanged, which
-   * is what verification asked the wallet too, so verify and settle agree on every signature.
-   */
-  transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string {
-    if (isPlainEcdsaSignature(signature)) {
-      const { v, r, s } = splitSignature(signature);
-      return encodeCall(SELECTORS.transferWithAuthorizationVrs, [
-        addressWord(auth.from), addressWord(auth.to), uintWord(auth.value), uintWord(auth.validAfter), uintWord(auth.validBefore),
-        bytes32Word(auth.nonce), uintWord(v), r, s,
-      ]);
-    }
-    const args = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce];
-    return fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [...args, signature]);
   }
 
   /** Whether `account` has code: a contract wallet (or a delegated EOA), whose signatures the token checks by ERC-1271. */
@@ -388,25 +368,3 @@ export function paidBetween(
   }
   return total;
 }
-
-/** 65 bytes with v 27 or 28: what USDC's ECRecover accepts from an ordinary key. */
-function isPlainEcdsaSignature(signature: string): boolean {
-  if (signature.length !== 2 + 65 * 2) return false;
-  const v = parseInt(signature.slice(130, 132), 16);
-  return v === 27 || v === 28;
-}
-
-/**
- * r, s and v of a 65-byte signature, v as 27 or 28. A high s is passed on as it is (as ethers did): the
- * pre-flight dry run reports the token's own revert for it, before any fee.
- */
-export function splitSignature(signature: string): { v: number; r: string; s: string } {
-  const hex = signature.slice(2).toLowerCase();
-  const r = hex.slice(0, 64);
-  const s = hex.slice(64, 128);
-  const rawV = parseInt(hex.slice(128, 130), 16);
-  const v = rawV < 27 ? rawV + 27 : rawV;
-  if (v !== 27 && v !== 28) throw new Error(`invalid signature v ${rawV}`);
-  return { v, r, s };
-}
-

@@ -1,7 +1,8 @@
 import { parseUnits, type JsonRpcProvider } from 'ethers';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { startDevnet, type Devnet } from '@facilitator/devnet';
-import { createProvider, TRANSFER_WITH_AUTHORIZATION_BYTES, fiatTokenInterface } from '@facilitator/chain-rpc';
+import { createProvider, fiatTokenInterface } from '@facilitator/chain-rpc';
+import { transferLegRequestFor } from './testing/devnet-requests';
 import { LocalKeyTransactionProvider } from './local-key-transaction-provider';
 import { RelayerRotation } from './relayer-rotation';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,7 +48,7 @@ describe('LocalKeyTransactionProvider latency', () => {
       expect((await provider.waitForOutcome(fee.id, 1)).status).toBe('confirmed');
       const transfer = await provider.submit({
         settlementId, purpose: 'transfer', chainId: devnet.chainId, from: rotation.next(), to: devnet.token,
-        data: fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature]),
+        data: transferLegRequestFor(devnet, settlementId, a, signature).data,
       });
       expect((await provider.waitForOutcome(transfer.id, 1)).status).toBe('confirmed');
       return performance.now() - started;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Contract, Interface, Signature, TypedDataEncoder, Wallet, concat, hexlify, parseUnits, randomBytes } from 'ethers';
 import { bytesToHex, domainSeparator } from '@facilitator/core';
 import { recoverAuthorizationSigner, transferAuthorizationDigest } from '@facilitator/payment-mechanisms';
-import { FIAT_TOKEN_ABI, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS } from '@facilitator/chain-rpc';
+import { FIAT_TOKEN_ABI } from '@facilitator/chain-rpc';
+import { EIP3009_TOKEN_ABI, TRANSFER_WITH_AUTHORIZATION_BYTES, TRANSFER_WITH_AUTHORIZATION_VRS } from '@facilitator/payment-mechanisms';
 import { startDevnet, type Devnet } from './devnet';
 import { readDevnetInfo } from './devnet-info-file';
 import { fiatTokenAbi } from './usdc-artifacts';
@@ -97,10 +98,10 @@ describe('startDevnet', () => {
   });
 });
 
-describe('the human-readable token ABI', () => {
+describe('the human-readable token ABIs (the token reader\'s and EIP-3009\'s)', () => {
   it("matches functions and events of Circle's compiled ABI", () => {
     const compiled = new Interface(fiatTokenAbi());
-    for (const fragment of new Interface(FIAT_TOKEN_ABI).fragments) {
+    for (const fragment of new Interface([...FIAT_TOKEN_ABI, ...EIP3009_TOKEN_ABI]).fragments) {
       const signature = fragment.format('sighash');
       const found = fragment.type === 'event' ? compiled.getEvent(signature) : compiled.getFunction(signature);
       expect(found?.format('full')).toBe(fragment.format('full'));

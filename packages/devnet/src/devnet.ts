@@ -2,6 +2,7 @@ import { Contract, parseEther, parseUnits, toQuantity, type JsonRpcProvider, typ
 import type { Eip712Domain } from '@facilitator/core';
 import { createProvider } from '@facilitator/chain-rpc';
 import { FIAT_TOKEN_ABI } from '@facilitator/chain-rpc';
+import { EIP3009_TOKEN_ABI } from '@facilitator/payment-mechanisms';
 import { startAnvil, type AnvilOptions, type AnvilProcess } from './anvil-process';
 import { writeDevnetInfo, type DevnetInfo } from './devnet-info-file';
 import { serialSender } from './serial-sender';
@@ -147,7 +148,8 @@ function assemble(
     chainId: anvil.chainId,
     verifyingContract: token,
   };
-  const contract = new Contract(token, FIAT_TOKEN_ABI, provider);
+  // the token's reads and EIP-3009's calls, which the devnet's tests send by hand
+  const contract = new Contract(token, [...FIAT_TOKEN_ABI, ...EIP3009_TOKEN_ABI], provider);
   const send = serialSender(provider, options.receiptTimeoutMs ?? 30_000);
   const info: DevnetInfo = {
     rpcUrl: anvil.rpcUrl,

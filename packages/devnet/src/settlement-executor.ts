@@ -1,3 +1,4 @@
+import { executorTargets } from '@facilitator/payment-mechanisms';
 import { setUpExecutor } from '@facilitator/settlement-contract';
 import type { Devnet } from './devnet';
 import type { DevnetAccount } from './test-accounts';
@@ -11,7 +12,14 @@ export async function setUpDevnetExecutor(devnet: Devnet, fee: bigint, relayers:
   const { treasury } = devnet.accounts;
   const status = await setUpExecutor(
     devnet.provider,
-    { chainId: devnet.chainId, token: devnet.token, treasury: treasury.address, fee, relayers: relayers.map((r) => r.address) },
+    {
+      chainId: devnet.chainId,
+      token: devnet.token,
+      targets: executorTargets({ chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase() }),
+      treasury: treasury.address,
+      fee,
+      relayers: relayers.map((r) => r.address),
+    },
     { treasuryKey: treasury.privateKey, senderKey: relayers[0].privateKey },
   );
   if (status.state !== 'ready') throw new Error(`the settlement executor could not be set up: ${status.why}`);

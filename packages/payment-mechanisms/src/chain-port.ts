@@ -1,18 +1,17 @@
 import type { AuthorizationUse, FoundLog, MinedTransaction } from '@facilitator/chain-rpc';
-import type { TransferAuthorization } from '@facilitator/core';
 
 /**
  * What a mechanism asks of the chain when a payment is settled, as narrow ports over what UsdcClient
  * already does: each mechanism types its members with the part it uses, and the engine hands them one
  * object that does it all (`MechanismChain`; UsdcClient is one, the settlement tests' FakeChain another).
+ * The ports only read: every call a mechanism makes, it encodes itself (its calldata is its own).
  */
 
-/** EIP-3009's calls are the token's own, made exactly as UsdcClient makes them for the token it settles. */
+/** The token a network settles, and the reads of its authorizations' nonces and uses, as UsdcClient makes them. */
 export interface TokenAuthorizationCalls {
   /** lowercase or checksummed: the token the network settles */
   readonly tokenAddress: string;
   isAuthorizationUsed(authorizer: string, nonce: string): Promise<boolean>;
-  transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string;
   findAuthorizationUse(authorizer: string, nonce: string, merchant: string): Promise<AuthorizationUse | undefined>;
 }
 
@@ -40,7 +39,6 @@ export function withOurExecutor(chain: MechanismChain, executor: string): Mechan
     tokenAddress: chain.tokenAddress,
     executor: executor.toLowerCase(),
     isAuthorizationUsed: (authorizer, nonce) => chain.isAuthorizationUsed(authorizer, nonce),
-    transferWithAuthorizationData: (auth, signature) => chain.transferWithAuthorizationData(auth, signature),
     findAuthorizationUse: (authorizer, nonce, merchant) => chain.findAuthorizationUse(authorizer, nonce, merchant),
     readContract: (to, data) => chain.readContract(to, data),
     recentLogs: (address, topics) => chain.recentLogs(address, topics),

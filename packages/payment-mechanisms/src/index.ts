@@ -18,6 +18,7 @@ export type {
   LogLike,
   X402Version,
   X402Extension,
+  PaymentColumns,
 } from './mechanism';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
 export { withOurExecutor } from './chain-port';
@@ -34,5 +35,14 @@ export { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } fr
 export { permit2DomainSeparator } from './permit2/eip712';
 export { TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest, recoverAuthorizationSigner } from './exact-eip3009/eip712';
 export { authorizationFingerprint } from './exact-eip3009/fingerprint';
+// issue 42: what settlement asked by name, now each mechanism's own (EIP-3009's calldata, executor targets, extra gas)
+export {
+  EIP3009_TOKEN_ABI,
+  TRANSFER_WITH_AUTHORIZATION_BYTES,
+  TRANSFER_WITH_AUTHORIZATION_VRS,
+  eip3009TokenInterface,
+  transferWithAuthorizationData,
+} from './exact-eip3009/token-calls';
+export { executorTargets, mostExtraGas } from './registry';
 export { uintAt } from './exact-eip3009/parse';
 export { SPEC_PAYLOAD_SCHEMA } from './spec-payload';

@@ -129,15 +129,10 @@ export async function missingApproval<Payload>(mechanism: PaymentMechanism<Paylo
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
 
 /**
- * The function a direct call runs: what its gas was measured on (which cap bounds it) and what a failed
- * simulation of it is called.
+ * The function a direct call runs: what its gas was measured on and what a failed simulation of it is called.
+ * Each mechanism names its own (the engine only reports it, never reads it).
  */
-export type GasKind =
-  | 'transferWithAuthorization'
-  | 'x402ExactPermit2Proxy.settle'
-  | 'x402ExactPermit2Proxy.settleWithPermit'
-  | 'x402UptoPermit2Proxy.settle'
-  | 'x402UptoPermit2Proxy.settleWithPermit';
+export type GasKind = string;
 
 export type X402Version = 1 | 2;
 
@@ -292,4 +287,35 @@ export interface PaymentMechanism<Payload> {
   paidIn(logs: readonly LogLike[], payment: ParsedPayment<Payload>, network: MechanismNetwork): bigint;
   /** the transaction that executed this payment in the recent blocks (ours or anyone's); undefined: none did */
   findExecution(payment: ParsedPayment<Payload>, chain: MechanismChain): Promise<Execution | undefined>;
+
+  // What settlement asks of a mechanism's gas, its executor targets and its older rows (issue 42: the engine names no mechanism).
+
+  /**
+   * The gas its direct call for `order` runs beyond the network's transfer caps (GasCaps, measured on a plain
+   * token transfer): Permit2's call that sends the payer's approval permit runs the token's permit first.
+   * Absent: none.
+   */
+  extraGas?(order: { withPermit: boolean }): bigint;
+  /**
+   * The contracts its direct calls go to, by the settlement executor's immutable naming each (the executor
+   * refuses a call to any other): what settlement lets an executor item call, and what an executor is set up with.
+   */
+  executorTargets?(network: MechanismNetwork): Readonly<Record<string, string>>;
+  /**
+   * The stored payload of a payment kept before payloads were (a settlement an older process started during a
+   * rolling deploy), rebuilt from its row's columns and its verification's validity and signature. Absent:
+   * every payment of the mechanism has its payload stored.
+   */
+  storedFromColumns?(columns: PaymentColumns): StoredPayload;
+}
+
+/** A payment's columns as a settlement row and its verification keep them (decimal strings, 0x hex). */
+export interface PaymentColumns {
+  payer: string;
+  payee: string;
+  amount: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: string;
+  signature: string;
 }

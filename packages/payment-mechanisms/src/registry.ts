@@ -1,7 +1,7 @@
 import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
 import { exactPermit2 } from './exact-permit2';
-import type { PaymentMechanism, X402Version } from './mechanism';
+import type { MechanismNetwork, PaymentMechanism, X402Version } from './mechanism';
 import { uptoPermit2 } from './upto-permit2';
 
 /**
@@ -60,4 +60,21 @@ export function knownSchemes(version: X402Version): string[] {
 /** The mechanisms of a network that x402 `version` payloads can carry: what `/x402/supported` lists per version. */
 export function mechanismsInVersion(mechanisms: readonly PaymentMechanismId[], version: X402Version): PaymentMechanismId[] {
   return mechanisms.filter((id) => MECHANISMS[id].x402Versions.includes(version));
+}
+
+/**
+ * Every contract a registered mechanism's direct call goes to on `network`, by the settlement executor's
+ * immutable naming each: what an executor item may call, and what an executor is set up with (its token and
+ * proxies). A mechanism registered but not served still names its contract: the executor holds it either way.
+ */
+export function executorTargets(network: MechanismNetwork): Readonly<Record<string, string>> {
+  return Object.assign({}, ...registeredMechanisms().map((m) => m.executorTargets?.(network) ?? {})) as Record<string, string>;
+}
+
+/** The most gas any registered mechanism's direct call runs beyond the transfer caps (`extraGas`): what a stored executor item may carry at most besides them. */
+export function mostExtraGas(): bigint {
+  return registeredMechanisms().reduce((most, m) => {
+    const extra = m.extraGas?.({ withPermit: true }) ?? 0n;
+    return extra > most ? extra : most;
+  }, 0n);
 }

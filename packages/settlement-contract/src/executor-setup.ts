@@ -2,24 +2,18 @@ import { Contract, ContractFactory, getAddress, hashAuthorization, verifyAuthori
 import { delegateOf, isEarlierExecutorCode, isExecutorCode } from './executor-code';
 import { executorInterface } from './executor-calls';
 import { SETTLEMENT_EXECUTOR_ARTIFACT } from './settlement-executor-artifact';
-
-/**
- * x402's Permit2 proxies, at one address on every chain (CREATE2; `@x402/evm` names the same, and so does
- * `@facilitator/payment-mechanisms`, which a settlement test holds these to): the executor's defaults.
- */
-export const X402_PERMIT2_PROXIES = {
-  exact: '0x402085c248eea27d92e8b30b2c58ed07f9e20001',
-  upto: '0x4020a4f3b7b90cca423b9fabcc0ce57c6c240002',
-} as const;
+import { constructorArguments, EXECUTOR_TARGET_SLOTS, targetsOf } from './executor-targets';
 
 /** What the executor a network's treasury delegates to must hold. */
 export interface ExecutorConfig {
   chainId: number;
   token: string;
-  /** x402's exact Permit2 proxy, the only other contract an item may call besides the token (default: its canonical address) */
-  exactProxy?: string;
-  /** x402's upto Permit2 proxy (default: its canonical address) */
-  uptoProxy?: string;
+  /**
+   * The contracts an item may call besides the token, by the executor's immutable naming each
+   * (EXECUTOR_TARGET_SLOTS): the payment mechanisms' (`executorTargets` of @facilitator/payment-mechanisms,
+   * which may name the token too: `token` is this config's). This package names no mechanism (issue 42).
+   */
+  targets: Readonly<Record<string, string>>;
   treasury: string;
   fee: bigint;
   /** the relayer keys' addresses, exactly (a key no longer configured must not keep the right to drive it) */
@@ -53,7 +47,7 @@ export async function executorStatus(provider: Provider, config: ExecutorConfig,
   if (!isExecutorCode(code)) {
     // an executor of an earlier version is never called: its items are not this one's; the treasury must delegate again
     const why = isEarlierExecutorCode(code)
-      ? 'the treasury delegates to an earlier version of the settlement executor (EIP-3009 items only): run `executor setup` to deploy the current one and delegate to it'
+      ? 'the treasury delegates to an earlier version of the settlement executor (its items call the token only): run `executor setup` to deploy the current one and delegate to it'
       : 'the treasury delegates to code that is not the settlement executor';
     return { state: 'wrong_delegate', executor, why };
   }
@@ -63,7 +57,7 @@ export async function executorStatus(provider: Provider, config: ExecutorConfig,
 }
 
 /**
- * Why the contract at `executor` is not a settlement executor holding this configuration (token, proxies,
+ * Why the contract at `executor` is not a settlement executor holding this configuration (token, targets,
  * treasury, fee, relayers); undefined when it is. Checked before the treasury is asked to delegate to it: a contract
  * named by someone else (a compromised server's request) must never get the treasury's authorization.
  */
@@ -74,8 +68,8 @@ export async function executorConfigProblem(provider: Provider, executor: string
 
 interface ExecutorImmutables {
   token: string;
-  exactProxy: string;
-  uptoProxy: string;
+  /** by slot (EXECUTOR_TARGET_SLOTS) */
+  targets: Record<string, string>;
   treasury: string;
   fee: bigint;
   relayers: string[];
@@ -83,27 +77,22 @@ interface ExecutorImmutables {
 
 async function executorImmutables(provider: Provider, executor: string): Promise<ExecutorImmutables> {
   const contract = new Contract(executor, executorInterface, provider);
-  const [token, exactProxy, uptoProxy, treasury, fee, relayers] = (await Promise.all([
+  const [token, treasury, fee, relayers, ...targets] = (await Promise.all([
     contract.token(),
-    contract.exactProxy(),
-    contract.uptoProxy(),
     contract.treasury(),
     contract.fee(),
     contract.relayers(),
-  ])) as [string, string, string, string, bigint, string[]];
-  return { token, exactProxy, uptoProxy, treasury, fee, relayers: [...relayers] };
-}
-
-/** The proxies the executor must name: the configured ones, else x402's canonical addresses. */
-export function proxiesOf(config: Pick<ExecutorConfig, 'exactProxy' | 'uptoProxy'>): { exact: string; upto: string } {
-  return { exact: getAddress(config.exactProxy ?? X402_PERMIT2_PROXIES.exact), upto: getAddress(config.uptoProxy ?? X402_PERMIT2_PROXIES.upto) };
+    ...EXECUTOR_TARGET_SLOTS.map((slot) => contract.getFunction(slot)()),
+  ])) as [string, string, bigint, string[], ...string[]];
+  return { token, targets: Object.fromEntries(EXECUTOR_TARGET_SLOTS.map((slot, i) => [slot, targets[i]])), treasury, fee, relayers: [...relayers] };
 }
 
 function configMismatch(want: ExecutorConfig, have: ExecutorImmutables, relayerMatch: RelayerMatch): string | undefined {
   if (getAddress(have.token) !== getAddress(want.token)) return `the executor's token is ${have.token}, configured ${want.token}`;
-  const proxies = proxiesOf(want);
-  if (getAddress(have.exactProxy) !== proxies.exact) return `the executor's exact Permit2 proxy is ${have.exactProxy}, configured ${proxies.exact}`;
-  if (getAddress(have.uptoProxy) !== proxies.upto) return `the executor's upto Permit2 proxy is ${have.uptoProxy}, configured ${proxies.upto}`;
+  const targets = targetsOf(want.targets);
+  for (const slot of EXECUTOR_TARGET_SLOTS) {
+    if (getAddress(have.targets[slot]) !== targets[slot]) return `the executor's ${slot} is ${have.targets[slot]}, configured ${targets[slot]}`;
+  }
   if (getAddress(have.treasury) !== getAddress(want.treasury)) return `the executor's treasury is ${have.treasury}, configured ${want.treasury}`;
   if (have.fee !== want.fee) return `the executor's fee is ${have.fee}, configured ${want.fee}`;
   const set = (list: readonly string[]) => [...new Set(list.map((a) => getAddress(a)))].sort();
@@ -154,8 +143,8 @@ export async function deployExecutor(
   onProgress: (progress: SetupProgress) => void = () => undefined,
 ): Promise<string> {
   const factory = new ContractFactory(SETTLEMENT_EXECUTOR_ARTIFACT.abi as never, SETTLEMENT_EXECUTOR_ARTIFACT.bytecode, sender);
-  const proxies = proxiesOf(config);
-  const deployment = await factory.deploy(config.token, proxies.exact, proxies.upto, config.treasury, config.fee, [...config.relayers]);
+  const args = constructorArguments({ ...targetsOf(config.targets), token: config.token, treasury: config.treasury, fee: config.fee, relayers: [...config.relayers] });
+  const deployment = await factory.deploy(...args);
   const deployTx = deployment.deploymentTransaction()!;
   onProgress({ step: 'deploying', hash: deployTx.hash });
   const deployed = await mined(deployTx.wait(), 'executor deployment');

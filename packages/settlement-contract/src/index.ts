@@ -7,14 +7,13 @@ export {
   delegationRequest,
   submitDelegation,
   setUpExecutor,
-  proxiesOf,
-  X402_PERMIT2_PROXIES,
   type ExecutorConfig,
   type ExecutorStatus,
   type SetupProgress,
   type ExecutorSetupKeys,
   type DelegationRequest,
 } from './executor-setup';
+export { EXECUTOR_TARGET_SLOTS, targetsOf } from './executor-targets';
 export {
   walletDeploymentProbeCode,
   walletDeploymentProbeResult,

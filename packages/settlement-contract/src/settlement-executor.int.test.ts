@@ -5,8 +5,17 @@ import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { Contract, ContractFactory, getAddress, hexlify, id, Interface, MaxUint256, parseEther, parseUnits, toBeHex, Wallet, type TransactionReceipt } from 'ethers';
 import fc from 'fast-check';
 import { itemKey, itemOutcomes, itemTuple, settleCalldata, executorInterface, type ExecutorItem } from './executor-calls';
-import { executorStatus, setUpExecutor, X402_PERMIT2_PROXIES, type ExecutorConfig, type SetupProgress } from './executor-setup';
+import { executorStatus, setUpExecutor, type ExecutorConfig, type SetupProgress } from './executor-setup';
 import { SETTLEMENT_EXECUTOR_V1_ARTIFACT } from './testing/settlement-executor-v1-artifact';
+
+/**
+ * x402's Permit2 proxies, at one address on every chain (CREATE2): the executor's targets besides the token. This
+ * package names no mechanism (payment-mechanisms, which depends on it, gives them to its callers); its test does.
+ */
+const X402_PERMIT2_PROXIES = {
+  exact: '0x402085c248eea27d92e8b30b2c58ed07f9e20001',
+  upto: '0x4020a4f3b7b90cca423b9fabcc0ce57c6c240002',
+} as const;
 
 const usdc = (amount: string) => parseUnits(amount, 6);
 const FEE = 10_000n;
@@ -19,7 +28,8 @@ let executor: string;
 beforeAll(async () => {
   devnet = await startDevnet({ relayerCount: 2, treasuryAllowance: usdc('1000') });
   const { treasury, relayers } = devnet.accounts;
-  config = { chainId: devnet.chainId, token: devnet.token, treasury: treasury.address, fee: FEE, relayers: relayers.map((r) => r.address) };
+  const targets = { exactProxy: X402_PERMIT2_PROXIES.exact, uptoProxy: X402_PERMIT2_PROXIES.upto };
+  config = { chainId: devnet.chainId, token: devnet.token, targets, treasury: treasury.address, fee: FEE, relayers: relayers.map((r) => r.address) };
   await approvePermit2(devnet.accounts.payer.privateKey, MaxUint256);
   const status = await setUpExecutor(devnet.provider, config, { treasuryKey: treasury.privateKey, senderKey: relayers[0].privateKey });
   if (status.state !== 'ready') throw new Error(`executor not ready: ${JSON.stringify(status)}`);

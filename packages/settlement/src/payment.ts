@@ -1,7 +1,5 @@
-import { EXACT_EIP3009 } from '@facilitator/core';
 import {
   approvalFor,
-  exactEip3009,
   servedMechanismById,
   settleAmountProblem,
   type DirectCall,
@@ -21,8 +19,8 @@ export interface SettlementPayment {
 
 /**
  * The payment a settlement executes: its own stored payload, read by its mechanism. A settlement started by
- * an older process during a rolling deploy has none; its EIP-3009 authorization (the only mechanism then) is
- * rebuilt, as before, from its columns and its verification's validity and signature.
+ * an older process during a rolling deploy has none; its mechanism (the only one then) rebuilds it, as
+ * before, from its columns and its verification's validity and signature (`storedFromColumns`).
  *
  * The payload is what goes on chain; the columns are what the fee reservation, the accounting and the
  * answers read. They were written together from one verification, and a row where they disagree is refused
@@ -97,20 +95,22 @@ function fromPayload(settlement: SettlementWithVerification, network: MechanismN
   return { mechanism, parsed };
 }
 
-/** The authorization as the payload column's backfill writes it, from the row and its verification. */
+/** The payment as the payload column's backfill writes it, from the row and its verification, by its mechanism. */
 function fromColumns(settlement: SettlementWithVerification, network: MechanismNetwork): SettlementPayment {
-  if (settlement.mechanism !== EXACT_EIP3009) {
+  const mechanism = servedMechanismById(settlement.mechanism);
+  if (!mechanism?.storedFromColumns) {
     throw new Error(`settlement ${settlement.id} is a payment of mechanism ${settlement.mechanism} without a stored payload`);
   }
   const v = settlement.verification;
   if (!v.signature) throw new Error(`verification ${settlement.verificationId} has no signature`);
-  const authorization = {
-    from: settlement.payer,
-    to: settlement.merchant,
-    value: settlement.amount,
+  const stored = mechanism.storedFromColumns({
+    payer: settlement.payer,
+    payee: settlement.merchant,
+    amount: settlement.amount,
     validAfter: v.validAfter ?? '0',
     validBefore: v.validBefore ?? '0',
     nonce: settlement.nonce,
-  };
-  return { mechanism: exactEip3009 as PaymentMechanism<unknown>, parsed: exactEip3009.fromStored({ authorization, signature: v.signature }, network) };
+    signature: v.signature,
+  });
+  return { mechanism, parsed: mechanism.fromStored(stored, network) };
 }

@@ -27,7 +27,6 @@ export type SettlementChain = Pick<
   | 'estimate'
   | 'findAuthorizationUse'
   | 'transferFromData'
-  | 'transferWithAuthorizationData'
   | 'readContract'
   | 'recentLogs'
   | 'minedTransaction'

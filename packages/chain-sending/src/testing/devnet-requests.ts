@@ -1,10 +1,16 @@
 // The two legs of a settlement as TransactionRequests on a devnet (Circle's USDC on anvil), for the
 // transaction providers' tests: every provider (local keys, OpenZeppelin Relayer) is tested with the same
 // requests, built here once.
-import { fiatTokenInterface, TRANSFER_WITH_AUTHORIZATION_BYTES } from '@facilitator/chain-rpc';
+import { fiatTokenInterface } from '@facilitator/chain-rpc';
 import type { TransferAuthorization } from '@facilitator/core';
+import { Interface } from 'ethers';
 import type { Devnet, DevnetAccount } from '@facilitator/devnet';
 import type { TransactionRequest } from '../transaction-provider';
+
+/** EIP-3009's `bytes` overload on the devnet's token: a payer's leg as any caller may send it (the mechanisms encode their own). */
+const transferWithAuthorizationBytes = new Interface([
+  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+]);
 
 /** The fee leg: transferFrom(merchant, treasury, amount) sent by the treasury. */
 export function feeLegRequest(devnet: Devnet, settlementId: string, amount = 1_000n, merchant = devnet.accounts.merchant.address): TransactionRequest {
@@ -33,7 +39,7 @@ export function transferLegRequestFor(
     chainId: devnet.chainId,
     from: sender.address,
     to: devnet.token,
-    data: fiatTokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_BYTES, [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature]),
+    data: transferWithAuthorizationBytes.encodeFunctionData('transferWithAuthorization', [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature]),
   };
 }
 

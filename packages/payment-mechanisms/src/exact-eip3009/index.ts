@@ -4,7 +4,7 @@ import { amountToSettle } from '../settle-amount';
 import { recoverAuthorizationSigner, transferAuthorizationDigest } from './eip712';
 import { authorizationFingerprint } from './fingerprint';
 import { isExactEip3009Payload, parseExactEip3009, type ExactEip3009Payload } from './parse';
-import { eip3009PaymentOf } from './payment';
+import { eip3009PaymentOf, storedAuthorizationOf } from './payment';
 import { exactEip3009PayloadSchema } from './payload-schema';
 import { authorizationUse, isAuthorizationUsed, paidByTransfers, transferWithAuthorizationCall } from './settlement-calls';
 
@@ -47,6 +47,9 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   },
   paidIn: paidByTransfers,
   findExecution: authorizationUse,
+  // its direct call is the token's own: the executor's `token`
+  executorTargets: (network) => ({ token: network.tokenAddress }),
+  storedFromColumns: storedAuthorizationOf,
 };
 
 export { type ExactEip3009Payload } from './parse';

@@ -1,5 +1,5 @@
 import { EXACT_EIP3009, type TransferAuthorization } from '@facilitator/core';
-import type { MechanismNetwork, ParsedPayment } from '../mechanism';
+import type { MechanismNetwork, ParsedPayment, PaymentColumns, StoredPayload } from '../mechanism';
 import type { ExactEip3009Payload } from './parse';
 
 /**
@@ -24,5 +24,16 @@ export function eip3009PaymentOf(authorization: TransferAuthorization, signature
     },
     payload: { authorization, signature },
     signature,
+  };
+}
+
+/**
+ * The authorization of a settlement stored before payloads were, as the payload column's backfill writes it:
+ * EIP-3009 was the only mechanism then, and its row and verification hold every field the payer signed.
+ */
+export function storedAuthorizationOf(c: PaymentColumns): StoredPayload {
+  return {
+    authorization: { from: c.payer, to: c.payee, value: c.amount, validAfter: c.validAfter, validBefore: c.validBefore, nonce: c.nonce },
+    signature: c.signature,
   };
 }

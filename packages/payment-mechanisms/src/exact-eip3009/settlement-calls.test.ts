@@ -1,7 +1,7 @@
-import { paidBetween, UsdcClient, wrapErc6492Signature, type AuthorizationUse } from '@facilitator/chain-rpc';
-import type { TransferAuthorization } from '@facilitator/core';
+import { paidBetween, wrapErc6492Signature, type AuthorizationUse } from '@facilitator/chain-rpc';
 import { exactEip3009 } from '.';
 import type { MechanismChain } from '../chain-port';
+import { eip3009TokenInterface, TRANSFER_WITH_AUTHORIZATION_VRS } from './token-calls';
 
 const network = { chainId: 84532, tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e' };
 const PAYER = '0x' + '11'.repeat(20);
@@ -13,10 +13,13 @@ const payment = exactEip3009.fromStored(
   { authorization: { from: PAYER, to: PAYEE, value: '1000000', validAfter: '0', validBefore: '1900000000', nonce: NONCE }, signature: SIGNATURE },
   network,
 );
-// the encoders never touch the provider
-const usdc = new UsdcClient(undefined as never, network.tokenAddress);
+/** the (v, r, s) transferWithAuthorization of the payment with SIGNATURE, as ethers encodes it */
+const A = payment.payload.authorization;
+const TRANSFER_DATA = eip3009TokenInterface.encodeFunctionData(TRANSFER_WITH_AUTHORIZATION_VRS, [
+  A.from, A.to, A.value, A.validAfter, A.validBefore, A.nonce, 27, '0x' + 'a1'.repeat(32), '0x' + '3b'.repeat(32),
+]);
 
-/** The token's calls as UsdcClient makes them, each logged with its arguments; any other read fails the test. */
+/** The token's reads as UsdcClient makes them, each logged with its arguments; any other read fails the test. */
 class RecordingToken implements MechanismChain {
   readonly tokenAddress = network.tokenAddress;
   readonly asked: string[] = [];
@@ -26,10 +29,6 @@ class RecordingToken implements MechanismChain {
   async isAuthorizationUsed(authorizer: string, nonce: string): Promise<boolean> {
     this.asked.push(`isAuthorizationUsed(${authorizer},${nonce})`);
     return this.used;
-  }
-
-  transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string {
-    return usdc.transferWithAuthorizationData(auth, signature);
   }
 
   async findAuthorizationUse(authorizer: string, nonce: string, merchant: string): Promise<AuthorizationUse | undefined> {
@@ -59,16 +58,16 @@ describe('exact through EIP-3009, as settlement asks it', () => {
     expect(token.asked).toEqual([`isAuthorizationUsed(${PAYER},${NONCE})`, `isAuthorizationUsed(${PAYER},${NONCE})`]);
   });
 
-  it('executes by the token\'s transferWithAuthorization, byte for byte as UsdcClient encodes it', () => {
+  it('executes by the token\'s transferWithAuthorization, byte for byte as ethers encodes it', () => {
     const call = exactEip3009.directCall(payment, new RecordingToken());
-    expect(call).toEqual({ to: network.tokenAddress, data: usdc.transferWithAuthorizationData(payment.payload.authorization, SIGNATURE), gasKind: 'transferWithAuthorization' });
+    expect(call).toEqual({ to: network.tokenAddress, data: TRANSFER_DATA, gasKind: 'transferWithAuthorization' });
   });
 
   it('gives the token the inner signature of an ERC-6492 payer, whose wallet is deployed first', () => {
     const wrapped = wrapErc6492Signature('0x' + '66'.repeat(20), '0x1234', SIGNATURE);
     const payload = { ...payment.payload, signature: wrapped.toLowerCase() };
     const call = exactEip3009.directCall({ ...payment, payload, signature: payload.signature }, new RecordingToken());
-    expect(call.data).toBe(usdc.transferWithAuthorizationData(payment.payload.authorization, SIGNATURE));
+    expect(call.data).toBe(TRANSFER_DATA);
   });
 
   it('reads what a transaction paid the payee as the sum of its token transfers from the payer to the payee', () => {

@@ -2,9 +2,11 @@ import { paidBetween, tokenSignature } from '@facilitator/chain-rpc';
 import type { TokenAuthorizationCalls } from '../chain-port';
 import type { DirectCall, Execution, LogLike, MechanismNetwork, NonceIdentity, ParsedPayment } from '../mechanism';
 import type { ExactEip3009Payload } from './parse';
+import { transferWithAuthorizationData } from './token-calls';
 
-// EIP-3009 settles through the token's own calls, made by UsdcClient exactly as the steps made them before
-// the seam (the settlement tests assert those calls): the seam adds no read and changes no byte.
+// EIP-3009 settles through the token's own calls: its reads go through UsdcClient exactly as the steps made
+// them before the seam (the settlement tests assert those calls), its transfer's calldata is encoded here
+// (token-calls.ts), byte for byte as UsdcClient encoded it before.
 
 /** authorizationState: true once used or cancelled */
 export function isAuthorizationUsed(nonce: NonceIdentity, chain: Pick<TokenAuthorizationCalls, 'isAuthorizationUsed'>): Promise<boolean> {
@@ -15,7 +17,7 @@ export function isAuthorizationUsed(nonce: NonceIdentity, chain: Pick<TokenAutho
 export function transferWithAuthorizationCall({ payload }: ParsedPayment<ExactEip3009Payload>, chain: TokenAuthorizationCalls): DirectCall {
   return {
     to: chain.tokenAddress,
-    data: chain.transferWithAuthorizationData(payload.authorization, tokenSignature(payload.signature)),
+    data: transferWithAuthorizationData(payload.authorization, tokenSignature(payload.signature)),
     gasKind: 'transferWithAuthorization',
   };
 }

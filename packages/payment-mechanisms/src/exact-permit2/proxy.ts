@@ -6,6 +6,7 @@ import { proxySettlementOf } from './proxy-calldata';
 export const EXACT_PROXY: X402Permit2Proxy = {
   address: X402_EXACT_PERMIT2_PROXY,
   name: 'exact',
+  executorSlot: 'exactProxy',
   settlementOf: proxySettlementOf,
   mayMove: (value, terms) => value === terms.amount,
 };

@@ -2,6 +2,7 @@ import type { PaymentMechanism } from '../mechanism';
 import { PERMIT2_ADDRESS } from './addresses';
 import { permit2Approval } from './allowance';
 import { permit2DomainSeparator, recoverPermit2Signer } from './eip712';
+import { EIP2612_PERMIT_GAS } from './eip2612';
 import { isPermit2NonceUsed } from './nonce-bitmap';
 import type { Permit2Transfer } from './payload';
 import { proxyProblem } from './proxy-deployment';
@@ -25,13 +26,16 @@ export type Permit2ProxyMembers = Pick<
   | 'unavailable'
   | 'paidIn'
   | 'findExecution'
+  | 'extraGas'
+  | 'executorTargets'
 >;
 
 /**
  * The members the Permit2 mechanisms share, for `proxy`: Permit2's domain, recovery, nonce bitmap and the
  * payer's allowance to it (one approval behind every payment of the payer's, or the EIP-2612 permit for it a
  * payment carries), the proxy as the spender a
- * permit must name, its deployment check, its transfers and the search for who called it.
+ * permit must name, its deployment check, its transfers and the search for who called it, the gas its permit
+ * adds and the executor's slot for the proxy.
  */
 export function permit2ProxyMembers(proxy: X402Permit2Proxy): Permit2ProxyMembers {
   return {
@@ -48,5 +52,8 @@ export function permit2ProxyMembers(proxy: X402Permit2Proxy): Permit2ProxyMember
     approvalSpender: PERMIT2_ADDRESS,
     paidIn: (logs, payment) => paidThroughProxy(proxy.address, logs, payment),
     findExecution: (payment, chain) => findProxyExecution(proxy, payment, chain),
+    // the call that sends the payer's approval permit runs the token's permit before the proxy's settle
+    extraGas: ({ withPermit }) => (withPermit ? EIP2612_PERMIT_GAS : 0n),
+    executorTargets: () => ({ [proxy.executorSlot]: proxy.address }),
   };
 }

@@ -19,6 +19,8 @@ export interface X402Permit2Proxy {
   address: string;
   /** how answers name it: "exact", "upto" */
   name: string;
+  /** the settlement executor's immutable that names it (the executor calls it for an item, and no other proxy) */
+  executorSlot: string;
   /** what a transaction calling it directly settles (settle or settleWithPermit); undefined for any other call */
   settlementOf(calldata: string): ProxySettlement | undefined;
   /**

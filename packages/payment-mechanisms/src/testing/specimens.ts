@@ -49,7 +49,6 @@ export function transferLog(token: string, from: string, to: string, amount: big
 /** A chain that builds calls and reads nothing (the conformance suite runs offline). */
 export const OFFLINE_CHAIN: MechanismChain = {
   tokenAddress: SPECIMEN_NETWORK.tokenAddress,
-  transferWithAuthorizationData: (auth, signature) => `0xe3ee160e${auth.nonce.slice(2)}${signature.slice(2)}`,
   isAuthorizationUsed: async () => false,
   findAuthorizationUse: async () => undefined,
   readContract: async () => '0x',

@@ -7,6 +7,7 @@ import { uptoProxySettlementOf } from './proxy-calldata';
 export const UPTO_PROXY: X402Permit2Proxy = {
   address: X402_UPTO_PERMIT2_PROXY,
   name: 'upto',
+  executorSlot: 'uptoProxy',
   settlementOf: uptoProxySettlementOf,
   mayMove: (value, terms) => settleAmountProblem({ signedAmount: 'maximum' }, terms, value) === undefined,
 };

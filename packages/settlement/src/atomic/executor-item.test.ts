@@ -1,12 +1,13 @@
-import { uptoPermit2, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY, type PaymentMechanism } from '@facilitator/payment-mechanisms';
-import { X402_PERMIT2_PROXIES } from '@facilitator/settlement-contract';
+import { executorTargets, uptoPermit2, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY, type PaymentMechanism } from '@facilitator/payment-mechanisms';
+import { EXECUTOR_TARGET_SLOTS } from '@facilitator/settlement-contract';
 import { paymentOf, type SettlementPayment } from '../payment';
-import { AMOUNT, FakeChain, MERCHANT, PAYER, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN, TREASURY } from '../testing/fakes';
+import { AMOUNT, CHAIN_ID, FakeChain, MERCHANT, PAYER, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN, TREASURY } from '../testing/fakes';
 import { executorCallOf } from './executor-item';
 
 const chain = new FakeChain();
+const network = { chainId: CHAIN_ID, tokenAddress: chain.tokenAddress };
 /** the item's call of a payment's direct call for `amount`, as `directCallOf` builds it for a settlement */
-const itemCall = ({ mechanism, parsed }: SettlementPayment, amount: bigint) => executorCallOf(mechanism.directCall(parsed, chain, { amount }), chain.tokenAddress, TREASURY);
+const itemCall = ({ mechanism, parsed }: SettlementPayment, amount: bigint) => executorCallOf(mechanism.directCall(parsed, chain, { amount }), network, TREASURY);
 
 /** An upto payment of a maximum of AMOUNT whose witness names `facilitator` (the only sender its proxy accepts). */
 function upto(facilitator: string): SettlementPayment {
@@ -28,8 +29,9 @@ function upto(facilitator: string): SettlementPayment {
 }
 
 describe("an executor item's call", () => {
-  it("names x402's Permit2 proxies where the mechanisms do (the executor's immutables default to these)", () => {
-    expect(X402_PERMIT2_PROXIES).toEqual({ exact: X402_EXACT_PERMIT2_PROXY, upto: X402_UPTO_PERMIT2_PROXY });
+  it("goes to the contracts the mechanisms name for the executor: its token and x402's Permit2 proxies, one for each of its slots", () => {
+    expect(executorTargets(network)).toEqual({ token: chain.tokenAddress, exactProxy: X402_EXACT_PERMIT2_PROXY, uptoProxy: X402_UPTO_PERMIT2_PROXY });
+    expect(Object.keys(executorTargets(network)).sort()).toEqual(['token', ...EXECUTOR_TARGET_SLOTS].sort());
   });
 
   it("is the payment's direct call: the token's for EIP-3009, the exact proxy's settle for exact through Permit2", () => {

@@ -1,16 +1,17 @@
-import type { DirectCall } from '@facilitator/payment-mechanisms';
-import { X402_PERMIT2_PROXIES, type ExecutorItem } from '@facilitator/settlement-contract';
-import { directCallOf } from '../payment';
+import { executorTargets, type DirectCall, type MechanismNetwork } from '@facilitator/payment-mechanisms';
+import type { ExecutorItem } from '@facilitator/settlement-contract';
+import { directCallOf, mechanismNetworkOf } from '../payment';
 import type { StepContext } from '../step';
 
 /**
  * A payment's direct call (`directCallOf`: for the settlement's amount) as an executor item's call, when the
- * executor may make it. Undefined when it may not: a target other than `token` and x402's two Permit2 proxies
- * (the executor refuses any other), or a call only another account may send (upto's proxy accepts only the
- * witness's facilitator, and the executor's calls come from the treasury's address).
+ * executor may make it. Undefined when it may not: a target other than the contracts the mechanisms name
+ * for the executor on `network` (`executorTargets`: its token and proxies; it refuses any other), or a call only
+ * another account may send (a payment naming its sender, e.g. the witness's facilitator, while the executor's
+ * calls come from the treasury's address).
  */
-export function executorCallOf(call: DirectCall, token: string, treasury: string): DirectCall | undefined {
-  const targets = [token, X402_PERMIT2_PROXIES.exact, X402_PERMIT2_PROXIES.upto].map((a) => a.toLowerCase());
+export function executorCallOf(call: DirectCall, network: MechanismNetwork, treasury: string): DirectCall | undefined {
+  const targets = Object.values(executorTargets(network)).map((a) => a.toLowerCase());
   if (!targets.includes(call.to.toLowerCase())) return undefined;
   if (call.sender !== undefined && call.sender.toLowerCase() !== treasury.toLowerCase()) return undefined;
   return call;
@@ -18,13 +19,12 @@ export function executorCallOf(call: DirectCall, token: string, treasury: string
 
 /** with the payer's approval permit or without, the call goes to the same target from the same sender */
 function itemCallOf(ctx: StepContext, withPermit = false): DirectCall | undefined {
-  return executorCallOf(directCallOf(ctx.settlement, ctx.network.usdc, withPermit), ctx.network.usdc.tokenAddress, ctx.treasury);
+  return executorCallOf(directCallOf(ctx.settlement, ctx.network.usdc, withPermit), mechanismNetworkOf(ctx), ctx.treasury);
 }
 
 /**
- * Whether the settlement executor can run the payment: EIP-3009 (the token's transferWithAuthorization),
- * exact through Permit2 (the exact proxy's settle) and upto through Permit2 when its witness names the
- * treasury as the facilitator; any other takes the sequential path.
+ * Whether the settlement executor can run the payment: its direct call goes to a contract the executor
+ * holds (`executorCallOf`), from any sender or the treasury; any other takes the sequential path.
  */
 export function hasExecutorItem(ctx: StepContext): boolean {
   return itemCallOf(ctx) !== undefined;

@@ -1,4 +1,4 @@
-import { EIP2612_PERMIT_GAS } from '@facilitator/payment-mechanisms';
+import { mostExtraGas } from '@facilitator/payment-mechanisms';
 import type { ExecutorItem } from '@facilitator/settlement-contract';
 import type { SettlementRepository } from '@facilitator/db';
 import { directCallOf } from '../payment';
@@ -30,9 +30,10 @@ export function storedItemCheck(options: StoredItemCheckOptions) {
       return `its payer, merchant, amount or nonce is not settlement ${settlementId}'s`;
     }
     const calls = [false, true].map((withPermit) => callOf(settlement, network, options.treasury, withPermit));
+    // the most any mechanism's call may add (an approval permit's gas): what the worker could have given it
     if (!calls.some((call) => call && same(call.to, item.target) && same(call.data, item.data))) return `its call is not settlement ${settlementId}'s payment`;
     const { fee, transfer, contractTransfer } = network.gasCaps;
-    const maxGas = fee + (transfer > contractTransfer ? transfer : contractTransfer) + EIP2612_PERMIT_GAS;
+    const maxGas = fee + (transfer > contractTransfer ? transfer : contractTransfer) + mostExtraGas();
     if (item.gas > maxGas) return `its gas ${item.gas} is above this worker's caps (${maxGas})`;
     return undefined;
   };
@@ -40,7 +41,7 @@ export function storedItemCheck(options: StoredItemCheckOptions) {
 
 function callOf(settlement: SettlementWithVerification, network: SettlementNetwork, treasury: string, withPermit: boolean) {
   try {
-    return executorCallOf(directCallOf(settlement, network.usdc, withPermit), network.usdc.tokenAddress, treasury);
+    return executorCallOf(directCallOf(settlement, network.usdc, withPermit), { chainId: network.chainId, tokenAddress: network.usdc.tokenAddress.toLowerCase() }, treasury);
   } catch {
     // a payment without a permit, or one its mechanism no longer reads: no call of that kind
     return undefined;

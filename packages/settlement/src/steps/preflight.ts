@@ -1,5 +1,5 @@
 import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain-rpc';
-import { approvalFor, approvalShortOf, EIP2612_PERMIT_GAS, type DirectCall } from '@facilitator/payment-mechanisms';
+import { approvalFor, approvalShortOf, type DirectCall } from '@facilitator/payment-mechanisms';
 import { calldataGas } from '@facilitator/settlement-contract';
 import { directCallOf, paymentOf, type SettlementPayment } from '../payment';
 import { failed, settlementDoomed } from '../failures';
@@ -165,12 +165,13 @@ export async function transferGasCap(ctx: StepContext, call: Pick<DirectCall, 'd
 
 /**
  * The execution cap of the payer's kind: a contract wallet's transfer runs its ERC-1271 check too. Every
- * direct call takes the transfer caps, measured on transferWithAuthorization: Permit2's settle through x402's
- * exact proxy fits them (108k gas on the devnet from an EOA), until GasCaps has an entry per GasKind.
+ * direct call takes the transfer caps, measured on the token's own transfer (EIP-3009's): Permit2's settle
+ * through x402's exact proxy fits them (108k gas on the devnet from an EOA), until GasCaps has an entry per
+ * GasKind; plus what the payment's mechanism says its call runs besides (`extraGas`).
  */
 export async function transferExecutionGasCap(ctx: StepContext, withPermit = false): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
   const contract = await ctx.codeAt(ctx.settlement.payer);
-  // a call that sends the payer's approval permit first runs the token's permit too
-  const permit = withPermit ? EIP2612_PERMIT_GAS : 0n;
-  return contract ? { gas: ctx.network.gasCaps.contractTransfer + permit, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer + permit, kind: 'eoa' };
+  // e.g. a call that sends the payer's approval permit first runs the token's permit too
+  const extra = paymentOf(ctx.settlement).mechanism.extraGas?.({ withPermit }) ?? 0n;
+  return contract ? { gas: ctx.network.gasCaps.contractTransfer + extra, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer + extra, kind: 'eoa' };
 }

@@ -11,6 +11,7 @@ import {
   type TransactionRequest,
 } from '@facilitator/chain-sending';
 import { type TransactionPurpose } from '@facilitator/db';
+import { transferWithAuthorizationData } from '@facilitator/payment-mechanisms';
 import type { TransferAuthorization } from '@facilitator/core';
 import { createHmac } from 'node:crypto';
 import { WebhookEventMac, webhookEventRow, type NewWebhookEvent, type WebhookOutbox } from '@facilitator/webhooks';
@@ -74,8 +75,9 @@ export function transferLog(from: string, to: string, value: bigint, token = TOK
 }
 
 /** The calldata the fake chain encodes: readable, and distinct per argument. */
+/** EIP-3009's transfer as its mechanism encodes it (the chain no longer does: the calldata is the mechanism's own). */
 export function transferWithAuthorizationCalldata(auth: TransferAuthorization, signature: string): string {
-  return `transferWithAuthorization(${auth.from},${auth.to},${auth.value},${auth.validAfter},${auth.validBefore},${auth.nonce},${signature})`;
+  return transferWithAuthorizationData(auth, signature);
 }
 
 export function transferFromCalldata(from: string, to: string, value: bigint): string {
@@ -139,10 +141,6 @@ export class FakeChain implements SettlementChain {
 
   transferFromData(from: string, to: string, value: bigint): string {
     return transferFromCalldata(from, to, value);
-  }
-
-  transferWithAuthorizationData(auth: TransferAuthorization, signature: string): string {
-    return transferWithAuthorizationCalldata(auth, signature);
   }
 
   // what a mechanism reads of contracts besides the token (Permit2): answers set by the test
