@@ -2,9 +2,8 @@
 // worker collects the fee and executes the transfer in one transaction of it, on the real USDC.
 import { parseEther, parseUnits, Wallet } from 'ethers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/core';
 import { MerchantAction } from '@facilitator/merchants';
-import { X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY, EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/payment-mechanisms';
 import { executorInterface } from '@facilitator/settlement-contract';
 import { balances, cancelAuthorization, difference, newMerchant } from './support/chain-actions';
 import { merchantCall } from './support/merchant-client';

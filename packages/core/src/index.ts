@@ -1,8 +1,4 @@
 export {
-  EXACT_EIP3009,
-  EXACT_PERMIT2,
-  UPTO_PERMIT2,
-  type PaymentMechanismId,
   networkByChainId,
   networkByCaip2,
   networkByLegacyName,

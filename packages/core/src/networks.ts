@@ -29,8 +29,6 @@ export interface NetworkInfo {
   relayerMinBalance: bigint;
   /** default BATCH_GAS_BUDGET_<chainId>: the most gas the items of one atomic settle transaction may be given together */
   batchGasBudget: bigint;
-  /** the payment mechanisms this network settles (x402 scheme and how the token moves) */
-  mechanisms: readonly PaymentMechanismId[];
 }
 
 /** Gas ceilings per transaction kind, checked before anything is sent. */
@@ -45,16 +43,6 @@ export interface GasCaps {
   walletDeploy: bigint;
 }
 
-/** `exact` through EIP-3009 `transferWithAuthorization`: the one mechanism every registry network has today. */
-export const EXACT_EIP3009 = 'exact/eip3009';
-/** `exact` through Permit2 and x402's exact proxy: served on every registry network (docs/decisions.md). */
-export const EXACT_PERMIT2 = 'exact/permit2';
-/**
- * `upto` through Permit2 and x402's upto proxy (a signed maximum; the merchant settles up to it, from the
- * facilitator the payer named): registered, served on no network yet (docs/decisions.md).
- */
-export const UPTO_PERMIT2 = 'upto/permit2';
-export type PaymentMechanismId = typeof EXACT_EIP3009 | typeof EXACT_PERMIT2 | typeof UPTO_PERMIT2;
 
 /**
  * Measured on the real USDC (FiatTokenV2_2): transferFrom ~40k, transferWithAuthorization ~80-96k from an
@@ -76,7 +64,7 @@ const MILLI = 10n ** 15n;
 const FIAT_TOKEN_V2 = '2';
 
 /** What a network's entry takes from its family unless it says otherwise. */
-type NetworkDefaults = Pick<NetworkInfo, 'finalityDepth' | 'gasCaps' | 'maxFeePerGasGwei' | 'relayerMinBalance' | 'batchGasBudget' | 'mechanisms'>;
+type NetworkDefaults = Pick<NetworkInfo, 'finalityDepth' | 'gasCaps' | 'maxFeePerGasGwei' | 'relayerMinBalance' | 'batchGasBudget'>;
 
 /**
  * The OP Stack (Base, OP Mainnet) and their test networks: the sequencer's order is final unless it misbehaves;
@@ -88,8 +76,6 @@ const OP_STACK: NetworkDefaults = {
   maxFeePerGasGwei: 100,
   relayerMinBalance: MILLI,
   batchGasBudget: BATCH_GAS_BUDGET,
-  // Permit2 and x402's exact and upto proxies sit at one address on every chain (CREATE2); EIP-3009 is USDC's own
-  mechanisms: [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2],
 };
 /** Arbitrum One and Sepolia: sequencer order as on the OP Stack; gas as ARBITRUM_GAS_CAPS says */
 const ARBITRUM: NetworkDefaults = { ...OP_STACK, gasCaps: ARBITRUM_GAS_CAPS, batchGasBudget: ARBITRUM_BATCH_GAS_BUDGET };

@@ -1,7 +1,7 @@
-import { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/core';
 import { MechanismAvailability } from './availability';
 import type { PaymentReads } from './chain-port';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from './permit2/addresses';
+import { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2 } from './mechanism-ids';
 
 const NAMES_PERMIT2 = '0x' + PERMIT2_ADDRESS.slice(2).padStart(64, '0');
 

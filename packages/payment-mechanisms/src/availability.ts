@@ -1,13 +1,13 @@
-import { networkByChainId, type PaymentMechanismId } from '@facilitator/core';
 import type { PaymentReads } from './chain-port';
 import type { PaymentMechanism } from './mechanism';
-import { mechanismById } from './registry';
+import { mechanismById, mechanismsOn } from './registry';
+import type { PaymentMechanismId } from './mechanism-ids';
 
 /** A missing contract is asked about again for the list after this long (a deployment appears without a restart). */
 const RECHECK_MISSING_MS = 60_000;
 
 /**
- * Which mechanisms a network serves: of those its registry entry names (`NetworkInfo.mechanisms`), the ones
+ * Which mechanisms a network serves: of those the registry serves there (`mechanismsOn`), the ones
  * whose contracts exist on its chain (`PaymentMechanism.unavailable`: a Permit2 mechanism needs x402's proxy
  * there). The one place that knows it, asked by `/x402/supported` (which then lists nothing verify refuses)
  * and by verification (which refuses a payment of a mechanism whose contracts are missing). A contract found
@@ -42,11 +42,11 @@ export class MechanismAvailability {
   }
 
   /**
-   * The mechanisms the network serves, in its registry entry's order. One whose contracts could not be read
+   * The mechanisms the network serves, in the registry's order. One whose contracts could not be read
    * (the chain did not answer) is left out this time, as one known missing is until it is asked again.
    */
   async servedOn(chainId: number): Promise<PaymentMechanismId[]> {
-    const ids = networkByChainId(chainId)?.mechanisms ?? [];
+    const ids = mechanismsOn(chainId);
     const served = await Promise.all(
       ids.map(async (id) => {
         const missingAt = this.missingAt.get(`${chainId}:${id}`);

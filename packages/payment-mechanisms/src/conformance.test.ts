@@ -3,7 +3,7 @@
 // claims exclusive across the registry, parse -> store -> read back is the identity, fingerprints stable,
 // digest and recovery round-trip, a direct call refuses an amount the payment forbids, paid-in reads a
 // transfer log. Offline: the chain is a stub that builds calls and reads nothing.
-import { bytesToHex, hexToBytes, InvalidRequestError, type PaymentMechanismId } from '@facilitator/core';
+import { bytesToHex, hexToBytes, InvalidRequestError } from '@facilitator/core';
 import { paidBetween } from '@facilitator/chain-rpc';
 import { AbiCoder, concat, keccak256, recoverAddress, toUtf8Bytes, Wallet } from 'ethers';
 import type { MechanismNetwork, ParsedPayment, PaymentMechanism, StoredPayload } from './mechanism';
@@ -12,6 +12,7 @@ import { settleAmountProblem, amountToSettle } from './settle-amount';
 import { refusedPath } from './testing/permit2-signing';
 import { OFFLINE_CHAIN, SPECIMEN_NETWORK, SPECIMENS, transferLog, withField, type MechanismSpecimen, type SignedSpecimen } from './testing/specimens';
 import { domainSeparator } from '@facilitator/core';
+import { type PaymentMechanismId } from './mechanism-ids';
 
 // ---- the toy: a mechanism written by the checklist, registered in this suite only ----
 

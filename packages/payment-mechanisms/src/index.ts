@@ -27,7 +27,7 @@ export { approvalPermitProblem, type ApprovalPermitProblem } from './approval-pe
 export { EIP2612_GAS_SPONSORING, EIP2612_PERMIT_GAS, eip2612PermitDigest } from './permit2/eip2612';
 export { settleAmountProblem, amountToSettle } from './settle-amount';
 export { MechanismAvailability } from './availability';
-export { registeredMechanisms, mechanismById, servedMechanismById, mechanismFor, mechanismsInVersion, schemesOf, knownSchemes } from './registry';
+export { registeredMechanisms, mechanismById, mechanismsOn, servedMechanismById, mechanismFor, mechanismsInVersion, schemesOf, knownSchemes } from './registry';
 export { exactEip3009, eip3009PaymentOf, type ExactEip3009Payload } from './exact-eip3009';
 export { exactPermit2, type ExactPermit2Payload } from './exact-permit2';
 export { uptoPermit2, type UptoPermit2Payload } from './upto-permit2';
@@ -46,3 +46,4 @@ export {
 export { executorTargets, mostExtraGas } from './registry';
 export { uintAt } from './exact-eip3009/parse';
 export { SPEC_PAYLOAD_SCHEMA } from './spec-payload';
+export { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from './mechanism-ids';

@@ -1,5 +1,5 @@
-import type { PaymentMechanismId } from '@facilitator/core';
 import type { MechanismChain, PaymentReads } from './chain-port';
+import { type PaymentMechanismId } from './mechanism-ids';
 
 /** Where a mechanism's payments move: the network's chain and the token it settles. */
 export interface MechanismNetwork {

@@ -1,8 +1,9 @@
-import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS, UPTO_PERMIT2 } from '@facilitator/core';
+import { NETWORKS } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
 import { exactPermit2 } from './exact-permit2';
 import { uptoPermit2 } from './upto-permit2';
-import { knownSchemes, mechanismById, mechanismFor, mechanismsInVersion, schemesOf, servedMechanismById } from './registry';
+import { knownSchemes, mechanismById, mechanismFor, mechanismsInVersion, mechanismsOn, schemesOf, servedMechanismById } from './registry';
+import { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2 } from './mechanism-ids';
 
 const payload = {
   authorization: { from: '0x' + '11'.repeat(20), to: '0x' + '22'.repeat(20), value: '1', validAfter: '0', validBefore: '9', nonce: '0x' + 'ab'.repeat(32) },
@@ -10,9 +11,9 @@ const payload = {
 };
 
 describe('mechanism registry', () => {
-  it('resolves every mechanism a registry network names, and describes it under its scheme', () => {
+  it('resolves every mechanism a registry network serves, and describes it under its scheme', () => {
     for (const network of NETWORKS) {
-      for (const id of network.mechanisms) {
+      for (const id of mechanismsOn(network.chainId)) {
         const mechanism = mechanismById(id);
         expect(mechanism.id).toBe(id);
         expect(mechanism.describe({ chainId: network.chainId, tokenAddress: network.usdc.address.toLowerCase() }, '0x' + '77'.repeat(20)).scheme).toBe(mechanism.scheme);
@@ -34,9 +35,11 @@ describe('mechanism registry', () => {
 
   it('serves exact through EIP-3009 and through Permit2, and upto through Permit2, on every network', () => {
     for (const network of NETWORKS) {
-      expect(network.mechanisms).toEqual([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2]);
-      expect(schemesOf(network.mechanisms)).toEqual(['exact', 'upto']);
+      expect(mechanismsOn(network.chainId)).toEqual([EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2]);
+      expect(schemesOf(mechanismsOn(network.chainId))).toEqual(['exact', 'upto']);
     }
+    // a chain outside the registry is served nothing
+    expect(mechanismsOn(1)).toEqual([]);
     expect(servedMechanismById(UPTO_PERMIT2)).toBe(uptoPermit2);
     expect(servedMechanismById(EXACT_PERMIT2)).toBe(exactPermit2);
     expect(servedMechanismById(EXACT_EIP3009)).toBe(exactEip3009);

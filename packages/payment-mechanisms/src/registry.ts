@@ -1,12 +1,13 @@
-import { EXACT_EIP3009, EXACT_PERMIT2, NETWORKS, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
+import { networkByChainId } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
 import { exactPermit2 } from './exact-permit2';
 import type { MechanismNetwork, PaymentMechanism, X402Version } from './mechanism';
 import { uptoPermit2 } from './upto-permit2';
+import { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from './mechanism-ids';
 
 /**
- * Every mechanism the engine speaks, by id. A network settles those its registry entry names
- * (`NetworkInfo.mechanisms` in core): adding a mechanism is its folder plus one line here.
+ * Every mechanism the engine speaks, by id: adding a mechanism is its folder, its id (`mechanism-ids.ts`),
+ * one line here and one in SERVED once it is to be settled.
  */
 const MECHANISMS: { readonly [Id in PaymentMechanismId]: PaymentMechanism<unknown> } = {
   [EXACT_EIP3009]: exactEip3009 as PaymentMechanism<unknown>,
@@ -36,8 +37,18 @@ export function mechanismFor(scheme: string, mechanisms: readonly PaymentMechani
   return mechanisms.map((id) => MECHANISMS[id]).find((m) => m.scheme === scheme && m.claims(payload));
 }
 
-/** The mechanisms some registry network serves (`NetworkInfo.mechanisms`): registered is not served. */
-const SERVED = new Set<string>(NETWORKS.flatMap((network) => network.mechanisms));
+/**
+ * The mechanisms the registry's networks serve, in the order a network lists them: registered is not served (a
+ * mechanism on its way in is registered, and tested by the conformance suite, before it is listed here). Where
+ * one's contracts are missing on a chain, `MechanismAvailability` leaves it out there.
+ */
+const SERVED_IDS: readonly PaymentMechanismId[] = [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2];
+const SERVED = new Set<string>(SERVED_IDS);
+
+/** The mechanisms the network of `chainId` serves (none for a chain outside the registry), before availability. */
+export function mechanismsOn(chainId: number): readonly PaymentMechanismId[] {
+  return networkByChainId(chainId) ? SERVED_IDS : [];
+}
 
 /**
  * The mechanism of `id` where some registry network serves it; undefined for an id this process does not

@@ -1,6 +1,5 @@
 import { tokenSignature } from '@facilitator/chain-rpc';
-import { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/core';
-import { exactEip3009, exactPermit2, uptoPermit2, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
+import { exactEip3009, exactPermit2, uptoPermit2, type ExactEip3009Payload, EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/payment-mechanisms';
 import { directCallOf, paymentOf, rawSignatureOf, termsOf } from './payment';
 import {
   AMOUNT,

@@ -1,4 +1,3 @@
-import type { PaymentMechanismId } from '@facilitator/core';
 
 /**
  * Why a verification failed, as stable codes (the messages are for people). The x402 surface maps
@@ -31,6 +30,7 @@ export const FailureReason = {
   /** a contract the payment's mechanism settles through is missing on this chain (x402's Permit2 proxy) */
   MechanismUnavailable: 'mechanism_unavailable',
 } as const;
+import { type PaymentMechanismId } from '@facilitator/payment-mechanisms';
 
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 

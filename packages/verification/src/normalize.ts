@@ -1,5 +1,5 @@
-import { AmountFormatError, InvalidRequestError, networkByChainId, parsePrice, TOKEN_DECIMALS } from '@facilitator/core';
-import { mechanismFor, uintAt } from '@facilitator/payment-mechanisms';
+import { AmountFormatError, InvalidRequestError, parsePrice, TOKEN_DECIMALS } from '@facilitator/core';
+import { mechanismFor, mechanismsOn, uintAt } from '@facilitator/payment-mechanisms';
 import { paymentIdOf, type FormARequest, type FormBVerifyRequest, type RequirementsBody } from '@facilitator/schemas';
 import type { EnabledNetworks } from './networks';
 import type { Payment } from './payment';
@@ -69,7 +69,7 @@ export function payloadOf(
   scheme = 'exact',
   extensions?: unknown,
 ): Pick<Payment, 'mechanism' | 'terms' | 'payload' | 'signature'> {
-  const mechanisms = networkByChainId(network.chainId)?.mechanisms ?? [];
+  const mechanisms = mechanismsOn(network.chainId);
   const mechanism = mechanismFor(scheme, mechanisms, payload);
   if (!mechanism) throw invalid(path, `is not an ${JSON.stringify(scheme)} payment this network settles (${mechanisms.join(', ') || 'none'})`);
   // x402 v2's extensions, beside the payload: a Permit2 payment's approval permit (eip2612GasSponsoring)

@@ -1,6 +1,6 @@
 import { Wallet } from 'ethers';
-import { bytesToHex, ErrorCode, EXACT_EIP3009, EXACT_PERMIT2, ServiceUnavailableError, type TransferAuthorization } from '@facilitator/core';
-import { eip3009PaymentOf, exactEip3009, PERMIT2_ADDRESS, TRANSFER_WITH_AUTHORIZATION_TYPES, X402_EXACT_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
+import { bytesToHex, ErrorCode, ServiceUnavailableError, type TransferAuthorization } from '@facilitator/core';
+import { eip3009PaymentOf, exactEip3009, PERMIT2_ADDRESS, TRANSFER_WITH_AUTHORIZATION_TYPES, X402_EXACT_PERMIT2_PROXY, EXACT_EIP3009, EXACT_PERMIT2 } from '@facilitator/payment-mechanisms';
 import type { NewVerificationRow, SettlementRow, StoredVerification, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { FailureReason } from './failure-reasons';

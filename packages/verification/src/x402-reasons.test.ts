@@ -1,6 +1,7 @@
-import { ErrorCode, EXACT_EIP3009, EXACT_PERMIT2 } from '@facilitator/core';
+import { ErrorCode } from '@facilitator/core';
 import { FailureReason, type VerificationFailure } from './failure-reasons';
 import { x402InvalidReasonOf, x402SettleFailureOf } from './x402-reasons';
+import { EXACT_EIP3009, EXACT_PERMIT2 } from '@facilitator/payment-mechanisms';
 
 const failure = (reason: VerificationFailure['reason'], mechanism?: VerificationFailure['mechanism']): VerificationFailure => ({ reason, message: '', details: {}, mechanism });
 

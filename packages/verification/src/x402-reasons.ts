@@ -1,5 +1,6 @@
-import { ErrorCode, EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
+import { ErrorCode } from '@facilitator/core';
 import { FailureReason, type VerificationFailure } from './failure-reasons';
+import { EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/payment-mechanisms';
 
 /**
  * The `invalidReason` / `errorReason` codes the x402 facilitator endpoints answer with. Three sources,

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { networkByChainId, NotFoundError } from '@facilitator/core';
-import { mechanismById } from '@facilitator/payment-mechanisms';
+import { NotFoundError } from '@facilitator/core';
+import { mechanismById, mechanismsOn } from '@facilitator/payment-mechanisms';
 import type { PaymentIdentifierRepository, Settlement, SettlementRepository } from '@facilitator/db';
 import { validateSettlementLookupQuery, type SettlementLookupQuery } from '@facilitator/schemas';
 import type { EnabledNetworks } from '@facilitator/verification';
@@ -38,7 +38,7 @@ function settlementsOf(deps: SettlementLookupDeps, query: SettlementLookupQuery)
   if (query.payment_id !== undefined) return deps.paymentIds.findSettlements(network.chainId, query.payment_id);
   if (query.transaction !== undefined) return deps.settlements.findByTransaction(network.chainId, query.transaction.toLowerCase());
   // the nonce of any mechanism the network settles: the token's (EIP-3009) or Permit2's
-  const nonceSpaces = networkByChainId(network.chainId)!.mechanisms.map((id) => mechanismById(id).nonceSpace(network));
+  const nonceSpaces = mechanismsOn(network.chainId).map((id) => mechanismById(id).nonceSpace(network));
   return deps.settlements.findByPayerNonce({ chainId: network.chainId, nonceSpaces, payer: query.payer!.toLowerCase(), nonce: query.nonce!.toLowerCase() });
 }
 

@@ -1,8 +1,9 @@
-import { EXACT_EIP3009, InvalidRequestError } from '@facilitator/core';
+import { InvalidRequestError } from '@facilitator/core';
 import { Wallet } from 'ethers';
 import { exactEip3009 } from '.';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from './eip712';
 import { authorizationFingerprint } from './fingerprint';
+import { EXACT_EIP3009 } from '../mechanism-ids';
 
 const network = { chainId: 84532, tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e' };
 const domain = { name: 'USDC', version: '2', chainId: network.chainId, verifyingContract: network.tokenAddress };

@@ -1,4 +1,3 @@
-import { EXACT_EIP3009 } from '@facilitator/core';
 import type { PaymentMechanism } from '../mechanism';
 import { amountToSettle } from '../settle-amount';
 import { recoverAuthorizationSigner, transferAuthorizationDigest } from './eip712';
@@ -7,6 +6,7 @@ import { isExactEip3009Payload, parseExactEip3009, type ExactEip3009Payload } fr
 import { eip3009PaymentOf, storedAuthorizationOf } from './payment';
 import { exactEip3009PayloadSchema } from './payload-schema';
 import { authorizationUse, isAuthorizationUsed, paidByTransfers, transferWithAuthorizationCall } from './settlement-calls';
+import { EXACT_EIP3009 } from '../mechanism-ids';
 
 /**
  * `exact` through EIP-3009 `transferWithAuthorization`: the payer signs, under the token's own EIP-712

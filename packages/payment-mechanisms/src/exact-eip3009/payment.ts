@@ -1,6 +1,7 @@
-import { EXACT_EIP3009, type TransferAuthorization } from '@facilitator/core';
+import { type TransferAuthorization } from '@facilitator/core';
 import type { MechanismNetwork, ParsedPayment, PaymentColumns, StoredPayload } from '../mechanism';
 import type { ExactEip3009Payload } from './parse';
+import { EXACT_EIP3009 } from '../mechanism-ids';
 
 /**
  * An EIP-3009 payment from its normalized authorization (lowercase addresses, bigint numbers) and the

@@ -1,10 +1,11 @@
-import { bytesToHex, EXACT_PERMIT2, InvalidRequestError } from '@facilitator/core';
+import { bytesToHex, InvalidRequestError } from '@facilitator/core';
 import { TypedDataEncoder, Wallet } from 'ethers';
 import { permit2WitnessTypes } from '@x402/evm';
 import { exactPermit2 } from '.';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2DomainSeparator } from '../permit2/eip712';
 import { ethersTypes, otherPermit2Forms, permit2Domain, signPermit2 } from '../testing/permit2-signing';
+import { EXACT_PERMIT2 } from '../mechanism-ids';
 
 const network = { chainId: 84532, tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e' };
 const domain = permit2Domain(network.chainId);

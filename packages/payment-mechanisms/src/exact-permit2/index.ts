@@ -1,4 +1,3 @@
-import { EXACT_PERMIT2 } from '@facilitator/core';
 import { tokenSignature } from '@facilitator/chain-rpc';
 import type { PaymentMechanism } from '../mechanism';
 import { X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
@@ -14,6 +13,7 @@ import { exactPermit2PayloadMarker, exactPermit2PayloadSchema } from './payload-
 import { EIP2612_GAS_SPONSORING_EXTENSION } from '../permit2/eip2612-extension';
 import { EXACT_PROXY } from './proxy';
 import { settleCalldata } from './proxy-calldata';
+import { EXACT_PERMIT2 } from '../mechanism-ids';
 
 /** The exact proxy's witness: the recipient and the first second the payment may move. */
 const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';

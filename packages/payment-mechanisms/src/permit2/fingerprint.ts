@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { PaymentMechanismId } from '@facilitator/core';
 import type { MechanismNetwork } from '../mechanism';
 import { PERMIT2_ADDRESS } from './addresses';
 import type { Permit2Transfer } from './payload';
+import { type PaymentMechanismId } from '../mechanism-ids';
 
 /**
  * A Permit2 payment's identity: sha256 of the mechanism id, the chain, Permit2, then every field the payer

@@ -1,7 +1,7 @@
-import type { PaymentMechanismId } from '@facilitator/core';
 import type { ApprovalPermit, ParsedPayment, SettleOrder } from '../mechanism';
 import { PERMIT2_ADDRESS } from './addresses';
 import type { Permit2Transfer } from './payload';
+import { type PaymentMechanismId } from '../mechanism-ids';
 
 /**
  * A Permit2 payload with its terms under a mechanism: its nonce is Permit2's, per payer, across every token

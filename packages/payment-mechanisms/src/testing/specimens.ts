@@ -2,7 +2,7 @@
 // direct call runs: what the conformance suite (src/conformance.test.ts) runs every mechanism's checklist on,
 // and what a mechanism's own tests sign with instead of a copy of their own.
 import { addressWord, TRANSFER_TOPIC, uintWord } from '@facilitator/chain-rpc';
-import { domainSeparator, EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/core';
+import { domainSeparator } from '@facilitator/core';
 import { Wallet } from 'ethers';
 import { permit2WitnessTypes, uptoPermit2WitnessTypes } from '@x402/evm';
 import type { MechanismChain } from '../chain-port';
@@ -14,6 +14,7 @@ import { exactEip3009 } from '../exact-eip3009';
 import { exactPermit2 } from '../exact-permit2';
 import { uptoPermit2 } from '../upto-permit2';
 import { signPermit2 } from './permit2-signing';
+import { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from '../mechanism-ids';
 
 export const SPECIMEN_NETWORK: MechanismNetwork = { chainId: 84532, tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e' };
 /** the token's own EIP-712 domain (USDC on Base Sepolia), for a mechanism whose checking contract is the token */

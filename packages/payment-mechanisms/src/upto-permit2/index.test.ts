@@ -1,4 +1,4 @@
-import { bytesToHex, UPTO_PERMIT2 } from '@facilitator/core';
+import { bytesToHex } from '@facilitator/core';
 import { getAddress, TypedDataEncoder, Wallet } from 'ethers';
 import { uptoPermit2WitnessTypes } from '@x402/evm';
 import { uptoPermit2 } from '.';
@@ -6,6 +6,7 @@ import { exactPermit2 } from '../exact-permit2';
 import { PERMIT2_ADDRESS, X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2DomainSeparator } from '../permit2/eip712';
 import { ethersTypes, otherPermit2Forms, permit2Domain, refusedPath, signPermit2 } from '../testing/permit2-signing';
+import { UPTO_PERMIT2 } from '../mechanism-ids';
 
 const network = { chainId: 84532, tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e' };
 const domain = permit2Domain(network.chainId);

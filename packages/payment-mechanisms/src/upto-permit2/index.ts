@@ -1,4 +1,3 @@
-import { UPTO_PERMIT2 } from '@facilitator/core';
 import { tokenSignature } from '@facilitator/chain-rpc';
 import { getAddress } from 'ethers';
 import type { PaymentMechanism } from '../mechanism';
@@ -15,6 +14,7 @@ import { uptoPermit2PayloadMarker, uptoPermit2PayloadSchema } from './payload-sc
 import { EIP2612_GAS_SPONSORING_EXTENSION } from '../permit2/eip2612-extension';
 import { UPTO_PROXY } from './proxy';
 import { uptoSettleCalldata } from './proxy-calldata';
+import { UPTO_PERMIT2 } from '../mechanism-ids';
 
 /** The upto proxy's witness, as `@x402/evm`'s client signs it: the recipient, the one sender, the first second. */
 const WITNESS_TYPE = 'Witness(address to,address facilitator,uint256 validAfter)';

@@ -1,8 +1,8 @@
 import type { Settlement } from '@facilitator/db';
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { ErrorCode, FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError, type PaymentMechanismId } from '@facilitator/core';
-import { mechanismById, mechanismsInVersion, type MechanismAvailability } from '@facilitator/payment-mechanisms';
+import { ErrorCode, FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError } from '@facilitator/core';
+import { mechanismById, mechanismsInVersion, type MechanismAvailability, type PaymentMechanismId } from '@facilitator/payment-mechanisms';
 import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
 import {
