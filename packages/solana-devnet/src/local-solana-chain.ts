@@ -372,7 +372,13 @@ export class LocalSolanaChain {
   }
 }
 
+// a transaction must fit one IPv6 packet's payload (the node refuses larger ones before anything else)
+const MAX_TRANSACTION_BYTES = 1232;
+
 function parseWire(wire: Uint8Array): WireTransaction {
+  if (wire.length > MAX_TRANSACTION_BYTES) {
+    throw new RpcError(-32602, `VersionedTransaction too large: ${wire.length} bytes (max: encoded/raw ${Math.ceil(MAX_TRANSACTION_BYTES / 3) * 4}/${MAX_TRANSACTION_BYTES})`);
+  }
   try {
     return parseWireTransaction(wire);
   } catch (error) {
