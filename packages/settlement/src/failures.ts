@@ -1,5 +1,5 @@
 import { ErrorCode } from '@facilitator/core';
-import type { StepResult } from './step';
+import type { StepResult } from './step-outcome';
 
 export interface Failure {
   code: string;

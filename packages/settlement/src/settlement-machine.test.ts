@@ -1,7 +1,7 @@
 import type { SettlementState } from '@facilitator/db';
 import { FundedRelayers, type RelayerFunds } from './funded-relayers';
 import { SettlementMachine, UnknownSettlementError, type SettlementTransitionEvent } from './settlement-machine';
-import { SettlementWaitingError, SettlementWaitReason } from './waiting';
+import { SettlementWaitingError } from './waiting';
 import { SettlementAwaitingChainError } from './awaiting-chain';
 import { TRANSITIONS, canTransition } from './states';
 import { UnsentSettlementStop } from './unsent-settlement-stop';
@@ -33,6 +33,7 @@ import {
 } from './testing/fakes';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import { executorInterface } from '@facilitator/settlement-contract';
+import { SettlementWaitReason } from './wait-reasons';
 
 const WEBHOOK_URL = 'https://merchant.example/hooks/x402';
 const FEE_TX_HASH = FakeTransactions.hashOf('stl_1', 'fee');

@@ -12,12 +12,14 @@ import { transitionWithFinalEvent } from './final-transition';
 import { PaymentOutcomeUnknownError } from './payment-outcome-unknown';
 import { SettlementEndedError } from './settlement-ended';
 import { canTransition, isFinal } from './states';
-import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepContext, StepResult } from './step';
+import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepContext } from './step';
 import { STEPS } from './steps';
-import { isWait, SettlementWaitingError, WAIT_RETRY_MS, type SettlementWaitReason, type StepWait } from './waiting';
-import { isAwait, SettlementAwaitingChainError } from './awaiting-chain';
+import { SettlementWaitingError } from './waiting';
+import { SettlementAwaitingChainError } from './awaiting-chain';
 import { OutcomeWaits } from './outcome-waits';
 import type { SettlementAdmission } from './settlement-admission';
+import { type StepResult, isWait, type StepWait, isAwait } from './step-outcome';
+import { WAIT_RETRY_MS, type SettlementWaitReason } from './wait-reasons';
 
 const DEFAULT_CHAIN_RECHECK_MS = 30_000;
 

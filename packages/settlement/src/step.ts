@@ -4,11 +4,10 @@ import type { MechanismChain } from '@facilitator/payment-mechanisms';
 import type { TransactionProvider } from '@facilitator/chain-sending';
 import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
-import type { StepWait } from './waiting';
 import type { SettlementAdmission } from './settlement-admission';
-import type { StepAwait } from './awaiting-chain';
 import type { OutcomeWaits } from './outcome-waits';
-import type { FeeReverts, FeeReservationRequest, PayerInFlight, Settlement, SettlementState, SettlementUpdate, TransitionHop, Verification } from '@facilitator/db';
+import type { FeeReverts, Settlement, Verification } from '@facilitator/db';
+import type { StepAwait, StepResult, StepWait } from './step-outcome';
 
 export type SettlementWithVerification = Settlement & { verification: Verification };
 
@@ -134,26 +133,6 @@ export interface StepContext {
   walletDeployments?: WalletDeploymentGuard;
   /** failure accounting, the minimum checked again, the payer's value in flight (absent: none of it, as before) */
   accounting?: SettlementAccounting;
-}
-
-export interface StepResult {
-  to: SettlementState;
-  /** fields written together with the new state */
-  data?: SettlementUpdate;
-  /** kept in the transition's history row */
-  note?: Record<string, unknown>;
-  /**
-   * states passed through on the way to `to` whose outcome is already known (one transaction collected the fee
-   * and paid the merchant): persisted with it in one statement, each hop checked against the transition table
-   * and given its own history row
-   */
-  through?: readonly TransitionHop[];
-  /**
-   * Take the transition only if the merchant can pay this fee on top of its fees in flight, and (when the
-   * request names the payer) the payer's balance covers this payment on top of its value in flight (see
-   * SettlementRepository.transitionReservingFee); otherwise persist `refused(...)` instead, or wait.
-   */
-  reserveFee?: { request: FeeReservationRequest; refused: (inFlight: bigint, payer?: PayerInFlight) => StepResult | StepWait };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { WebhookOutbox } from '@facilitator/webhooks';
 import { failed, settlementDoomed } from './failures';
 import { transitionWithFinalEvent } from './final-transition';
 import { isFinal } from './states';
-import { SettlementWaitReason } from './waiting';
+import { SettlementWaitReason } from './wait-reasons';
 
 /** The states in which nothing of a settlement has been sent, unless the worker claimed it (send_claimed_at). */
 export const STOPPABLE_STATES: readonly SettlementState[] = ['pending', 'check_allowance', 'collect_fee'];

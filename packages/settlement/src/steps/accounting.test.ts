@@ -24,10 +24,12 @@ import {
   moved,
   TEST_ADMISSION,
 } from '../testing/fakes';
-import { isWait, SettlementWaitingError, SettlementWaitReason } from '../waiting';
+import { SettlementWaitingError } from '../waiting';
 import { checkAllowance } from './check-allowance';
 import { collectFee } from './collect-fee';
 import { transferNotExecuted } from './transfer-not-executed';
+import { isWait } from '../step-outcome';
+import { SettlementWaitReason } from '../wait-reasons';
 
 const LAST_FAILURE = new Date('2027-01-01T00:00:00Z');
 const WINDOW_MS = 3_600_000;

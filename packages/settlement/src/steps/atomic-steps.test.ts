@@ -4,7 +4,6 @@ import { executorInterface } from '@facilitator/settlement-contract';
 import { AbiCoder, id, Interface } from 'ethers';
 import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError } from '../atomic/executor-batches';
-import type { StepResult } from '../step';
 import {
   AMOUNT,
   FEE,
@@ -24,8 +23,8 @@ import {
   TREASURY,
   fakeBlockHash,
 } from '../testing/fakes';
-import { isWait } from '../waiting';
 import { collectFeeAndTransfer, recordAtomicExecution, recordAtomicSettlement } from './atomic-steps';
+import { type StepResult, isWait } from '../step-outcome';
 
 const HASH = '0x' + 'cd'.repeat(32);
 const BATCH: StoredSettlementBatch = { id: 'bat_1', chainId: 84532, relayer: '0x44', to: TREASURY, data: '0x', gasCap: 1n, itemCount: 3 };

@@ -5,15 +5,14 @@ import type { AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError, NoFundedRelayerError } from '../atomic/executor-batches';
 import { executorItemOf } from '../atomic/executor-item';
 import { failed, settlementDoomed, transferFailedFeeReturned } from '../failures';
-import type { Step, StepContext, StepResult } from '../step';
+import type { Step, StepContext } from '../step';
 import { sendsPermit } from '../payment';
 import { beforeFee, collectFee, wouldRevert } from './collect-fee';
 import { noFundedRelayer, sequentialPathUnavailable } from '../waiting';
-import { staysInState } from '../awaiting-chain';
 import type { PendingOutcome } from '../outcome-waits';
 import { transferExecutionGasCap } from './preflight';
 import { executedByNote, executionOf, settledOnExecution, unlessPaidElsewhere } from './settled-elsewhere';
-import type { StepWait } from '../waiting';
+import { type StepResult, staysInState, type StepWait } from '../step-outcome';
 
 /**
  * `collect_fee` on the atomic path: the fee and the transfer are one item of the executor's `settle`,

@@ -4,9 +4,11 @@ import { failurePauseOf } from '../accounting';
 import { approvalCommands } from '../approval-command';
 import { paymentOf, termsOf } from '../payment';
 import { failed, failurePaused, feeCollectionFailed, insufficientAllowance, merchantPaused, settlementDoomed } from '../failures';
-import type { Step, StepContext, StepResult } from '../step';
+import type { Step, StepContext } from '../step';
 import { pathOf } from './settlement-path';
-import { authorizationStillValid, isWait, sequentialPathUnavailable, SettlementWaitReason, type StepWait } from '../waiting';
+import { authorizationStillValid, sequentialPathUnavailable } from '../waiting';
+import { type StepResult, isWait, type StepWait } from '../step-outcome';
+import { SettlementWaitReason } from '../wait-reasons';
 
 /**
  * `check_allowance`: the merchant's allowance and balance must cover this fee on top of every fee already

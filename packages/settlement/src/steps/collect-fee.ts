@@ -5,9 +5,10 @@ import { termsOf } from '../payment';
 import { admissionDigest } from '../settlement-admission';
 import { preflightChecks } from './preflight';
 import { failed, feeCollectionFailed, insufficientAllowance, settlementDoomed } from '../failures';
-import type { Step, StepContext, StepResult } from '../step';
-import type { StepAwait } from '../awaiting-chain';
-import { authorizationStillValid, SettlementWaitReason, waitForGas, waitForRelayers, type StepWait } from '../waiting';
+import type { Step, StepContext } from '../step';
+import { authorizationStillValid, waitForGas, waitForRelayers } from '../waiting';
+import type { StepResult, StepAwait, StepWait } from '../step-outcome';
+import { SettlementWaitReason } from '../wait-reasons';
 
 /**
  * `collect_fee`: `transferFrom(merchant, treasury, fee)` sent by the treasury. The transaction provider

@@ -1,9 +1,9 @@
 import { UntrustedCallTimeoutError, wrapErc6492Signature } from '@facilitator/chain-rpc';
 import { Interface } from 'ethers';
-import type { StepResult } from '../step';
 import { AMOUNT, ERC6492_SIGNATURE, FACTORY, FEE, PLAIN_SIGNATURE, settlementFixture, stepHarness } from '../testing/fakes';
 import { deployWallet } from './deploy-wallet';
 import { preflight } from './preflight';
+import type { StepResult } from '../step-outcome';
 
 const SAFE_FACTORY = new Interface(['function createProxyWithNonce(address,bytes,uint256)']);
 const COINBASE_FACTORY = new Interface(['function createAccount(bytes[],uint256)']);

@@ -7,10 +7,11 @@ import type { TransactionOutcome } from '@facilitator/chain-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
 import { FEE, MERCHANT, moved, NOW, settlementFixture, stepHarness, TREASURY, transferFromCalldata, type StepHarness } from '../testing/fakes';
-import { isWait, SettlementWaitReason } from '../waiting';
 import { collectFeeAndTransfer } from './atomic-steps';
 import { checkAllowance } from './check-allowance';
 import { collectFee } from './collect-fee';
+import { isWait } from '../step-outcome';
+import { SettlementWaitReason } from '../wait-reasons';
 
 /** The fee the API stored on the row: not the worker's FEE_AMOUNT (FEE, its executor's fee). */
 const ROW_FEE = 7_000n;

@@ -4,8 +4,7 @@ import { TransactionWouldRevertError } from '@facilitator/chain-sending';
 import { calldataGas } from '@facilitator/settlement-contract';
 import { id, Interface } from 'ethers';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
-import type { Step, StepContext, StepResult } from '../step';
-import { isWait } from '../waiting';
+import type { Step, StepContext } from '../step';
 import {
   AMOUNT,
   FakeTransactions,
@@ -30,6 +29,7 @@ import { checkAllowance as checkAllowanceStep } from './check-allowance';
 import { confirmTransfer as confirmTransferStep } from './confirm-transfer';
 import { preflight as preflightStep } from './preflight';
 import { submitTransfer as submitTransferStep } from './submit-transfer';
+import { type StepResult, isWait } from '../step-outcome';
 
 const moving = (step: Step) => async (ctx: StepContext): Promise<StepResult> => moved(await step(ctx));
 const checkAllowance = moving(checkAllowanceStep);

@@ -1,11 +1,12 @@
 import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain-rpc';
-import { isWait, SettlementWaitReason } from '../waiting';
 import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, settlementFixture, stepHarness } from '../testing/fakes';
 import { directCallOf, paymentOf } from '../payment';
 import { preflight, transferGasCap } from './preflight';
 import { Wallet } from 'ethers';
 import { domainSeparator } from '@facilitator/core';
 import { exactEip3009, type ExactEip3009Payload } from '@facilitator/payment-mechanisms';
+import { isWait } from '../step-outcome';
+import { SettlementWaitReason } from '../wait-reasons';
 
 // The pre-flight simulates the transfer as it will be sent (issue 22): what it asks the chain, and what it
 // makes of a simulation that cannot run. The rest of the pre-flight: steps.test.ts.

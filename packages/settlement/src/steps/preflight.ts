@@ -3,12 +3,13 @@ import { approvalFor, approvalShortOf, type DirectCall } from '@facilitator/paym
 import { calldataGas } from '@facilitator/settlement-contract';
 import { directCallOf, paymentOf, type SettlementPayment } from '../payment';
 import { failed, settlementDoomed } from '../failures';
-import type { Step, StepContext, StepResult } from '../step';
+import type { Step, StepContext } from '../step';
 import { authorizationStillValid, noFundedRelayer } from '../waiting';
-import { planWalletDeployment } from './deploy-wallet';
+import { planWalletDeployment } from './wallet-deployment-plan';
 import { admissionDigest } from '../settlement-admission';
 import { unlessPaidElsewhere } from './settled-elsewhere';
 import { pathOf } from './settlement-path';
+import type { StepResult } from '../step-outcome';
 
 /**
  * `pending`: before any fee, make sure the transfer can still succeed — its nonce unused on chain, not about

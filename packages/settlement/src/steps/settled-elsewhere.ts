@@ -1,8 +1,9 @@
 import { withOurExecutor } from '@facilitator/payment-mechanisms';
 import { paymentOf } from '../payment';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
-import type { StepContext, StepResult } from '../step';
-import { SettlementWaitReason, type StepWait } from '../waiting';
+import type { StepContext } from '../step';
+import type { StepResult, StepWait } from '../step-outcome';
+import { SettlementWaitReason } from '../wait-reasons';
 
 /**
  * The payment was executed to its merchant, for at least the settlement's amount, by a transaction that is not

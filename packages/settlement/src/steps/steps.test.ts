@@ -1,7 +1,7 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
 import { calldataGas } from '@facilitator/settlement-contract';
 import type { TransferAuthorization } from '@facilitator/core';
-import type { Step, StepContext, StepResult } from '../step';
+import type { Step, StepContext } from '../step';
 import {
   AMOUNT,
   CHAIN_ID,
@@ -32,7 +32,6 @@ import {
   fakeBlockHash,
   testSealOf,
 } from '../testing/fakes';
-import { isWait, SettlementWaitReason, type StepWait } from '../waiting';
 import { checkAllowance as checkAllowanceStep } from './check-allowance';
 import { collectFee as collectFeeStep } from './collect-fee';
 import { confirmTransfer as confirmTransferStep } from './confirm-transfer';
@@ -40,6 +39,8 @@ import { deployWallet as deployWalletStep } from './deploy-wallet';
 import { preflight as preflightStep } from './preflight';
 import { submitTransfer as submitTransferStep } from './submit-transfer';
 import { transferNotExecuted } from './transfer-not-executed';
+import { type StepResult, isWait, type StepWait } from '../step-outcome';
+import { SettlementWaitReason } from '../wait-reasons';
 
 /** The step, for the tests that expect it to move on (a wait fails them); the waits have tests of their own. */
 function moving(step: Step): (ctx: StepContext) => Promise<StepResult> {

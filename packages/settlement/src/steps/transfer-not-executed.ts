@@ -1,7 +1,7 @@
 import { failed, settlementFailedAfterFee } from '../failures';
-import type { StepContext, StepResult } from '../step';
-import type { StepWait } from '../waiting';
+import type { StepContext } from '../step';
 import { executedByNote, executionOf, settledOnExecution } from './settled-elsewhere';
+import type { StepResult, StepWait } from '../step-outcome';
 
 /**
  * Our transfer did not happen (it reverted, or could not be sent). If the payment was executed by someone

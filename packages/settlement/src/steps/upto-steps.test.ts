@@ -4,7 +4,7 @@
 import { calldataGas } from '@facilitator/settlement-contract';
 import { id, Interface } from 'ethers';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
-import type { Step, StepContext, StepResult } from '../step';
+import type { Step, StepContext } from '../step';
 import {
   AMOUNT,
   FakeTransactions,
@@ -28,6 +28,7 @@ import { collectFee as collectFeeStep } from './collect-fee';
 import { confirmTransfer as confirmTransferStep } from './confirm-transfer';
 import { preflight as preflightStep } from './preflight';
 import { submitTransfer as submitTransferStep } from './submit-transfer';
+import type { StepResult } from '../step-outcome';
 
 const moving = (step: Step) => async (ctx: StepContext): Promise<StepResult> => moved(await step(ctx));
 const checkAllowance = moving(checkAllowanceStep);

@@ -36,10 +36,9 @@ import { settlementRow, verificationRow } from '@facilitator/db/testing';
 import type { SettlementAccounting } from '../accounting';
 import type { SettlementMachineStore } from '../settlement-machine';
 import type { DeploymentSimulation, ProbeTransaction, WalletDeploymentGuard } from '../wallet-deployment-guard';
-import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext, StepResult } from '../step';
-import { isAwait, type StepAwait } from '../awaiting-chain';
+import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext } from '../step';
 import { OutcomeWaits } from '../outcome-waits';
-import { isWait, type StepWait } from '../waiting';
+import { type StepResult, isAwait, type StepAwait, isWait, type StepWait } from '../step-outcome';
 
 export const CHAIN_ID = 84532;
 export const TOKEN = '0x036cbd53842c5426634e7929541ec2318f3dcf7e';
