@@ -22,7 +22,7 @@ import type { Logger } from '@facilitator/logging';
 import { createMetrics, type Metrics } from '@facilitator/metrics';
 import { JobName, openQueueStore, queueStoreTargetOf, scheduleMaintenance } from '@facilitator/queue';
 import { deploymentBinding, MerchantService, SecretBox } from '@facilitator/merchants';
-import { hmacAdmission, treasuryAdmission, type SettlementAdmission, ExecutorBatches, FinalityWatcher, storedItemCheck, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
+import { hmacAdmission, treasuryAdmission, type SettlementAdmission, ExecutorBatches, FinalityWatcher, OutcomeWaits, storedItemCheck, FundedRelayers, RpcWalletDeploymentGuard, SettlementMachine, type SettlementNetwork } from '@facilitator/settlement';
 import { HostResolver, ReceiverGate, WEBHOOK_TIMEOUT_MS, WebhookDelivery, WebhookEventMac, WebhookOutbox } from '@facilitator/webhooks';
 import { assertCatalogComplete, type JobCatalog } from './job-catalog';
 import { maintenanceHandler } from './maintenance-handler';
@@ -108,7 +108,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   const metrics = createMetrics('worker', {
     waitingSettlements: () => waiting.countsByReason(),
     // read at scrape time, once both exist
-    awaitedTransactions: () => machine.awaited + atomic.awaited,
+    awaitedTransactions: () => outcomes.awaited,
     needingAttention: () => settlements.countNeedingAttention(),
     queues: [queues.settlement, queues.webhook],
     balances: keyBalances(config, keys.relayerAddresses, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
@@ -130,10 +130,12 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     feeAmount: config.feeAmount,
     binding: deploymentBinding(config.networks.map((n) => n.chainId), config.treasuryAddress),
   });
+  // one wait per transaction in this process, for the machine's steps and the atomic batches alike
+  const outcomes = new OutcomeWaits(transactions, { inSlotWaitMs: config.worker.settlementInSlotWaitMs });
   const atomic = new ExecutorBatches({
     batches,
     transactions,
-    inSlotWaitMs: config.worker.settlementInSlotWaitMs,
+    outcomes,
     treasury: config.treasuryAddress,
     nextRelayer: (chainId) => relayers.next(chainId, paths.batchRelayers(chainId)),
     // a batch read back from the database is sent only as this worker would have formed it (issue 40)
@@ -152,7 +154,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     settlements,
     networks,
     transactions,
-    inSlotWaitMs: config.worker.settlementInSlotWaitMs,
+    outcomes,
     chainRecheckMs: config.worker.settlementChainRecheckMs,
     treasury: config.treasuryAddress,
     treasurySigns,

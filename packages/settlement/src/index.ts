@@ -10,6 +10,7 @@ export { OperatorActions } from './operator-actions';
 export { SettlementWaitingError } from './waiting';
 export { SettlementWaitReason } from './wait-reasons';
 export { SettlementAwaitingChainError } from './awaiting-chain';
+export { OutcomeWaits } from './outcome-waits';
 export { type FinalityChain, FinalityWatcher } from './finality-watcher';
 export { ExecutorBatches, StoredBatchRefusedError } from './atomic/executor-batches';
 export { storedItemCheck } from './atomic/stored-item-check';

@@ -1,5 +1,6 @@
 import type { SettlementState } from '@facilitator/db';
 import { FundedRelayers, type RelayerFunds } from './funded-relayers';
+import { OutcomeWaits } from './outcome-waits';
 import { SettlementMachine, UnknownSettlementError, type SettlementTransitionEvent } from './settlement-machine';
 import { SettlementWaitingError } from './waiting';
 import { SettlementAwaitingChainError } from './awaiting-chain';
@@ -58,13 +59,14 @@ function harness(
   const outbox = new FakeOutbox(log);
   const events: SettlementTransitionEvent[] = [];
   const waits: string[] = [];
+  const outcomes = new OutcomeWaits(transactions, { inSlotWaitMs: options.inSlotWaitMs });
   const machine = new SettlementMachine({
     settlements: store,
     admission: TEST_ADMISSION,
     networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
     paths: { pathOf: () => options.settlementMode ?? 'sequential' },
     transactions,
-    inSlotWaitMs: options.inSlotWaitMs,
+    outcomes,
     chainRecheckMs: 7_000,
     treasury: TREASURY,
     relayers: new FundedRelayers([RELAYER_A, RELAYER_B], options.relayerFunds),
@@ -82,7 +84,7 @@ function harness(
   const row = (id = 'stl_1') => store.rows.get(id)!;
   /** the calls that persist or move money, in order */
   const effects = () => log.filter((call) => /^(db\.transition|tx\.submit|tx\.waitForOutcome|outbox\.)/.test(call));
-  return { machine, store, chain, transactions, outbox, events, waits, log, path, row, effects };
+  return { machine, outcomes, store, chain, transactions, outbox, events, waits, log, path, row, effects };
 }
 
 describe('SettlementMachine.advance', () => {
@@ -524,7 +526,7 @@ describe('SettlementMachine: a sent transaction awaited outside the job slot', (
     // the settlement stays where it was, with no wait recorded: only the job is delayed
     expect(h.row()).toMatchObject({ state: 'collect_fee', waitingReason: null });
     expect(h.waits).toEqual([]);
-    expect(h.machine.awaited).toBe(1);
+    expect(h.outcomes.awaited).toBe(1);
 
     // a run before the block comes sends nothing again and starts no second wait
     await expect(h.machine.advance('stl_1')).rejects.toBeInstanceOf(SettlementAwaitingChainError);
@@ -536,7 +538,7 @@ describe('SettlementMachine: a sent transaction awaited outside the job slot', (
     block.mine();
     await awaiting.known;
     expect(known).toBe(true);
-    expect(h.machine.awaited).toBe(0);
+    expect(h.outcomes.awaited).toBe(0);
     await expect(h.machine.advance('stl_1')).resolves.toBe('settled');
     expect(h.path()).toEqual(['pending->check_allowance', 'check_allowance->collect_fee', 'collect_fee->fee_collected', 'fee_collected->executing', 'executing->settled']);
     expect(h.transactions.sent.map((r) => r.purpose)).toEqual(['fee', 'transfer']);

@@ -16,7 +16,7 @@ import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepConte
 import { STEPS } from './steps';
 import { SettlementWaitingError } from './waiting';
 import { SettlementAwaitingChainError } from './awaiting-chain';
-import { OutcomeWaits } from './outcome-waits';
+import type { OutcomeWaits } from './outcome-waits';
 import type { SettlementAdmission } from './settlement-admission';
 import { type StepResult, isWait, type StepWait, isAwait } from './step-outcome';
 import { WAIT_RETRY_MS, type SettlementWaitReason } from './wait-reasons';
@@ -34,10 +34,10 @@ interface SettlementMachineOptions {
   networks: ReadonlyMap<number, SettlementNetwork<SettlementChain>>;
   transactions: TransactionProvider;
   /**
-   * how long a step waits in its job's slot for a sent transaction's outcome before the job gives the slot up
-   * until the outcome is known (SETTLEMENT_IN_SLOT_WAIT_MS; default 250 ms)
+   * the process's one wait for transactions' outcomes (shared with the atomic path's batches): a step waits in
+   * its job's slot for at most SETTLEMENT_IN_SLOT_WAIT_MS, then gives the slot up until the outcome is known
    */
-  inSlotWaitMs?: number;
+  outcomes: OutcomeWaits;
   /**
    * the longest a job that gave up its slot stays delayed: the fallback when the process waiting for its
    * transaction dies (SETTLEMENT_CHAIN_RECHECK_MS; default 30 s)
@@ -93,12 +93,7 @@ export class SettlementMachine {
   private readonly outcomes: OutcomeWaits;
 
   constructor(private readonly options: SettlementMachineOptions) {
-    this.outcomes = new OutcomeWaits(options.transactions, { inSlotWaitMs: options.inSlotWaitMs });
-  }
-
-  /** Transactions (fees, transfers, wallet deployments) whose outcome this process is waiting for. */
-  get awaited(): number {
-    return this.outcomes.awaited;
+    this.outcomes = options.outcomes;
   }
 
   async advance(settlementId: string): Promise<SettlementState> {

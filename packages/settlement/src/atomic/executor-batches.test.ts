@@ -1,5 +1,6 @@
 import type { NewSettlementBatch, StoredSettlementBatch } from '@facilitator/db';
-import type { SubmittedTransaction, TransactionOutcome, TransactionRequest } from '@facilitator/chain-sending';
+import { OutcomeWaits } from '../outcome-waits';
+import type { SubmittedTransaction, TransactionOutcome, TransactionProvider, TransactionRequest } from '@facilitator/chain-sending';
 import { executorInterface, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
 import { Interface } from 'ethers';
 import { itemCalldataGas } from '@facilitator/settlement-contract';
@@ -26,6 +27,19 @@ function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
   // settlements a settle request stopped: the repository refuses to claim them for a batch
   const endedSettlements = new Set<string>();
   let nextId = 0;
+  const transactions: Pick<TransactionProvider, 'submit' | 'find' | 'waitForOutcome'> = {
+    async find() {
+      return null;
+    },
+    async submit(request: TransactionRequest): Promise<SubmittedTransaction> {
+      submitted.push(request);
+      log.push(`send ${request.settlementId}`);
+      return { id: `ctx_${request.settlementId}`, from: request.from, nonce: 0n, hash: '0xaa', hashes: ['0xaa'] };
+    },
+    async waitForOutcome(): Promise<TransactionOutcome> {
+      return { status: 'confirmed', hash: '0xaa', blockNumber: 1, logs: [] };
+    },
+  };
   const options: ExecutorBatchesOptions = {
     batches: {
       async create(batch: NewSettlementBatch) {
@@ -51,26 +65,15 @@ function harness(overrides: Partial<ExecutorBatchesOptions> = {}) {
     },
     isRelayer: (_chainId, address) => address === RELAYER,
     itemProblem: async () => undefined,
-    transactions: {
-      async find() {
-        return null;
-      },
-      async submit(request: TransactionRequest): Promise<SubmittedTransaction> {
-        submitted.push(request);
-        log.push(`send ${request.settlementId}`);
-        return { id: `ctx_${request.settlementId}`, from: request.from, nonce: 0n, hash: '0xaa', hashes: ['0xaa'] };
-      },
-      async waitForOutcome(): Promise<TransactionOutcome> {
-        return { status: 'confirmed', hash: '0xaa', blockNumber: 1, logs: [] };
-      },
-    },
+    transactions,
+    outcomes: new OutcomeWaits(transactions),
     treasury: TREASURY,
     nextRelayer: async () => RELAYER,
     gasBudget: () => 6_000_000n,
     ...overrides,
   };
   // the batcher holds `options` itself: a test changes a dependency's behaviour through it
-  return { batcher: new ExecutorBatches(options), options, stored, placed, members, submitted, log, endedSettlements };
+  return { batcher: new ExecutorBatches(options), options, transactions, stored, placed, members, submitted, log, endedSettlements };
 }
 
 describe('ExecutorBatches', () => {
@@ -216,7 +219,7 @@ describe('ExecutorBatches', () => {
   it('waits once per batch however many of its settlements ask', async () => {
     const h = harness();
     let waits = 0;
-    h.options.transactions.waitForOutcome = async () => {
+    h.transactions.waitForOutcome = async () => {
       waits++;
       return { status: 'confirmed', hash: '0xaa', blockNumber: 1, logs: [] };
     };

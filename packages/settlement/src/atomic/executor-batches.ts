@@ -1,5 +1,5 @@
 import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/chain-sending';
-import { OutcomeWaits, type PendingOutcome } from '../outcome-waits';
+import type { OutcomeWaits, PendingOutcome } from '../outcome-waits';
 import type { BatchNotStored, SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
 import { SettlementEndedError } from '../settlement-ended';
 import { executorInterface, itemCalldataGas, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
@@ -7,9 +7,9 @@ import type { AtomicItemRequest, AtomicSettlement } from './atomic-settlement';
 
 export interface ExecutorBatchesOptions {
   batches: Pick<SettlementBatchRepository, 'create' | 'ofSettlement' | 'alreadyBatched' | 'settlementsOf'>;
-  transactions: Pick<TransactionProvider, 'submit' | 'find' | 'waitForOutcome'>;
-  /** how long a settlement's job waits in its slot for its batch's outcome before it gives the slot up (SETTLEMENT_IN_SLOT_WAIT_MS) */
-  inSlotWaitMs?: number;
+  transactions: Pick<TransactionProvider, 'submit' | 'find'>;
+  /** the process's one wait for transactions' outcomes (shared with the machine's steps), outside the job slots */
+  outcomes: Pick<OutcomeWaits, 'within'>;
   /** lowercase; the executor runs at the treasury's address */
   treasury: string;
   /** the relayer that sends the next batch of a chain; undefined when none has gas */
@@ -106,19 +106,10 @@ export class ExecutorBatches implements AtomicSettlement {
   private readonly placing = new Map<string, Promise<StoredSettlementBatch>>();
   // one send per batch in this process, however many of its settlements ask
   private readonly sends = new Map<string, Promise<SubmittedTransaction>>();
-  // one wait per batch transaction in this process, outside the settlements' job slots
-  private readonly outcomes: OutcomeWaits;
   // the batches this process formed from items it built: the others are read back and checked before sending
   private readonly formedHere = new WeakSet<StoredSettlementBatch>();
 
-  constructor(private readonly options: ExecutorBatchesOptions) {
-    this.outcomes = new OutcomeWaits(options.transactions, { inSlotWaitMs: options.inSlotWaitMs });
-  }
-
-  /** Batch transactions whose outcome this process is waiting for. */
-  get awaited(): number {
-    return this.outcomes.awaited;
-  }
+  constructor(private readonly options: ExecutorBatchesOptions) {}
 
   batchOf(settlementId: string): Promise<StoredSettlementBatch | null> {
     return this.options.batches.ofSettlement(settlementId);
@@ -149,7 +140,7 @@ export class ExecutorBatches implements AtomicSettlement {
       const forget = () => setTimeout(() => this.sends.delete(batch.id), 10_000).unref();
       sending.then(forget, () => this.sends.delete(batch.id));
     }
-    return this.outcomes.within((await sending).id, confirmations);
+    return this.options.outcomes.within((await sending).id, confirmations);
   }
 
   /**

@@ -1,5 +1,6 @@
 // Who pays for failures (issue #22): the failure pause, the payer's value in flight, the minimum checked
 // again, contract-wallet payers on the sequential path and a delegated treasury's fees, step by step.
+import { OutcomeWaits } from '../outcome-waits';
 import type { FeeReverts } from '@facilitator/db';
 import { failurePauseOf, type FailureCounts } from '../accounting';
 import { FundedRelayers } from '../funded-relayers';
@@ -254,6 +255,7 @@ describe('SettlementMachine: a payment the payer\'s balance backs only after its
       admission: TEST_ADMISSION,
       networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
       transactions,
+      outcomes: new OutcomeWaits(transactions),
       treasury: TREASURY,
       relayers: new FundedRelayers([RELAYER_A]),
       executorFee: FEE,
