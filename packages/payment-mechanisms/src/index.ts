@@ -34,3 +34,6 @@ export { permit2DomainSeparator } from './permit2/eip712';
 export { TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest, recoverAuthorizationSigner } from './exact-eip3009/eip712';
 export { authorizationFingerprint } from './exact-eip3009/fingerprint';
 export { uintAt } from './exact-eip3009/parse';
+export { FailureReason } from './failure-reason';
+export type { MechanismX402Reasons } from './x402-reasons';
+export { registeredMechanisms } from './registry';

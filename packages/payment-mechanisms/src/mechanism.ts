@@ -1,5 +1,6 @@
 import type { PaymentMechanismId } from '@facilitator/core';
 import type { MechanismChain, PaymentReads } from './chain-port';
+import type { MechanismX402Reasons } from './x402-reasons';
 
 /** Where a mechanism's payments move: the network's chain and the token it settles. */
 export interface MechanismNetwork {
@@ -227,6 +228,11 @@ export interface PaymentMechanism<Payload> {
   readonly signedAmount: SignedAmount;
   /** the x402 versions whose payloads carry it (x402 v1 knows EIP-3009 only) */
   readonly x402Versions: readonly X402Version[];
+  /**
+   * Its own x402 reason codes, where the reference answers its payments in codes of their own (absent: the
+   * specification's generic ones are its codes): the x402 surface asks them before its generic table.
+   */
+  readonly x402Reasons?: MechanismX402Reasons;
   /**
    * Its kind in `/x402/supported` on a network. `facilitator`: the address this service executes payments
    * from when a payer must name who may (upto's witness), which clients read from `extra`.

@@ -9,6 +9,7 @@ import { permitToSend } from '../permit2/terms';
 import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
 import { amountToSettle } from '../settle-amount';
+import { EXACT_PERMIT2_X402_REASONS } from './reasons';
 import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
 import { EXACT_PROXY } from './proxy';
 import { settleCalldata } from './proxy-calldata';
@@ -40,6 +41,7 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   signedAmount: 'exact',
   // x402 v1 payloads are EIP-3009's
   x402Versions: [2],
+  x402Reasons: EXACT_PERMIT2_X402_REASONS,
   describe: () => ({ scheme: 'exact' }),
   directCall(payment, _chain, settle) {
     // the exact proxy moves the permitted amount whole: an order for any other amount is refused

@@ -10,6 +10,7 @@ import { permitToSend } from '../permit2/terms';
 import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
 import { amountToSettle } from '../settle-amount';
+import { UPTO_PERMIT2_X402_REASONS } from './reasons';
 import { isUptoPermit2Payload, parseUptoPermit2, type UptoPermit2Payload } from './parse';
 import { UPTO_PROXY } from './proxy';
 import { uptoSettleCalldata } from './proxy-calldata';
@@ -43,6 +44,7 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   // terms.amount is the maximum: the merchant names the amount at settle
   signedAmount: 'maximum',
   x402Versions: [2],
+  x402Reasons: UPTO_PERMIT2_X402_REASONS,
   // the sender clients must name in the witness, as the reference's getExtra gives it (checksummed)
   describe: (_network, facilitator) => ({ scheme: 'upto', extra: { facilitatorAddress: getAddress(facilitator) } }),
   directCall(payment, _chain, settle) {
