@@ -47,3 +47,5 @@ export { executorTargets, mostExtraGas } from './registry';
 export { uintAt } from './exact-eip3009/parse';
 export { SPEC_PAYLOAD_SCHEMA } from './spec-payload';
 export { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from './mechanism-ids';
+export { FailureReason } from './failure-reason';
+export type { MechanismX402Reasons } from './x402-reasons';

@@ -1,5 +1,6 @@
 import type { MechanismChain, PaymentReads } from './chain-port';
-import { type PaymentMechanismId } from './mechanism-ids';
+import type { PaymentMechanismId } from './mechanism-ids';
+import type { MechanismX402Reasons } from './x402-reasons';
 
 /** Where a mechanism's payments move: the network's chain and the token it settles. */
 export interface MechanismNetwork {
@@ -242,6 +243,11 @@ export interface PaymentMechanism<Payload> {
   readonly payloadMarker?: object;
   /** the x402 extensions it reads from a payment's `extensions` (Permit2: the payer's approval permit) */
   readonly extensions?: readonly X402Extension[];
+  /**
+   * Its own x402 reason codes, where the reference answers its payments in codes of their own (absent: the
+   * specification's generic ones are its codes): the x402 surface asks them before its generic table.
+   */
+  readonly x402Reasons?: MechanismX402Reasons;
   /**
    * Its kind in `/x402/supported` on a network. `facilitator`: the address this service executes payments
    * from when a payer must name who may (upto's witness), which clients read from `extra`.

@@ -1,14 +1,16 @@
 import { ErrorCode } from '@facilitator/core';
+import { mechanismById, registeredMechanisms, type PaymentMechanism } from '@facilitator/payment-mechanisms';
 import { FailureReason, type VerificationFailure } from './failure-reasons';
-import { EXACT_PERMIT2, UPTO_PERMIT2, type PaymentMechanismId } from '@facilitator/payment-mechanisms';
 
 /**
- * The `invalidReason` / `errorReason` codes the x402 facilitator endpoints answer with. Three sources,
- * in order of preference (docs/decisions.md, "x402 compatibility", has the full table):
+ * The generic `invalidReason` / `errorReason` codes the x402 facilitator endpoints answer with. Three
+ * sources, in order of preference (docs/decisions.md, "x402 compatibility", has the full table):
  * - the x402 specification's own list (specs/x402-specification-v2.md §9, also `x402/types` ErrorReasons);
  * - where the specification has none, the code the reference facilitator (`@x402/evm`'s exact EVM
  *   scheme) uses for the same condition, so tooling written against it understands ours;
  * - codes of ours, for conditions only a fee-charging facilitator has.
+ * A mechanism whose payments the reference answers in codes of their own says them itself
+ * (`PaymentMechanism.x402Reasons`); this file names none.
  */
 export const X402Reason = {
   // the x402 specification
@@ -32,30 +34,6 @@ export const X402Reason = {
   TokenNameMismatch: 'invalid_exact_evm_token_name_mismatch',
   TokenVersionMismatch: 'invalid_exact_evm_token_version_mismatch',
   SettlementPending: 'settlement_pending',
-  // ...and its Permit2 codes, for `exact` through Permit2
-  Permit2Signature: 'invalid_permit2_signature',
-  Permit2RecipientMismatch: 'invalid_permit2_recipient_mismatch',
-  Permit2Spender: 'invalid_permit2_spender',
-  Permit2AmountMismatch: 'permit2_amount_mismatch',
-  Permit2InvalidAmount: 'permit2_invalid_amount',
-  Permit2TokenMismatch: 'permit2_token_mismatch',
-  Permit2NotYetValid: 'permit2_not_yet_valid',
-  Permit2DeadlineExpired: 'permit2_deadline_expired',
-  Permit2InvalidNonce: 'permit2_invalid_nonce',
-  Permit2AllowanceRequired: 'permit2_allowance_required',
-  Permit2ProxyNotDeployed: 'permit2_proxy_not_deployed',
-  // ...and its eip2612GasSponsoring codes (the payer's EIP-2612 permit for Permit2)
-  Eip2612FromMismatch: 'eip2612_from_mismatch',
-  Eip2612AssetMismatch: 'eip2612_asset_mismatch',
-  Eip2612SpenderNotPermit2: 'eip2612_spender_not_permit2',
-  Eip2612DeadlineExpired: 'eip2612_deadline_expired',
-  Permit2612AmountMismatch: 'permit2_2612_amount_mismatch',
-  InvalidEip2612ExtensionFormat: 'invalid_eip2612_extension_format',
-  // ...and its upto codes (`@x402/evm`'s upto facilitator)
-  UptoFacilitatorMismatch: 'upto_facilitator_mismatch',
-  UptoSettlementExceedsAmount: 'invalid_upto_evm_payload_settlement_exceeds_amount',
-  UptoAmountExceedsPermitted: 'upto_amount_exceeds_permitted',
-  UptoUnauthorizedFacilitator: 'upto_unauthorized_facilitator',
   // ours: the flat fee the merchant pays per settlement
   InsufficientFeeAllowance: 'insufficient_fee_allowance',
   FeeCollectionFailed: 'fee_collection_failed',
@@ -74,7 +52,11 @@ export interface DomainFailure {
 
 export type X402VerificationFailure = VerificationFailure | DomainFailure;
 
-const INVALID_REASON: Record<X402VerificationFailure['reason'], X402Reason> = {
+/**
+ * The generic code of each failure. An approval permit's failure and a facilitator mismatch have none: only
+ * a mechanism whose payments carry one has them (its `x402Reasons`).
+ */
+const INVALID_REASON: Partial<Record<X402VerificationFailure['reason'], X402Reason>> = {
   [FailureReason.InvalidSignature]: X402Reason.Signature,
   [FailureReason.RecipientIsTreasury]: X402Reason.RecipientMismatch,
   [FailureReason.RecipientMismatch]: X402Reason.RecipientMismatch,
@@ -89,61 +71,44 @@ const INVALID_REASON: Record<X402VerificationFailure['reason'], X402Reason> = {
   [FailureReason.ExpiresTooSoon]: X402Reason.AuthorizationValidBefore,
   [FailureReason.NonceUsed]: X402Reason.NonceAlreadyUsed,
   [FailureReason.NonceHeld]: X402Reason.NonceAlreadyUsed,
-  // neither can happen to an EIP-3009 payment (it names no spender, and the token checks its own signature)
+  // a payment that names no spender, and whose token checks its own signature, never fails these
   [FailureReason.InvalidSpender]: X402Reason.InvalidPayload,
   [FailureReason.AllowanceRequired]: X402Reason.InsufficientFunds,
   [FailureReason.MechanismUnavailable]: X402Reason.InvalidPaymentRequirements,
-  // only a Permit2 payment carries one; answered by the field at fault (APPROVAL_PERMIT_REASON)
-  [FailureReason.ApprovalPermitInvalid]: X402Reason.InvalidEip2612ExtensionFormat,
-  // only an upto payment names its facilitator
-  [FailureReason.FacilitatorMismatch]: X402Reason.UptoFacilitatorMismatch,
   eip712_name_mismatch: X402Reason.TokenNameMismatch,
   eip712_version_mismatch: X402Reason.TokenVersionMismatch,
 };
 
-/** A Permit2 payment's failures in the reference's Permit2 codes (`@x402/evm`'s exact facilitator). */
-const PERMIT2_INVALID_REASON: Partial<Record<FailureReason, X402Reason>> = {
-  [FailureReason.InvalidSignature]: X402Reason.Permit2Signature,
-  [FailureReason.RecipientIsTreasury]: X402Reason.Permit2RecipientMismatch,
-  [FailureReason.RecipientMismatch]: X402Reason.Permit2RecipientMismatch,
-  [FailureReason.InvalidSpender]: X402Reason.Permit2Spender,
-  [FailureReason.AmountMismatch]: X402Reason.Permit2AmountMismatch,
-  [FailureReason.AmountBelowMinimum]: X402Reason.Permit2InvalidAmount,
-  [FailureReason.TokenMismatch]: X402Reason.Permit2TokenMismatch,
-  [FailureReason.NotYetValid]: X402Reason.Permit2NotYetValid,
-  [FailureReason.Expired]: X402Reason.Permit2DeadlineExpired,
-  [FailureReason.ExpiresTooSoon]: X402Reason.Permit2DeadlineExpired,
-  [FailureReason.NonceUsed]: X402Reason.Permit2InvalidNonce,
-  [FailureReason.NonceHeld]: X402Reason.Permit2InvalidNonce,
-  [FailureReason.AllowanceRequired]: X402Reason.Permit2AllowanceRequired,
-  [FailureReason.MechanismUnavailable]: X402Reason.Permit2ProxyNotDeployed,
-};
-
-const INVALID_REASON_OF_MECHANISM: Partial<Record<PaymentMechanismId, Partial<Record<FailureReason, X402Reason>>>> = {
-  [EXACT_PERMIT2]: PERMIT2_INVALID_REASON,
-  // the reference's upto facilitator answers in the Permit2 codes, and its own for the facilitator
-  [UPTO_PERMIT2]: { ...PERMIT2_INVALID_REASON, [FailureReason.FacilitatorMismatch]: X402Reason.UptoFacilitatorMismatch },
-};
+/** A failure's code in a mechanism's own codes, if it has one for it. */
+function ownReasonOf(mechanism: PaymentMechanism<unknown> | undefined, failure: X402VerificationFailure): string | undefined {
+  const own = mechanism?.x402Reasons;
+  if (!own) return undefined;
+  if (failure.reason === FailureReason.ApprovalPermitInvalid && own.approvalPermit) {
+    return own.approvalPermit.byField[String(failure.details.field)] ?? own.approvalPermit.otherwise;
+  }
+  return own.invalid?.[failure.reason as FailureReason];
+}
 
 /**
- * An approval permit's failure by the field at fault, in the reference's eip2612GasSponsoring codes. A
- * signature that does not recover the payer has no code of its own there (the reference finds it when its
- * simulation fails and then answers that the allowance is missing), so it is answered so here.
+ * A failure of a condition only some mechanisms' payments have (an approval permit, a named facilitator),
+ * where its payment's mechanism is not known or has no code for it: in the codes of the first registered
+ * mechanism that has one.
  */
-const APPROVAL_PERMIT_REASON: Record<string, X402Reason> = {
-  owner: X402Reason.Eip2612FromMismatch,
-  token: X402Reason.Eip2612AssetMismatch,
-  spender: X402Reason.Eip2612SpenderNotPermit2,
-  deadline: X402Reason.Eip2612DeadlineExpired,
-  value: X402Reason.Permit2612AmountMismatch,
-  signature: X402Reason.Permit2AllowanceRequired,
-};
+function anyOwnReasonOf(failure: X402VerificationFailure): string | undefined {
+  for (const mechanism of registeredMechanisms()) {
+    const own = ownReasonOf(mechanism, failure);
+    if (own !== undefined) return own;
+  }
+  return undefined;
+}
 
-/** The x402 `invalidReason` of a verification failure, in its payment's mechanism's codes where it has its own. */
-export function x402InvalidReasonOf(failure: X402VerificationFailure): X402Reason {
-  if (failure.reason === FailureReason.ApprovalPermitInvalid) return APPROVAL_PERMIT_REASON[String(failure.details.field)] ?? X402Reason.InvalidEip2612ExtensionFormat;
-  const own = 'mechanism' in failure && failure.mechanism ? INVALID_REASON_OF_MECHANISM[failure.mechanism]?.[failure.reason] : undefined;
-  return own ?? INVALID_REASON[failure.reason] ?? X402Reason.UnexpectedVerifyError;
+/**
+ * The x402 `invalidReason` of a verification failure: its payment's mechanism's own code where it has one,
+ * else the generic code, else (a condition the generic codes do not know) a mechanism's that has one.
+ */
+export function x402InvalidReasonOf(failure: X402VerificationFailure): string {
+  const mechanism = 'mechanism' in failure && failure.mechanism ? (mechanismById(failure.mechanism) as PaymentMechanism<unknown> | undefined) : undefined;
+  return ownReasonOf(mechanism, failure) ?? INVALID_REASON[failure.reason] ?? anyOwnReasonOf(failure) ?? X402Reason.UnexpectedVerifyError;
 }
 
 function describe(value: unknown): string {
@@ -182,7 +147,7 @@ interface FailedSettlementLike {
  * The x402 `errorReason` and `errorMessage` of a failed settlement. The fee conditions are ours; a
  * transfer that could not run is classified by the token's own revert reason where one is telling.
  */
-export function x402SettleFailureOf(s: FailedSettlementLike): { errorReason: X402Reason; errorMessage: string } {
+export function x402SettleFailureOf(s: FailedSettlementLike): { errorReason: string; errorMessage: string } {
   const details = (s.errorDetails ?? {}) as Record<string, unknown>;
   const message = s.errorMessage ?? 'settlement failed';
   switch (s.errorCode) {
@@ -209,17 +174,41 @@ export function x402SettleFailureOf(s: FailedSettlementLike): { errorReason: X40
   }
 }
 
-function transferFailureReason(reason: string): X402Reason {
+/**
+ * Lists merged keeping each one's order: an entry several lists share (the same object: Permit2's reverts,
+ * listed by both of its proxies' mechanisms) comes after everything any of them lists before it; otherwise
+ * the earlier list's entry first.
+ */
+function mergedInOrder<T>(lists: ReadonlyArray<readonly T[]>): T[] {
+  const rest = lists.map((list) => [...list]);
+  const merged: T[] = [];
+  for (;;) {
+    const heads = rest.filter((list) => list.length > 0).map((list) => list[0]);
+    if (heads.length === 0) return merged;
+    const next = heads.find((head) => rest.every((list) => list.indexOf(head) <= 0)) ?? heads[0];
+    merged.push(next);
+    for (const list of rest) {
+      const at = list.indexOf(next);
+      if (at >= 0) list.splice(at, 1);
+    }
+  }
+}
+
+/**
+ * The conditions and reverts the mechanisms name themselves (`x402Reasons.settleFailures`), each
+ * mechanism's in its own order: a failed settlement here does not say its mechanism, and a revert's error
+ * name is its contract's.
+ */
+const MECHANISM_SETTLE_FAILURES = mergedInOrder(registeredMechanisms().map((m) => m.x402Reasons?.settleFailures ?? []));
+
+/**
+ * A transfer that could not run, by its reason: a balance too low; else what a mechanism names itself;
+ * else the token's own reverts (EIP-3009's, in the specification's codes).
+ */
+function transferFailureReason(reason: string): string {
   if (/exceeds balance|insufficient (funds|balance)|balance insufficient/i.test(reason)) return X402Reason.InsufficientFunds;
-  if (/no longer approves/i.test(reason)) return X402Reason.Permit2AllowanceRequired;
-  if (/cannot execute on this chain/i.test(reason)) return X402Reason.Permit2ProxyNotDeployed;
-  // Permit2's and x402's proxies' own reverts, by their error names
-  if (/UnauthorizedFacilitator/.test(reason)) return X402Reason.UptoUnauthorizedFacilitator;
-  if (/AmountExceedsPermitted/.test(reason)) return X402Reason.UptoAmountExceedsPermitted;
-  if (/InvalidNonce/.test(reason)) return X402Reason.Permit2InvalidNonce;
-  if (/SignatureExpired/.test(reason)) return X402Reason.Permit2DeadlineExpired;
-  if (/PaymentTooEarly/.test(reason)) return X402Reason.Permit2NotYetValid;
-  if (/InvalidSigner|InvalidSignature/.test(reason)) return X402Reason.Permit2Signature;
+  const own = MECHANISM_SETTLE_FAILURES.find(([pattern]) => pattern.test(reason));
+  if (own) return own[1];
   if (/TRANSFER_FROM_FAILED/.test(reason)) return X402Reason.InsufficientFunds;
   if (/used or cancel/i.test(reason)) return X402Reason.NonceAlreadyUsed;
   if (/expired/i.test(reason)) return X402Reason.AuthorizationValidBefore;

@@ -1,6 +1,6 @@
 import type { NetworkConfig } from '@facilitator/config';
 import { InvalidRequestError, UnsupportedNetworkError } from '@facilitator/core';
-import { knownSchemes, uintAt, type PaymentMechanism } from '@facilitator/payment-mechanisms';
+import { knownSchemes, registeredMechanisms, uintAt, type PaymentMechanism } from '@facilitator/payment-mechanisms';
 import {
   findJsonProblem,
   paymentIdOf,
@@ -27,7 +27,7 @@ export interface X402Payment {
   payment: Payment;
   /** the network as the request named it (`eip155:84532`, `base-sepolia`), echoed in settle answers */
   network: string;
-  /** the payer as the client wrote it (`authorization.from`, `permit2Authorization.from`) */
+  /** the payer as the client wrote it (where its mechanism's payload names it: `vocabulary.payer`) */
   payer: string;
   claimedDomains: ClaimedDomain[];
 }
@@ -35,7 +35,8 @@ export interface X402Payment {
 /** A request the x402 endpoints cannot take, with the standard reason code to answer with. */
 export class X402RequestRejected extends Error {
   constructor(
-    readonly reason: X402Reason,
+    /** a generic `X402Reason`, or a mechanism's own code */
+    readonly reason: string,
     message: string,
     /** best effort, for the answer's `payer` and `network` */
     readonly payer?: string,
@@ -54,14 +55,17 @@ const stringAt = (v: unknown, ...keys: string[]): string | undefined => {
   return typeof node === 'string' ? node : undefined;
 };
 
-/** What an answer can say about a request it could not read: the payer and network, if present. */
+/** Where each mechanism's payload names its payer (`vocabulary.payer`, e.g. `a.from`), each once, in registration order. */
+const PAYER_PATHS = [...new Set(registeredMechanisms().map((m) => m.vocabulary.payer))].map((path) => path.split('.'));
+
+/**
+ * What an answer can say about a request it could not read: the payer and network, if present. The payer is
+ * read where the first mechanism whose payload names one there names it (the payload is not yet read).
+ */
 export function x402RequestEcho(body: unknown): { payer?: string; network?: string } {
-  return {
-    payer:
-      stringAt(body, 'paymentPayload', 'payload', 'authorization', 'from') ??
-      stringAt(body, 'paymentPayload', 'payload', 'permit2Authorization', 'from'),
-    network: stringAt(body, 'paymentRequirements', 'network'),
-  };
+  let payer: string | undefined;
+  for (const path of PAYER_PATHS) payer ??= stringAt(body, 'paymentPayload', 'payload', ...path);
+  return { payer, network: stringAt(body, 'paymentRequirements', 'network') };
 }
 
 /**
@@ -71,7 +75,7 @@ export function x402RequestEcho(body: unknown): { payer?: string; network?: stri
  */
 export function parseX402Request(body: unknown, networks: EnabledNetworks): X402Payment {
   const echo = x402RequestEcho(body);
-  const reject = (reason: X402Reason, message: string) => new X402RequestRejected(reason, message, echo.payer, echo.network);
+  const reject = (reason: string, message: string) => new X402RequestRejected(reason, message, echo.payer, echo.network);
   if (!isObject(body)) throw reject(X402Reason.InvalidPayload, 'the request body must be a JSON object');
   const problem = findJsonProblem(body);
   if (problem) throw reject(X402Reason.InvalidPayload, problem.message);
@@ -92,7 +96,7 @@ export function parseX402Request(body: unknown, networks: EnabledNetworks): X402
   }
 }
 
-type Reject = (reason: X402Reason, message: string) => X402RequestRejected;
+type Reject = (reason: string, message: string) => X402RequestRejected;
 
 function x402VersionOf(body: Json, reject: Reject): 1 | 2 {
   const inPayload = isObject(body.paymentPayload) ? body.paymentPayload.x402Version : undefined;
@@ -197,7 +201,8 @@ function amountsOf(mechanism: PaymentMechanism<unknown>, accepted: bigint, requi
   }
   if (required > accepted) {
     throw reject(
-      X402Reason.UptoSettlementExceedsAmount,
+      // the mechanism's own code for it (the reference's upto has one), else: the requirements are what is wrong
+      mechanism.x402Reasons?.settleAboveSigned ?? X402Reason.InvalidPaymentRequirements,
       `paymentRequirements.amount ${required} is above the maximum the payment was accepted for (paymentPayload.accepted.amount ${accepted})`,
     );
   }

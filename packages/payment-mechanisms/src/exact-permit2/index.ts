@@ -8,6 +8,7 @@ import { permitToSend } from '../permit2/terms';
 import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
 import { amountToSettle } from '../settle-amount';
+import { EXACT_PERMIT2_X402_REASONS } from './reasons';
 import { isExactPermit2Payload, parseExactPermit2, type ExactPermit2Payload } from './parse';
 import { exactPermit2PayloadMarker, exactPermit2PayloadSchema } from './payload-schema';
 import { EIP2612_GAS_SPONSORING_EXTENSION } from '../permit2/eip2612-extension';
@@ -45,6 +46,7 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   payloadSchema: exactPermit2PayloadSchema,
   payloadMarker: exactPermit2PayloadMarker,
   extensions: [EIP2612_GAS_SPONSORING_EXTENSION],
+  x402Reasons: EXACT_PERMIT2_X402_REASONS,
   describe: () => ({ scheme: 'exact' }),
   directCall(payment, _chain, settle) {
     // the exact proxy moves the permitted amount whole: an order for any other amount is refused

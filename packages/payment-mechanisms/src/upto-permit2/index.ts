@@ -9,6 +9,7 @@ import { permitToSend } from '../permit2/terms';
 import { permit2ProxyMembers } from '../permit2/proxy-mechanism';
 import { permit2PaymentOf } from '../permit2/terms';
 import { amountToSettle } from '../settle-amount';
+import { UPTO_PERMIT2_X402_REASONS } from './reasons';
 import { isUptoPermit2Payload, parseUptoPermit2, type UptoPermit2Payload } from './parse';
 import { uptoPermit2PayloadMarker, uptoPermit2PayloadSchema } from './payload-schema';
 import { EIP2612_GAS_SPONSORING_EXTENSION } from '../permit2/eip2612-extension';
@@ -48,6 +49,7 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   payloadSchema: uptoPermit2PayloadSchema,
   payloadMarker: uptoPermit2PayloadMarker,
   extensions: [EIP2612_GAS_SPONSORING_EXTENSION],
+  x402Reasons: UPTO_PERMIT2_X402_REASONS,
   // the sender clients must name in the witness, as the reference's getExtra gives it (checksummed)
   describe: (_network, facilitator) => ({ scheme: 'upto', extra: { facilitatorAddress: getAddress(facilitator) } }),
   directCall(payment, _chain, settle) {
