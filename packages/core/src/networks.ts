@@ -1,3 +1,5 @@
+import type { ChainFamilyId } from './chain-families';
+
 /**
  * The network registry: the only table of the networks the facilitator can serve. A network is *enabled* only
  * when configuration gives it an RPC URL (`RPC_URL_<chainId>`); everything else here is a default that
@@ -5,6 +7,8 @@
  * devnet read. Adding a network is one entry (docs/architecture.md, "Adding a network").
  */
 export interface NetworkInfo {
+  /** its chain family, which its CAIP-2 namespace names (`familyOfNetworkId`) */
+  family: ChainFamilyId;
   chainId: number;
   /** CAIP-2 id used by x402Version 2 (Form A). */
   caip2: string;
@@ -64,13 +68,14 @@ const MILLI = 10n ** 15n;
 const FIAT_TOKEN_V2 = '2';
 
 /** What a network's entry takes from its family unless it says otherwise. */
-type NetworkDefaults = Pick<NetworkInfo, 'finalityDepth' | 'gasCaps' | 'maxFeePerGasGwei' | 'relayerMinBalance' | 'batchGasBudget'>;
+type NetworkDefaults = Pick<NetworkInfo, 'family' | 'finalityDepth' | 'gasCaps' | 'maxFeePerGasGwei' | 'relayerMinBalance' | 'batchGasBudget'>;
 
 /**
  * The OP Stack (Base, OP Mainnet) and their test networks: the sequencer's order is final unless it misbehaves;
  * 10 blocks (20 s) is deeper than any reorg of Base's sequencer seen so far (see docs/decisions.md).
  */
 const OP_STACK: NetworkDefaults = {
+  family: 'evm',
   finalityDepth: 10,
   gasCaps: EVM_GAS_CAPS,
   maxFeePerGasGwei: 100,

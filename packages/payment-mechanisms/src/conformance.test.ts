@@ -11,7 +11,7 @@ import { mechanismFor, registeredMechanisms } from './registry';
 import { settleAmountProblem, amountToSettle } from './settle-amount';
 import { refusedPath } from './testing/permit2-signing';
 import { OFFLINE_CHAIN, SPECIMEN_NETWORK, SPECIMENS, transferLog, withField, type MechanismSpecimen, type SignedSpecimen } from './testing/specimens';
-import { domainSeparator } from '@facilitator/core';
+import { CHAIN_FAMILIES, domainSeparator } from '@facilitator/core';
 import { type PaymentMechanismId } from './mechanism-ids';
 
 // ---- the toy: a mechanism written by the checklist, registered in this suite only ----
@@ -57,6 +57,7 @@ const toyFields = (p: Pick<ToyPayload, 'from' | 'to' | 'amount' | 'nonce'>) => A
 
 const toy: PaymentMechanism<ToyPayload> = {
   id: TOY,
+  family: 'evm',
   scheme: 'toy',
   claims: (payload) => typeof payload === 'object' && payload !== null && typeof (payload as { toy?: unknown }).toy === 'object',
   parse: (payload, path, network) => toyPayment(parseToy(payload, path), network),
@@ -198,5 +199,9 @@ describe.each(REGISTRY.map((s) => [s.mechanism.id, s] as const))('%s', (_id, spe
     expect(mechanism.describe(network, '0x' + '77'.repeat(20)).scheme).toBe(mechanism.scheme);
     expect(mechanism.x402Versions.length).toBeGreaterThan(0);
     for (const name of ['payer', 'payee', 'amount', 'checker'] as const) expect(mechanism.vocabulary[name]).toEqual(expect.any(String));
+  });
+
+  it('names a chain family the engine knows, whose networks are the ones it settles on', () => {
+    expect(Object.keys(CHAIN_FAMILIES)).toContain(mechanism.family);
   });
 });

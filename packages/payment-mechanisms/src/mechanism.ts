@@ -1,3 +1,4 @@
+import type { ChainFamilyId } from '@facilitator/core';
 import type { MechanismChain, PaymentReads } from './chain-port';
 import type { PaymentMechanismId } from './mechanism-ids';
 import type { MechanismX402Reasons } from './x402-reasons';
@@ -185,6 +186,8 @@ export type Execution = { txHash: string; block: number; /** the transaction's t
  */
 export interface PaymentMechanism<Payload> {
   readonly id: PaymentMechanismId;
+  /** the chain family whose networks it settles on (a network serves the mechanisms of its family) */
+  readonly family: ChainFamilyId;
   /** the x402 scheme it answers to */
   readonly scheme: string;
   /** whether a payload has this mechanism's shape: how the registry chooses among the mechanisms of one scheme */

@@ -45,9 +45,13 @@ export function mechanismFor(scheme: string, mechanisms: readonly PaymentMechani
 const SERVED_IDS: readonly PaymentMechanismId[] = [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2];
 const SERVED = new Set<string>(SERVED_IDS);
 
-/** The mechanisms the network of `chainId` serves (none for a chain outside the registry), before availability. */
+/**
+ * The mechanisms the network of `chainId` serves, before availability: those of its chain family (none for a
+ * chain outside the registry).
+ */
 export function mechanismsOn(chainId: number): readonly PaymentMechanismId[] {
-  return networkByChainId(chainId) ? SERVED_IDS : [];
+  const network = networkByChainId(chainId);
+  return network ? SERVED_IDS.filter((id) => MECHANISMS[id].family === network.family) : [];
 }
 
 /**

@@ -15,6 +15,7 @@ import { EXACT_EIP3009 } from '../mechanism-ids';
  */
 export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   id: EXACT_EIP3009,
+  family: 'evm',
   scheme: 'exact',
   claims: isExactEip3009Payload,
   parse(payload, path, network) {

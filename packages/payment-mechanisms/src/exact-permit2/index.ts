@@ -32,6 +32,7 @@ const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
 export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   ...permit2ProxyMembers(EXACT_PROXY),
   id: EXACT_PERMIT2,
+  family: 'evm',
   scheme: 'exact',
   claims: isExactPermit2Payload,
   parse: (payload, path, _network, extensions) => parsedOf(parseExactPermit2(payload, path, extensions)),

@@ -35,6 +35,7 @@ const WITNESS_TYPE = 'Witness(address to,address facilitator,uint256 validAfter)
 export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   ...permit2ProxyMembers(UPTO_PROXY),
   id: UPTO_PERMIT2,
+  family: 'evm',
   scheme: 'upto',
   claims: isUptoPermit2Payload,
   parse: (payload, path, _network, extensions) => parsedOf(parseUptoPermit2(payload, path, extensions)),

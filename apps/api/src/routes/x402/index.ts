@@ -1,7 +1,7 @@
 import type { Settlement } from '@facilitator/db';
 import type { Request, Response } from 'express';
 import { getAddress } from 'ethers';
-import { ErrorCode, FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError } from '@facilitator/core';
+import { CHAIN_FAMILIES, ErrorCode, FacilitatorError, networkByChainId, PaymentConflictError, PaymentIdentifierConflictError, RateLimitedError } from '@facilitator/core';
 import { mechanismById, mechanismsInVersion, type MechanismAvailability, type PaymentMechanismId } from '@facilitator/payment-mechanisms';
 import { PAYMENT_IDENTIFIER } from '@facilitator/schemas';
 import type { Logger } from '@facilitator/logging';
@@ -172,7 +172,7 @@ async function settle(deps: X402RouteDeps, req: Request, res: Response): Promise
     // payment (the middleware's retry) meets the settlement this request's first try recorded it for
     const s = admitted.settlement;
     deps.discovery.catalog
-      .record(declaration, { id: s.id, merchant: s.merchant, payer: s.payer, network: `eip155:${s.chainId}` })
+      .record(declaration, { id: s.id, merchant: s.merchant, payer: s.payer, network: networkByChainId(s.chainId)!.caip2 })
       .catch((err: unknown) => deps.logger.warn(`could not record a ${BAZAAR} declaration`, { settlementId: s.id, err }));
   }
   const { settlement: outcome, transactionHash, transferWithheld } = await x402SettleOutcome(deps.outcome, admitted, arrivedAt, x.x402Version === 2);
@@ -242,5 +242,6 @@ async function supportedOf(networks: EnabledNetworks, availability: X402RouteDep
   // the payer's EIP-2612 permit sent with the payment; docs/decisions.md, "eip2612GasSponsoring");
   // bazaar: resources declared with a payment are listed once it settled (docs/api.md, "Discovery")
   const read = [...new Set(served.flat().flatMap((id) => (mechanismById(id).extensions ?? []).map((extension) => extension.key)))];
-  return { kinds, extensions: [PAYMENT_IDENTIFIER, ...read, BAZAAR], signers: { 'eip155:*': unique } };
+  // the relayers sign for the EVM family: x402 keys signers by CAIP-2 namespace
+  return { kinds, extensions: [PAYMENT_IDENTIFIER, ...read, BAZAAR], signers: { [`${CHAIN_FAMILIES.evm.caipNamespace}:*`]: unique } };
 }

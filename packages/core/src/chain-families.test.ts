@@ -1,0 +1,17 @@
+import { familyOfNetworkId } from './chain-families';
+import { NETWORKS } from './networks';
+
+describe('chain families', () => {
+  it("reads a network id's family from its CAIP-2 namespace", () => {
+    expect(familyOfNetworkId('eip155:8453')).toBe('evm');
+    expect(familyOfNetworkId('eip155:84532')).toBe('evm');
+    // a namespace no family has, and text that is no CAIP-2 id
+    expect(familyOfNetworkId('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp')).toBeUndefined();
+    expect(familyOfNetworkId('eip155')).toBeUndefined();
+    expect(familyOfNetworkId('base')).toBeUndefined();
+  });
+
+  it('gives every registry network the family its id names', () => {
+    for (const network of NETWORKS) expect(familyOfNetworkId(network.caip2)).toBe(network.family);
+  });
+});

@@ -1,0 +1,16 @@
+/**
+ * The chain families the engine knows, each with its CAIP-2 namespace: a network id (`eip155:8453`) names its
+ * family by its namespace. EVM is the one served today; a family is a seam below the mechanisms
+ * (docs/plans/chain-family-seam.md says what one provides).
+ */
+export const CHAIN_FAMILIES = {
+  evm: { caipNamespace: 'eip155' },
+} as const;
+
+export type ChainFamilyId = keyof typeof CHAIN_FAMILIES;
+
+/** The family of a CAIP-2 network id, read from its namespace; undefined for a namespace no family has. */
+export function familyOfNetworkId(networkId: string): ChainFamilyId | undefined {
+  const namespace = /^([-a-z0-9]{3,8}):[-_a-zA-Z0-9]{1,32}$/.exec(networkId)?.[1];
+  return (Object.keys(CHAIN_FAMILIES) as ChainFamilyId[]).find((family) => CHAIN_FAMILIES[family].caipNamespace === namespace);
+}
