@@ -8,7 +8,7 @@ import { startDevnet, type Devnet } from '@facilitator/devnet';
 import { loadConfig } from '@facilitator/config';
 import { domainSeparator, IdPrefix, KECCAK_BACKEND, newId, signatureRecovery } from '@facilitator/core';
 import { recoverAuthorizationSigner } from '@facilitator/payment-mechanisms';
-import { createPgPool, createPrismaClient, SettlementRepository, VerificationRepository, type PrismaClient } from '@facilitator/db';
+import { createPgPool, createPrismaClient, SettlementRequestStore, VerificationRepository, type PrismaClient } from '@facilitator/db';
 import { validateVerifyFormA } from '@facilitator/schemas';
 import { EnabledNetworks, paymentFromFormA, verificationRecordOf, VerificationService, type ChainReader, type Payment } from '@facilitator/verification';
 import { loadRun } from './autocannon-run';
@@ -183,7 +183,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
     let fresh = 0;
     const nextPayment = () => payments[fresh++ % count];
     const verifications = new VerificationRepository(pool);
-    const settlements = new SettlementRepository(prisma, pool);
+    const settlements = new SettlementRequestStore(prisma, pool);
     const p0 = payments[0];
     const a0 = { from: p0.terms.payer, nonce: p0.terms.nonce.value };
     log('breakdown: database and RPC stages');
@@ -285,9 +285,9 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
         create: async (d: object) => ({ ...d, createdAt: new Date(), updatedAt: new Date() }),
         createCheckingNonce: async (d: object) => ({ record: { ...d, createdAt: new Date(), updatedAt: new Date() }, usedBy: null, heldBy: null }),
       } as unknown as VerificationRepository,
-      settlements: { findNonceUse: async () => null } as unknown as SettlementRepository,
+      settlements: { findNonceUse: async () => null } as unknown as SettlementRequestStore,
     };
-    const service = (chainReader: ChainReader, repos: { verifications: VerificationRepository; settlements: SettlementRepository }) =>
+    const service = (chainReader: ChainReader, repos: { verifications: VerificationRepository; settlements: SettlementRequestStore }) =>
       new VerificationService({ chain: chainReader, ...repos, treasuryAddress: config.treasuryAddress, expiryMarginSeconds: config.authorizationExpiryMarginSeconds, minPaymentAmount: config.abuse.minPaymentAmount });
     const variants: Array<[string, VerificationService]> = [
       ['VerificationService.verify: database + RPC (as in the API)', service(chain, { verifications, settlements })],

@@ -3,7 +3,7 @@
 // blocks behind, the blocks of freshly settled transactions (and their receipts) do not exist there yet.
 // That must be waited for, never taken for a reorg, let alone for a lost transaction.
 import { FailoverJsonRpcProvider, RpcEndpointPool, UsdcClient } from '@facilitator/chain-rpc';
-import { ChainTransactionRepository, createPgPool, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
+import { ChainTransactionRepository, createPgPool, SettlementBatchRepository, SettlementFinalityStore } from '@facilitator/db';
 import { createSilentLogger } from '@facilitator/logging';
 import { FinalityWatcher } from '@facilitator/settlement';
 import { WebhookEventMac, webhookEventRow } from '@facilitator/webhooks';
@@ -60,7 +60,7 @@ it('an endpoint lagging 5 blocks makes no false reorg, no lost transaction, no f
   const pgPool = createPgPool(stack.db.url, 4);
   const watcher = new FinalityWatcher({
     transactions: new ChainTransactionRepository(pgPool),
-    settlements: new SettlementRepository(stack.db.prisma, pgPool),
+    settlements: new SettlementFinalityStore(stack.db.prisma, pgPool),
     batches: new SettlementBatchRepository(pgPool),
     outbox: { enqueue: async () => undefined, row: (event) => webhookEventRow(event, new WebhookEventMac(stack.env.WEBHOOK_SECRET)) },
     chain: finalityChain(new Map([[chainId, provider]]), new Map([[chainId, new UsdcClient(provider, stack.devnet.token)]])),

@@ -9,7 +9,11 @@ import {
   PaymentIdentifierRepository,
   NothingSettledRepository,
   SettlementProgressListener,
-  SettlementRepository,
+  SettlementRequestStore,
+  SettlementLookups,
+  SettlementPages,
+  SettlementAccountingStore,
+  SettlementStore,
   VerificationRepository,
   WebhookEventRepository,
   DiscoveryRepository,
@@ -98,7 +102,12 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const chain = new RpcChainReader(endpoints);
   const pool = createPgPool(config.databaseUrl);
   const verifications = new VerificationRepository(pool);
-  const settlements = new SettlementRepository(prisma, pool);
+  // the settlements table, by reader: the settle intake and its waits, the public lookups, the pages, accounting
+  const settlements = new SettlementRequestStore(prisma, pool);
+  const settlementLookups = new SettlementLookups(prisma, pool);
+  const settlementPages = new SettlementPages(prisma, pool);
+  // what the API moves itself: an unsent settlement its settle request stops, an operator's retry
+  const settlementMoves = new SettlementStore(prisma, pool);
   const webhookEvents = new WebhookEventRepository(prisma, pool);
   const outbox = new WebhookOutbox(webhookEvents, queues, new WebhookEventMac(config.webhookSecret));
   const networks = new EnabledNetworks(config.networks);
@@ -111,7 +120,10 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
     queues,
     config.feeAmount,
     config.abuse.feeRevertBackoffMs,
-    { payerAfterFailures: config.abuse.payerPauseAfterFailures, merchantAfterFailures: config.abuse.merchantPauseAfterFailures, windowMs: config.abuse.failurePauseWindowMs },
+    {
+      policy: { payerAfterFailures: config.abuse.payerPauseAfterFailures, merchantAfterFailures: config.abuse.merchantPauseAfterFailures, windowMs: config.abuse.failurePauseWindowMs },
+      counts: new SettlementAccountingStore(prisma, pool),
+    },
     config.abuse.feeFreeSettlements,
     new NothingSettledRepository(pool),
     // what cannot settle now (an unfunded payer, a merchant without the fee's allowance) is refused before it is stored
@@ -128,7 +140,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   });
   const metrics = createMetrics('api', {
     queues: [queues.settlement, queues.webhook],
-    needingAttention: () => settlements.countNeedingAttention(),
+    needingAttention: () => settlementPages.countNeedingAttention(),
     rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
     settleRequestsWaiting: () => waits.waiters,
   });
@@ -201,7 +213,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   const serviceStatus = new ServiceStatusReader({
     networks: config.networks,
     verifications,
-    settlements,
+    settlements: settlementPages,
     rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
     baseFeePerGas: async (chainId) => (await endpoints.find((e) => e.chainId === chainId)?.provider.getBlock('latest'))?.baseFeePerGas ?? null,
     feeAmount: config.feeAmount,
@@ -238,13 +250,13 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       }),
       settleRoutes({ networks, intake: settleIntake, waits }),
       // before the status routes, whose /v1/settlements/:id would take "lookup"
-      settlementLookupRoutes({ networks, settlements, paymentIds: paymentIdRepository }),
-      statusRoutes({ apiKeys: config.apiKeys, verifications, settlements, merchants }),
+      settlementLookupRoutes({ networks, settlements: settlementLookups, paymentIds: paymentIdRepository }),
+      statusRoutes({ apiKeys: config.apiKeys, verifications, settlements: settlementLookups, merchants }),
       webhookRoutes({ apiKeys: config.apiKeys, events: webhookEvents, outbox, merchants }),
       merchantRoutes({ networks, merchants, binding: merchantRequestBinding, sessions: merchantSessions }),
-      merchantAccountRoutes({ sessions: merchantSessions, settlements, events: webhookEvents, feeAllowances, treasury: config.treasuryAddress, discovery }),
+      merchantAccountRoutes({ sessions: merchantSessions, settlements: settlementPages, events: webhookEvents, feeAllowances, treasury: config.treasuryAddress, discovery }),
       merchantPageRoutes(),
-      queueRoutes({ queues, apiKeys: config.apiKeys, settlements, operator: new OperatorActions(settlements, queues, outbox) }),
+      queueRoutes({ queues, apiKeys: config.apiKeys, settlements: settlementPages, operator: new OperatorActions(settlementMoves, queues, outbox) }),
       metricsRoutes(metrics),
       serviceStatusRoutes(serviceStatus, config.statusMaxAgeMs),
       adminQueueRoutes(queues, config.admin),
@@ -262,7 +274,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
         intake: settleIntake,
         outcome: {
           waits,
-          stop: new UnsentSettlementStop(settlements, outbox),
+          stop: new UnsentSettlementStop(settlementMoves, outbox),
           transfers: settlements,
           maxHoldMs: config.settleMaxHoldMs,
           onStopped: (s) => {

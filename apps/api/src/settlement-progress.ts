@@ -1,4 +1,4 @@
-import type { ChainTransactionRepository, Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
+import type { ChainTransactionRepository, Settlement, SettlementRequestStore, SettlementState } from '@facilitator/db';
 import { paidElsewhereConfirming } from '@facilitator/settlement';
 import type { SettlementProgress } from './settlement-waiter';
 
@@ -7,7 +7,7 @@ import type { SettlementProgress } from './settlement-waiter';
 const MAY_HAVE_SENT: ReadonlySet<SettlementState> = new Set(['collect_fee', 'fee_collected', 'executing']);
 
 export interface SettlementProgressSources {
-  settlements: Pick<SettlementRepository, 'findByIds'>;
+  settlements: Pick<SettlementRequestStore, 'findByIds'>;
   transactions: Pick<ChainTransactionRepository, 'paymentTransactionHashes'>;
 }
 

@@ -26,7 +26,7 @@ function harness(options: { waitMs: number; deadlineMs: number; claimedGraceMs?:
       return { settlement: row(id, 'failed'), stoppedNow: true };
     },
   };
-  // SettlementRepository.withholdTransfer: a sequential settlement past its fee's claim whose transfer the worker has not committed to
+  // SettlementRequestStore.withholdTransfer: a sequential settlement past its fee's claim whose transfer the worker has not committed to
   const transfers = {
     async withholdTransfer() {
       if (!claimed || !['collect_fee', 'fee_collected'].includes(state) || decision === 'send') return false;

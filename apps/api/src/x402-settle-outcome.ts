@@ -1,12 +1,12 @@
-import type { Settlement, SettlementRepository } from '@facilitator/db';
+import type { Settlement, SettlementRequestStore } from '@facilitator/db';
 import { paidElsewhereConfirming, STOPPABLE_STATES, type UnsentSettlementStop } from '@facilitator/settlement';
 import { isFinalOrSent, isFinalProgress, type SettlementProgress, type SettlementWaiter } from './settlement-waiter';
 
 export interface X402SettleOutcomeDeps {
   waits: Pick<SettlementWaiter, 'waitUntil' | 'readNow' | 'timeoutMs' | 'enter'>;
   stop: Pick<UnsentSettlementStop, 'stop'>;
-  /** SettlementRepository.withholdTransfer: a sequential settlement's transfer, not committed to yet, is never sent */
-  transfers: Pick<SettlementRepository, 'withholdTransfer'>;
+  /** SettlementRequestStore.withholdTransfer: a sequential settlement's transfer, not committed to yet, is never sent */
+  transfers: Pick<SettlementRequestStore, 'withholdTransfer'>;
   /**
    * SETTLE_MAX_HOLD_MS: from the request's arrival, the longest it is held for a settlement to sign its
    * transaction (a first request), or for the transaction to be mined (a repeat of one already signed)

@@ -12,7 +12,11 @@ import {
   createPrismaClient,
   IdempotencyRepository,
   MerchantRepository,
-  SettlementRepository,
+  SettlementStore,
+  SettlementRetention,
+  SettlementPages,
+  SettlementAccountingStore,
+  SettlementFinalityStore,
   VerificationRepository,
   WebhookEventRepository,
   DiscoveryRepository,
@@ -103,13 +107,16 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
 
   // which networks settle in one transaction: decided by the treasury's delegation, checked before any settlement runs
   const paths = new SettlementPaths(config, { relayers: keys.relayerAddresses, treasurySigns }, networks, providers, logger);
-  const settlements = new SettlementRepository(prisma, pool);
+  // the settlements table, by reader: the machine's store (and the atomic path's check of a stored item)
+  const settlements = new SettlementStore(prisma, pool);
+  const settlementRetention = new SettlementRetention(prisma, pool);
+  const settlementPages = new SettlementPages(prisma, pool);
   const waiting = new WaitingSettlements();
   const metrics = createMetrics('worker', {
     waitingSettlements: () => waiting.countsByReason(),
     // read at scrape time, once both exist
     awaitedTransactions: () => outcomes.awaited,
-    needingAttention: () => settlements.countNeedingAttention(),
+    needingAttention: () => settlementPages.countNeedingAttention(),
     queues: [queues.settlement, queues.webhook],
     balances: keyBalances(config, keys.relayerAddresses, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
     rpcEndpoints: () => pools.flatMap((p) => p.snapshot()),
@@ -175,7 +182,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
         merchantAfterFailures: config.abuse.merchantPauseAfterFailures,
         windowMs: config.abuse.failurePauseWindowMs,
       },
-      counts: settlements,
+      counts: new SettlementAccountingStore(prisma, pool),
       minimumFor: async (merchant) => (await merchants.minimumFor(merchant)) ?? config.abuse.configuredMinPaymentAmount,
       contractPayerMaxInFlight: config.abuse.contractPayerMaxInFlight,
       sequentialContractPayers: config.abuse.sequentialContractPayers,
@@ -236,7 +243,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
     }),
     maintenance: maintenanceHandler({
       verifications: new VerificationRepository(pool),
-      settlements,
+      settlements: settlementRetention,
       batches,
       merchants: new MerchantRepository(pool),
       idempotencyKeys: new IdempotencyRepository(prisma),
@@ -247,10 +254,10 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       walletDeployWindowMs: config.walletDeployLimits.windowMs,
       retention: config.retention,
       logger,
-      sweeper: new Sweeper({ settlements, queues, webhookEvents, outbox, logger, staleAfterMs: config.worker.sweepStaleAfterMs }),
+      sweeper: new Sweeper({ settlements: settlementRetention, queues, webhookEvents, outbox, logger, staleAfterMs: config.worker.sweepStaleAfterMs }),
       finality: new FinalityWatcher({
         transactions: chainTransactions,
-        settlements,
+        settlements: new SettlementFinalityStore(prisma, pool),
         batches,
         chain: finalityChain(providers, new Map([...networks].map(([chainId, n]) => [chainId, n.usdc]))),
         treasury: config.treasuryAddress,

@@ -7,7 +7,7 @@ import {
   type RetentionCursor,
   type RetentionPage,
   type SettlementBatchRepository,
-  type SettlementRepository,
+  type SettlementRetention,
   type VerificationRepository,
   type PaymentIdentifierRepository,
   type WalletDeploymentRepository,
@@ -24,7 +24,7 @@ const BATCH = 1_000;
 
 export interface RetentionDeps {
   verifications: Pick<VerificationRepository, 'rejectedPage' | 'unsettledPage' | 'deleteUnreferenced'>;
-  settlements: Pick<SettlementRepository, 'failedPage' | 'deleteFailed'>;
+  settlements: Pick<SettlementRetention, 'failedPage' | 'deleteFailed'>;
   batches: Pick<SettlementBatchRepository, 'deleteItemsOfFailed'>;
   webhookEvents: Pick<WebhookEventRepository, 'deleteOfVerifications' | 'deleteOfSettlements'>;
   merchants: Pick<MerchantRepository, 'deleteUnusedPage' | 'deleteRetiredSecrets' | 'deleteExpiredNonces'>;

@@ -1,4 +1,4 @@
-import type { SettlementRepository, WebhookEventRepository } from '@facilitator/db';
+import type { SettlementRetention, WebhookEventRepository } from '@facilitator/db';
 import { createLogger } from '@facilitator/logging';
 import type { Queues } from '@facilitator/queue';
 import type { WebhookOutbox } from '@facilitator/webhooks';
@@ -39,7 +39,7 @@ function sweeperWith(settlementJobs: Record<string, JobState>, webhookJobs: Reco
         olderThan = before;
         return stale.settlements.map((id) => ({ id, state: 'collect_fee' }));
       },
-    } as unknown as SettlementRepository,
+    } as unknown as SettlementRetention,
     webhookEvents: { findStalePending: async () => stale.events.map((id) => ({ id })) } as unknown as WebhookEventRepository,
     queues: { settlement: settlementQueue, webhook: webhookQueue } as unknown as Queues,
     outbox: { enqueue: async (id: string) => void outboxed.push(id) } as unknown as WebhookOutbox,

@@ -1,10 +1,10 @@
-import type { SettlementRepository, WebhookEventRepository } from '@facilitator/db';
+import type { SettlementRetention, WebhookEventRepository } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 
 export interface SweeperOptions {
-  settlements: SettlementRepository;
+  settlements: SettlementRetention;
   queues: Queues;
   webhookEvents: WebhookEventRepository;
   outbox: WebhookOutbox;

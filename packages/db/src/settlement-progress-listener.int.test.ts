@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { ChainTransactionRepository } from './repositories/chain-transaction-repository';
-import { SettlementRepository } from './repositories/settlement-repository';
+import { SettlementRequestStore } from './repositories/settlements';
 import { VerificationRepository } from './repositories/verification-repository';
 import { SettlementProgressListener, type SettlementProgressWake } from './settlement-progress-listener';
 
@@ -36,7 +36,7 @@ async function newSettlement(): Promise<string> {
   const settlementId = newId(IdPrefix.Settlement);
   const payment = { chainId: CHAIN, tokenAddress: USDC, payer: hex(20), merchant: hex(20), amount: '1000000', nonce: hex(32) };
   await new VerificationRepository(db.pool).create({ id: verificationId, status: 'verified', mechanism: 'exact/eip3009', scheme: 'exact', protocolVersion: 2, surface: 'x402', network: 'eip155:8453', request: {}, ...payment });
-  await new SettlementRepository(db.prisma, db.pool).createOrGetForPayment({ id: settlementId, verificationId, mechanism: 'exact/eip3009', scheme: 'exact', nonceSpace: USDC, payload: null, paymentKey: `key:${settlementId}`, surface: 'x402', feeAmount: '1000', authorizationFingerprint: settlementId, ...payment });
+  await new SettlementRequestStore(db.prisma, db.pool).createOrGetForPayment({ id: settlementId, verificationId, mechanism: 'exact/eip3009', scheme: 'exact', nonceSpace: USDC, payload: null, paymentKey: `key:${settlementId}`, surface: 'x402', feeAmount: '1000', authorizationFingerprint: settlementId, ...payment });
   return settlementId;
 }
 

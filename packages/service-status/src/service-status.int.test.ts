@@ -2,7 +2,7 @@
 // counts and percentiles; and however many ask at once, one computation runs its three statements once.
 import { randomBytes } from 'node:crypto';
 import { IdPrefix, newId, type RpcEndpointSnapshot } from '@facilitator/core';
-import { SettlementRepository, VerificationRepository, type Pool } from '@facilitator/db';
+import { VerificationRepository, type Pool, SettlementPages } from '@facilitator/db';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { LONG_WINDOWS_MAX_AGE_MS, ServiceStatusReader, type ServiceStatusSources } from './service-status';
 
@@ -97,7 +97,7 @@ function reader(pool: Pool, overrides: Partial<ServiceStatusSources> = {}): Serv
       { chainId: SEPOLIA, caip2: 'eip155:84532', maxFeePerGas: 2_000_000_000n },
     ],
     verifications: new VerificationRepository(pool),
-    settlements: new SettlementRepository(db.prisma, pool),
+    settlements: new SettlementPages(db.prisma, pool),
     rpcEndpoints: () => ENDPOINTS,
     baseFeePerGas: async (chainId) => (chainId === BASE ? 3_000_000_000n : null),
     feeAmount: 10_000n,

@@ -1,5 +1,5 @@
 import { networkByChainId, type RpcEndpointSnapshot } from '@facilitator/core';
-import type { SettlementRepository, StatusWindow, VerificationRepository, WaitingCount, WindowLatency, WindowSettleOutcomes } from '@facilitator/db';
+import type { SettlementPages, StatusWindow, VerificationRepository, WaitingCount, WindowLatency, WindowSettleOutcomes } from '@facilitator/db';
 import type { NetworkStatus, ServiceStatus } from '@facilitator/schemas';
 import { SingleFlightCache } from './single-flight-cache';
 
@@ -35,7 +35,7 @@ interface StatusNetwork {
 export interface ServiceStatusSources {
   networks: readonly StatusNetwork[];
   verifications: Pick<VerificationRepository, 'latencyByWindow'>;
-  settlements: Pick<SettlementRepository, 'outcomesByWindow' | 'waitingByReason'>;
+  settlements: Pick<SettlementPages, 'outcomesByWindow' | 'waitingByReason'>;
   /** this process's view of every RPC endpoint */
   rpcEndpoints: () => RpcEndpointSnapshot[];
   /** the latest block's base fee; null (not an error) when no endpoint answers: the RPC health says why */

@@ -14,7 +14,7 @@ export interface FailurePausePolicy {
   windowMs: number;
 }
 
-/** The counts the pause is decided on (a SettlementRepository). */
+/** The counts the pause is decided on (a SettlementAccountingStore). */
 export interface FailureCounts {
   /** the payer's and the merchant's costly failures since `since`, read together (one statement) */
   failuresOfPayment(payer: string, merchant: string, chainId: number, since: Date): Promise<{ payer: FeeReverts; merchant: FeeReverts }>;

@@ -1,4 +1,4 @@
-import type { Settlement, SettlementRepository, TransitionRequest } from '@facilitator/db';
+import type { Settlement, SettlementStore, TransitionRequest } from '@facilitator/db';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { finalSettlementEvent } from './settlement-events';
 import { isFinal } from './states';
@@ -9,7 +9,7 @@ import { isFinal } from './states';
  * pending event row that the webhook sweeper enqueues). Null when the settlement was not in `from` any more.
  */
 export async function transitionWithFinalEvent(
-  settlements: Pick<SettlementRepository, 'transition'>,
+  settlements: Pick<SettlementStore, 'transition'>,
   outbox: Pick<WebhookOutbox, 'enqueue' | 'row'>,
   request: Omit<TransitionRequest, 'event'>,
   webhookUrl: string | null | undefined,

@@ -1,4 +1,4 @@
-import type { AwaitingFinality, ChainTransactionRepository, ForeignExecutionWatch, SettlementBatchRepository, SettlementRepository } from '@facilitator/db';
+import type { AwaitingFinality, ChainTransactionRepository, ForeignExecutionWatch, SettlementBatchRepository, SettlementFinalityStore } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { withOurExecutor, type Execution, type MechanismChain } from '@facilitator/payment-mechanisms';
 import { itemKey, itemOutcomes } from '@facilitator/settlement-contract';
@@ -43,7 +43,7 @@ export interface FinalityReceipt {
 interface FinalityWatcherOptions {
   transactions: Pick<ChainTransactionRepository, 'findAwaitingFinality' | 'markFinal' | 'markReorged' | 'markReincluded' | 'markLost'>;
   settlements: Pick<
-    SettlementRepository,
+    SettlementFinalityStore,
     'recordFinality' | 'markFinalWhereSettled' | 'findWithVerification' | 'foreignExecutionsAwaitingFinality' | 'markForeignExecutionFinal' | 'moveForeignExecution'
   >;
   /** the settlements of an executor batch: a `settle` transaction's reorg is each of theirs */

@@ -1,5 +1,5 @@
 import { ErrorCode, InvalidRequestError, NotFoundError } from '@facilitator/core';
-import type { Settlement, SettlementRepository } from '@facilitator/db';
+import type { Settlement, SettlementStore } from '@facilitator/db';
 import { enqueueSettlement, SettlementJobPriority, type Queues } from '@facilitator/queue';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { transitionWithFinalEvent } from './final-transition';
@@ -20,7 +20,7 @@ interface ResolveRequest {
  */
 export class OperatorActions {
   constructor(
-    private readonly settlements: SettlementRepository,
+    private readonly settlements: SettlementStore,
     private readonly queues: Pick<Queues, 'settlement'>,
     private readonly outbox: WebhookOutbox,
   ) {}

@@ -1,11 +1,11 @@
 // SettlementRequests.start and payment identity: the live settlement of a (payer, nonce) is reported only
 // to a request for the same authorization (its fingerprint); another one is refused before anything else.
 import { PaymentConflictError } from '@facilitator/core';
-import type { NewSettlementRow, Settlement, SettlementRepository } from '@facilitator/db';
+import type { NewSettlementRow, Settlement, SettlementRequestStore } from '@facilitator/db';
 import { fingerprintOf, SettlementRequests } from './settlement-requests';
 import { PAYMENT_FINGERPRINT, settlementFixture, verificationFixture } from './testing/fakes';
 
-type Store = Pick<SettlementRepository, 'createOrGetForPayment' | 'feeRevertsOfPayment'>;
+type Store = Pick<SettlementRequestStore, 'createOrGetForPayment' | 'feeRevertsOfPayment'>;
 
 /** One payment key at a time, like the unique index: the first insert wins, the rest read it. */
 function storeWith(existing?: Settlement) {
@@ -26,7 +26,7 @@ function storeWith(existing?: Settlement) {
 function requestsOver(store: Store) {
   const enqueued: string[] = [];
   const queues = { settlement: { add: async (_name: string, data: { settlementId: string }) => void enqueued.push(data.settlementId) } };
-  const requests = new SettlementRequests(store as SettlementRepository, queues as never, 10_000n, 60_000);
+  const requests = new SettlementRequests(store as SettlementRequestStore, queues as never, 10_000n, 60_000);
   return { requests, enqueued };
 }
 
@@ -113,7 +113,7 @@ describe('SettlementRequests.start: payment identity', () => {
           findLiveForPayment: async () => null,
           feeFreeSince: async (m: string, since: Date) => (counted.push({ merchant: m, since }), { merchant, all }),
         };
-        const requests = new SettlementRequests(counting as unknown as SettlementRepository, { settlement: { add: async () => undefined } } as never, 10_000n, 0, undefined, { perMerchant: 3, total: 10 });
+        const requests = new SettlementRequests(counting as unknown as SettlementRequestStore, { settlement: { add: async () => undefined } } as never, 10_000n, 0, undefined, { perMerchant: 3, total: 10 });
         return { requests, inserted };
       };
       const under = withCounts(2, 9);
@@ -127,7 +127,7 @@ describe('SettlementRequests.start: payment identity', () => {
       }
       // with FEE_AMOUNT=0 every settlement is free, and none is budgeted
       const { store: freeStore, inserted: freeInserted } = storeWith();
-      const noFee = new SettlementRequests({ ...freeStore, feeFreeSince: async () => ({ merchant: 99, all: 99 }) } as unknown as SettlementRepository, { settlement: { add: async () => undefined } } as never, 0n, 0, undefined, { perMerchant: 3, total: 10 });
+      const noFee = new SettlementRequests({ ...freeStore, feeFreeSince: async () => ({ merchant: 99, all: 99 }) } as unknown as SettlementRequestStore, { settlement: { add: async () => undefined } } as never, 0n, 0, undefined, { perMerchant: 3, total: 10 });
       await noFee.start(upto(), 'x402', 5_000n);
       expect(freeInserted).toHaveLength(1);
       // a settlement that pays the fee is not counted

@@ -1,5 +1,5 @@
 import type { TransactionProvider } from '@facilitator/chain-sending';
-import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
+import type { Settlement, SettlementStore, SettlementState } from '@facilitator/db';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import type { SettlementAccounting } from './accounting';
 import type { FundedRelayers } from './funded-relayers';
@@ -23,9 +23,9 @@ import { WAIT_RETRY_MS, type SettlementWaitReason } from './wait-reasons';
 
 const DEFAULT_CHAIN_RECHECK_MS = 30_000;
 
-/** What the machine reads and writes of the settlements table (a SettlementRepository). */
+/** What the machine reads and writes of the settlements table (a SettlementStore). */
 export type SettlementMachineStore = Pick<
-  SettlementRepository,
+  SettlementStore,
   'findWithVerification' | 'clearAttention' | 'markNeedsAttention' | 'markWaiting' | 'transition' | 'transitionReservingFee' | 'feeRevertsOfMerchant' | 'claimSend' | 'claimTransfer'
 >;
 

@@ -1,8 +1,8 @@
 import { FeeCollectionFailedError, IdPrefix, InvalidRequestError, newId, RateLimitedError, NotFoundError, PaymentConflictError, SettlementFailedError } from '@facilitator/core';
 import { authorizationFingerprint, servedMechanismById } from '@facilitator/payment-mechanisms';
-import type { NothingSettledRepository, PaymentNonce, Settlement, SettlementRepository, Verification } from '@facilitator/db';
+import type { NothingSettledRepository, PaymentNonce, Settlement, SettlementRequestStore, Verification } from '@facilitator/db';
 import { enqueueSettlement, type Queues } from '@facilitator/queue';
-import { failurePauseOf, type FailurePausePolicy } from './accounting';
+import { failurePauseOf, type FailureCounts, type FailurePausePolicy } from './accounting';
 import { failurePaused } from './failures';
 import { intakeRefusalError, type IntakeFundsCheck } from './intake-funds-check';
 
@@ -66,13 +66,13 @@ const FEE_FREE_RETRY_SECONDS = 300;
  */
 export class SettlementRequests {
   constructor(
-    private readonly settlements: SettlementRepository,
+    private readonly settlements: SettlementRequestStore,
     private readonly queues: Pick<Queues, 'settlement'>,
     private readonly feeAmount: bigint,
     /** a payment whose fee transfer reverted waits this long before another try, doubling per revert */
     private readonly feeRevertBackoffMs = 60_000,
-    /** the failure accounting's pause (see accounting.ts); absent: only the fee-revert back-off applies */
-    private readonly failurePause?: FailurePausePolicy,
+    /** the failure accounting's pause and the counts it reads (see accounting.ts); absent: only the fee-revert back-off applies */
+    private readonly failurePause?: { policy: FailurePausePolicy; counts: FailureCounts },
     /** settlements charged no fee allowed per rolling hour, per merchant and in all; absent: no budget */
     private readonly feeFreeBudget?: { perMerchant: number; total: number },
     /** the upto payments settled for 0; absent: a 0 is not recorded (and a later settle is not refused) */
@@ -237,7 +237,7 @@ export class SettlementRequests {
    */
   private async refuseWhilePaused(v: Verification): Promise<void> {
     if (!this.failurePause) return;
-    const pause = await failurePauseOf(this.settlements, this.failurePause, { payer: v.payer!, merchant: v.merchant!, chainId: v.chainId });
+    const pause = await failurePauseOf(this.failurePause.counts, this.failurePause.policy, { payer: v.payer!, merchant: v.merchant!, chainId: v.chainId });
     if (!pause) return;
     const live = await this.settlements.findLiveForPayment(settlementPaymentKey(v));
     if (live) return;

@@ -22,7 +22,7 @@ export interface StepResult {
   /**
    * Take the transition only if the merchant can pay this fee on top of its fees in flight, and (when the
    * request names the payer) the payer's balance covers this payment on top of its value in flight (see
-   * SettlementRepository.transitionReservingFee); otherwise persist `refused(...)` instead, or wait.
+   * SettlementStore.transitionReservingFee); otherwise persist `refused(...)` instead, or wait.
    */
   reserveFee?: { request: FeeReservationRequest; refused: (inFlight: bigint, payer?: PayerInFlight) => StepResult | StepWait };
 }

@@ -1,4 +1,4 @@
-import type { Settlement, SettlementRepository, SettlementState } from '@facilitator/db';
+import type { Settlement, SettlementStore, SettlementState } from '@facilitator/db';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { failed, settlementDoomed } from './failures';
 import { transitionWithFinalEvent } from './final-transition';
@@ -12,11 +12,11 @@ export const STOPPABLE_STATES: readonly SettlementState[] = ['pending', 'check_a
  * Stops a settlement that has sent nothing, for a settle request whose answer cannot wait any longer
  * (docs/decisions.md, "A pending settle answer has a hash"): it ends `failed`, nobody charged, its payment
  * released, and the worker can never send anything of it afterwards — the stop and the worker's claim to
- * send (SettlementRepository.claimSend, or a batch storing its item) lock the same row, so one of the two wins.
+ * send (SettlementStore.claimSend, or a batch storing its item) lock the same row, so one of the two wins.
  */
 export class UnsentSettlementStop {
   constructor(
-    private readonly settlements: Pick<SettlementRepository, 'findWithVerification' | 'transition'>,
+    private readonly settlements: Pick<SettlementStore, 'findWithVerification' | 'transition'>,
     private readonly outbox: Pick<WebhookOutbox, 'enqueue' | 'row'>,
   ) {}
 

@@ -1,6 +1,6 @@
 import { rpcUnavailable } from '@facilitator/core';
 import { MechanismAvailability, missingApproval, type PaymentReads } from '@facilitator/payment-mechanisms';
-import type { SettlementRepository, VerificationRepository, VerificationRow } from '@facilitator/db';
+import type { SettlementRequestStore, VerificationRepository, VerificationRow } from '@facilitator/db';
 import type { ChainReader } from './chain-reader';
 import { checkAmount, checkApprovalPermit, checkMinimum, checkPayerSignature, checkRecipient, checkSignature, checkSender, checkSpender, checkTime, checkToken, OfflineCheckContext } from './checks';
 import { FailureReason, VerificationFailure } from './failure-reasons';
@@ -23,7 +23,7 @@ export interface VerificationServiceOptions {
   chain: ChainReader;
   verifications: VerificationStore;
   /** only asked which settlement of ours used a nonce the chain reports used */
-  settlements: Pick<SettlementRepository, 'findNonceUse'>;
+  settlements: Pick<SettlementRequestStore, 'findNonceUse'>;
   treasuryAddress: string;
   expiryMarginSeconds: number;
   /** MIN_PAYMENT_AMOUNT: payments below it are refused (0n: no minimum) */

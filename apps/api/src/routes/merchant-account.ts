@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { InvalidRequestError, UnauthorizedError } from '@facilitator/core';
-import type { KeysetCursor, SettlementRepository, WebhookEventRepository } from '@facilitator/db';
+import type { KeysetCursor, SettlementPages, WebhookEventRepository } from '@facilitator/db';
 import type { MerchantSessions } from '@facilitator/merchants';
 import type { DiscoveryCatalog } from '@facilitator/discovery';
 import { MERCHANT_PAGE_DEFAULT_LIMIT, validateMerchantPageQuery } from '@facilitator/schemas';
@@ -14,7 +14,7 @@ import { webhookDeliveryRecord } from '../presenters/webhook';
 
 export interface MerchantAccountRouteDeps {
   sessions: MerchantSessions;
-  settlements: SettlementRepository;
+  settlements: SettlementPages;
   events: WebhookEventRepository;
   feeAllowances: FeeAllowances;
   treasury: string;

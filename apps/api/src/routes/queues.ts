@@ -1,6 +1,6 @@
 import { Router, type RequestHandler } from 'express';
 import { UnauthorizedError } from '@facilitator/core';
-import type { SettlementRepository } from '@facilitator/db';
+import type { SettlementPages } from '@facilitator/db';
 import type { Queues } from '@facilitator/queue';
 import { snapshotQueue } from '@facilitator/metrics';
 import { validateResolveSettlement } from '@facilitator/schemas';
@@ -12,7 +12,7 @@ import { apiRouter } from '../api-router';
 export interface QueueRouteDeps {
   queues: Queues;
   apiKeys: readonly string[];
-  settlements: SettlementRepository;
+  settlements: SettlementPages;
   operator: OperatorActions;
 }
 

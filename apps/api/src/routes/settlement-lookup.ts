@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { NotFoundError } from '@facilitator/core';
 import { mechanismById, mechanismsOn } from '@facilitator/payment-mechanisms';
-import type { PaymentIdentifierRepository, Settlement, SettlementRepository } from '@facilitator/db';
+import type { PaymentIdentifierRepository, Settlement, SettlementLookups } from '@facilitator/db';
 import { validateSettlementLookupQuery, type SettlementLookupQuery } from '@facilitator/schemas';
 import type { EnabledNetworks } from '@facilitator/verification';
 import { publicSettlementLookup } from '../presenters/public-settlement';
@@ -11,7 +11,7 @@ export const SETTLEMENT_LOOKUP_PATH = '/v1/settlements/lookup';
 
 export interface SettlementLookupDeps {
   networks: EnabledNetworks;
-  settlements: Pick<SettlementRepository, 'findByTransaction' | 'findByPayerNonce'>;
+  settlements: Pick<SettlementLookups, 'findByTransaction' | 'findByPayerNonce'>;
   paymentIds: Pick<PaymentIdentifierRepository, 'findSettlements'>;
 }
 

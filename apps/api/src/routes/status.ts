@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { IdPrefix, isId, NotFoundError } from '@facilitator/core';
-import type { SettlementRepository, VerificationRepository } from '@facilitator/db';
+import type { SettlementLookups, VerificationRepository } from '@facilitator/db';
 import type { MerchantService } from '@facilitator/merchants';
 import { accessOf, maySee, readAccess } from '../middleware/read-access';
 import { settlementStatusRecord } from '../presenters/settlement';
@@ -10,7 +10,7 @@ import { apiRouter } from '../api-router';
 export interface StatusRouteDeps {
   apiKeys: readonly string[];
   verifications: VerificationRepository;
-  settlements: SettlementRepository;
+  settlements: SettlementLookups;
   merchants: MerchantService;
 }
 

@@ -6,19 +6,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
 import { ChainTransactionRepository, type NewAttempt, type NewTransaction, type TransactionPurpose } from './chain-transaction-repository';
-import { SettlementRepository } from './settlement-repository';
+import { allSettlementReaders, type AllSettlementReaders } from '../testing/all-settlement-readers';
 import { VerificationRepository } from './verification-repository';
 
 let db: TestDatabase;
 let repo: ChainTransactionRepository;
 let verifications: VerificationRepository;
-let settlements: SettlementRepository;
+let settlements: AllSettlementReaders;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   repo = new ChainTransactionRepository(db.pool);
   verifications = new VerificationRepository(db.pool);
-  settlements = new SettlementRepository(db.prisma, db.pool);
+  settlements = allSettlementReaders(db.prisma, db.pool);
 });
 
 afterAll(async () => {

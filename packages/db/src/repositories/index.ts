@@ -1,5 +1,5 @@
 export * from './verification-repository';
-export * from './settlement-repository';
+export * from './settlements';
 export * from './idempotency-repository';
 export * from './pg-query';
 export * from './merchant-repository';

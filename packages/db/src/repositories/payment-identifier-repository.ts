@@ -1,7 +1,7 @@
 import type { Pool } from '../pg-pool';
 import { runQuery } from './pg-query';
 import { settlementFromColumns } from './settlement-row';
-import { LOOKUP_LIMIT, type SettlementRow } from './settlement-repository';
+import { LOOKUP_LIMIT, type SettlementRow } from './settlements';
 
 /** One payment identifier and the payment it names; addresses, nonce and fingerprint lowercase. */
 export interface PaymentIdentifierBinding {

@@ -8,13 +8,13 @@ import { IdempotencyRepository } from './idempotency-repository';
 import { MerchantRepository } from './merchant-repository';
 import { PaymentIdentifierRepository } from './payment-identifier-repository';
 import { SettlementBatchRepository } from './settlement-batch-repository';
-import { SettlementRepository } from './settlement-repository';
+import { allSettlementReaders, type AllSettlementReaders } from '../testing/all-settlement-readers';
 import { RETENTION_START, VerificationRepository, type RetentionCursor, type RetentionPage } from './verification-repository';
 import { WebhookEventRepository } from './webhook-event-repository';
 
 let db: TestDatabase;
 let verifications: VerificationRepository;
-let settlements: SettlementRepository;
+let settlements: AllSettlementReaders;
 let events: WebhookEventRepository;
 let batches: SettlementBatchRepository;
 let merchants: MerchantRepository;
@@ -23,7 +23,7 @@ let keys: IdempotencyRepository;
 beforeAll(async () => {
   db = await createTestDatabase();
   verifications = new VerificationRepository(db.pool);
-  settlements = new SettlementRepository(db.prisma, db.pool);
+  settlements = allSettlementReaders(db.prisma, db.pool);
   events = new WebhookEventRepository(db.prisma, db.pool);
   batches = new SettlementBatchRepository(db.pool);
   merchants = new MerchantRepository(db.pool);

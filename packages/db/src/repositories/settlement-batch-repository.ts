@@ -1,7 +1,7 @@
 import { IdPrefix, newId } from '@facilitator/core';
 import type { Pool } from '../pg-pool';
 import { inTransaction, runCount, runQuery, type Row } from './pg-query';
-import { SettlementRepository } from './settlement-repository';
+import { SettlementStore } from './settlements';
 
 export interface NewSettlementBatch {
   chainId: number;
@@ -81,7 +81,7 @@ export class SettlementBatchRepository {
       await inTransaction(this.pool, async (client) => {
         // each item's settlement is claimed for sending in the same transaction, so none that a settle
         // request stopped meanwhile is ever sent, and none stored here can be stopped any more
-        const claimed = new Set(await SettlementRepository.claimSendWith(client, batch.settlementIds));
+        const claimed = new Set(await SettlementStore.claimSendWith(client, batch.settlementIds));
         const ended = batch.settlementIds.filter((settlementId) => !claimed.has(settlementId));
         if (ended.length > 0) throw new ItemsEnded(ended);
         await runQuery(client, {

@@ -4,20 +4,20 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdPrefix, newId } from '@facilitator/core';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { SettlementRepository } from './settlement-repository';
+import { allSettlementReaders, type AllSettlementReaders } from '../testing/all-settlement-readers';
 import { VerificationRepository } from './verification-repository';
 import { WebhookEventRepository, type WebhookEventRow } from './webhook-event-repository';
 
 let db: TestDatabase;
 let repo: WebhookEventRepository;
 let verifications: VerificationRepository;
-let settlements: SettlementRepository;
+let settlements: AllSettlementReaders;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   repo = new WebhookEventRepository(db.prisma, db.pool);
   verifications = new VerificationRepository(db.pool);
-  settlements = new SettlementRepository(db.prisma, db.pool);
+  settlements = allSettlementReaders(db.prisma, db.pool);
 });
 
 afterAll(async () => {
@@ -87,7 +87,7 @@ function eventRow(verificationId: string, settlementId: string | null = null, ov
   };
 }
 
-/** An event stored through insertWith on a client of the pool, as SettlementRepository does in its transaction. */
+/** An event stored through insertWith on a client of the pool, as AllSettlementReaders does in its transaction. */
 async function insertWithClient(row: WebhookEventRow): Promise<void> {
   const client = await db.pool.connect();
   try {

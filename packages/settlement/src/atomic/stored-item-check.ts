@@ -1,12 +1,12 @@
 import { mostExtraGas } from '@facilitator/payment-mechanisms';
 import type { ExecutorItem } from '@facilitator/settlement-contract';
-import type { SettlementRepository } from '@facilitator/db';
+import type { SettlementStore } from '@facilitator/db';
 import { directCallOf } from '../payment';
 import type { SettlementNetwork, SettlementWithVerification } from '../step';
 import { executorCallOf } from './executor-item';
 
 export interface StoredItemCheckOptions {
-  settlements: Pick<SettlementRepository, 'findWithVerification'>;
+  settlements: Pick<SettlementStore, 'findWithVerification'>;
   networks: ReadonlyMap<number, SettlementNetwork>;
   /** lowercase */
   treasury: string;

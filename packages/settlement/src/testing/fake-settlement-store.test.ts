@@ -1,5 +1,5 @@
-// The in-memory settlement store the unit tests run on, held to the contract SettlementRepository keeps
-// on Postgres (settlement-repository.contract.int.test.ts).
+// The in-memory settlement store the unit tests run on, held to the contract SettlementStore keeps
+// on Postgres (settlement-store.contract.int.test.ts).
 import { FakeSettlementStore } from './fakes';
 import { settlementStoreContract } from './settlement-store-contract';
 

@@ -575,7 +575,7 @@ export function stepHarness(
 }
 
 /**
- * The settlements table in memory, held to SettlementRepository by settlementStoreContract (run against
+ * The settlements table in memory, held to SettlementStore by settlementStoreContract (run against
  * both): the compare-and-set transition (only from the state the caller read), the fee reservation (the
  * merchant's fees in flight plus this one within allowance and balance; the payer's value in flight plus
  * this one within its balance, under its cap and its pause), the claim to send, waits and attention.

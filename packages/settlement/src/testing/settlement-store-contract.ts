@@ -1,5 +1,5 @@
 // The expectations the settlement machine has of its store, run against both of its implementations:
-// SettlementRepository on Postgres (settlement-repository.contract.int.test.ts) and the in-memory
+// SettlementStore on Postgres (settlement-store.contract.int.test.ts) and the in-memory
 // FakeSettlementStore the unit tests use (fake-settlement-store.test.ts). A rule the fake gets wrong
 // would make every unit test built on it prove nothing; this suite is what holds it to the real one.
 import type { FeeReservationRequest, Settlement, Verification } from '@facilitator/db';

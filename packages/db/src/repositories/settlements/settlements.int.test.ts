@@ -1,26 +1,27 @@
-// Round trip of SettlementRepository against a real, migrated Postgres: settlements started, moved and
+// Round trip of the settlements table's readers against a real, migrated Postgres: settlements started, moved and
 // parked through the repository and read back through it, through both of its mappers (Prisma and pg).
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdPrefix, newId } from '@facilitator/core';
-import { createTestDatabase, type TestDatabase } from '../../../../test/support/database';
-import { grantApiRole } from '../api-role';
-import { settlementRow } from '../testing';
-import type { SettlementState } from '../generated/prisma/client';
-import { SettlementBatchRepository } from './settlement-batch-repository';
-import { SettlementRepository, type FeeReservationRequest, type NewSettlementRow, type SettlementRow } from './settlement-repository';
-import { VerificationRepository } from './verification-repository';
-import { WebhookEventRepository } from './webhook-event-repository';
+import { createTestDatabase, type TestDatabase } from '../../../../../test/support/database';
+import { grantApiRole } from '../../api-role';
+import { settlementRow } from '../../testing';
+import type { SettlementState } from '../../generated/prisma/client';
+import { SettlementBatchRepository } from '../settlement-batch-repository';
+import { allSettlementReaders, type AllSettlementReaders } from '../../testing/all-settlement-readers';
+import { SettlementStore, type FeeReservationRequest, type NewSettlementRow, type SettlementRow } from '.';
+import { VerificationRepository } from '../verification-repository';
+import { WebhookEventRepository } from '../webhook-event-repository';
 
 let db: TestDatabase;
-let repo: SettlementRepository;
+let repo: AllSettlementReaders;
 let verifications: VerificationRepository;
 let events: WebhookEventRepository;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  repo = new SettlementRepository(db.prisma, db.pool);
+  repo = allSettlementReaders(db.prisma, db.pool);
   verifications = new VerificationRepository(db.pool);
   events = new WebhookEventRepository(db.prisma, db.pool);
 });
@@ -106,7 +107,7 @@ async function setUpdatedAt(id: string, at: Date): Promise<void> {
   await db.pool.query('UPDATE settlements SET updated_at = $2 WHERE id = $1', [id, at]);
 }
 
-describe('SettlementRepository', () => {
+describe('AllSettlementReaders', () => {
   describe('createOrGetForPayment', () => {
     it('creates a pending settlement and maps every column, nulls and 2^255 amounts included', async () => {
       const data = await newPayment({ metadata: { orderId: 'o-7', tags: ['a', 'b'], big: TWO_POW_255.toString() }, feeAmount: (TWO_POW_255 - 1n).toString() });
@@ -280,7 +281,7 @@ describe('SettlementRepository', () => {
       const worker = await db.pool.connect();
       try {
         await worker.query('BEGIN');
-        expect(await SettlementRepository.claimSendWith(worker, [claimedFirst.id])).toEqual([claimedFirst.id]);
+        expect(await SettlementStore.claimSendWith(worker, [claimedFirst.id])).toEqual([claimedFirst.id]);
         const stopping = stop(claimedFirst);
         // the stop waits for the worker's row lock (seen by Postgres), so it decides on the committed claim
         await untilWaitingOnLock();
@@ -702,7 +703,7 @@ describe('SettlementRepository', () => {
   });
 
   describe('failures on chain (accounting)', () => {
-    async function failedWith(overrides: Partial<NewSettlementRow>, data: Parameters<SettlementRepository['transition']>[0]['data']): Promise<SettlementRow> {
+    async function failedWith(overrides: Partial<NewSettlementRow>, data: Parameters<AllSettlementReaders['transition']>[0]['data']): Promise<SettlementRow> {
       const s = await started(overrides);
       return (await repo.transition({ id: s.id, from: 'pending', to: 'failed', data: { paymentKey: null, ...data } }))!;
     }

@@ -1,14 +1,14 @@
-// SettlementRepository on a real, migrated Postgres, held to the settlement store's contract (the same
+// SettlementStore on a real, migrated Postgres, held to the settlement store's contract (the same
 // expectations FakeSettlementStore is held to in fake-settlement-store.test.ts).
-import { SettlementRepository } from '@facilitator/db';
+import { SettlementStore } from '@facilitator/db';
 import { insertSettlementWithVerification } from '@facilitator/db/testing';
 import { createTestDatabase } from '../../../../test/support/database';
 import { settlementStoreContract } from './settlement-store-contract';
 
-settlementStoreContract('SettlementRepository', async () => {
+settlementStoreContract('SettlementStore', async () => {
   const db = await createTestDatabase();
   return {
-    store: new SettlementRepository(db.prisma, db.pool),
+    store: new SettlementStore(db.prisma, db.pool),
     seed: (row) => insertSettlementWithVerification(db.pool, row),
     history: async (id) => {
       const rows = await db.prisma.settlementTransition.findMany({ where: { settlementId: id }, orderBy: { id: 'asc' } });
