@@ -328,7 +328,8 @@ describe('SettlementMachine.persistChecked', () => {
   it('refuses an illegal transition even when it asks for a fee reservation', async () => {
     const h = harness([settlementFixture()]);
     const request = { merchant: MERCHANT, chainId: CHAIN_ID, tokenAddress: TOKEN, fee: FEE, allowance: FEE, balance: FEE };
-    const result = { to: 'collect_fee' as const, reserveFee: { request, refused: () => ({ to: 'failed' as const }) } };
+    const refusal = { fee: FEE, merchant: MERCHANT, treasury: TREASURY, chainId: CHAIN_ID, tokenAddress: TOKEN, allowance: FEE, balance: FEE, value: FEE, validBefore: 0n, expiryMarginSeconds: 0 };
+    const result = { to: 'collect_fee' as const, reserveFee: { request, refusal } };
     await expect(h.machine.persistChecked(settlementFixture(), 'pending', result)).rejects.toThrow('illegal settlement transition pending -> collect_fee');
     expect(h.store.reservations).toEqual([]);
   });

@@ -20,6 +20,7 @@ import type { OutcomeWaits } from './outcome-waits';
 import type { SettlementAdmission } from './settlement-admission';
 import { type StepResult, isWait, type StepWait, isAwait } from './step-outcome';
 import { WAIT_RETRY_MS, type SettlementWaitReason } from './wait-reasons';
+import { reservationRefusal } from './steps/reservation-refusal';
 
 const DEFAULT_CHAIN_RECHECK_MS = 30_000;
 
@@ -231,7 +232,7 @@ export class SettlementMachine {
         (request.payer.maxInFlight === undefined || payer.items < request.payer.maxInFlight) &&
         (request.payer.pause === undefined || (payer.failures ?? 0) < request.payer.pause.afterFailures));
     if (merchantFits && payerFits) return null;
-    const refusal = result.reserveFee.refused(inFlight, payer);
+    const refusal = reservationRefusal(result.reserveFee.refusal, inFlight, payer, this.nowSeconds());
     if (isWait(refusal)) return this.recordWait(settlement, refusal);
     return this.persistChecked(settlement, from, refusal);
   }
@@ -249,6 +250,11 @@ export class SettlementMachine {
       }
     }
     return moved;
+  }
+
+  /** Unix seconds, as the steps see them */
+  private nowSeconds(): number {
+    return this.options.now ? this.options.now() : Math.floor(Date.now() / 1000);
   }
 
   private context(settlement: StepContext['settlement'], code: CodeReads): StepContext {
@@ -272,7 +278,7 @@ export class SettlementMachine {
       feeAmount: BigInt(settlement.feeAmount),
       executorFee: this.options.executorFee,
       expiryMarginSeconds: this.options.expiryMarginSeconds,
-      now: this.options.now ?? (() => Math.floor(Date.now() / 1000)),
+      now: () => this.nowSeconds(),
       merchantPause: this.options.merchantPause,
       atomic: this.options.atomic,
       walletDeployments: this.options.walletDeployments,

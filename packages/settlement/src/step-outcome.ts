@@ -1,4 +1,4 @@
-import type { FeeReservationRequest, PayerInFlight, SettlementState, SettlementUpdate, TransitionHop } from '@facilitator/db';
+import type { FeeReservationRequest, SettlementState, SettlementUpdate, TransitionHop } from '@facilitator/db';
 import type { PendingOutcome } from './outcome-waits';
 import type { SettlementWaitReason } from './wait-reasons';
 
@@ -22,9 +22,10 @@ export interface StepResult {
   /**
    * Take the transition only if the merchant can pay this fee on top of its fees in flight, and (when the
    * request names the payer) the payer's balance covers this payment on top of its value in flight (see
-   * SettlementStore.transitionReservingFee); otherwise persist `refused(...)` instead, or wait.
+   * SettlementStore.transitionReservingFee); otherwise the machine persists, or waits for, what
+   * `reservationRefusal` (steps/reservation-refusal.ts) answers over `refusal` and what is in flight.
    */
-  reserveFee?: { request: FeeReservationRequest; refused: (inFlight: bigint, payer?: PayerInFlight) => StepResult | StepWait };
+  reserveFee?: { request: FeeReservationRequest; refusal: ReservationRefusalTerms };
 }
 
 /** A step's answer when the chain does not let the settlement go on yet; nothing was sent. */
@@ -52,4 +53,30 @@ export function isAwait(result: StepResult | StepWait | StepAwait): result is St
 /** Whether the step leaves the settlement in its state (a wait for the chain, or a transaction's outcome). */
 export function staysInState(result: StepResult | StepWait | StepAwait): result is StepWait | StepAwait {
   return 'wait' in result || 'awaiting' in result;
+}
+
+/**
+ * What check_allowance read before it asked Postgres to reserve the fee (and the payer's value), as data: when
+ * the reservation is refused, the machine answers with `reservationRefusal` over these reads and what Postgres
+ * holds in flight. The step hands over no callback, so what a refusal says is decided by this one function.
+ */
+export interface ReservationRefusalTerms {
+  /** the settlement's own fee */
+  fee: bigint;
+  merchant: string;
+  treasury: string;
+  chainId: number;
+  tokenAddress: string;
+  /** the merchant's allowance to the treasury and its balance, as read by the step */
+  allowance: bigint;
+  balance: bigint;
+  /** what the payer can pay from (its balance, at most what it approved), when failure accounting is on */
+  payerBalance?: bigint;
+  /** the amount this settlement moves */
+  value: bigint;
+  /** the authorization's validBefore (Unix seconds), and the margin it must still have: a wait ends there */
+  validBefore: bigint;
+  expiryMarginSeconds: number;
+  /** the failure accounting's pause of a payer, when it is on */
+  payerPause?: { afterFailures: number; windowMs: number };
 }

@@ -1,5 +1,8 @@
 // Who pays for failures (issue #22): the failure pause, the payer's value in flight, the minimum checked
 // again, contract-wallet payers on the sequential path and a delegated treasury's fees, step by step.
+import { reservationRefusal } from './reservation-refusal';
+import type { ReservationRefusalTerms } from '../step-outcome';
+import type { PayerInFlight } from '@facilitator/db';
 import { OutcomeWaits } from '../outcome-waits';
 import type { FeeReverts } from '@facilitator/db';
 import { failurePauseOf, type FailureCounts } from '../accounting';
@@ -31,6 +34,12 @@ import { collectFee } from './collect-fee';
 import { transferNotExecuted } from './transfer-not-executed';
 import { isWait } from '../step-outcome';
 import { SettlementWaitReason } from '../wait-reasons';
+
+/** What the machine answers when the step's fee reservation is refused with `inFlight` (and the payer's in flight). */
+function refusedAs(step: { reserveFee?: { refusal: ReservationRefusalTerms } }, inFlight: bigint, payer?: PayerInFlight, nowSeconds = NOW) {
+  return reservationRefusal(step.reserveFee!.refusal, inFlight, payer, nowSeconds);
+}
+
 
 const LAST_FAILURE = new Date('2027-01-01T00:00:00Z');
 const WINDOW_MS = 3_600_000;
@@ -161,7 +170,7 @@ describe('checkAllowance with the failure accounting', () => {
   it('when refused for the payer\'s payments in flight: waits while it would fit alone, fails once the balance cannot cover it', async () => {
     const h = stepHarness(checking(), { accounting: true });
     h.chain.balances.set(PAYER, AMOUNT);
-    const refused = result(await checkAllowance(h.ctx)).reserveFee!.refused(0n, { value: AMOUNT, items: 1 });
+    const refused = refusedAs(result(await checkAllowance(h.ctx)), 0n, { value: AMOUNT, items: 1 });
     expect(isWait(refused) && refused.wait).toEqual({
       reason: SettlementWaitReason.PayerFundsInFlight,
       detail: { payer_balance: AMOUNT.toString(), payer_value_in_flight: AMOUNT.toString(), payer_items_in_flight: 1, amount: AMOUNT.toString() },
@@ -171,12 +180,12 @@ describe('checkAllowance with the failure accounting', () => {
     late.chain.balances.set(PAYER, AMOUNT);
     const expiring = result(await checkAllowance(late.ctx));
     late.ctx.now = () => NOW + 3600;
-    expect(failure(expiring.reserveFee!.refused(0n, { value: AMOUNT, items: 1 })).details.reason).toMatch(/authorization expired/);
+    expect(failure(refusedAs(expiring, 0n, { value: AMOUNT, items: 1 }, late.ctx.now())).details.reason).toMatch(/authorization expired/);
   });
 
   it('refused because the payer reached its failures meanwhile (counted under its lock): paused, nothing sent', async () => {
     const h = stepHarness(checking(), { accounting: true });
-    const refused = result(await checkAllowance(h.ctx)).reserveFee!.refused(0n, { value: 0n, items: 0, failures: 3, lastFailureAt: LAST_FAILURE });
+    const refused = refusedAs(result(await checkAllowance(h.ctx)), 0n, { value: 0n, items: 0, failures: 3, lastFailureAt: LAST_FAILURE });
     expect(failure(refused).details).toMatchObject({
       reason: 'payer paused after repeated failures on chain',
       paused_until: new Date(LAST_FAILURE.getTime() + WINDOW_MS).toISOString(),
@@ -187,9 +196,9 @@ describe('checkAllowance with the failure accounting', () => {
   it('still answers for the merchant\'s fee first: a wait for its fees in flight, or a refusal when the fee does not fit alone', async () => {
     const h = stepHarness(checking(), { accounting: true });
     h.chain.allowanceOf = FEE;
-    expect(result(await checkAllowance(h.ctx)).reserveFee!.refused(FEE, { value: 0n, items: 0 })).toMatchObject({ wait: { reason: 'merchant_fees_in_flight' } });
+    expect(refusedAs(result(await checkAllowance(h.ctx)), FEE, { value: 0n, items: 0 })).toMatchObject({ wait: { reason: 'merchant_fees_in_flight' } });
     h.chain.allowanceOf = FEE - 1n;
-    expect(failure(result(await checkAllowance(h.ctx)).reserveFee!.refused(FEE, { value: 0n, items: 0 })).code).toBe('insufficient_allowance');
+    expect(failure(refusedAs(result(await checkAllowance(h.ctx)), FEE, { value: 0n, items: 0 })).code).toBe('insufficient_allowance');
   });
 
   it('refuses a contract-wallet payer on the sequential path before the fee; lets it take the atomic path, or the sequential one when allowed', async () => {

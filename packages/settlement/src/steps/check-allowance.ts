@@ -1,14 +1,12 @@
-import type { PayerInFlight } from '@facilitator/db';
 import { approvalFor } from '@facilitator/payment-mechanisms';
 import { failurePauseOf } from '../accounting';
-import { approvalCommands } from '../approval-command';
 import { paymentOf, termsOf } from '../payment';
-import { failed, failurePaused, feeCollectionFailed, insufficientAllowance, merchantPaused, settlementDoomed } from '../failures';
+import { failed, failurePaused, merchantPaused, settlementDoomed } from '../failures';
+import { payerBalanceInsufficient } from './reservation-refusal';
 import type { Step, StepContext } from '../step';
 import { pathOf } from './settlement-path';
-import { authorizationStillValid, sequentialPathUnavailable } from '../waiting';
-import { type StepResult, isWait, type StepWait } from '../step-outcome';
-import { SettlementWaitReason } from '../wait-reasons';
+import { sequentialPathUnavailable } from '../waiting';
+import { type StepResult, isWait } from '../step-outcome';
 
 /**
  * `check_allowance`: the merchant's allowance and balance must cover this fee on top of every fee already
@@ -88,7 +86,24 @@ export const checkAllowance: Step = async (ctx) => {
       ...(payerBalance !== undefined ? { payer_balance: payerBalance.toString(), payer_kind: contractPayer ? 'contract' : 'eoa' } : {}),
       ...(approval !== undefined ? { payer_approval: approval.allowance.toString(), payer_approved_spender: approval.spender } : {}),
     },
-    reserveFee: { request, refused: (inFlight, payerInFlight) => refusal(ctx, { allowance, balance, payerBalance }, inFlight, payerInFlight) },
+    // what the machine answers, from these reads and what Postgres holds in flight, if the reservation is refused
+    reserveFee: {
+      request,
+      refusal: {
+        fee: ctx.feeAmount,
+        merchant,
+        treasury: ctx.treasury,
+        chainId: ctx.network.chainId,
+        tokenAddress: usdc.tokenAddress,
+        allowance,
+        balance,
+        ...(payerBalance !== undefined ? { payerBalance } : {}),
+        value,
+        validBefore: termsOf(ctx.settlement).validBefore,
+        expiryMarginSeconds: ctx.expiryMarginSeconds,
+        ...(accounting ? { payerPause: { afterFailures: accounting.pause.payerAfterFailures, windowMs: accounting.pause.windowMs } } : {}),
+      },
+    },
   };
 };
 
@@ -131,86 +146,6 @@ async function accountingRefusal(ctx: StepContext): Promise<StepResult | undefin
     return failed(settlementDoomed('amount below minimum', { authorization_value: value.toString(), minimum_amount: minimum.toString() }), true);
   }
   return undefined;
-}
-
-function payerBalanceInsufficient(payerBalance: bigint, value: bigint, inFlight?: PayerInFlight): StepResult {
-  return failed(
-    settlementDoomed('payer balance insufficient', {
-      payer_balance: payerBalance.toString(),
-      amount: value.toString(),
-      ...(inFlight ? { payer_value_in_flight: inFlight.value.toString() } : {}),
-    }),
-    true,
-  );
-}
-
-function refusal(
-  ctx: StepContext,
-  read: { allowance: bigint; balance: bigint; payerBalance?: bigint },
-  inFlight: bigint,
-  payerInFlight?: PayerInFlight,
-): StepResult | StepWait {
-  const { allowance, balance } = read;
-  const { merchant } = ctx.settlement;
-  const merchantWait = merchantFeesInFlight(ctx, read, inFlight);
-  if (merchantWait) return merchantWait;
-  if (allowance - inFlight < ctx.feeAmount) {
-    const commands = approvalCommands(ctx.network.chainId, ctx.network.usdc.tokenAddress, ctx.treasury, ctx.feeAmount);
-    const available = allowance > inFlight ? allowance - inFlight : 0n;
-    return failed(
-      insufficientAllowance({ required: ctx.feeAmount, available, merchant, treasury: ctx.treasury, ...commands, inFlight }),
-      true,
-    );
-  }
-  if (balance - inFlight < ctx.feeAmount) {
-    const spare = balance > inFlight ? balance - inFlight : 0n;
-    return failed(feeCollectionFailed('merchant token balance is below the fee', spare, ctx.feeAmount, inFlight), true);
-  }
-  // the merchant fits: the payer's other payments in flight are what stands in the way
-  return payerRefusal(ctx, read.payerBalance ?? 0n, payerInFlight ?? { value: 0n, items: 0 });
-}
-
-/**
- * The merchant's allowance and balance cover this fee alone but not on top of its other fees in flight: it
- * waits for them, nothing sent, as long as the authorization lasts. A fee in flight is either taken (then the
- * allowance read next time is what is left, and a fee it no longer covers fails then) or never will be. Without
- * the wait, a fee already taken on chain but not yet recorded by its settlement (its job wakes a moment after
- * the block) would be counted twice, and a payment the merchant can pay for refused.
- */
-function merchantFeesInFlight(ctx: StepContext, read: { allowance: bigint; balance: bigint }, inFlight: bigint): StepWait | undefined {
-  const fitsAlone = read.allowance >= ctx.feeAmount && read.balance >= ctx.feeAmount;
-  const fitsWithOthers = read.allowance - inFlight >= ctx.feeAmount && read.balance - inFlight >= ctx.feeAmount;
-  if (!fitsAlone || fitsWithOthers || inFlight === 0n || !authorizationStillValid(ctx)) return undefined;
-  return {
-    wait: {
-      reason: SettlementWaitReason.MerchantFeesInFlight,
-      detail: { allowance: read.allowance.toString(), balance: read.balance.toString(), fees_in_flight: inFlight.toString(), fee: ctx.feeAmount.toString() },
-    },
-  };
-}
-
-/**
- * The payment fits the payer's balance alone but not on top of its other payments in flight (or a
- * contract-wallet payer has its allowed items in flight): it waits for them, nothing sent. When they settle,
- * the balance read next time is what is left, and a payment it no longer covers fails then.
- */
-function payerRefusal(ctx: StepContext, payerBalance: bigint, inFlight: PayerInFlight): StepResult | StepWait {
-  const pause = ctx.accounting?.pause;
-  if (pause && (inFlight.failures ?? 0) >= pause.payerAfterFailures && inFlight.lastFailureAt) {
-    const until = new Date(inFlight.lastFailureAt.getTime() + pause.windowMs);
-    return failed(failurePaused({ who: 'payer', until, failures: inFlight.failures! }), true);
-  }
-  const value = BigInt(ctx.settlement.amount);
-  if (payerBalance < value) return payerBalanceInsufficient(payerBalance, value, inFlight);
-  if (!authorizationStillValid(ctx)) {
-    return failed(settlementDoomed('authorization expired while the payer\'s other payments were in flight', { validBefore: termsOf(ctx.settlement).validBefore.toString() }), true);
-  }
-  return {
-    wait: {
-      reason: SettlementWaitReason.PayerFundsInFlight,
-      detail: { payer_balance: payerBalance.toString(), payer_value_in_flight: inFlight.value.toString(), payer_items_in_flight: inFlight.items, amount: value.toString() },
-    },
-  };
 }
 
 /** When the merchant's fee transfers reverted too often lately: until when its settlements pause. */

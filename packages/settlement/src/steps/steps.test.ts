@@ -1,4 +1,7 @@
 import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
+import { reservationRefusal } from './reservation-refusal';
+import type { ReservationRefusalTerms } from '../step-outcome';
+import type { PayerInFlight } from '@facilitator/db';
 import { calldataGas } from '@facilitator/settlement-contract';
 import type { TransferAuthorization } from '@facilitator/core';
 import type { Step, StepContext } from '../step';
@@ -41,6 +44,12 @@ import { submitTransfer as submitTransferStep } from './submit-transfer';
 import { transferNotExecuted } from './transfer-not-executed';
 import { type StepResult, isWait, type StepWait } from '../step-outcome';
 import { SettlementWaitReason } from '../wait-reasons';
+
+/** What the machine answers when the step's fee reservation is refused with `inFlight` (and the payer's in flight). */
+function refusedAs(step: { reserveFee?: { refusal: ReservationRefusalTerms } }, inFlight: bigint, payer?: PayerInFlight, nowSeconds = NOW) {
+  return reservationRefusal(step.reserveFee!.refusal, inFlight, payer, nowSeconds);
+}
+
 
 /** The step, for the tests that expect it to move on (a wait fails them); the waits have tests of their own. */
 function moving(step: Step): (ctx: StepContext) => Promise<StepResult> {
@@ -377,14 +386,14 @@ describe('checkAllowance (check_allowance)', () => {
   it('waits when the fee fits the allowance alone but not on top of the fees in flight (a fee taken but not yet recorded would count twice)', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 25_000n;
-    const answer = (await checkAllowance(h.ctx)).reserveFee!.refused(20_000n);
+    const answer = refusedAs((await checkAllowance(h.ctx)), 20_000n);
     expect(answer).toEqual({ wait: { reason: 'merchant_fees_in_flight', detail: { allowance: '25000', balance: h.chain.balance.toString(), fees_in_flight: '20000', fee: '10000' } } });
   });
 
   it('when refused for the allowance: insufficient_allowance with what is left after the fees in flight', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 5_000n;
-    const refused = refusal((await checkAllowance(h.ctx)).reserveFee!.refused(20_000n));
+    const refused = refusal(refusedAs((await checkAllowance(h.ctx)), 20_000n));
     const d = details(refused);
     expect(refused.data).toMatchObject({ errorCode: 'insufficient_allowance', paymentKey: null });
     expect(d).toMatchObject({ required: '10000', available: '0', fees_in_flight: '20000', merchant: MERCHANT, treasury: TREASURY });
@@ -395,7 +404,7 @@ describe('checkAllowance (check_allowance)', () => {
   it('when the allowance alone is below the fee: insufficient_allowance with the allowance as available', async () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = FEE - 1n;
-    const d = details(refusal((await checkAllowance(h.ctx)).reserveFee!.refused(0n)));
+    const d = details(refusal(refusedAs((await checkAllowance(h.ctx)), 0n)));
     expect(d).toMatchObject({ required: '10000', available: '9999' });
     expect(d).not.toHaveProperty('fees_in_flight');
   });
@@ -404,7 +413,7 @@ describe('checkAllowance (check_allowance)', () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 1_000_000n;
     h.chain.balance = 5_000n;
-    const refused = refusal((await checkAllowance(h.ctx)).reserveFee!.refused(10_000n));
+    const refused = refusal(refusedAs((await checkAllowance(h.ctx)), 10_000n));
     expect(refused.data).toMatchObject({ errorCode: 'fee_collection_failed', paymentKey: null });
     expect(details(refused)).toMatchObject({ reason: 'merchant token balance is below the fee', merchant_balance: '0', required_fee: '10000', fees_in_flight: '10000' });
   });
@@ -413,7 +422,7 @@ describe('checkAllowance (check_allowance)', () => {
     const h = stepHarness(checking());
     h.chain.allowanceOf = 1_000_000n;
     h.chain.balance = 15_000n;
-    expect((await checkAllowance(h.ctx)).reserveFee!.refused(10_000n)).toMatchObject({ wait: { reason: 'merchant_fees_in_flight' } });
+    expect(refusedAs((await checkAllowance(h.ctx)), 10_000n)).toMatchObject({ wait: { reason: 'merchant_fees_in_flight' } });
   });
 
   it('pauses a merchant whose fee transfers kept reverting, before reading the chain', async () => {
