@@ -100,7 +100,7 @@ async function stockPayment(requirements: TestRequirements, mint = { owner: TOKE
 // ---- the same transaction, built instruction by instruction as the stock client builds it
 
 interface Build {
-  version?: 'legacy' | 0;
+  version?: 'legacy' | 0 | 1;
   feePayer?: Address;
   limit?: number;
   price?: bigint;
@@ -152,7 +152,7 @@ async function built(build: Build = {}): Promise<string> {
     (message) => appendTransactionMessageInstructions(instructions, message),
     (message) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: BLOCKHASH, lastValidBlockHeight: 150n }, message),
   );
-  const message = build.lookupTables && build.version !== 'legacy' ? compressTransactionMessageUsingAddressLookupTables(base as never, build.lookupTables) : base;
+  const message = build.lookupTables && (build.version ?? 0) === 0 ? compressTransactionMessageUsingAddressLookupTables(base as never, build.lookupTables) : base;
   if (build.sign === false) return getBase64EncodedWireTransaction(compileTransaction(message));
   return getBase64EncodedWireTransaction(await partiallySignTransactionMessageWithSigners(message));
 }
@@ -248,6 +248,13 @@ describe('decodeSvmTransaction', () => {
     expect(decodeSvmTransaction(Buffer.from('short').toString('base64'))).toMatchObject({ ok: false, reason: ExactSvmReason.TransactionCouldNotBeDecoded });
     const withTable = await built({ lookupTables: { [stranger.address]: [USDC] } });
     expect(decodeSvmTransaction(withTable)).toEqual({ ok: false, reason: ExactSvmReason.AltResolutionUnavailable, message: 'address lookup tables are not accepted' });
+  });
+
+  it('refuses a version 1 message (its compute budget lives outside the instructions)', async () => {
+    const transaction = await built({ version: 1 });
+    expect(decodeSvmTransaction(transaction)).toMatchObject({ ok: false, reason: ExactSvmReason.TransactionCouldNotBeDecoded, message: expect.stringContaining('version 1') });
+    // the reference refuses it too, by accident: it looks for the transfer in `compiled.instructions`, which a v1 message lacks
+    expect(await referenceVerify(transaction, requirementsFor())).toMatchObject({ isValid: false, invalidReason: ExactSvmReason.NoTransferInstruction });
   });
 });
 
