@@ -63,7 +63,7 @@ describe('check 2: signature', () => {
     const payment = await signedPayment();
     const { digest, failure } = checkSignature(contextOf(payment));
     expect(failure).toBeUndefined();
-    expect(bytesToHex(digest)).toBe(TypedDataEncoder.hash(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, authorizationOf()));
+    expect(bytesToHex(digest!)).toBe(TypedDataEncoder.hash(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, authorizationOf()));
   });
 
   it('refuses a signature made by another key, naming who signed', async () => {
@@ -247,7 +247,7 @@ describe('contract wallets (ERC-1271)', () => {
 
   it('accepts what the wallet accepts, asking it about the signed digest', async () => {
     const payment = await signedPayment({ authorization: authorizationOf({ from: WALLET }) });
-    const { digest } = checkSignature(contextOf(payment));
+    const digest = checkSignature(contextOf(payment)).digest!;
     const { chain, asked } = walletChain(true);
     await expect(checkContractSignature(chain, payment, digest, ecdsaFailure)).resolves.toBeUndefined();
     expect(asked).toEqual([[84532, WALLET, bytesToHex(digest), payment.signature]]);
@@ -326,7 +326,7 @@ describe('the checks read terms: a Permit2 payment', () => {
 
   it("recovers the payer under Permit2's domain, not the token's", async () => {
     const payment = await permit2Payment();
-    const separator = payment.mechanism.ownDomainSeparator?.(NETWORK);
+    const separator = payment.mechanism.signature?.ownDomainSeparator?.(NETWORK);
     expect(separator).toEqual(permit2DomainSeparator(NETWORK.chainId));
     expect(checkSignature(contextOf(payment, { domainSeparator: separator })).failure).toBeUndefined();
     expect(checkSignature(contextOf(payment)).failure).toMatchObject({ reason: FailureReason.InvalidSignature });

@@ -424,7 +424,7 @@ describe('VerificationService', () => {
         {
           chainId: 84532,
           signer: CONTRACT_WALLET,
-          digest: bytesToHex(payment.mechanism.signedDigest(payment.payload, SEPARATOR)),
+          digest: bytesToHex(payment.mechanism.signature!.signedDigest(payment.payload, SEPARATOR)),
           signature: payment.signature,
         },
       ]);
