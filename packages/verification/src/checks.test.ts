@@ -293,6 +293,17 @@ describe("check 2 as USDC decides it (checkPayerSignature): an account with code
     };
   }
 
+  it('runs only for a mechanism with an offline signature: one without has no digest, nothing to fail and nothing to ask', async () => {
+    const payment = { ...(await signedPayment({ signer: stranger })), mechanism: { ...exactEip3009, signature: undefined } };
+    const { chain, asked } = chainAnswering(false);
+    expect(checkSignature(contextOf(payment, { domainSeparator: undefined }))).toEqual({ failure: undefined });
+    await expect(checkPayerSignature(chain, contextOf(payment, { domainSeparator: undefined }))).resolves.toBeUndefined();
+    expect(asked).toEqual([]);
+    // one that has it is never checked without its domain
+    const signed = await signedPayment();
+    expect(() => checkSignature(contextOf(signed, { domainSeparator: undefined }))).toThrow(/domain separator/);
+  });
+
   it("takes the key's ECDSA signature from an account without code (one question to the chain)", async () => {
     const payment = await signedPayment();
     const { chain, asked } = chainAnswering(undefined);
