@@ -1,4 +1,5 @@
-import type { ApprovalPermit, PaymentMechanism, PaymentTerms } from './mechanism';
+import type { ApprovalCapability } from './capabilities';
+import type { ApprovalPermit, PaymentTerms } from './mechanism';
 import { eip2612PermitSigner } from './permit2/eip2612';
 
 /** What is wrong with a payment's approval permit, by the field at fault (verification answers each in its code). */
@@ -14,7 +15,7 @@ export type ApprovalPermitProblem = { field: 'owner' | 'token' | 'spender' | 'va
  * of the chain with the approval (`PayerApproval.permit`).
  */
 export function approvalPermitProblem(
-  mechanism: Pick<PaymentMechanism<unknown>, 'approvalSpender'>,
+  approval: Pick<ApprovalCapability<unknown>, 'spender'>,
   permit: ApprovalPermit,
   terms: PaymentTerms,
   tokenDomainSeparator: Uint8Array,
@@ -23,8 +24,8 @@ export function approvalPermitProblem(
 ): ApprovalPermitProblem | undefined {
   if (permit.owner !== terms.payer) return { field: 'owner', reason: `the permit's owner ${permit.owner} is not the payer ${terms.payer}` };
   if (permit.token !== terms.token) return { field: 'token', reason: `the permit is for the token ${permit.token}, the payment moves ${terms.token}` };
-  if (permit.spender !== mechanism.approvalSpender) {
-    return { field: 'spender', reason: `the permit lets ${permit.spender} move the token; the payment moves through ${mechanism.approvalSpender ?? 'no approved spender'}` };
+  if (permit.spender !== approval.spender) {
+    return { field: 'spender', reason: `the permit lets ${permit.spender} move the token; the payment moves through ${approval.spender}` };
   }
   if (permit.deadline < nowSeconds + marginSeconds) {
     return { field: 'deadline', reason: `the permit's deadline ${permit.deadline} is before now (${nowSeconds}) plus ${marginSeconds} s` };

@@ -8,7 +8,7 @@ const RECHECK_MISSING_MS = 60_000;
 
 /**
  * Which mechanisms a network serves: of those the registry serves there (`mechanismsOn`), the ones
- * whose contracts exist on its chain (`PaymentMechanism.unavailable`: a Permit2 mechanism needs x402's proxy
+ * whose contracts exist on its chain (`PaymentMechanism.availability`: a Permit2 mechanism needs x402's proxy
  * there). The one place that knows it, asked by `/x402/supported` (which then lists nothing verify refuses)
  * and by verification (which refuses a payment of a mechanism whose contracts are missing). A contract found
  * stays known (x402's contracts are immutable at their canonical addresses); a missing one is asked again:
@@ -31,8 +31,8 @@ export class MechanismAvailability {
   /** Why `mechanism` cannot execute on the chain (a contract it settles through is missing), if it cannot. Throws what the chain read throws. */
   async problem(chainId: number, mechanism: PaymentMechanism<unknown>): Promise<string | undefined> {
     const key = `${chainId}:${mechanism.id}`;
-    if (!mechanism.unavailable || this.found.has(key)) return undefined;
-    const problem = await mechanism.unavailable(this.readsOn(chainId));
+    if (!mechanism.availability || this.found.has(key)) return undefined;
+    const problem = await mechanism.availability.unavailable(this.readsOn(chainId));
     if (problem) this.missingAt.set(key, this.now());
     else {
       this.found.add(key);

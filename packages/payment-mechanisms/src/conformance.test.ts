@@ -1,8 +1,11 @@
 // The conformance suite: every registered mechanism, and a toy one registered only here, answer the
-// checklist of `PaymentMechanism` (docs/architecture.md, "Adding a payment mechanism: the checklist"):
-// claims exclusive across the registry, parse -> store -> read back is the identity, fingerprints stable,
-// digest and recovery round-trip, a direct call refuses an amount the payment forbids, paid-in reads a
-// transfer log. Offline: the chain is a stub that builds calls and reads nothing.
+// checklist of `PaymentMechanism` (docs/architecture.md, "Adding a payment mechanism: the checklist"). The
+// core, of every mechanism: claims exclusive across the registry, parse -> store -> read back is the
+// identity, fingerprints stable, a direct call refuses an amount the payment forbids, paid-in reads a
+// transfer log. Each capability, of a mechanism that offers it: digest and recovery round-trip (signature),
+// the terms' nonce in its space (nonce), its spenders and permit (approval), its executor targets and gas;
+// and an EVM mechanism offers the capabilities whose checks an EVM payment must pass (signature, nonce).
+// Offline: the chain is a stub that builds calls and reads nothing.
 import { bytesToHex, hexToBytes, InvalidRequestError } from '@facilitator/core';
 import { paidBetween } from '@facilitator/chain-rpc';
 import { AbiCoder, concat, keccak256, recoverAddress, toUtf8Bytes, Wallet } from 'ethers';
@@ -64,37 +67,42 @@ const toy: PaymentMechanism<ToyPayload> = {
   toStored: (p) => ({ toy: { from: p.from, to: p.to, amount: p.amount.toString(), nonce: p.nonce }, signature: p.signature }),
   fromStored: (stored, network) => toyPayment(parseToy(stored, ''), network),
   vocabulary: { payer: 'toy.from', payee: 'toy.to', amount: 'toy.amount', checker: 'the toy token' },
-  ownDomainSeparator: (network) => hexToBytes(keccak256(toUtf8Bytes(`toy:${network.chainId}:${network.tokenAddress}`))),
-  signedDigest: (p, separator) => hexToBytes(keccak256(concat([separator, toyFields(p)]))),
-  recoverSigner(digest, signature) {
-    try {
-      return { ok: true, address: recoverAddress(digest, signature).toLowerCase() };
-    } catch (err) {
-      return { ok: false, reason: (err as Error).message };
-    }
-  },
   fingerprint: (p, network) => keccak256(concat([toUtf8Bytes(`${TOY}:${network.chainId}:${network.tokenAddress}`), toyFields(p)])).slice(2),
-  nonceSpace: (network) => network.tokenAddress,
   signedAmount: 'exact',
   x402Versions: [2],
   payloadSchema: { type: 'object', required: ['toy', 'signature'] },
   payloadMarker: { type: 'object', required: ['toy'] },
   describe: () => ({ scheme: 'toy' }),
-  isUsed: (nonce, chain) => chain.isAuthorizationUsed(nonce.payer, nonce.value),
   directCall(payment, chain, settle) {
     const amount = amountToSettle(toy, payment.terms, settle);
     return { to: chain.tokenAddress, data: '0x' + toyFields({ ...payment.payload, amount }).slice(2) + payment.signature.slice(2), gasKind: 'transferWithAuthorization' };
   },
   paidIn: (logs, { terms }, network) => paidBetween(logs, network.tokenAddress, terms.payer, terms.payee),
   findExecution: async () => undefined,
+  // its capabilities: a signature recoverable offline under its own per-chain domain, and the token's nonces
+  // (an EVM mechanism must offer both); no approval, no contract but the token, no gas beyond a transfer's
+  signature: {
+    ownDomainSeparator: (network) => hexToBytes(keccak256(toUtf8Bytes(`toy:${network.chainId}:${network.tokenAddress}`))),
+    signedDigest: (p, separator) => hexToBytes(keccak256(concat([separator, toyFields(p)]))),
+    recoverSigner(digest, signature) {
+      try {
+        return { ok: true, address: recoverAddress(digest, signature).toLowerCase() };
+      } catch (err) {
+        return { ok: false, reason: (err as Error).message };
+      }
+    },
+  },
+  nonce: { space: (network) => network.tokenAddress, isUsed: (nonce, chain) => chain.isAuthorizationUsed(nonce.payer, nonce.value) },
+  executor: { targets: (network) => ({ token: network.tokenAddress }) },
 };
+const toySignature = toy.signature!;
 
 const TOY_SPECIMEN: MechanismSpecimen = {
   mechanism: toy as PaymentMechanism<unknown>,
   async sign(amount = 10_000n) {
     const payer = Wallet.createRandom();
     const fields = { from: payer.address.toLowerCase(), to: '0x' + 'ab'.repeat(20), amount, nonce: bytesToHex(hexToBytes(keccak256(toUtf8Bytes(payer.address)))) };
-    const signature = payer.signingKey.sign(toy.signedDigest({ ...fields, signature: '' }, toy.ownDomainSeparator!(SPECIMEN_NETWORK))).serialized;
+    const signature = payer.signingKey.sign(toySignature.signedDigest({ ...fields, signature: '' }, toySignature.ownDomainSeparator!(SPECIMEN_NETWORK))).serialized;
     return { payer: fields.from, payload: { toy: { ...fields, amount: amount.toString() }, signature } };
   },
   executionLogs: (payer, payee, amount) => [transferLog(SPECIMEN_NETWORK.tokenAddress, payer, payee, amount)],
@@ -125,8 +133,9 @@ it('every registered mechanism has a specimen to run the checklist on', () => {
 
 describe.each(REGISTRY.map((s) => [s.mechanism.id, s] as const))('%s', (_id, specimen) => {
   const { mechanism } = specimen;
+  const { signature, nonce, approval, executor, gas, x402 } = mechanism;
   const separatorOn = (on: MechanismNetwork) =>
-    mechanism.ownDomainSeparator?.(on) ?? (on.chainId === network.chainId ? specimen.tokenDomainSeparator! : domainSeparator({ name: 'USDC', version: '2', chainId: on.chainId, verifyingContract: on.tokenAddress }));
+    signature?.ownDomainSeparator?.(on) ?? (on.chainId === network.chainId ? specimen.tokenDomainSeparator! : domainSeparator({ name: 'USDC', version: '2', chainId: on.chainId, verifyingContract: on.tokenAddress }));
 
   it('claims its own payloads and no other mechanism of the registry does; the registry chooses it for its scheme', async () => {
     const { payload } = await first(specimen);
@@ -140,7 +149,7 @@ describe.each(REGISTRY.map((s) => [s.mechanism.id, s] as const))('%s', (_id, spe
     const { payer, payload } = await first(specimen);
     const parsed = mechanism.parse(payload, '/payload', network);
     expect(parsed.terms).toMatchObject({ mechanism: mechanism.id, scheme: mechanism.scheme, payer, amount: 10_000n, token: network.tokenAddress });
-    expect(parsed.terms.nonce).toMatchObject({ space: mechanism.nonceSpace(network), payer });
+    expect(parsed.terms.nonce).toMatchObject({ payer });
     // through JSON, as the jsonb column keeps it
     const stored = JSON.parse(JSON.stringify(mechanism.toStored(parsed.payload))) as StoredPayload;
     const readBack = mechanism.fromStored(stored, network);
@@ -166,13 +175,50 @@ describe.each(REGISTRY.map((s) => [s.mechanism.id, s] as const))('%s', (_id, spe
     expect(mechanism.fingerprint(another.payload, network)).not.toBe(fingerprint);
   });
 
-  it('gives the digest its payer signed, whose signer it recovers; under another chain\'s domain it is not the payer', async () => {
-    const { payer, payload } = await first(specimen);
-    const parsed = mechanism.parse(payload, '/payload', network);
-    expect(mechanism.recoverSigner(mechanism.signedDigest(parsed.payload, separatorOn(network)), parsed.signature)).toEqual({ ok: true, address: payer });
-    expect(mechanism.recoverSigner(mechanism.signedDigest(parsed.payload, separatorOn(otherChain)), parsed.signature)).not.toEqual({ ok: true, address: payer });
-    expect(mechanism.recoverSigner(mechanism.signedDigest(parsed.payload, separatorOn(network)), '0x' + 'ab'.repeat(65))).not.toEqual({ ok: true, address: payer });
-  });
+  if (signature) {
+    it('signature: gives the digest its payer signed, whose signer it recovers; under another chain\'s domain it is not the payer', async () => {
+      const { payer, payload } = await first(specimen);
+      const parsed = mechanism.parse(payload, '/payload', network);
+      expect(signature.recoverSigner(signature.signedDigest(parsed.payload, separatorOn(network)), parsed.signature)).toEqual({ ok: true, address: payer });
+      expect(signature.recoverSigner(signature.signedDigest(parsed.payload, separatorOn(otherChain)), parsed.signature)).not.toEqual({ ok: true, address: payer });
+      expect(signature.recoverSigner(signature.signedDigest(parsed.payload, separatorOn(network)), '0x' + 'ab'.repeat(65))).not.toEqual({ ok: true, address: payer });
+    });
+  }
+
+  if (nonce) {
+    it('nonce: its terms name the nonce in its space, whoever read them', async () => {
+      const { payer, payload } = await first(specimen);
+      const parsed = mechanism.parse(payload, '/payload', network);
+      expect(parsed.terms.nonce).toMatchObject({ space: nonce.space(network), payer });
+      expect(nonce.space(network)).toMatch(ADDRESS);
+    });
+  }
+
+  if (approval) {
+    it('approval: names the contract the payer approves and the spender its payments must sign for; a permit, if it reads one, is the payer\'s', async () => {
+      expect(approval.spender).toMatch(ADDRESS);
+      expect(approval.signedSpender).toMatch(ADDRESS);
+      const parsed = mechanism.parse((await first(specimen)).payload, '/payload', network);
+      expect(parsed.terms.spender).toBe(approval.signedSpender);
+      const permit = approval.permit?.(parsed.payload);
+      if (permit) expect(permit).toMatchObject({ owner: parsed.terms.payer, spender: approval.spender });
+    });
+  }
+
+  if (executor || gas) {
+    it('executor and gas: names the executor\'s targets as addresses, and no negative extra gas', () => {
+      for (const target of Object.values(executor?.targets(network) ?? {})) expect(target).toMatch(ADDRESS);
+      for (const withPermit of [false, true]) expect(gas?.extra({ withPermit }) ?? 0n).toBeGreaterThanOrEqual(0n);
+    });
+  }
+
+  if (x402?.extensions) {
+    it('x402: names each extension it reads once, with a schema for its info', () => {
+      const keys = x402.extensions!.map((e) => e.key);
+      expect(new Set(keys).size).toBe(keys.length);
+      for (const extension of x402.extensions!) expect(extension.infoSchema).toEqual(expect.any(Object));
+    });
+  }
 
   it('builds its direct call for an amount the payment allows, and refuses one it forbids', async () => {
     const parsed = mechanism.parse((await first(specimen)).payload, '/payload', network);
@@ -204,4 +250,13 @@ describe.each(REGISTRY.map((s) => [s.mechanism.id, s] as const))('%s', (_id, spe
   it('names a chain family the engine knows, whose networks are the ones it settles on', () => {
     expect(Object.keys(CHAIN_FAMILIES)).toContain(mechanism.family);
   });
+
+  // verification runs a capability's check only when a mechanism offers it: an EVM payment must pass the
+  // offline signature check and the nonce check, so an EVM mechanism offers both
+  if (mechanism.family === 'evm') {
+    it('as an EVM mechanism, offers an offline signature and a nonce space', () => {
+      expect(signature).toEqual(expect.objectContaining({ signedDigest: expect.any(Function), recoverSigner: expect.any(Function) }));
+      expect(nonce).toEqual(expect.objectContaining({ space: expect.any(Function), isUsed: expect.any(Function) }));
+    });
+  }
 });

@@ -1,7 +1,7 @@
 /**
  * Why a verification failed, as stable codes (the messages are for people). The x402 surface maps
  * these to the x402 specification's `invalidReason` values, in a mechanism's own codes where it has
- * them (`PaymentMechanism.x402Reasons`): the vocabulary both sides speak, so it lives below both.
+ * them (`PaymentMechanism.x402.reasons`): the vocabulary both sides speak, so it lives below both.
  */
 export const FailureReason = {
   InvalidSignature: 'invalid_signature',

@@ -20,6 +20,15 @@ export type {
   X402Extension,
   PaymentColumns,
 } from './mechanism';
+export type {
+  OfflineSignature,
+  NonceCapability,
+  ApprovalCapability,
+  AvailabilityCapability,
+  ExecutorCapability,
+  GasCapability,
+  X402Capability,
+} from './capabilities';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
 export { withOurExecutor } from './chain-port';
 export { missingApproval, approvalFor, approvalShortOf } from './mechanism';

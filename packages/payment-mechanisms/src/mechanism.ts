@@ -1,7 +1,7 @@
 import type { ChainFamilyId } from '@facilitator/core';
 import type { MechanismChain, PaymentReads } from './chain-port';
 import type { PaymentMechanismId } from './mechanism-ids';
-import type { MechanismX402Reasons } from './x402-reasons';
+import type { ApprovalCapability, AvailabilityCapability, ExecutorCapability, GasCapability, NonceCapability, OfflineSignature, X402Capability } from './capabilities';
 
 /** Where a mechanism's payments move: the network's chain and the token it settles. */
 export interface MechanismNetwork {
@@ -125,7 +125,7 @@ export function approvalShortOf(approval: PayerApproval | undefined, amount: big
  * its mechanism moves only what was approved and it is short.
  */
 export async function missingApproval<Payload>(mechanism: PaymentMechanism<Payload>, payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<MissingApproval | undefined> {
-  return approvalShortOf(await mechanism.approval?.(payment, chain), payment.terms.amount);
+  return approvalShortOf(await mechanism.approval?.read(payment, chain), payment.terms.amount);
 }
 
 export type SignerRecovery = { ok: true; address: string } | { ok: false; reason: string };
@@ -183,13 +183,27 @@ export type Execution = { txHash: string; block: number; /** the transaction's t
  * One way an x402 scheme moves a token (the reference registers a `SchemeNetworkFacilitator` per scheme
  * and network). It says facts about a payment and gives what the engine needs to check it; it never runs a
  * settlement: fee first, exactly once, batching and reorgs belong to the engine.
+ *
+ * A small core every mechanism has (what it claims and reads, its terms and identity, how it is described,
+ * the call that executes it and what that call paid), and capabilities a mechanism offers when its payments
+ * have them (an offline-recoverable signature, a nonce space, an approval, a contract that may be missing,
+ * executor targets, extra gas, x402 codes and extensions of its own): verification and settlement run the
+ * check a capability stands for only when the mechanism offers it. Every EVM mechanism offers `signature` and
+ * `nonce`, so those checks stay mandatory for an EVM payment; a mechanism of another chain family (Solana)
+ * may have neither.
  */
 export interface PaymentMechanism<Payload> {
+  // The core: what every mechanism says.
+
   readonly id: PaymentMechanismId;
   /** the chain family whose networks it settles on (a network serves the mechanisms of its family) */
   readonly family: ChainFamilyId;
   /** the x402 scheme it answers to */
   readonly scheme: string;
+  /** the x402 versions whose payloads carry it (x402 v1 knows EIP-3009 only) */
+  readonly x402Versions: readonly X402Version[];
+  /** what `terms.amount` is: the amount that moves, or the most that may (the settle order's amount is checked against it) */
+  readonly signedAmount: SignedAmount;
   /** whether a payload has this mechanism's shape: how the registry chooses among the mechanisms of one scheme */
   claims(payload: unknown): boolean;
   /**
@@ -207,32 +221,16 @@ export interface PaymentMechanism<Payload> {
   /** a stored payload read back, with its terms on the network it was stored for (it was checked then) */
   fromStored(stored: unknown, network: MechanismNetwork): ParsedPayment<Payload>;
   /**
+   * The stored payload of a payment kept before payloads were (a settlement an older process started during a
+   * rolling deploy), rebuilt from its row's columns and its verification's validity and signature. Absent:
+   * every payment of the mechanism has its payload stored.
+   */
+  storedFromColumns?(columns: PaymentColumns): StoredPayload;
+  /**
    * How answers name what the payer signed and who checks it, so that a refusal speaks the payer's own
    * payload (EIP-3009: `authorization.from`, checked by the token).
    */
   readonly vocabulary: MechanismVocabulary;
-  /**
-   * The spender a payment must name, when it names one: the contract settlement executes it through. A
-   * permit for any other spender could be taken by whoever controls that spender, never by us.
-   */
-  readonly requiredSpender?: string;
-  /**
-   * The EIP-712 domain separator its signatures are made under, when the checking contract is not the
-   * token (Permit2's is fixed by chain and address); absent: the token's own, which the chain reader pins.
-   */
-  ownDomainSeparator?(network: MechanismNetwork): Uint8Array;
-  /** the digest the payer signed, under the EIP-712 domain separator of the contract that checks it */
-  signedDigest(payload: Payload, domainSeparator: Uint8Array): Uint8Array;
-  /** the signer of a digest as the checking contract recovers it, with its refusals */
-  recoverSigner(digest: Uint8Array, signature: string): SignerRecovery;
-  /** the payment's identity: a hash of everything the payer signed (docs/decisions.md, "Payment identity") */
-  fingerprint(payload: Payload, network: MechanismNetwork): string;
-  /** the contract that records its payments' nonces on a network (`NonceIdentity.space`) */
-  nonceSpace(network: MechanismNetwork): string;
-  /** what `terms.amount` is: the amount that moves, or the most that may (the settle order's amount is checked against it) */
-  readonly signedAmount: SignedAmount;
-  /** the x402 versions whose payloads carry it (x402 v1 knows EIP-3009 only) */
-  readonly x402Versions: readonly X402Version[];
   /**
    * The JSON schema of its payload (`paymentPayload.payload`), which the request schemas and the OpenAPI
    * document compose from the registry: a payload is checked against the schema of the one mechanism whose
@@ -244,13 +242,8 @@ export interface PaymentMechanism<Payload> {
    * mechanism's marker). The markers of the mechanisms of one x402 version never both hold.
    */
   readonly payloadMarker?: object;
-  /** the x402 extensions it reads from a payment's `extensions` (Permit2: the payer's approval permit) */
-  readonly extensions?: readonly X402Extension[];
-  /**
-   * Its own x402 reason codes, where the reference answers its payments in codes of their own (absent: the
-   * specification's generic ones are its codes): the x402 surface asks them before its generic table.
-   */
-  readonly x402Reasons?: MechanismX402Reasons;
+  /** the payment's identity: a hash of everything the payer signed (docs/decisions.md, "Payment identity") */
+  fingerprint(payload: Payload, network: MechanismNetwork): string;
   /**
    * Its kind in `/x402/supported` on a network. `facilitator`: the address this service executes payments
    * from when a payer must name who may (upto's witness), which clients read from `extra`.
@@ -260,29 +253,6 @@ export interface PaymentMechanism<Payload> {
   // What settlement asks. A nonce that is used is not a payment that was made: "paid" is only ever read
   // from a transfer to the payee (findExecution, paidIn).
 
-  /** whether the nonce can never execute again: used, or cancelled (invalidated) by its payer */
-  isUsed(nonce: NonceIdentity, chain: PaymentReads): Promise<boolean>;
-  /**
-   * What the payer has approved beforehand for the mechanism to move, when it moves only that: Permit2 takes
-   * no more than the payer's allowance to it on the token (absent: nothing is needed beyond the signature).
-   * One approval backs every payment of the payer's in flight: settlement reserves against it as against
-   * the payer's balance.
-   */
-  approval?(payment: ParsedPayment<Payload>, chain: PaymentReads): Promise<PayerApproval>;
-  /**
-   * The permit for that approval the payment carries, if any (Permit2: the payer's EIP-2612 permit for
-   * Permit2, x402's `eip2612GasSponsoring`): verification checks it, `approval` counts it, and settlement
-   * sends it with the payment when the payer's allowance is short (`SettleOrder.withPermit`).
-   */
-  approvalPermit?(payload: Payload): ApprovalPermit | undefined;
-  /** the contract a payer approves on the token for this mechanism, when it needs one (Permit2): an approval permit must name it */
-  readonly approvalSpender?: string;
-  /**
-   * Why it cannot execute on this chain at all, when it cannot: a contract it settles through is missing
-   * (absent: it needs none but the token). Asked before any fee: a call to a missing contract succeeds and
-   * moves nothing.
-   */
-  unavailable?(chain: PaymentReads): Promise<string | undefined>;
   /**
    * The call that executes the payment, sent by any of our relayers unless it names its `sender`. The
    * payer's signature goes in as the checking contract takes it: an ERC-6492 signature's inner one (the
@@ -297,25 +267,22 @@ export interface PaymentMechanism<Payload> {
   /** the transaction that executed this payment in the recent blocks (ours or anyone's); undefined: none did */
   findExecution(payment: ParsedPayment<Payload>, chain: MechanismChain): Promise<Execution | undefined>;
 
-  // What settlement asks of a mechanism's gas, its executor targets and its older rows (issue 42: the engine names no mechanism).
+  // The capabilities: each present when the mechanism's payments have it, and its check run only then.
 
-  /**
-   * The gas its direct call for `order` runs beyond the network's transfer caps (GasCaps, measured on a plain
-   * token transfer): Permit2's call that sends the payer's approval permit runs the token's permit first.
-   * Absent: none.
-   */
-  extraGas?(order: { withPermit: boolean }): bigint;
-  /**
-   * The contracts its direct calls go to, by the settlement executor's immutable naming each (the executor
-   * refuses a call to any other): what settlement lets an executor item call, and what an executor is set up with.
-   */
-  executorTargets?(network: MechanismNetwork): Readonly<Record<string, string>>;
-  /**
-   * The stored payload of a payment kept before payloads were (a settlement an older process started during a
-   * rolling deploy), rebuilt from its row's columns and its verification's validity and signature. Absent:
-   * every payment of the mechanism has its payload stored.
-   */
-  storedFromColumns?(columns: PaymentColumns): StoredPayload;
+  /** a signature anyone can check offline: verification recovers the payer from it (every EVM mechanism has one) */
+  readonly signature?: OfflineSignature<Payload>;
+  /** a nonce space on chain: verification and settlement ask whether the payment's nonce is spent (every EVM mechanism has one) */
+  readonly nonce?: NonceCapability;
+  /** an approval the payer gives beforehand, which it moves no more than (Permit2) */
+  readonly approval?: ApprovalCapability<Payload>;
+  /** a contract it settles through that a chain may not have (x402's Permit2 proxies) */
+  readonly availability?: AvailabilityCapability;
+  /** the contracts its direct calls go to, as the settlement executor names them */
+  readonly executor?: ExecutorCapability;
+  /** gas its direct call runs beyond the network's transfer caps */
+  readonly gas?: GasCapability;
+  /** x402 reason codes and extensions of its own */
+  readonly x402?: X402Capability;
 }
 
 /** A payment's columns as a settlement row and its verification keep them (decimal strings, 0x hex). */

@@ -83,13 +83,13 @@ export function mechanismsInVersion(mechanisms: readonly PaymentMechanismId[], v
  * proxies). A mechanism registered but not served still names its contract: the executor holds it either way.
  */
 export function executorTargets(network: MechanismNetwork): Readonly<Record<string, string>> {
-  return Object.assign({}, ...registeredMechanisms().map((m) => m.executorTargets?.(network) ?? {})) as Record<string, string>;
+  return Object.assign({}, ...registeredMechanisms().map((m) => m.executor?.targets(network) ?? {})) as Record<string, string>;
 }
 
-/** The most gas any registered mechanism's direct call runs beyond the transfer caps (`extraGas`): what a stored executor item may carry at most besides them. */
+/** The most gas any registered mechanism's direct call runs beyond the transfer caps (`gas.extra`): what a stored executor item may carry at most besides them. */
 export function mostExtraGas(): bigint {
   return registeredMechanisms().reduce((most, m) => {
-    const extra = m.extraGas?.({ withPermit: true }) ?? 0n;
+    const extra = m.gas?.extra({ withPermit: true }) ?? 0n;
     return extra > most ? extra : most;
   }, 0n);
 }

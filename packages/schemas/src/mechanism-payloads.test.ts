@@ -40,7 +40,7 @@ describe('payload schemas composed from the registered mechanisms', () => {
   });
 
   it('lists each extension a mechanism reads once, and names each payer field once', () => {
-    const keys = registeredMechanisms().flatMap((m) => (m.extensions ?? []).map((e) => e.key));
+    const keys = registeredMechanisms().flatMap((m) => (m.x402?.extensions ?? []).map((e) => e.key));
     expect(Object.keys(mechanismExtensionSchemas())).toEqual([...new Set(keys)]);
     expect(payerFieldsDescription().split(', or ')).toEqual([...new Set(registeredMechanisms().map((m) => m.vocabulary.payer))]);
   });

@@ -27,7 +27,7 @@ export function x402PayloadSchema(version: X402Version): object {
 
 /** The x402 extensions the registered mechanisms read (each key once, in registration order): key to `info` schema. */
 export function mechanismExtensionSchemas(): Record<string, object> {
-  const extensions = registeredMechanisms().flatMap((m) => m.extensions ?? []);
+  const extensions = registeredMechanisms().flatMap((m) => m.x402?.extensions ?? []);
   return Object.fromEntries(extensions.map(({ key, infoSchema }) => [key, { type: 'object', properties: { info: infoSchema }, additionalProperties: true }]));
 }
 

@@ -19,7 +19,7 @@ const paymentId = {
 
 /**
  * `extensions` of a payment (x402 v2 `paymentPayload.extensions`, /v1 Form A `payment.extensions`).
- * `payment-identifier` is read, and those the payment mechanisms read (`PaymentMechanism.extensions`, such as a
+ * `payment-identifier` is read, and those the payment mechanisms read (`PaymentMechanism.x402.extensions`, such as a
  * payer's approval permit), each with its mechanism's schema; other extensions, and
  * the schema the client echoes, pass as they are.
  */

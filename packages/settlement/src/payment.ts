@@ -59,8 +59,8 @@ export function directCallOf(settlement: SettlementWithVerification, chain: Mech
  */
 export async function sendsPermit(ctx: StepContext): Promise<boolean> {
   const { mechanism, parsed } = paymentOf(ctx.settlement);
-  if (!mechanism.approval || !mechanism.approvalPermit?.(parsed.payload)) return false;
-  return approvalFor(await mechanism.approval(parsed, ctx.network.usdc), BigInt(ctx.settlement.amount)).withPermit;
+  if (!mechanism.approval?.permit?.(parsed.payload)) return false;
+  return approvalFor(await mechanism.approval.read(parsed, ctx.network.usdc), BigInt(ctx.settlement.amount)).withPermit;
 }
 
 /** The signature as the payer sent it (ERC-6492-wrapped or not). */

@@ -257,8 +257,9 @@ export class SettlementRequests {
     const mechanism = servedMechanismById(v.mechanism);
     const failure = await this.fundsCheck.refusalOf({
       chainId: v.chainId, token: v.tokenAddress!, payer: v.payer!, merchant: v.merchant!, amount, fee,
-      // a mechanism we do not serve: its nonce cannot be asked, so a short payer is not refused here either
-      nonceUsed: (reads) => (mechanism ? mechanism.isUsed({ space: n.nonceSpace, payer: n.payer, value: n.nonce }, reads) : Promise.resolve(true)),
+      // a mechanism we do not serve, or one without a nonce space: its nonce cannot be asked, so a short payer
+      // is not refused here either
+      nonceUsed: (reads) => (mechanism?.nonce ? mechanism.nonce.isUsed({ space: n.nonceSpace, payer: n.payer, value: n.nonce }, reads) : Promise.resolve(true)),
     });
     if (!failure) return;
     if (await this.settlements.findLiveForPayment(settlementPaymentKey(v))) return;

@@ -63,7 +63,7 @@ describe('check 2: signature', () => {
     const payment = await signedPayment();
     const { digest, failure } = checkSignature(contextOf(payment));
     expect(failure).toBeUndefined();
-    expect(bytesToHex(digest)).toBe(TypedDataEncoder.hash(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, authorizationOf()));
+    expect(bytesToHex(digest!)).toBe(TypedDataEncoder.hash(DOMAIN, TRANSFER_WITH_AUTHORIZATION_TYPES, authorizationOf()));
   });
 
   it('refuses a signature made by another key, naming who signed', async () => {
@@ -247,7 +247,7 @@ describe('contract wallets (ERC-1271)', () => {
 
   it('accepts what the wallet accepts, asking it about the signed digest', async () => {
     const payment = await signedPayment({ authorization: authorizationOf({ from: WALLET }) });
-    const { digest } = checkSignature(contextOf(payment));
+    const digest = checkSignature(contextOf(payment)).digest!;
     const { chain, asked } = walletChain(true);
     await expect(checkContractSignature(chain, payment, digest, ecdsaFailure)).resolves.toBeUndefined();
     expect(asked).toEqual([[84532, WALLET, bytesToHex(digest), payment.signature]]);
@@ -293,6 +293,17 @@ describe("check 2 as USDC decides it (checkPayerSignature): an account with code
     };
   }
 
+  it('runs only for a mechanism with an offline signature: one without has no digest, nothing to fail and nothing to ask', async () => {
+    const payment = { ...(await signedPayment({ signer: stranger })), mechanism: { ...exactEip3009, signature: undefined } };
+    const { chain, asked } = chainAnswering(false);
+    expect(checkSignature(contextOf(payment, { domainSeparator: undefined }))).toEqual({ failure: undefined });
+    await expect(checkPayerSignature(chain, contextOf(payment, { domainSeparator: undefined }))).resolves.toBeUndefined();
+    expect(asked).toEqual([]);
+    // one that has it is never checked without its domain
+    const signed = await signedPayment();
+    expect(() => checkSignature(contextOf(signed, { domainSeparator: undefined }))).toThrow(/domain separator/);
+  });
+
   it("takes the key's ECDSA signature from an account without code (one question to the chain)", async () => {
     const payment = await signedPayment();
     const { chain, asked } = chainAnswering(undefined);
@@ -326,7 +337,7 @@ describe('the checks read terms: a Permit2 payment', () => {
 
   it("recovers the payer under Permit2's domain, not the token's", async () => {
     const payment = await permit2Payment();
-    const separator = payment.mechanism.ownDomainSeparator?.(NETWORK);
+    const separator = payment.mechanism.signature?.ownDomainSeparator?.(NETWORK);
     expect(separator).toEqual(permit2DomainSeparator(NETWORK.chainId));
     expect(checkSignature(contextOf(payment, { domainSeparator: separator })).failure).toBeUndefined();
     expect(checkSignature(contextOf(payment)).failure).toMatchObject({ reason: FailureReason.InvalidSignature });

@@ -6,7 +6,8 @@ import type { Payment } from './payment';
 /** The spec's checks 2–6, which need nothing but the payment, the domain and the clock. */
 export interface OfflineCheckContext {
   payment: Payment;
-  domainSeparator: Uint8Array;
+  /** the EIP-712 domain separator the payment's offline signature is made under (absent: its mechanism has none) */
+  domainSeparator?: Uint8Array;
   treasury: string;
   nowSeconds: bigint;
   /** an authorization must stay valid at least this long after verify */
@@ -19,11 +20,17 @@ export interface OfflineCheckContext {
 
 type Failure = VerificationFailure | undefined;
 
-/** Check 2. Returns the recovered signer, or the failure; contract wallets are tried by the caller. */
-export function checkSignature(ctx: OfflineCheckContext): { digest: Uint8Array; failure: Failure } {
+/**
+ * Check 2, for a mechanism whose signature is recoverable offline (`PaymentMechanism.signature`: every EVM
+ * one). Returns the digest the payer signed and the failure, if its signer is not the payer; contract wallets
+ * are tried by the caller. A mechanism without that capability has no digest here and nothing to fail.
+ */
+export function checkSignature(ctx: OfflineCheckContext): { digest?: Uint8Array; failure: Failure } {
   const { terms, payload, signature, mechanism } = ctx.payment;
-  const digest = mechanism.signedDigest(payload, ctx.domainSeparator);
-  const recovered = mechanism.recoverSigner(digest, signature);
+  if (!mechanism.signature) return { failure: undefined };
+  if (!ctx.domainSeparator) throw new Error('a payment with an offline signature was checked without the domain separator it is signed under');
+  const digest = mechanism.signature.signedDigest(payload, ctx.domainSeparator);
+  const recovered = mechanism.signature.recoverSigner(digest, signature);
   if (recovered.ok && recovered.address === terms.payer) return { digest, failure: undefined };
   return {
     digest,
@@ -124,7 +131,7 @@ export function checkToken(ctx: OfflineCheckContext): Failure {
  */
 export function checkSpender(ctx: OfflineCheckContext): Failure {
   const { terms, mechanism } = ctx.payment;
-  const required = mechanism.requiredSpender;
+  const required = mechanism.approval?.signedSpender;
   if (required === undefined || terms.spender === required) return undefined;
   return {
     reason: FailureReason.InvalidSpender,
@@ -194,6 +201,8 @@ export function checkTime(ctx: OfflineCheckContext): Failure {
  */
 export async function checkPayerSignature(chain: ChainReader, ctx: OfflineCheckContext, signed = checkSignature(ctx)): Promise<Failure> {
   const { digest, failure } = signed;
+  // no offline signature (its mechanism has none): nothing for the payer's code to accept or refuse here
+  if (digest === undefined) return failure;
   if (failure) return checkContractSignature(chain, ctx.payment, digest, failure);
   const { payment } = ctx;
   const { terms, mechanism } = payment;
@@ -235,10 +244,10 @@ export async function checkContractSignature(
  */
 export function checkApprovalPermit(ctx: OfflineCheckContext): Failure {
   const { mechanism, payload, terms } = ctx.payment;
-  const permit = mechanism.approvalPermit?.(payload);
-  if (!permit) return undefined;
+  const permit = mechanism.approval?.permit?.(payload);
+  if (!mechanism.approval || !permit) return undefined;
   if (!ctx.tokenDomainSeparator) throw new Error('a payment with an approval permit was checked without the token\'s domain separator');
-  const problem = approvalPermitProblem(mechanism, permit, terms, ctx.tokenDomainSeparator, ctx.nowSeconds, ctx.marginSeconds);
+  const problem = approvalPermitProblem(mechanism.approval, permit, terms, ctx.tokenDomainSeparator, ctx.nowSeconds, ctx.marginSeconds);
   if (!problem) return undefined;
   return { reason: FailureReason.ApprovalPermitInvalid, message: 'invalid approval permit', details: { field: problem.field, reason: problem.reason } };
 }

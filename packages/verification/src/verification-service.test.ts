@@ -205,6 +205,16 @@ describe('VerificationService', () => {
     expect(verifications.calls).toEqual(['createCheckingNonce']);
   });
 
+  it("asks a mechanism only the capabilities it offers: one without an offline signature or a nonce space reads neither the domain, the payer's code nor a nonce", async () => {
+    const { chain, verifications, service } = setup();
+    const payment = { ...(await paymentOf({ signer: stranger })), mechanism: { ...exactEip3009, signature: undefined, nonce: undefined } };
+    const outcome = await service.verify(payment);
+    expect(outcome.failure).toBeUndefined();
+    expect(chain.asked).toEqual([]);
+    // the payment's identity still holds its nonce against another verified payment's
+    expect(verifications.calls).toEqual(['createCheckingNonce']);
+  });
+
   it('stores how long the verify took, its chain reads included (the status page\'s verify latency)', async () => {
     const { chain, verifications, service } = setup();
     const read = chain.isAuthorizationUsed.bind(chain);
@@ -424,7 +434,7 @@ describe('VerificationService', () => {
         {
           chainId: 84532,
           signer: CONTRACT_WALLET,
-          digest: bytesToHex(payment.mechanism.signedDigest(payment.payload, SEPARATOR)),
+          digest: bytesToHex(payment.mechanism.signature!.signedDigest(payment.payload, SEPARATOR)),
           signature: payment.signature,
         },
       ]);

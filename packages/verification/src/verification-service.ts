@@ -98,7 +98,9 @@ export class VerificationService {
    * that records it (an EIP-3009 nonce: the token's authorizationState; a Permit2 one: Permit2's bitmap).
    */
   private isNonceUsed(payment: Payment): Promise<boolean> {
-    return payment.mechanism.isUsed(payment.terms.nonce, this.readsOn(payment.network.chainId));
+    // a mechanism without a nonce space on chain (`nonce`: every EVM one has one) has nothing to ask here
+    const { nonce } = payment.mechanism;
+    return nonce ? nonce.isUsed(payment.terms.nonce, this.readsOn(payment.network.chainId)) : Promise.resolve(false);
   }
 
   /**
@@ -121,7 +123,7 @@ export class VerificationService {
         required: missing.required.toString(),
         reason:
           `the payer has approved ${missing.spender} for ${missing.allowance} of the token, and the payment needs ${missing.required}; approve it first` +
-          (payment.mechanism.approvalPermit?.(payment.payload) ? " (the payment's permit for it is one the token no longer takes: its nonce is not the payer's next)" : ''),
+          (payment.mechanism.approval?.permit?.(payment.payload) ? " (the payment's permit for it is one the token no longer takes: its nonce is not the payer's next)" : ''),
       },
     };
   }
@@ -143,7 +145,7 @@ export class VerificationService {
   }
 
   /**
-   * What checks 2–6 read: the signing domain (the token's, pinned and cached), the treasury, the clock and the
+   * What checks 2–6 read: the signing domain when the mechanism's signature is checked offline (the token's, pinned and cached, unless the mechanism has its own), the treasury, the clock and the
    * merchant's minimum; and the token's domain when the payment carries an approval permit signed under it.
    */
   private async contextOf(payment: Payment): Promise<OfflineCheckContext> {
@@ -151,8 +153,8 @@ export class VerificationService {
     const tokenDomain = () => this.ask(payment, () => this.options.chain.domainSeparator(network.chainId));
     return {
       payment,
-      domainSeparator: mechanism.ownDomainSeparator?.(network) ?? (await tokenDomain()),
-      ...(mechanism.approvalPermit?.(payment.payload) ? { tokenDomainSeparator: await tokenDomain() } : {}),
+      ...(mechanism.signature ? { domainSeparator: mechanism.signature.ownDomainSeparator?.(network) ?? (await tokenDomain()) } : {}),
+      ...(mechanism.approval?.permit?.(payment.payload) ? { tokenDomainSeparator: await tokenDomain() } : {}),
       treasury: this.options.treasuryAddress,
       nowSeconds: BigInt(this.now()),
       marginSeconds: BigInt(this.options.expiryMarginSeconds),

@@ -10,7 +10,7 @@ import { FailureReason, type VerificationFailure } from './failure-reasons';
  *   scheme) uses for the same condition, so tooling written against it understands ours;
  * - codes of ours, for conditions only a fee-charging facilitator has.
  * A mechanism whose payments the reference answers in codes of their own says them itself
- * (`PaymentMechanism.x402Reasons`); this file names none.
+ * (`PaymentMechanism.x402.reasons`); this file names none.
  */
 export const X402Reason = {
   // the x402 specification
@@ -54,7 +54,7 @@ export type X402VerificationFailure = VerificationFailure | DomainFailure;
 
 /**
  * The generic code of each failure. An approval permit's failure and a facilitator mismatch have none: only
- * a mechanism whose payments carry one has them (its `x402Reasons`).
+ * a mechanism whose payments carry one has them (its `x402.reasons`).
  */
 const INVALID_REASON: Partial<Record<X402VerificationFailure['reason'], X402Reason>> = {
   [FailureReason.InvalidSignature]: X402Reason.Signature,
@@ -81,7 +81,7 @@ const INVALID_REASON: Partial<Record<X402VerificationFailure['reason'], X402Reas
 
 /** A failure's code in a mechanism's own codes, if it has one for it. */
 function ownReasonOf(mechanism: PaymentMechanism<unknown> | undefined, failure: X402VerificationFailure): string | undefined {
-  const own = mechanism?.x402Reasons;
+  const own = mechanism?.x402?.reasons;
   if (!own) return undefined;
   if (failure.reason === FailureReason.ApprovalPermitInvalid && own.approvalPermit) {
     return own.approvalPermit.byField[String(failure.details.field)] ?? own.approvalPermit.otherwise;
@@ -195,11 +195,11 @@ function mergedInOrder<T>(lists: ReadonlyArray<readonly T[]>): T[] {
 }
 
 /**
- * The conditions and reverts the mechanisms name themselves (`x402Reasons.settleFailures`), each
+ * The conditions and reverts the mechanisms name themselves (`x402.reasons.settleFailures`), each
  * mechanism's in its own order: a failed settlement here does not say its mechanism, and a revert's error
  * name is its contract's.
  */
-const MECHANISM_SETTLE_FAILURES = mergedInOrder(registeredMechanisms().map((m) => m.x402Reasons?.settleFailures ?? []));
+const MECHANISM_SETTLE_FAILURES = mergedInOrder(registeredMechanisms().map((m) => m.x402?.reasons?.settleFailures ?? []));
 
 /**
  * A transfer that could not run, by its reason: a balance too low; else what a mechanism names itself;

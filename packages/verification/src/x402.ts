@@ -202,7 +202,7 @@ function amountsOf(mechanism: PaymentMechanism<unknown>, accepted: bigint, requi
   if (required > accepted) {
     throw reject(
       // the mechanism's own code for it (the reference's upto has one), else: the requirements are what is wrong
-      mechanism.x402Reasons?.settleAboveSigned ?? X402Reason.InvalidPaymentRequirements,
+      mechanism.x402?.reasons?.settleAboveSigned ?? X402Reason.InvalidPaymentRequirements,
       `paymentRequirements.amount ${required} is above the maximum the payment was accepted for (paymentPayload.accepted.amount ${accepted})`,
     );
   }

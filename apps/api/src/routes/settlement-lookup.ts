@@ -38,7 +38,7 @@ function settlementsOf(deps: SettlementLookupDeps, query: SettlementLookupQuery)
   if (query.payment_id !== undefined) return deps.paymentIds.findSettlements(network.chainId, query.payment_id);
   if (query.transaction !== undefined) return deps.settlements.findByTransaction(network.chainId, query.transaction.toLowerCase());
   // the nonce of any mechanism the network settles: the token's (EIP-3009) or Permit2's
-  const nonceSpaces = mechanismsOn(network.chainId).map((id) => mechanismById(id).nonceSpace(network));
+  const nonceSpaces = mechanismsOn(network.chainId).flatMap((id) => mechanismById(id).nonce?.space(network) ?? []);
   return deps.settlements.findByPayerNonce({ chainId: network.chainId, nonceSpaces, payer: query.payer!.toLowerCase(), nonce: query.nonce!.toLowerCase() });
 }
 

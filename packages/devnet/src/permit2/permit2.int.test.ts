@@ -115,7 +115,7 @@ describe("x402's Permit2 proxies at their canonical addresses", () => {
     // the facilitator's own reading of the payload x402 would carry recovers the payer the chain accepts
     const body = { permit2Authorization: { from: owner, permitted: { token: devnet.token, amount: '20000' }, spender: X402_EXACT_PERMIT2_PROXY, nonce: '901', deadline: '4102444800', witness: { to: recipient, validAfter: '0' } }, signature };
     const parsed = exactPermit2.parse(body, '/payload', { chainId: devnet.chainId, tokenAddress: devnet.token.toLowerCase() });
-    expect(exactPermit2.recoverSigner(exactPermit2.signedDigest(parsed.payload, permit2DomainSeparator(devnet.chainId)), parsed.signature)).toEqual({ ok: true, address: owner.toLowerCase() });
+    expect(exactPermit2.signature!.recoverSigner(exactPermit2.signature!.signedDigest(parsed.payload, permit2DomainSeparator(devnet.chainId)), parsed.signature)).toEqual({ ok: true, address: owner.toLowerCase() });
     const receipt = await (await proxy.settle(permit, owner, witness, signature)).wait();
     expect(await devnet.balanceOf(recipient)).toBe(20_000n);
     expect(receipt!.logs.some((log: { address: string; topics: readonly string[] }) => log.address.toLowerCase() === X402_EXACT_PERMIT2_PROXY && log.topics[0] === proxy.interface.getEvent('Settled')!.topicHash)).toBe(true);

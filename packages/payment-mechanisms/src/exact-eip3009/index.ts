@@ -31,16 +31,19 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
     const { authorization, signature } = parseExactEip3009(stored, '');
     return eip3009PaymentOf(authorization, signature, network);
   },
-  signedDigest: (payload, separator) => transferAuthorizationDigest(separator, payload.authorization),
-  recoverSigner: recoverAuthorizationSigner,
+  // checked by the token under its own domain (no ownDomainSeparator: the chain reader pins the token's)
+  signature: {
+    signedDigest: (payload, separator) => transferAuthorizationDigest(separator, payload.authorization),
+    recoverSigner: recoverAuthorizationSigner,
+  },
   fingerprint: (payload, network) => authorizationFingerprint(network.chainId, network.tokenAddress, payload.authorization),
-  nonceSpace: (network) => network.tokenAddress,
+  // the token records its authorizations' nonces
+  nonce: { space: (network) => network.tokenAddress, isUsed: isAuthorizationUsed },
   signedAmount: 'exact',
   x402Versions: [1, 2],
   // no marker: a payload of no other mechanism's shape is EIP-3009's (the reference's default)
   payloadSchema: exactEip3009PayloadSchema,
   describe: () => ({ scheme: 'exact' }),
-  isUsed: isAuthorizationUsed,
   directCall(payment, chain, settle) {
     // the token moves the signed value: an order for any other amount is refused, never settled as this one
     amountToSettle(exactEip3009, payment.terms, settle);
@@ -49,7 +52,7 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   paidIn: paidByTransfers,
   findExecution: authorizationUse,
   // its direct call is the token's own: the executor's `token`
-  executorTargets: (network) => ({ token: network.tokenAddress }),
+  executor: { targets: (network) => ({ token: network.tokenAddress }) },
   storedFromColumns: storedAuthorizationOf,
 };
 

@@ -52,9 +52,9 @@ class RecordingToken implements MechanismChain {
 describe('exact through EIP-3009, as settlement asks it', () => {
   it('asks the token whether the authorization is used or cancelled, by payer and nonce', async () => {
     const token = new RecordingToken();
-    expect(await exactEip3009.isUsed(payment.terms.nonce, token)).toBe(false);
+    expect(await exactEip3009.nonce!.isUsed(payment.terms.nonce, token)).toBe(false);
     token.used = true;
-    expect(await exactEip3009.isUsed(payment.terms.nonce, token)).toBe(true);
+    expect(await exactEip3009.nonce!.isUsed(payment.terms.nonce, token)).toBe(true);
     expect(token.asked).toEqual([`isAuthorizationUsed(${PAYER},${NONCE})`, `isAuthorizationUsed(${PAYER},${NONCE})`]);
   });
 

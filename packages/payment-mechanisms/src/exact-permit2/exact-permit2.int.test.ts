@@ -52,7 +52,7 @@ async function send(from: Wallet, call: { to: string; data: string }): Promise<T
 it('executes by its direct call once: the nonce spent, the amount at the payee, read back from the logs and found by the search', async () => {
   const p = await payment(0x1_00n + 7n, 250_000n);
   const payerBefore = await devnet.balanceOf(p.terms.payer);
-  expect(await exactPermit2.isUsed(p.terms.nonce, chain)).toBe(false);
+  expect(await exactPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(false);
   expect(await exactPermit2.findExecution(p, chain)).toBeUndefined();
 
   const call = exactPermit2.directCall(p, chain);
@@ -64,7 +64,7 @@ it('executes by its direct call once: the nonce spent, the amount at the payee, 
   // it shares the caps of transferWithAuthorization until GasCaps has an entry per kind: it must fit them
   expect(receipt.gasUsed).toBeLessThan(networkByChainId(84532)!.gasCaps.transfer);
 
-  expect(await exactPermit2.isUsed(p.terms.nonce, chain)).toBe(true);
+  expect(await exactPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(true);
   expect(exactPermit2.paidIn(receipt.logs, p, network())).toBe(250_000n);
   expect(await exactPermit2.findExecution(p, chain)).toEqual({
     txHash: receipt.hash,
@@ -93,7 +93,7 @@ it('finds no execution of a nonce the payer invalidated: spent, but nothing paid
   const payer = new Wallet(devnet.accounts.payer.privateKey, devnet.provider);
   const permit2 = new Contract(PERMIT2_ADDRESS, ['function invalidateUnorderedNonces(uint256 wordPos, uint256 mask)'], payer);
   await (await permit2.invalidateUnorderedNonces(3n, 1n << 5n)).wait();
-  expect(await exactPermit2.isUsed(p.terms.nonce, chain)).toBe(true);
+  expect(await exactPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(true);
   expect(await exactPermit2.findExecution(p, chain)).toBeUndefined();
   expect(await chain.estimate(relayer.address, exactPermit2.directCall(p, chain).data, X402_EXACT_PERMIT2_PROXY)).toMatchObject({ revert: expect.any(String) });
 });

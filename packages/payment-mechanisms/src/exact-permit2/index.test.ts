@@ -49,20 +49,20 @@ describe('exact through Permit2', () => {
   it('hashes what @x402/evm\'s client signs, and recovers its signer as Permit2 does', async () => {
     const { payer, message, body } = await signed();
     const parsed = exactPermit2.parse(body, '/payload', network);
-    const digest = exactPermit2.signedDigest(parsed.payload, permit2DomainSeparator(network.chainId));
+    const digest = exactPermit2.signature!.signedDigest(parsed.payload, permit2DomainSeparator(network.chainId));
     expect(bytesToHex(digest)).toBe(TypedDataEncoder.hash(domain, types, message));
     expect(bytesToHex(permit2DomainSeparator(network.chainId))).toBe(TypedDataEncoder.hashDomain(domain));
-    expect(exactPermit2.recoverSigner(digest, parsed.signature)).toEqual({ ok: true, address: payer.address.toLowerCase() });
+    expect(exactPermit2.signature!.recoverSigner(digest, parsed.signature)).toEqual({ ok: true, address: payer.address.toLowerCase() });
 
     // Permit2 also takes the 64-byte EIP-2098 form and a high-s twin (ecrecover has no rule on s; USDC does)
     const { compact, highS } = otherPermit2Forms(body.signature);
-    expect(exactPermit2.recoverSigner(digest, compact)).toEqual({ ok: true, address: payer.address.toLowerCase() });
-    expect(exactPermit2.recoverSigner(digest, highS)).toEqual({ ok: true, address: payer.address.toLowerCase() });
+    expect(exactPermit2.signature!.recoverSigner(digest, compact)).toEqual({ ok: true, address: payer.address.toLowerCase() });
+    expect(exactPermit2.signature!.recoverSigner(digest, highS)).toEqual({ ok: true, address: payer.address.toLowerCase() });
 
     // another recipient is another digest: the signature does not recover the payer
-    const redirected = exactPermit2.signedDigest({ ...parsed.payload, to: '0x' + '77'.repeat(20) }, permit2DomainSeparator(network.chainId));
-    expect(exactPermit2.recoverSigner(redirected, parsed.signature)).not.toEqual({ ok: true, address: payer.address.toLowerCase() });
-    expect(exactPermit2.recoverSigner(digest, '0x' + 'ab'.repeat(66))).toMatchObject({ ok: false });
+    const redirected = exactPermit2.signature!.signedDigest({ ...parsed.payload, to: '0x' + '77'.repeat(20) }, permit2DomainSeparator(network.chainId));
+    expect(exactPermit2.signature!.recoverSigner(redirected, parsed.signature)).not.toEqual({ ok: true, address: payer.address.toLowerCase() });
+    expect(exactPermit2.signature!.recoverSigner(digest, '0x' + 'ab'.repeat(66))).toMatchObject({ ok: false });
   });
 
   it('stores the payload as JSON of strings and reads it back unchanged, with its terms', async () => {

@@ -30,7 +30,9 @@ const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
  * from a relayer.
  */
 export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
-  ...permit2ProxyMembers(EXACT_PROXY),
+  ...permit2ProxyMembers(EXACT_PROXY, (p, separator) =>
+    permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
+  ),
   id: EXACT_PERMIT2,
   family: 'evm',
   scheme: 'exact',
@@ -38,16 +40,13 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   parse: (payload, path, _network, extensions) => parsedOf(parseExactPermit2(payload, path, extensions)),
   toStored: (p) => storedPermit2Transfer(p),
   fromStored: (stored) => parsedOf(parseExactPermit2(stored, '', storedExtensionsOf(stored))),
-  signedDigest: (p, separator) =>
-    permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
   fingerprint: (p, network) => permit2Fingerprint(EXACT_PERMIT2, p, network),
   signedAmount: 'exact',
   // x402 v1 payloads are EIP-3009's
   x402Versions: [2],
   payloadSchema: exactPermit2PayloadSchema,
   payloadMarker: exactPermit2PayloadMarker,
-  extensions: [EIP2612_GAS_SPONSORING_EXTENSION],
-  x402Reasons: EXACT_PERMIT2_X402_REASONS,
+  x402: { reasons: EXACT_PERMIT2_X402_REASONS, extensions: [EIP2612_GAS_SPONSORING_EXTENSION] },
   describe: () => ({ scheme: 'exact' }),
   directCall(payment, _chain, settle) {
     // the exact proxy moves the permitted amount whole: an order for any other amount is refused

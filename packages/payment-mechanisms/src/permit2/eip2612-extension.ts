@@ -36,5 +36,5 @@ const eip2612GasSponsoringInfo = {
   then: { required: ['from', 'asset', 'spender', 'amount', 'nonce', 'deadline', 'signature'] },
 } as const;
 
-/** x402's `eip2612GasSponsoring`, as the Permit2 mechanisms read it from a payment's extensions (`PaymentMechanism.extensions`). */
+/** x402's `eip2612GasSponsoring`, as the Permit2 mechanisms read it from a payment's extensions (`PaymentMechanism.x402.extensions`). */
 export const EIP2612_GAS_SPONSORING_EXTENSION: X402Extension = { key: EIP2612_GAS_SPONSORING, infoSchema: eip2612GasSponsoringInfo };

@@ -72,7 +72,7 @@ describe("x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2",
   it("reads the permit @x402/evm's client sends, and hashes it as the client's own Permit types do", async () => {
     const { payer, payload, extensions, permitSigned } = await clientPayment();
     const parsed = exactPermit2.parse(payload, '/paymentPayload/payload', NETWORK, extensions);
-    const permit = exactPermit2.approvalPermit!(parsed.payload)!;
+    const permit = exactPermit2.approval!.permit!(parsed.payload)!;
     expect(permit).toEqual({
       owner: payer,
       token: NETWORK.tokenAddress,
@@ -88,14 +88,14 @@ describe("x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2",
     expect(Buffer.from(eip2612PermitDigest(hexToBytes(TypedDataEncoder.hashDomain(domain as never)), permit)).toString('hex')).toBe(
       TypedDataEncoder.hash(domain as never, own, message).slice(2),
     );
-    expect(approvalPermitProblem(exactPermit2, permit, parsed.terms, TOKEN_SEPARATOR, 1_000n, 6n)).toBeUndefined();
+    expect(approvalPermitProblem(exactPermit2.approval!, permit, parsed.terms, TOKEN_SEPARATOR, 1_000n, 6n)).toBeUndefined();
   });
 
   it('is no permit when the extensions only echo the server\'s declaration (the payer\'s allowance sufficed)', async () => {
     const { payload, extensions } = await clientPayment(10n ** 18n);
     expect(extensions.eip2612GasSponsoring.info).not.toHaveProperty('signature');
     const parsed = exactPermit2.parse(payload, '/paymentPayload/payload', NETWORK, extensions);
-    expect(exactPermit2.approvalPermit!(parsed.payload)).toBeUndefined();
+    expect(exactPermit2.approval!.permit!(parsed.payload)).toBeUndefined();
     // stored as before, byte for byte
     expect(exactPermit2.toStored(parsed.payload)).not.toHaveProperty('extensions');
   });
@@ -119,8 +119,8 @@ describe("x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2",
   it("refuses a permit from someone else, for another token or spender, expired, for another amount, or not signed by its owner", async () => {
     const { payload, extensions } = await clientPayment();
     const parsed = exactPermit2.parse(payload, '/paymentPayload/payload', NETWORK, extensions);
-    const permit = exactPermit2.approvalPermit!(parsed.payload)!;
-    const problem = (p: Partial<ApprovalPermit>, now = 1_000n) => approvalPermitProblem(exactPermit2, { ...permit, ...p }, parsed.terms, TOKEN_SEPARATOR, now, 6n)?.field;
+    const permit = exactPermit2.approval!.permit!(parsed.payload)!;
+    const problem = (p: Partial<ApprovalPermit>, now = 1_000n) => approvalPermitProblem(exactPermit2.approval!, { ...permit, ...p }, parsed.terms, TOKEN_SEPARATOR, now, 6n)?.field;
     expect(problem({ owner: '0x' + '12'.repeat(20) })).toBe('owner');
     expect(problem({ token: '0x' + '13'.repeat(20) })).toBe('token');
     expect(problem({ spender: X402_EXACT_PERMIT2_PROXY })).toBe('spender');
@@ -131,7 +131,7 @@ describe("x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2",
     // the proxy reverts Permit2612AmountMismatch on any other value than the permitted amount
     expect(problem({ value: 10_001n })).toBe('value');
     expect(problem({ nonce: TOKEN_NONCE + 1n })).toBe('signature');
-    expect(approvalPermitProblem(exactPermit2, permit, parsed.terms, hexToBytes('0x' + '00'.repeat(32)), 1_000n, 6n)?.field).toBe('signature');
+    expect(approvalPermitProblem(exactPermit2.approval!, permit, parsed.terms, hexToBytes('0x' + '00'.repeat(32)), 1_000n, 6n)?.field).toBe('signature');
   });
 
   it("counts the approval the permit sets when the payer's allowance is short and its nonce is the token's next", async () => {
@@ -140,10 +140,10 @@ describe("x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2",
     expect(await missingApproval(exactPermit2, parsed, reads(0n))).toBeUndefined();
     // its nonce was used (or another permit's was): the token would refuse it
     expect(await missingApproval(exactPermit2, parsed, reads(0n, TOKEN_NONCE + 1n))).toMatchObject({ allowance: 0n, required: 10000n });
-    const approval = await exactPermit2.approval!(parsed, reads(5n));
+    const approval = await exactPermit2.approval!.read(parsed, reads(5n));
     expect(approvalFor(approval, 10000n)).toEqual({ allowance: 10000n, withPermit: true });
     // an allowance that covers the payment is used as it is: the permit would overwrite it
-    expect(approvalFor(await exactPermit2.approval!(parsed, reads(10n ** 18n)), 10000n)).toEqual({ allowance: 10n ** 18n, withPermit: false });
+    expect(approvalFor(await exactPermit2.approval!.read(parsed, reads(10n ** 18n)), 10000n)).toEqual({ allowance: 10n ** 18n, withPermit: false });
   });
 
   it("sends it with the payment as the proxies' settleWithPermit, as @x402/evm's ABI encodes it", async () => {

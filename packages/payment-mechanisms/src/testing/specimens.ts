@@ -32,7 +32,7 @@ export interface MechanismSpecimen {
   mechanism: PaymentMechanism<unknown>;
   /** a fresh payment, signed by a fresh key, moving `amount` (exact) or at most it (maximum) */
   sign(amount?: bigint): Promise<SignedSpecimen>;
-  /** the separator its signatures are made under when its checking contract is the token (no `ownDomainSeparator`) */
+  /** the separator its signatures are made under when its checking contract is the token (no `signature.ownDomainSeparator`) */
   tokenDomainSeparator?: Uint8Array;
   /** the logs of a transaction that ran its direct call moving `amount` from `payer` to `payee` */
   executionLogs(payer: string, payee: string, amount: bigint): LogLike[];

@@ -48,8 +48,8 @@ describe('upto through Permit2', () => {
     });
     expect(parsed.payload.facilitator).toBe(FACILITATOR.toLowerCase());
     expect(uptoPermit2.signedAmount).toBe('maximum');
-    expect(uptoPermit2.requiredSpender).toBe(X402_UPTO_PERMIT2_PROXY);
-    expect(uptoPermit2.nonceSpace(network)).toBe(PERMIT2_ADDRESS);
+    expect(uptoPermit2.approval?.signedSpender).toBe(X402_UPTO_PERMIT2_PROXY);
+    expect(uptoPermit2.nonce!.space(network)).toBe(PERMIT2_ADDRESS);
     // clients read the facilitator they must name from /x402/supported, checksummed as the reference gives it
     expect(uptoPermit2.describe(network, FACILITATOR.toLowerCase())).toEqual({ scheme: 'upto', extra: { facilitatorAddress: getAddress(FACILITATOR) } });
     expect(uptoPermit2.x402Versions).toEqual([2]);
@@ -61,24 +61,24 @@ describe('upto through Permit2', () => {
   it("hashes what @x402/evm's upto client signs, and recovers its signer as Permit2 does", async () => {
     const { payer, message, body } = await signed();
     const parsed = uptoPermit2.parse(body, '/payload', network);
-    const separator = uptoPermit2.ownDomainSeparator!(network);
+    const separator = uptoPermit2.signature!.ownDomainSeparator!(network);
     expect(bytesToHex(separator)).toBe(TypedDataEncoder.hashDomain(domain));
     expect(separator).toEqual(permit2DomainSeparator(network.chainId));
-    const digest = uptoPermit2.signedDigest(parsed.payload, separator);
+    const digest = uptoPermit2.signature!.signedDigest(parsed.payload, separator);
     expect(bytesToHex(digest)).toBe(TypedDataEncoder.hash(domain, ethersTypes(uptoPermit2WitnessTypes), message));
-    expect(uptoPermit2.recoverSigner(digest, parsed.signature)).toEqual({ ok: true, address: payer.address.toLowerCase() });
+    expect(uptoPermit2.signature!.recoverSigner(digest, parsed.signature)).toEqual({ ok: true, address: payer.address.toLowerCase() });
 
     // Permit2's forms: EIP-2098's 64 bytes and a high-s twin recover the same signer
     for (const form of Object.values(otherPermit2Forms(body.signature))) {
-      expect(uptoPermit2.recoverSigner(digest, form)).toEqual({ ok: true, address: payer.address.toLowerCase() });
+      expect(uptoPermit2.signature!.recoverSigner(digest, form)).toEqual({ ok: true, address: payer.address.toLowerCase() });
     }
-    expect(uptoPermit2.recoverSigner(digest, '0x' + 'ab'.repeat(66))).toMatchObject({ ok: false });
+    expect(uptoPermit2.signature!.recoverSigner(digest, '0x' + 'ab'.repeat(66))).toMatchObject({ ok: false });
 
     // the facilitator is signed: naming another sender is another digest, and so is exact's witness
     for (const other of [{ ...parsed.payload, facilitator: '0x' + '77'.repeat(20) }, { ...parsed.payload, to: '0x' + '77'.repeat(20) }]) {
-      expect(uptoPermit2.recoverSigner(uptoPermit2.signedDigest(other, separator), parsed.signature)).not.toEqual({ ok: true, address: payer.address.toLowerCase() });
+      expect(uptoPermit2.signature!.recoverSigner(uptoPermit2.signature!.signedDigest(other, separator), parsed.signature)).not.toEqual({ ok: true, address: payer.address.toLowerCase() });
     }
-    expect(bytesToHex(exactPermit2.signedDigest(parsed.payload, separator))).not.toBe(bytesToHex(digest));
+    expect(bytesToHex(exactPermit2.signature!.signedDigest(parsed.payload, separator))).not.toBe(bytesToHex(digest));
   });
 
   it('stores the payload as JSON of strings, the facilitator in its witness, and reads it back unchanged', async () => {

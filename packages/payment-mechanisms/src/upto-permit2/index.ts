@@ -33,7 +33,9 @@ const WITNESS_TYPE = 'Witness(address to,address facilitator,uint256 validAfter)
  * `extra.facilitatorAddress`), and settlement sends its call from it (docs/decisions.md, "`upto` served").
  */
 export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
-  ...permit2ProxyMembers(UPTO_PROXY),
+  ...permit2ProxyMembers(UPTO_PROXY, (p, separator) =>
+    permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { address: p.facilitator }, { uint: p.validAfter }])),
+  ),
   id: UPTO_PERMIT2,
   family: 'evm',
   scheme: 'upto',
@@ -41,16 +43,13 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   parse: (payload, path, _network, extensions) => parsedOf(parseUptoPermit2(payload, path, extensions)),
   toStored: (p) => storedPermit2Transfer(p, { facilitator: p.facilitator }),
   fromStored: (stored) => parsedOf(parseUptoPermit2(stored, '', storedExtensionsOf(stored))),
-  signedDigest: (p, separator) =>
-    permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { address: p.facilitator }, { uint: p.validAfter }])),
   fingerprint: (p, network) => permit2Fingerprint(UPTO_PERMIT2, p, network, [p.facilitator]),
   // terms.amount is the maximum: the merchant names the amount at settle
   signedAmount: 'maximum',
   x402Versions: [2],
   payloadSchema: uptoPermit2PayloadSchema,
   payloadMarker: uptoPermit2PayloadMarker,
-  extensions: [EIP2612_GAS_SPONSORING_EXTENSION],
-  x402Reasons: UPTO_PERMIT2_X402_REASONS,
+  x402: { reasons: UPTO_PERMIT2_X402_REASONS, extensions: [EIP2612_GAS_SPONSORING_EXTENSION] },
   // the sender clients must name in the witness, as the reference's getExtra gives it (checksummed)
   describe: (_network, facilitator) => ({ scheme: 'upto', extra: { facilitatorAddress: getAddress(facilitator) } }),
   directCall(payment, _chain, settle) {

@@ -54,16 +54,16 @@ async function send(from: Wallet, call: { to: string; data: string }): Promise<T
 const customError = (signature: string) => ({ revert: `custom error ${id(signature).slice(0, 10)}` });
 
 it('is available on the devnet: the upto proxy is there and names Permit2', async () => {
-  expect(await uptoPermit2.unavailable!(chain)).toBeUndefined();
+  expect(await uptoPermit2.availability!.unavailable(chain)).toBeUndefined();
 });
 
 it("executes by its facilitator's direct call once, for the amount ordered: that amount at the payee, the nonce spent, read back from the logs and found by the search", async () => {
   const p = await payment(0x4_00n + 7n, 250_000n);
   const payerBefore = await devnet.balanceOf(p.terms.payer);
-  expect(await uptoPermit2.isUsed(p.terms.nonce, chain)).toBe(false);
+  expect(await uptoPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(false);
   expect(await uptoPermit2.findExecution(p, chain)).toBeUndefined();
   expect(uptoPermit2.approval).toBeDefined();
-  expect((await uptoPermit2.approval!(p, chain)).allowance).toBeGreaterThanOrEqual(p.terms.amount);
+  expect((await uptoPermit2.approval!.read(p, chain)).allowance).toBeGreaterThanOrEqual(p.terms.amount);
 
   const call = uptoPermit2.directCall(p, chain, { amount: 150_000n });
   expect(call).toMatchObject({ to: X402_UPTO_PERMIT2_PROXY, sender: facilitator.address.toLowerCase(), gasKind: 'x402UptoPermit2Proxy.settle' });
@@ -71,7 +71,7 @@ it("executes by its facilitator's direct call once, for the amount ordered: that
   // anyone but the facilitator the payer named is refused by the proxy, before anything moves
   expect(await chain.estimate(stranger.address, call.data, call.to)).toMatchObject(customError('UnauthorizedFacilitator()'));
   await expect(send(stranger, call)).rejects.toThrow();
-  expect(await uptoPermit2.isUsed(p.terms.nonce, chain)).toBe(false);
+  expect(await uptoPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(false);
 
   const receipt = await send(facilitator, call);
   expect(receipt.status).toBe(1);
@@ -80,7 +80,7 @@ it("executes by its facilitator's direct call once, for the amount ordered: that
   // it shares the caps of transferWithAuthorization until GasCaps has an entry per kind: it must fit them
   expect(receipt.gasUsed).toBeLessThan(networkByChainId(84532)!.gasCaps.transfer);
 
-  expect(await uptoPermit2.isUsed(p.terms.nonce, chain)).toBe(true);
+  expect(await uptoPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(true);
   expect(uptoPermit2.paidIn(receipt.logs, p, network())).toBe(150_000n);
   expect(await uptoPermit2.findExecution(p, chain)).toEqual({ txHash: receipt.hash, block: receipt.blockNumber, to: X402_UPTO_PERMIT2_PROXY, paidToPayee: 150_000n });
 

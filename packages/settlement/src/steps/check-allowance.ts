@@ -33,7 +33,7 @@ export const checkAllowance: Step = async (ctx) => {
     usdc.allowance(merchant, ctx.treasury),
     usdc.balanceOf(merchant),
     accounting ? usdc.balanceOf(payer) : undefined,
-    accounting ? mechanism.approval?.(parsed, usdc) : undefined,
+    accounting ? mechanism.approval?.read(parsed, usdc) : undefined,
     accounting ? ctx.codeAt(payer) : false,
   ]);
   // what the payer can pay from: its balance, and no more than it approved a mechanism that moves only that

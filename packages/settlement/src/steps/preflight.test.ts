@@ -84,7 +84,7 @@ describe('preflight on the atomic path (issue 41, item 1)', () => {
     const base = settlementFixture({ payer: payer.address.toLowerCase() }, { payer: payer.address.toLowerCase() });
     const payload = base.payload as unknown as Record<string, unknown>;
     const parsed = paymentOf(base).parsed.payload as ExactEip3009Payload;
-    const signature = options.signature ?? payer.signingKey.sign(exactEip3009.signedDigest(parsed, separator)).serialized;
+    const signature = options.signature ?? payer.signingKey.sign(exactEip3009.signature!.signedDigest(parsed, separator)).serialized;
     const settlement = { ...base, payload: { ...payload, signature }, verification: { ...base.verification, signature } };
     const h = stepHarness(settlement as typeof base, atomic);
     if (options.withSeparator !== false) h.ctx.network = { ...h.ctx.network, tokenDomainSeparator: async () => separator };

@@ -49,8 +49,9 @@ export const preflightChecks: Step = async (ctx) => {
   const { usdc } = ctx.network;
   // asked before the expiry: a payment someone else executed to the merchant (a front-run, the payer's wallet
   // sending it twice, another facilitator) is paid, whenever its authorization runs out; only a nonce used
-  // without paying the merchant (or cancelled) is doomed
-  if (await mechanism.isUsed(terms.nonce, usdc)) {
+  // without paying the merchant (or cancelled) is doomed. Asked of a mechanism with a nonce space (`nonce`:
+  // every EVM one)
+  if (mechanism.nonce && (await mechanism.nonce.isUsed(terms.nonce, usdc))) {
     return unlessPaidElsewhere(ctx, failed(settlementDoomed('authorization is used or canceled on chain'), true));
   }
   if (!authorizationStillValid(ctx)) {
@@ -60,13 +61,13 @@ export const preflightChecks: Step = async (ctx) => {
     );
   }
   // a call to a contract missing on this chain succeeds and moves nothing: refused before any fee
-  const unavailable = await mechanism.unavailable?.(usdc);
+  const unavailable = await mechanism.availability?.unavailable(usdc);
   if (unavailable) return failed(settlementDoomed('the payment mechanism cannot execute on this chain', { mechanism: mechanism.id, problem: unavailable }), true);
   // a payer may withdraw what it approved after verify (Permit2's allowance), or have its approval permit
   // outdated by another (its nonce): said plainly, before any estimate. A payment whose permit covers what the
   // allowance lacks is sent with it (and estimated so)
   const amount = BigInt(ctx.settlement.amount);
-  const approval = await mechanism.approval?.(parsed, usdc);
+  const approval = await mechanism.approval?.read(parsed, usdc);
   const missing = approvalShortOf(approval, amount);
   if (missing) {
     return failed(
@@ -123,7 +124,8 @@ export const preflightChecks: Step = async (ctx) => {
  * simulation per settlement fewer, the largest share of the chain node's work per settlement). Only all of:
  * - the atomic path: the fee and the transfer are one item of one transaction, and an item whose transfer
  *   fails undoes its fee, so no merchant ever pays for it (the batch's estimate runs before it is sent);
- * - a payer without code whose signature this worker recovers itself, offline, under the token's domain (the
+ * - a payer without code whose signature this worker recovers itself, offline, under the token's domain (its
+ *   mechanism has an offline signature made under the token's domain, and a nonce space asked above; the
  *   row's verification is not trusted for it: a database writer can insert any row), so no code of the payer's
  *   runs (a contract wallet's check may burn gas or answer differently in a simulation: always estimated);
  * - a mechanism that moves the payer's money on its signature alone (no approval to read, no permit to send):
@@ -135,11 +137,12 @@ export const preflightChecks: Step = async (ctx) => {
  */
 async function estimateNotNeeded(ctx: StepContext, payment: SettlementPayment, withPermit: boolean): Promise<boolean> {
   const { mechanism, parsed } = payment;
-  if (withPermit || mechanism.approval || mechanism.ownDomainSeparator || !ctx.accounting || pathOf(ctx) !== 'atomic') return false;
+  const { signature } = mechanism;
+  if (withPermit || mechanism.approval || !mechanism.nonce || !signature || signature.ownDomainSeparator || !ctx.accounting || pathOf(ctx) !== 'atomic') return false;
   if (!ctx.network.tokenDomainSeparator || (await ctx.codeAt(ctx.settlement.payer))) return false;
   // the signature is checked here, by this worker, not taken from the row: a row a database writer inserted
   // (past verification, with any signature) must still be proven before anything of ours is spent on it
-  const recovered = mechanism.recoverSigner(mechanism.signedDigest(parsed.payload, await ctx.network.tokenDomainSeparator()), parsed.signature);
+  const recovered = signature.recoverSigner(signature.signedDigest(parsed.payload, await ctx.network.tokenDomainSeparator()), parsed.signature);
   return recovered.ok && recovered.address.toLowerCase() === parsed.terms.payer.toLowerCase();
 }
 
@@ -168,11 +171,11 @@ export async function transferGasCap(ctx: StepContext, call: Pick<DirectCall, 'd
  * The execution cap of the payer's kind: a contract wallet's transfer runs its ERC-1271 check too. Every
  * direct call takes the transfer caps, measured on the token's own transfer (EIP-3009's): Permit2's settle
  * through x402's exact proxy fits them (108k gas on the devnet from an EOA), until GasCaps has an entry per
- * GasKind; plus what the payment's mechanism says its call runs besides (`extraGas`).
+ * GasKind; plus what the payment's mechanism says its call runs besides (`gas.extra`).
  */
 export async function transferExecutionGasCap(ctx: StepContext, withPermit = false): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
   const contract = await ctx.codeAt(ctx.settlement.payer);
   // e.g. a call that sends the payer's approval permit first runs the token's permit too
-  const extra = paymentOf(ctx.settlement).mechanism.extraGas?.({ withPermit }) ?? 0n;
+  const extra = paymentOf(ctx.settlement).mechanism.gas?.extra({ withPermit }) ?? 0n;
   return contract ? { gas: ctx.network.gasCaps.contractTransfer + extra, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer + extra, kind: 'eoa' };
 }

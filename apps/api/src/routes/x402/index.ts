@@ -238,10 +238,10 @@ async function supportedOf(networks: EnabledNetworks, availability: X402RouteDep
   }
   const unique = [...new Set(signers.map((s) => s.toLowerCase()))].map((s) => getAddress(s));
   // payment-identifier: a payment's id binds to it; the same id settles it once (docs/decisions.md, "Payment identifiers");
-  // then each extension a served mechanism reads (`PaymentMechanism.extensions`: the Permit2 ones' eip2612GasSponsoring,
+  // then each extension a served mechanism reads (`PaymentMechanism.x402.extensions`: the Permit2 ones' eip2612GasSponsoring,
   // the payer's EIP-2612 permit sent with the payment; docs/decisions.md, "eip2612GasSponsoring");
   // bazaar: resources declared with a payment are listed once it settled (docs/api.md, "Discovery")
-  const read = [...new Set(served.flat().flatMap((id) => (mechanismById(id).extensions ?? []).map((extension) => extension.key)))];
+  const read = [...new Set(served.flat().flatMap((id) => (mechanismById(id).x402?.extensions ?? []).map((extension) => extension.key)))];
   // the relayers sign for the EVM family: x402 keys signers by CAIP-2 namespace
   return { kinds, extensions: [PAYMENT_IDENTIFIER, ...read, BAZAAR], signers: { [`${CHAIN_FAMILIES.evm.caipNamespace}:*`]: unique } };
 }
