@@ -27,14 +27,25 @@ export interface SettlementPayment {
  * here, before anything is sent, rather than executing one payment while reporting another.
  */
 export function paymentOf(settlement: SettlementWithVerification): SettlementPayment {
+  const known = readOnce.get(settlement);
+  if (known) return known;
   // a verify that found the nonce held rejects its row right after storing it; a settle that raced into
   // that moment copied the payload, but what the verify answered was "invalid" (see preflight)
   if (settlement.verification.status !== 'verified') {
     throw new Error(`settlement ${settlement.id}: its verification ${settlement.verificationId} was rejected; its payment is not executed`);
   }
   const network = { chainId: settlement.chainId, tokenAddress: settlement.tokenAddress.toLowerCase() };
-  return settlement.payload == null ? fromColumns(settlement, network) : fromPayload(settlement, network);
+  const payment = settlement.payload == null ? fromColumns(settlement, network) : fromPayload(settlement, network);
+  readOnce.set(settlement, payment);
+  return payment;
 }
+
+/**
+ * Each settlement row, as the machine holds it for one step's run, is read by its mechanism once: the row's
+ * payment never changes (a settlement owns its parameters), and every helper a step calls asks for it again.
+ * A moved settlement is a new row object, read anew.
+ */
+const readOnce = new WeakMap<SettlementWithVerification, SettlementPayment>();
 
 /** The payment's terms: payer, payee, amount, validity and nonce, whatever its mechanism. */
 export function termsOf(settlement: SettlementWithVerification): PaymentTerms {
