@@ -10,7 +10,7 @@ export { transactionErrorText, type SvmTransactionError } from './transaction-er
 export { TOKEN_PROGRAM, TOKEN_2022_PROGRAM, MEMO_PROGRAM, COMPUTE_BUDGET_PROGRAM, isTokenProgram } from './programs';
 
 // sending: the fee payer's signature, one send, one outcome read (the caller schedules polls)
-export { RpcSvmSender, signatureOf, type SvmSender } from './svm-sender';
+export { RpcSvmSender, signatureOf, type SvmSender, type SvmSendOptions } from './svm-sender';
 export { signAsFeePayer, FeePayerSigningRefused, type FeePayerSigningProblem, type FeePayerSigned } from './fee-payer-signing';
 export { SvmSendRefused, sendRefusalOf, type SvmSendRefusalKind } from './send-refusal';
 export { outcomeOf, type SvmTransactionOutcome, type SvmLifetime } from './transaction-outcome';

@@ -19,10 +19,18 @@ export interface SvmSender {
    * Sends a fully signed base64 transaction and answers its signature. With preflight (the default) a
    * transaction that would fail is refused (SvmSendRefused) and charges nothing; a transaction that already
    * landed answers its signature (a resend is safe). Any other error leaves it unknown whether it was sent.
+   * `maxRetries`: how long the node itself rebroadcasts (its default: until the blockhash expires); 0 leaves
+   * every rebroadcast to the caller, who then resends the same bytes at each poll while the outcome is pending.
    */
-  send(transaction: string, options?: { skipPreflight?: boolean }): Promise<string>;
+  send(transaction: string, options?: SvmSendOptions): Promise<string>;
   /** where the transaction stands now, given its lifetime (one status read, and the reads expiry needs) */
   outcome(signature: string, lifetime: SvmLifetime): Promise<SvmTransactionOutcome>;
+}
+
+export interface SvmSendOptions {
+  /** false by default: the node simulates first (at `confirmed`) and refuses a transaction that would fail */
+  readonly skipPreflight?: boolean;
+  readonly maxRetries?: bigint;
 }
 
 const base64 = getBase64Encoder();
@@ -43,15 +51,14 @@ export class RpcSvmSender implements SvmSender {
     return signAsFeePayer(transaction, feePayer);
   }
 
-  async send(transaction: string, options: { skipPreflight?: boolean } = {}): Promise<string> {
+  async send(transaction: string, options: SvmSendOptions = {}): Promise<string> {
     try {
       return await this.rpc
         .sendTransaction(transaction as Base64EncodedWireTransaction, {
           encoding: 'base64',
           skipPreflight: options.skipPreflight ?? false,
           preflightCommitment: READ_COMMITMENT.preflight,
-          // retries are ours to schedule (a resend of the same bytes), not the node's hidden queue's
-          maxRetries: 0n,
+          ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
         })
         .send();
     } catch (error) {
