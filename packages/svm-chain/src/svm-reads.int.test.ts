@@ -57,6 +57,8 @@ describe('RpcSvmReads on the local Solana chain', () => {
     expect([mint?.data[44], mint?.data[45]]).toEqual([6, 1]);
     expect(await reads.mint(devnet.info.accounts.treasury.address)).toMatchObject({ owner: '11111111111111111111111111111111', data: new Uint8Array() });
     expect(await reads.mint(NOBODY)).toBeUndefined();
+    // the merchant's token account, raw (what payToAccountProblem reads): SPL Token's, 165 bytes
+    expect(await reads.account(devnet.info.accounts.merchant.tokenAccount)).toMatchObject({ owner: TOKEN_PROGRAM, data: expect.objectContaining({ length: 165 }) });
   });
 
   it('reads SOL balances, the latest blockhash and its validity, and no status for an unknown signature', async () => {

@@ -60,6 +60,8 @@ export interface SvmReads {
   tokenAccount(account: string): Promise<SvmTokenAccount | undefined>;
   /** the mint account's owner and raw bytes (chain-facts' `mintProblem` judges them), undefined when none exists */
   mint(mint: string): Promise<SvmAccount | undefined>;
+  /** any account's owner and raw bytes (chain-facts' `payToAccountProblem` judges the payTo's token account's), undefined when none exists */
+  account(account: string): Promise<SvmAccount | undefined>;
   /** the associated token account of (owner, mint, token program): derived, nothing is read */
   associatedTokenAccount(owner: string, mint: string, tokenProgram: string): Promise<Address>;
   /** the signature's status; `searchTransactionHistory` looks past the node's recent status cache (about 300 slots) */
@@ -89,7 +91,7 @@ export class RpcSvmReads implements SvmReads {
     this.rpc = typeof rpc === 'string' ? createSolanaRpc(rpc) : rpc;
   }
 
-  private async account(account: string): Promise<SvmAccount | undefined> {
+  async account(account: string): Promise<SvmAccount | undefined> {
     const { value } = await this.rpc.getAccountInfo(address(account), { encoding: 'base64', commitment: READ_COMMITMENT.accounts }).send();
     if (!value) return undefined;
     return { owner: value.owner, data: Uint8Array.from(base64.encode(value.data[0])), lamports: value.lamports };
