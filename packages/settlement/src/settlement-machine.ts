@@ -264,28 +264,36 @@ export class SettlementMachine {
     return {
       settlement,
       network,
-      transactions: this.options.transactions,
-      outcomes: this.outcomes,
-      relayers: relayers.addresses,
-      nextRelayer: () => relayers.next(settlement.chainId),
-      anyFundedRelayer: () => relayers.anyFunded(settlement.chainId),
-      treasury: this.options.treasury,
-      codeAt: (address) => code.at(address),
-      treasurySigns: this.options.treasurySigns ?? true,
-      admission: this.options.admission,
-      networkPath: (this.options.paths ?? SEQUENTIAL_EVERYWHERE).pathOf(settlement.chainId),
-      // the row's fee, never this worker's configuration: what is charged is what the merchant is told
-      feeAmount: BigInt(settlement.feeAmount),
-      executorFee: this.options.executorFee,
-      expiryMarginSeconds: this.options.expiryMarginSeconds,
-      now: () => this.nowSeconds(),
-      merchantPause: this.options.merchantPause,
-      atomic: this.options.atomic,
-      walletDeployments: this.options.walletDeployments,
-      accounting: this.options.accounting,
-      claimSend: () => this.options.settlements.claimSend(settlement.id),
-      claimTransfer: () => this.options.settlements.claimTransfer(settlement.id),
-      feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
+      chain: {
+        transactions: this.options.transactions,
+        outcomes: this.outcomes,
+        codeAt: (address) => code.at(address),
+        atomic: this.options.atomic,
+      },
+      signers: {
+        relayers: relayers.addresses,
+        nextRelayer: () => relayers.next(settlement.chainId),
+        anyFundedRelayer: () => relayers.anyFunded(settlement.chainId),
+        treasury: this.options.treasury,
+        treasurySigns: this.options.treasurySigns ?? true,
+        admission: this.options.admission,
+      },
+      policy: {
+        networkPath: (this.options.paths ?? SEQUENTIAL_EVERYWHERE).pathOf(settlement.chainId),
+        // the row's fee, never this worker's configuration: what is charged is what the merchant is told
+        feeAmount: BigInt(settlement.feeAmount),
+        executorFee: this.options.executorFee,
+        expiryMarginSeconds: this.options.expiryMarginSeconds,
+        now: () => this.nowSeconds(),
+        merchantPause: this.options.merchantPause,
+        accounting: this.options.accounting,
+        walletDeployments: this.options.walletDeployments,
+      },
+      records: {
+        claimSend: () => this.options.settlements.claimSend(settlement.id),
+        claimTransfer: () => this.options.settlements.claimTransfer(settlement.id),
+        feeRevertsOfMerchant: (merchant, chainId, since) => this.options.settlements.feeRevertsOfMerchant(merchant, chainId, since),
+      },
     };
   }
 }

@@ -62,15 +62,40 @@ export interface MerchantPausePolicy {
   windowMs: number;
 }
 
+/**
+ * What a step reads and may act through, by kind: the settlement (its payment is read from it once per run,
+ * `paymentOf`), the network's chain reads, the chain ports it sends and waits through, the signers, the
+ * policy it applies, and what it records of itself.
+ */
 export interface StepContext {
   settlement: SettlementWithVerification;
   network: SettlementNetwork<SettlementChain>;
+  chain: StepChain;
+  signers: StepSigners;
+  policy: StepPolicy;
+  records: StepRecords;
+}
+
+/** How a step reaches the chain beyond the network's reads: it sends, waits for outcomes, reads a payer's code, batches. */
+export interface StepChain {
   transactions: TransactionProvider;
   /**
    * the outcomes of transactions already sent, waited for outside the job's slot: a step that gets `pending`
    * returns `{ awaiting }` and runs again once the outcome is known
    */
   outcomes: Pick<OutcomeWaits, 'within'>;
+  /**
+   * Whether an address has code (a contract wallet, a delegated account). Read once per run of the machine
+   * while nothing has been sent: the pre-flight, the allowance check and the fee's placement ask about the
+   * same payer within milliseconds, and each ask was an RPC call per settlement.
+   */
+  codeAt(address: string): Promise<boolean>;
+  /** the atomic path's batches; absent in a worker that only settles sequentially */
+  atomic?: AtomicSettlement;
+}
+
+/** Who signs what a step sends: the relayers in turn, and the treasury. */
+export interface StepSigners {
   /** the relayer keys' addresses; the first one also dry-runs transfers */
   relayers: readonly string[];
   /** the relayer for a new transaction (in turn, skipping those under their minimum balance); none when all are */
@@ -78,12 +103,6 @@ export interface StepContext {
   /** whether any relayer is at or above its minimum balance (the turn does not move) */
   anyFundedRelayer(): Promise<boolean>;
   treasury: string;
-  /**
-   * Whether an address has code (a contract wallet, a delegated account). Read once per run of the machine
-   * while nothing has been sent: the pre-flight, the allowance check and the fee's placement ask about the
-   * same payer within milliseconds, and each ask was an RPC call per settlement.
-   */
-  codeAt(address: string): Promise<boolean>;
   /**
    * whether this worker holds the treasury's key (TREASURY_PRIVATE_KEY): the sequential path sends the fee
    * from the treasury and runs only then; without it a settlement goes atomic or waits for the atomic path
@@ -95,6 +114,10 @@ export interface StepContext {
    * this worker seals nothing and sends no sequential fee)
    */
   admission?: SettlementAdmission;
+}
+
+/** The rules a step applies, decided before it runs: the path, the settlement's own fee, validity margins, pauses and limits. */
+export interface StepPolicy {
   /**
    * the path this network allows new settlements now (the worker's SettlementPathPolicy, read when the step
    * began): `atomic` only where the treasury's delegation to the executor is in place
@@ -115,6 +138,14 @@ export interface StepContext {
   /** Unix seconds */
   now(): number;
   merchantPause: MerchantPausePolicy;
+  /** failure accounting, the minimum checked again, the payer's value in flight (absent: none of it, as before) */
+  accounting?: SettlementAccounting;
+  /** checks and limits before an ERC-6492 wallet is deployed at our expense; absent: no wallet is deployed */
+  walletDeployments?: WalletDeploymentGuard;
+}
+
+/** What a step records of its settlement in the database, and reads back of the merchant's record, besides its transition. */
+export interface StepRecords {
   /**
    * Commits to sending the settlement's fee (the sequential path; a batch claims its items itself): false
    * when a settle request stopped the settlement first (it is final; nothing may be sent)
@@ -127,12 +158,6 @@ export interface StepContext {
   claimTransfer(): Promise<boolean>;
   /** fee transfers of the merchant that were sent and reverted since `since` */
   feeRevertsOfMerchant(merchant: string, chainId: number, since: Date): Promise<FeeReverts>;
-  /** the atomic path's batches; absent in a worker that only settles sequentially */
-  atomic?: AtomicSettlement;
-  /** checks and limits before an ERC-6492 wallet is deployed at our expense; absent: no wallet is deployed */
-  walletDeployments?: WalletDeploymentGuard;
-  /** failure accounting, the minimum checked again, the payer's value in flight (absent: none of it, as before) */
-  accounting?: SettlementAccounting;
 }
 
 /**

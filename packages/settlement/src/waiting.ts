@@ -26,7 +26,7 @@ export class SettlementWaitingError extends Error {
  * provider, which keeps them and bumps them within the cap.
  */
 export async function waitForGas(ctx: StepContext): Promise<StepWait | undefined> {
-  const fee = await ctx.transactions.networkFee(ctx.network.chainId);
+  const fee = await ctx.chain.transactions.networkFee(ctx.network.chainId);
   if (!fee.aboveCap) return undefined;
   return {
     wait: {
@@ -38,17 +38,17 @@ export async function waitForGas(ctx: StepContext): Promise<StepWait | undefined
 
 /** A relayer with gas for the next transaction, or the wait when every relayer is under its minimum. */
 export async function fundedRelayer(ctx: StepContext): Promise<string | StepWait> {
-  return (await ctx.nextRelayer()) ?? noFundedRelayer(ctx);
+  return (await ctx.signers.nextRelayer()) ?? noFundedRelayer(ctx);
 }
 
 /** Before the fee: the wait when no relayer could send the transfer that follows it. */
 export async function waitForRelayers(ctx: StepContext): Promise<StepWait | undefined> {
-  return (await ctx.anyFundedRelayer()) ? undefined : noFundedRelayer(ctx);
+  return (await ctx.signers.anyFundedRelayer()) ? undefined : noFundedRelayer(ctx);
 }
 
 /** The wait for a relayer with gas (nothing was sent). */
 export function noFundedRelayer(ctx: StepContext): StepWait {
-  return { wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: ctx.relayers.length } } };
+  return { wait: { reason: SettlementWaitReason.NoFundedRelayer, detail: { relayers: ctx.signers.relayers.length } } };
 }
 
 /**
@@ -59,7 +59,7 @@ export function noFundedRelayer(ctx: StepContext): StepWait {
  * as the authorization. Undefined: the path can run here.
  */
 export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'sequential'): StepResult | StepWait | undefined {
-  if (path === 'atomic' || ctx.treasurySigns) return undefined;
+  if (path === 'atomic' || ctx.signers.treasurySigns) return undefined;
   if (!hasExecutorItem(ctx)) {
     return failed(
       settlementDoomed(`a payment of ${ctx.settlement.mechanism} settles only on the sequential path, which this deployment does not run (no treasury key in the worker)`, {
@@ -71,7 +71,7 @@ export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'se
   }
   const validBefore = termsOf(ctx.settlement).validBefore.toString();
   // an upto amount below the fee is charged none, which the executor cannot do: it always takes its fee
-  if (ctx.feeAmount === 0n) {
+  if (ctx.policy.feeAmount === 0n) {
     return failed(
       settlementDoomed('a settlement charged no fee settles only on the sequential path, which this deployment does not run (no treasury key in the worker)', {
         amount: ctx.settlement.amount,
@@ -81,17 +81,17 @@ export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'se
       true,
     );
   }
-  if (BigInt(ctx.settlement.amount) < ctx.feeAmount) {
+  if (BigInt(ctx.settlement.amount) < ctx.policy.feeAmount) {
     return failed(
       settlementDoomed('a payment smaller than the fee settles only on the sequential path, which this deployment does not run (no treasury key in the worker)', {
         amount: ctx.settlement.amount,
-        fee_amount: ctx.feeAmount.toString(),
+        fee_amount: ctx.policy.feeAmount.toString(),
         path: 'sequential',
       }),
       true,
     );
   }
-  const feeDiffers = ctx.networkPath === 'atomic' && ctx.feeAmount !== ctx.executorFee;
+  const feeDiffers = ctx.policy.networkPath === 'atomic' && ctx.policy.feeAmount !== ctx.policy.executorFee;
   if (!authorizationStillValid(ctx)) {
     const reason = feeDiffers
       ? "authorization expired while no worker could charge the settlement's fee: the executor takes another fee and this worker holds no treasury key"
@@ -99,12 +99,12 @@ export function sequentialPathUnavailable(ctx: StepContext, path: 'atomic' | 'se
     return failed(settlementDoomed(reason, { validBefore, path: 'sequential', ...(feeDiffers ? feeDetail(ctx) : {}) }), true);
   }
   if (feeDiffers) return { wait: { reason: SettlementWaitReason.FeeDiffersFromExecutor, detail: { network: ctx.network.caip2, ...feeDetail(ctx) } } };
-  return { wait: { reason: SettlementWaitReason.AtomicPathNotReady, detail: { network: ctx.network.caip2, treasury: ctx.treasury } } };
+  return { wait: { reason: SettlementWaitReason.AtomicPathNotReady, detail: { network: ctx.network.caip2, treasury: ctx.signers.treasury } } };
 }
 
-const feeDetail = (ctx: StepContext) => ({ fee_amount: ctx.feeAmount.toString(), executor_fee: ctx.executorFee.toString() });
+const feeDetail = (ctx: StepContext) => ({ fee_amount: ctx.policy.feeAmount.toString(), executor_fee: ctx.policy.executorFee.toString() });
 
 /** Whether the payer's authorization is still valid for the expiry margin (a wait must not outlive it). */
 export function authorizationStillValid(ctx: StepContext): boolean {
-  return termsOf(ctx.settlement).validBefore > BigInt(ctx.now() + ctx.expiryMarginSeconds);
+  return termsOf(ctx.settlement).validBefore > BigInt(ctx.policy.now() + ctx.policy.expiryMarginSeconds);
 }

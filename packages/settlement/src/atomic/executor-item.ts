@@ -19,7 +19,7 @@ export function executorCallOf(call: DirectCall, network: MechanismNetwork, trea
 
 /** with the payer's approval permit or without, the call goes to the same target from the same sender */
 function itemCallOf(ctx: StepContext, withPermit = false): DirectCall | undefined {
-  return executorCallOf(directCallOf(ctx.settlement, ctx.network.usdc, withPermit), mechanismNetworkOf(ctx), ctx.treasury);
+  return executorCallOf(directCallOf(ctx.settlement, ctx.network.usdc, withPermit), mechanismNetworkOf(ctx), ctx.signers.treasury);
 }
 
 /**

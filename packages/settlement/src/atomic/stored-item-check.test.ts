@@ -18,7 +18,7 @@ function check(settlement: SettlementWithVerification | null) {
 
 /** The item this worker builds for the settlement, as collect_fee does. */
 function builtFor(settlement: SettlementWithVerification, gas = GAS_CAPS.fee + GAS_CAPS.transfer): ExecutorItem {
-  return executorItemOf({ settlement, network, treasury: TREASURY } as never, gas)!;
+  return executorItemOf({ settlement, network, signers: { treasury: TREASURY } } as never, gas)!;
 }
 
 describe('storedItemCheck: an item read back from a stored batch (issue 40)', () => {

@@ -154,7 +154,7 @@ describe('checkAllowance with the failure accounting', () => {
     expect(moved.note).toMatchObject({ payer_balance: (5n * AMOUNT).toString(), payer_kind: 'eoa' });
 
     const contract = stepHarness(checking(), { accounting: true });
-    contract.ctx.networkPath = 'atomic';
+    contract.ctx.policy.networkPath = 'atomic';
     contract.chain.withCode.add(PAYER);
     expect(result(await checkAllowance(contract.ctx)).reserveFee?.request.payer).toMatchObject({ maxInFlight: 1 });
   });
@@ -179,8 +179,8 @@ describe('checkAllowance with the failure accounting', () => {
     const late = stepHarness(checking(), { accounting: true });
     late.chain.balances.set(PAYER, AMOUNT);
     const expiring = result(await checkAllowance(late.ctx));
-    late.ctx.now = () => NOW + 3600;
-    expect(failure(refusedAs(expiring, 0n, { value: AMOUNT, items: 1 }, late.ctx.now())).details.reason).toMatch(/authorization expired/);
+    late.ctx.policy.now = () => NOW + 3600;
+    expect(failure(refusedAs(expiring, 0n, { value: AMOUNT, items: 1 }, late.ctx.policy.now())).details.reason).toMatch(/authorization expired/);
   });
 
   it('refused because the payer reached its failures meanwhile (counted under its lock): paused, nothing sent', async () => {
@@ -210,7 +210,7 @@ describe('checkAllowance with the failure accounting', () => {
 
     const atomic = stepHarness(checking(), { accounting: true });
     atomic.chain.withCode.add(PAYER);
-    atomic.ctx.networkPath = 'atomic';
+    atomic.ctx.policy.networkPath = 'atomic';
     expect(result(await checkAllowance(atomic.ctx)).data).toEqual({ settlementMode: 'atomic' });
 
     const allowed = stepHarness(checking(), { accounting: { sequentialContractPayers: 'allow' } });

@@ -63,7 +63,7 @@ const atomicSettlement = () => settlementFixture({ state: 'collect_fee', settlem
 /** A step harness on a network that settles atomically. */
 function atomicHarness(atomic: AtomicSettlement, settlement = atomicSettlement()) {
   const h = stepHarness(settlement, { overrides: { atomic } });
-  h.ctx.networkPath = 'atomic';
+  h.ctx.policy.networkPath = 'atomic';
   return h;
 }
 
@@ -206,7 +206,7 @@ describe('collect_fee on the atomic path', () => {
   it('goes on sequentially when the network left the atomic path before the settlement was placed', async () => {
     const atomic = new FakeAtomic(confirmedWith([]));
     const h = stepHarness(atomicSettlement(), { overrides: { atomic } });
-    h.ctx.networkPath = 'sequential';
+    h.ctx.policy.networkPath = 'sequential';
     const result = await collectFeeAndTransfer(h.ctx);
     expect(result).toMatchObject({ to: 'fee_collected', data: { settlementMode: 'sequential' } });
     expect(atomic.placed).toEqual([]);

@@ -29,9 +29,9 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
   // own (a worker configured differently from the one that chose the path): it goes on sequentially, and
   // says so with its next transition; without the treasury key, a fee that differs waits for a worker that
   // can charge it (nothing was sent)
-  const feeDiffers = ctx.feeAmount !== ctx.executorFee;
-  const feeSent = !batch && (await ctx.transactions.hasAny(ctx.settlement.id, 'fee'));
-  if (!batch && (ctx.networkPath !== 'atomic' || feeDiffers || feeSent)) {
+  const feeDiffers = ctx.policy.feeAmount !== ctx.policy.executorFee;
+  const feeSent = !batch && (await ctx.chain.transactions.hasAny(ctx.settlement.id, 'fee'));
+  if (!batch && (ctx.policy.networkPath !== 'atomic' || feeDiffers || feeSent)) {
     if (feeDiffers && !feeSent) {
       const held = sequentialPathUnavailable(ctx, 'sequential');
       if (held) return held;
@@ -75,7 +75,7 @@ export const collectFeeAndTransfer: Step = async (ctx) => {
 async function unsendableAlone(ctx: StepContext, batch: StoredSettlementBatch, error: unknown): Promise<StepResult | StepWait | undefined> {
   if (batch.itemCount !== 1) return undefined;
   if (!(error instanceof TransactionWouldRevertError) && !(error instanceof GasCapExceededError)) return undefined;
-  if (await ctx.transactions.hasAny(batch.id, 'settle')) return undefined;
+  if (await ctx.chain.transactions.hasAny(batch.id, 'settle')) return undefined;
   const reason = error instanceof TransactionWouldRevertError ? `the settle transaction would revert: ${error.reason}` : error.message;
   return unlessPaidElsewhere(ctx, failed(settlementDoomed(reason, { simulation: 'settle', batch_id: batch.id, atomic: true }), true));
 }
@@ -123,7 +123,7 @@ async function outcomeOfItem(ctx: StepContext, batch: StoredSettlementBatch, out
     const result = failed(transferFailedFeeReturned(`settle transaction reverted: ${outcome.reason ?? 'no reason given'}`, outcome.hash), true);
     return { ...result, note: { ...result.note, ...batchNote } };
   }
-  const outcomes = itemOutcomes(outcome.logs, ctx.treasury);
+  const outcomes = itemOutcomes(outcome.logs, ctx.signers.treasury);
   const item = outcomes.get(itemKey(ctx.settlement.payer, ctx.settlement.nonce));
   if (!item) {
     // mined without any executor log: the treasury's code did not run (its delegation was removed or
@@ -162,13 +162,13 @@ function settledByItem(ctx: StepContext, hash: string, taken: bigint | undefined
   // the executor took another fee than the settlement's own: its delegation changed (another FEE_AMOUNT) while
   // this batch was in flight. The money moved; the row records what was taken, so that what the merchant is
   // told is what the chain did, and the transition says so
-  const differs = taken !== undefined && taken !== ctx.feeAmount;
+  const differs = taken !== undefined && taken !== ctx.policy.feeAmount;
   return {
     to: 'settled',
     through: [
       {
         state: 'fee_collected',
-        note: { fee_tx_hash: hash, atomic: true, ...batchNote, ...(differs ? { fee_taken_differs: { stored: ctx.feeAmount.toString(), taken: taken.toString() } } : {}) },
+        note: { fee_tx_hash: hash, atomic: true, ...batchNote, ...(differs ? { fee_taken_differs: { stored: ctx.policy.feeAmount.toString(), taken: taken.toString() } } : {}) },
       },
       { state: 'executing', note: { tx_hash: hash, atomic: true } },
     ],
@@ -196,6 +196,6 @@ function feeTakenBy(ctx: StepContext, toTreasury: Array<{ token: string; from: s
 }
 
 function atomicOf(ctx: StepContext): AtomicSettlement {
-  if (!ctx.atomic) throw new Error(`settlement ${ctx.settlement.id} took the atomic path, but this worker has no executor batches`);
-  return ctx.atomic;
+  if (!ctx.chain.atomic) throw new Error(`settlement ${ctx.settlement.id} took the atomic path, but this worker has no executor batches`);
+  return ctx.chain.atomic;
 }

@@ -19,7 +19,7 @@ import { type StepResult, isWait } from '../step-outcome';
  */
 export const checkAllowance: Step = async (ctx) => {
   const paused = await pausedUntil(ctx);
-  if (paused) return failed(merchantPaused(paused, ctx.merchantPause.afterReverts), true);
+  if (paused) return failed(merchantPaused(paused, ctx.policy.merchantPause.afterReverts), true);
   const refusedByAccounting = await accountingRefusal(ctx);
   if (refusedByAccounting) return refusedByAccounting;
   const path = pathOf(ctx);
@@ -27,14 +27,14 @@ export const checkAllowance: Step = async (ctx) => {
   if (unavailable) return unavailable;
   const { merchant, payer } = ctx.settlement;
   const { usdc } = ctx.network;
-  const accounting = ctx.accounting;
+  const accounting = ctx.policy.accounting;
   const { mechanism, parsed } = paymentOf(ctx.settlement);
   const [allowance, balance, heldBalance, approval, contractPayer] = await Promise.all([
-    usdc.allowance(merchant, ctx.treasury),
+    usdc.allowance(merchant, ctx.signers.treasury),
     usdc.balanceOf(merchant),
     accounting ? usdc.balanceOf(payer) : undefined,
     accounting ? mechanism.approval?.read(parsed, usdc) : undefined,
-    accounting ? ctx.codeAt(payer) : false,
+    accounting ? ctx.chain.codeAt(payer) : false,
   ]);
   // what the payer can pay from: its balance, and no more than it approved a mechanism that moves only that
   // (Permit2): one approval backs all its payments in flight, reserved here as its balance is. A payment
@@ -43,7 +43,7 @@ export const checkAllowance: Step = async (ctx) => {
   const counted = approval && approvalFor(approval, value);
   const approved = counted?.allowance;
   const payerBalance = heldBalance !== undefined && approved !== undefined && approved < heldBalance ? approved : heldBalance;
-  if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse' && ctx.feeAmount > 0n) {
+  if (contractPayer && path === 'sequential' && accounting?.sequentialContractPayers === 'refuse' && ctx.policy.feeAmount > 0n) {
     // the fee would be taken ahead of a transfer whose outcome the payer's code decides: refused before the
     // fee (a settlement charged none puts no fee at risk)
     return failed(
@@ -56,7 +56,7 @@ export const checkAllowance: Step = async (ctx) => {
     merchant,
     chainId: ctx.network.chainId,
     tokenAddress: usdc.tokenAddress,
-    fee: ctx.feeAmount,
+    fee: ctx.policy.feeAmount,
     allowance,
     balance,
     ...(payerBalance !== undefined && accounting
@@ -90,9 +90,9 @@ export const checkAllowance: Step = async (ctx) => {
     reserveFee: {
       request,
       refusal: {
-        fee: ctx.feeAmount,
+        fee: ctx.policy.feeAmount,
         merchant,
-        treasury: ctx.treasury,
+        treasury: ctx.signers.treasury,
         chainId: ctx.network.chainId,
         tokenAddress: usdc.tokenAddress,
         allowance,
@@ -100,7 +100,7 @@ export const checkAllowance: Step = async (ctx) => {
         ...(payerBalance !== undefined ? { payerBalance } : {}),
         value,
         validBefore: termsOf(ctx.settlement).validBefore,
-        expiryMarginSeconds: ctx.expiryMarginSeconds,
+        expiryMarginSeconds: ctx.policy.expiryMarginSeconds,
         ...(accounting ? { payerPause: { afterFailures: accounting.pause.payerAfterFailures, windowMs: accounting.pause.windowMs } } : {}),
       },
     },
@@ -116,14 +116,14 @@ export const checkAllowance: Step = async (ctx) => {
  */
 export async function refusalBeforeWalletDeployment(ctx: StepContext): Promise<StepResult | undefined> {
   const paused = await pausedUntil(ctx);
-  if (paused) return failed(merchantPaused(paused, ctx.merchantPause.afterReverts), true);
+  if (paused) return failed(merchantPaused(paused, ctx.policy.merchantPause.afterReverts), true);
   const refusedByAccounting = await accountingRefusal(ctx);
   if (refusedByAccounting) return refusedByAccounting;
   const path = pathOf(ctx);
   const unavailable = sequentialPathUnavailable(ctx, path);
   // a wait is decided again at check_allowance; a payment that can never settle here gets no wallet deployed
   if (unavailable && !isWait(unavailable)) return unavailable;
-  if (path === 'sequential' && ctx.accounting?.sequentialContractPayers === 'refuse' && ctx.feeAmount > 0n) {
+  if (path === 'sequential' && ctx.policy.accounting?.sequentialContractPayers === 'refuse' && ctx.policy.feeAmount > 0n) {
     return failed(settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'erc6492', path: 'sequential' }), true);
   }
   return undefined;
@@ -131,12 +131,12 @@ export async function refusalBeforeWalletDeployment(ctx: StepContext): Promise<S
 
 /** The failure accounting's pause of the payer (or of the merchant for this payer), then the minimum. */
 async function accountingRefusal(ctx: StepContext): Promise<StepResult | undefined> {
-  const accounting = ctx.accounting;
+  const accounting = ctx.policy.accounting;
   if (!accounting) return undefined;
   const { payer, merchant } = ctx.settlement;
   const pause = await failurePauseOf(accounting.counts, accounting.pause, { payer, merchant, chainId: ctx.network.chainId });
   if (pause) return failed(failurePaused(pause), true);
-  const minimum = (await accounting.minimumFor(merchant)) ?? ctx.feeAmount;
+  const minimum = (await accounting.minimumFor(merchant)) ?? ctx.policy.feeAmount;
   // the minimum applies to what the payer signed: an upto payment's maximum, which verify held to it, not
   // the amount the merchant settled of it (docs/decisions.md, "`upto` served")
   const { mechanism, parsed } = paymentOf(ctx.settlement);
@@ -150,8 +150,8 @@ async function accountingRefusal(ctx: StepContext): Promise<StepResult | undefin
 
 /** When the merchant's fee transfers reverted too often lately: until when its settlements pause. */
 async function pausedUntil(ctx: StepContext): Promise<Date | undefined> {
-  const { afterReverts, windowMs } = ctx.merchantPause;
-  const reverts = await ctx.feeRevertsOfMerchant(ctx.settlement.merchant, ctx.network.chainId, new Date(Date.now() - windowMs));
+  const { afterReverts, windowMs } = ctx.policy.merchantPause;
+  const reverts = await ctx.records.feeRevertsOfMerchant(ctx.settlement.merchant, ctx.network.chainId, new Date(Date.now() - windowMs));
   if (reverts.count < afterReverts || !reverts.lastAt) return undefined;
   return new Date(reverts.lastAt.getTime() + windowMs);
 }

@@ -16,8 +16,8 @@ import { SettlementWaitReason } from '../wait-reasons';
  * fee's block) finds the fee already sent and only looks for its outcome.
  */
 export const collectFee: Step = async (ctx) => {
-  if (ctx.feeAmount === 0n) return noFee(ctx);
-  const sent = await ctx.transactions.find(ctx.settlement.id, 'fee');
+  if (ctx.policy.feeAmount === 0n) return noFee(ctx);
+  const sent = await ctx.chain.transactions.find(ctx.settlement.id, 'fee');
   if (sent) return awaitFee(ctx, sent.id);
   const aboveOurs = feeAboveOurs(ctx);
   if (aboveOurs) return aboveOurs;
@@ -27,7 +27,7 @@ export const collectFee: Step = async (ctx) => {
   // will still be sent: later nonces of the treasury wait on it. It is finished, never failed around: a
   // settlement reported failed must not be charged afterwards. Without the key here, submit throws and the
   // job is retried (by a worker with the key) or parked for an operator, never failed.
-  if (await ctx.transactions.hasAny(ctx.settlement.id, 'fee')) return awaitFee(ctx, (await ctx.transactions.submit(feeRequest(ctx))).id);
+  if (await ctx.chain.transactions.hasAny(ctx.settlement.id, 'fee')) return awaitFee(ctx, (await ctx.chain.transactions.submit(feeRequest(ctx))).id);
   const sending = await sendFee(ctx);
   return typeof sending === 'string' ? awaitFee(ctx, sending) : sending;
 };
@@ -39,11 +39,11 @@ export const collectFee: Step = async (ctx) => {
  * released (a fee lowered since the row was written is still charged as written, being below ours).
  */
 function feeAboveOurs(ctx: StepContext): StepResult | undefined {
-  if (ctx.feeAmount <= ctx.executorFee) return undefined;
+  if (ctx.policy.feeAmount <= ctx.policy.executorFee) return undefined;
   return failed(
     settlementDoomed("the settlement's fee is above this worker's fee (FEE_AMOUNT): the treasury does not charge it", {
-      fee_amount: ctx.feeAmount.toString(),
-      worker_fee_amount: ctx.executorFee.toString(),
+      fee_amount: ctx.policy.feeAmount.toString(),
+      worker_fee_amount: ctx.policy.executorFee.toString(),
     }),
     true,
   );
@@ -60,7 +60,7 @@ function feeAboveOurs(ctx: StepContext): StepResult | undefined {
  */
 async function notAdmitted(ctx: StepContext): Promise<Awaited<ReturnType<Step>> | undefined> {
   const seal = ctx.settlement.admission;
-  if (seal && ctx.admission?.verify(admissionDigest(ctx.settlement), seal)) return undefined;
+  if (seal && ctx.signers.admission?.verify(admissionDigest(ctx.settlement), seal)) return undefined;
   const checked = await preflightChecks(ctx);
   if (!('to' in checked)) return checked;
   if (checked.to === 'check_allowance') return undefined;
@@ -80,11 +80,11 @@ async function noFee(ctx: StepContext): Promise<StepResult> {
   if (!authorizationStillValid(ctx)) {
     return failed(settlementDoomed('authorization expired before the payment could be sent', { validBefore: termsOf(ctx.settlement).validBefore.toString() }), true);
   }
-  if (!ctx.treasurySigns) {
+  if (!ctx.signers.treasurySigns) {
     // only the sequential path settles without a fee, and it sends from the treasury, whose key this worker lacks
     return failed(settlementDoomed('the sequential path sends the payment from the treasury, whose key this worker does not hold', { path: 'sequential' }), true);
   }
-  if (!(await ctx.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
+  if (!(await ctx.records.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
   return { to: 'fee_collected', note: { fee: '0', reason: 'the amount settled is below the fee: no fee is taken' } };
 }
 
@@ -103,8 +103,8 @@ export async function beforeFee(ctx: StepContext): Promise<StepResult | StepWait
   const relayers = await waitForRelayers(ctx);
   if (relayers) return relayers;
   const balance = await ctx.network.usdc.balanceOf(ctx.settlement.merchant);
-  if (balance < ctx.feeAmount) {
-    return failed(feeCollectionFailed('merchant token balance is below the fee', balance, ctx.feeAmount), true);
+  if (balance < ctx.policy.feeAmount) {
+    return failed(feeCollectionFailed('merchant token balance is below the fee', balance, ctx.policy.feeAmount), true);
   }
   return balance;
 }
@@ -116,9 +116,9 @@ function feeRequest(ctx: StepContext): TransactionRequest {
     settlementId: ctx.settlement.id,
     purpose: 'fee',
     chainId: ctx.network.chainId,
-    from: ctx.treasury,
+    from: ctx.signers.treasury,
     to: usdc.tokenAddress,
-    data: usdc.transferFromData(ctx.settlement.merchant, ctx.treasury, ctx.feeAmount),
+    data: usdc.transferFromData(ctx.settlement.merchant, ctx.signers.treasury, ctx.policy.feeAmount),
     gasCap: ctx.network.gasCaps.fee,
   };
 }
@@ -129,18 +129,18 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
   if (typeof balance !== 'bigint') return balance;
   const held = await beforeSequentialFee(ctx);
   if (held) return held;
-  if (!ctx.treasurySigns) {
+  if (!ctx.signers.treasurySigns) {
     // the path was fixed by a worker that held the treasury's key; this one cannot send the fee (nothing sent)
     return failed(settlementDoomed('the sequential path sends the fee from the treasury, whose key this worker does not hold', { path: 'sequential' }), true);
   }
-  if (!(await ctx.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
+  if (!(await ctx.records.claimSend())) throw new SettlementEndedError(ctx.settlement.id);
   try {
-    const tx = await ctx.transactions.submit(feeRequest(ctx));
+    const tx = await ctx.chain.transactions.submit(feeRequest(ctx));
     return tx.id;
   } catch (err) {
     if (err instanceof TransactionWouldRevertError) return wouldRevert(ctx, err.reason, balance);
     // the token itself would need more gas than a transferFrom may: nothing was sent
-    if (err instanceof GasCapExceededError) return failed(feeCollectionFailed(err.message, balance, ctx.feeAmount), true);
+    if (err instanceof GasCapExceededError) return failed(feeCollectionFailed(err.message, balance, ctx.policy.feeAmount), true);
     throw err;
   }
 }
@@ -153,16 +153,16 @@ async function sendFee(ctx: StepContext): Promise<string | StepResult | StepWait
  *   transaction of a delegated account, so a second would only be refused (docs/decisions.md).
  */
 async function beforeSequentialFee(ctx: StepContext): Promise<StepResult | StepWait | undefined> {
-  const accounting = ctx.accounting;
+  const accounting = ctx.policy.accounting;
   if (!accounting) return undefined;
-  const [contractPayer, delegatedTreasury] = await Promise.all([ctx.codeAt(ctx.settlement.payer), ctx.codeAt(ctx.treasury)]);
+  const [contractPayer, delegatedTreasury] = await Promise.all([ctx.chain.codeAt(ctx.settlement.payer), ctx.chain.codeAt(ctx.signers.treasury)]);
   if (contractPayer && accounting.sequentialContractPayers === 'refuse') {
     return failed(settlementDoomed('a contract-wallet payer is settled only on the atomic path', { payer_kind: 'contract', path: 'sequential' }), true);
   }
   if (!delegatedTreasury) return undefined;
-  const unfinished = await accounting.unfinishedTransactionsOf(ctx.network.chainId, ctx.treasury);
+  const unfinished = await accounting.unfinishedTransactionsOf(ctx.network.chainId, ctx.signers.treasury);
   if (unfinished === 0) return undefined;
-  return { wait: { reason: SettlementWaitReason.TreasuryBusy, detail: { treasury: ctx.treasury, unfinished_transactions: unfinished } } };
+  return { wait: { reason: SettlementWaitReason.TreasuryBusy, detail: { treasury: ctx.signers.treasury, unfinished_transactions: unfinished } } };
 }
 
 /**
@@ -171,21 +171,21 @@ async function beforeSequentialFee(ctx: StepContext): Promise<StepResult | StepW
  */
 export async function wouldRevert(ctx: StepContext, reason: string, balance: bigint, extra: StepResult['data'] = {}): Promise<StepResult> {
   const { merchant } = ctx.settlement;
-  const available = await ctx.network.usdc.allowance(merchant, ctx.treasury);
-  if (available >= ctx.feeAmount) return failed(feeCollectionFailed(reason, balance, ctx.feeAmount), true, extra);
-  const commands = approvalCommands(ctx.network.chainId, ctx.network.usdc.tokenAddress, ctx.treasury, ctx.feeAmount);
-  return failed(insufficientAllowance({ required: ctx.feeAmount, available, merchant, treasury: ctx.treasury, ...commands }), true, extra);
+  const available = await ctx.network.usdc.allowance(merchant, ctx.signers.treasury);
+  if (available >= ctx.policy.feeAmount) return failed(feeCollectionFailed(reason, balance, ctx.policy.feeAmount), true, extra);
+  const commands = approvalCommands(ctx.network.chainId, ctx.network.usdc.tokenAddress, ctx.signers.treasury, ctx.policy.feeAmount);
+  return failed(insufficientAllowance({ required: ctx.policy.feeAmount, available, merchant, treasury: ctx.signers.treasury, ...commands }), true, extra);
 }
 
 async function awaitFee(ctx: StepContext, sent: string): Promise<StepResult | StepAwait> {
-  const outcome = await ctx.outcomes.within(sent, ctx.network.confirmations);
+  const outcome = await ctx.chain.outcomes.within(sent, ctx.network.confirmations);
   if (outcome.status === 'pending') return { awaiting: outcome };
   if (outcome.status === 'confirmed') {
     return { to: 'fee_collected', data: { feeTxHash: outcome.hash, feeCollectedAt: new Date() }, note: { fee_tx_hash: outcome.hash } };
   }
   // a reverted transferFrom moved nothing: the merchant was not charged and may try again
   const balance = await ctx.network.usdc.balanceOf(ctx.settlement.merchant);
-  return failed(feeCollectionFailed(outcome.reason ?? 'fee transfer reverted', balance, ctx.feeAmount), true, {
+  return failed(feeCollectionFailed(outcome.reason ?? 'fee transfer reverted', balance, ctx.policy.feeAmount), true, {
     feeTxHash: outcome.hash,
   });
 }

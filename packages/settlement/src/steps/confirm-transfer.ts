@@ -6,10 +6,10 @@ import { transferNotExecuted } from './transfer-not-executed';
 /** `executing`: wait for the transfer's confirmations; settled, or failed with the fee kept. */
 export const confirmTransfer: Step = async (ctx) => {
   const { settlement } = ctx;
-  const sent = await ctx.transactions.find(settlement.id, 'transfer');
+  const sent = await ctx.chain.transactions.find(settlement.id, 'transfer');
   // executing is only entered after the transfer was stored, so this is a broken invariant, not a chain failure
   if (!sent) throw new Error(`settlement ${settlement.id} is executing but has no transfer transaction`);
-  const outcome = await ctx.outcomes.within(sent.id, ctx.network.confirmations);
+  const outcome = await ctx.chain.outcomes.within(sent.id, ctx.network.confirmations);
   if (outcome.status === 'pending') return { awaiting: outcome };
   if (outcome.status === 'reverted') return transferNotExecuted(ctx, outcome.reason ?? 'transfer reverted', outcome.hash);
   // what the payment moved, as its mechanism reads the transaction's logs: "paid" is read from a transfer,

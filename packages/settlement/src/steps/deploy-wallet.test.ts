@@ -56,11 +56,11 @@ describe('an ERC-6492 wallet is deployed at our expense only when', () => {
     expect(sequential.log.some((l) => l.includes('simulateDeployment'))).toBe(false);
 
     const atomic = stepHarness(settlementFixture({}, { signature }), { accounting: true });
-    atomic.ctx.networkPath = 'atomic';
+    atomic.ctx.policy.networkPath = 'atomic';
     expect(await preflight(atomic.ctx)).toMatchObject({ to: 'deploying_wallet' });
 
     const paused = stepHarness(settlementFixture({}, { signature }), { accounting: true });
-    paused.ctx.networkPath = 'atomic';
+    paused.ctx.policy.networkPath = 'atomic';
     paused.accounting!.payerFailures = { count: 3, lastAt: new Date() };
     expect(await preflight(paused.ctx)).toMatchObject({ to: 'failed', data: { errorDetails: { paused: 'payer', merchant_charged: false } } });
     expect(paused.walletDeployments.reserved).toEqual([]);
@@ -142,7 +142,7 @@ describe('an ERC-6492 wallet is deployed at our expense only when', () => {
 
   it('the worker has the checks at all', async () => {
     const h = erc6492();
-    h.ctx.walletDeployments = undefined;
+    h.ctx.policy.walletDeployments = undefined;
     expect(refusal(await preflight(h.ctx)).reason).toMatch(/deploys no wallets/);
   });
 

@@ -18,7 +18,7 @@ export const deployWallet: Step = async (ctx) => {
   const payer = ctx.settlement.payer;
   // a deployment of ours already sent is awaited to its confirmations before the wallet's code is trusted: the
   // code a run sees at the latest block (a run woken early, or after a crash) may still be reorged away
-  let sent = (await ctx.transactions.find(ctx.settlement.id, 'wallet_deploy'))?.id;
+  let sent = (await ctx.chain.transactions.find(ctx.settlement.id, 'wallet_deploy'))?.id;
   if (!sent && !(await usdc.hasCode(payer))) {
     const wrapped = parseErc6492Signature(rawSignatureOf(ctx.settlement));
     if (!wrapped) throw new Error(`settlement ${ctx.settlement.id} is deploying a wallet without an ERC-6492 signature`);
@@ -27,7 +27,7 @@ export const deployWallet: Step = async (ctx) => {
     sent = sending;
   }
   if (sent) {
-    const outcome = await ctx.outcomes.within(sent, ctx.network.confirmations);
+    const outcome = await ctx.chain.outcomes.within(sent, ctx.network.confirmations);
     if (outcome.status === 'pending') return { awaiting: outcome };
     if (!(await usdc.hasCode(payer))) {
       const reason = outcome.status === 'reverted' ? (outcome.reason ?? 'wallet deployment reverted') : 'the factory call did not deploy authorization.from';
@@ -41,7 +41,7 @@ export const deployWallet: Step = async (ctx) => {
 /** Sends the factory call (none of ours was signed yet), or the failure or wait that stops it. */
 async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<string | StepResult | StepWait | StepAwait> {
   // checked again right before paying: the wallet's balance or the merchant's allowance may have left meanwhile
-  if (!(await ctx.transactions.hasAny(ctx.settlement.id, 'wallet_deploy'))) {
+  if (!(await ctx.chain.transactions.hasAny(ctx.settlement.id, 'wallet_deploy'))) {
     const refused = await deploymentRefusal(ctx, wrapped);
     if (refused && isWait(refused)) return refused;
     if (refused) return nothingSent(ctx, refused);
@@ -55,7 +55,7 @@ async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Prom
   const relayer = await fundedRelayer(ctx);
   if (typeof relayer !== 'string') return relayer;
   try {
-    const tx = await ctx.transactions.submit({
+    const tx = await ctx.chain.transactions.submit({
       settlementId: ctx.settlement.id,
       purpose: 'wallet_deploy',
       chainId: ctx.network.chainId,
@@ -76,6 +76,6 @@ async function sendDeployment(ctx: StepContext, wrapped: Erc6492Signature): Prom
 
 /** The deployment was refused before anything was sent: its reservation goes back (only deployments count). */
 async function nothingSent(ctx: StepContext, result: StepResult): Promise<StepResult> {
-  await ctx.walletDeployments?.release(ctx.settlement.id);
+  await ctx.policy.walletDeployments?.release(ctx.settlement.id);
   return result;
 }

@@ -37,7 +37,7 @@ function harness(state: 'check_allowance' | 'collect_fee', options: { treasurySi
   );
   const atomic = new RecordingAtomic();
   const h = stepHarness(settlement, { overrides: { treasurySigns: options.treasurySigns, atomic } });
-  h.ctx.networkPath = 'atomic';
+  h.ctx.policy.networkPath = 'atomic';
   return { h, atomic };
 }
 

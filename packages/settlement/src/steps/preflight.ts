@@ -32,8 +32,8 @@ export const preflight: Step = async (ctx) => sealedOnPass(ctx, await preflightC
  * the relayer server's API key's HMAC: no statement and no chain call is added.
  */
 async function sealedOnPass(ctx: StepContext, result: Awaited<ReturnType<Step>>): Promise<Awaited<ReturnType<Step>>> {
-  if (!ctx.admission || !('to' in result) || (result.to !== 'check_allowance' && result.to !== 'deploying_wallet')) return result;
-  const admission = await ctx.admission.seal(admissionDigest(ctx.settlement));
+  if (!ctx.signers.admission || !('to' in result) || (result.to !== 'check_allowance' && result.to !== 'deploying_wallet')) return result;
+  const admission = await ctx.signers.admission.seal(admissionDigest(ctx.settlement));
   return { ...result, data: { ...result.data, admission } };
 }
 
@@ -56,7 +56,7 @@ export const preflightChecks: Step = async (ctx) => {
   }
   if (!authorizationStillValid(ctx)) {
     return failed(
-      settlementDoomed('authorization expired', { validBefore: terms.validBefore.toString(), currentTime: String(ctx.now()) }),
+      settlementDoomed('authorization expired', { validBefore: terms.validBefore.toString(), currentTime: String(ctx.policy.now()) }),
       true,
     );
   }
@@ -83,16 +83,16 @@ export const preflightChecks: Step = async (ctx) => {
   const withPermit = approval ? approvalFor(approval, amount).withPermit : false;
   // an ERC-6492 payer's wallet is deployed first; the transfer is estimated once it exists
   const wrapped = parseErc6492Signature(parsed.signature);
-  if (wrapped && !(await ctx.codeAt(terms.payer))) return planWalletDeployment(ctx, wrapped);
+  if (wrapped && !(await ctx.chain.codeAt(terms.payer))) return planWalletDeployment(ctx, wrapped);
   const call = directCallOf(ctx.settlement, usdc, withPermit);
   const refusedSender = senderRefusal(ctx, call);
   if (refusedSender) return refusedSender;
   if (await estimateNotNeeded(ctx, paymentOf(ctx.settlement), withPermit)) return { to: 'check_allowance', note: { transfer_estimate: 'not needed: atomic path, ordinary-key payer', payer_kind: 'eoa' } };
-  const [cap, fee] = await Promise.all([transferGasCap(ctx, call, withPermit), ctx.transactions.networkFee(ctx.network.chainId)]);
+  const [cap, fee] = await Promise.all([transferGasCap(ctx, call, withPermit), ctx.chain.transactions.networkFee(ctx.network.chainId)]);
   let estimate: SimulationResult | undefined;
   // with fee fields the node checks that the sender could pay for the gas: a relayer without ETH cannot
   // simulate, the next one is asked (the first is the usual one); a call with one sender is asked of it
-  for (const sender of call.sender ? [call.sender] : ctx.relayers) {
+  for (const sender of call.sender ? [call.sender] : ctx.signers.relayers) {
     try {
       estimate = await usdc.estimate(sender, call.data, call.to, { gasLimit: cap.gas, maxFeePerGasCap: fee.maxFeePerGasCap });
       break;
@@ -138,8 +138,8 @@ export const preflightChecks: Step = async (ctx) => {
 async function estimateNotNeeded(ctx: StepContext, payment: SettlementPayment, withPermit: boolean): Promise<boolean> {
   const { mechanism, parsed } = payment;
   const { signature } = mechanism;
-  if (withPermit || mechanism.approval || !mechanism.nonce || !signature || signature.ownDomainSeparator || !ctx.accounting || pathOf(ctx) !== 'atomic') return false;
-  if (!ctx.network.tokenDomainSeparator || (await ctx.codeAt(ctx.settlement.payer))) return false;
+  if (withPermit || mechanism.approval || !mechanism.nonce || !signature || signature.ownDomainSeparator || !ctx.policy.accounting || pathOf(ctx) !== 'atomic') return false;
+  if (!ctx.network.tokenDomainSeparator || (await ctx.chain.codeAt(ctx.settlement.payer))) return false;
   // the signature is checked here, by this worker, not taken from the row: a row a database writer inserted
   // (past verification, with any signature) must still be proven before anything of ours is spent on it
   const recovered = signature.recoverSigner(signature.signedDigest(parsed.payload, await ctx.network.tokenDomainSeparator()), parsed.signature);
@@ -153,8 +153,8 @@ async function estimateNotNeeded(ctx: StepContext, payment: SettlementPayment, w
  * (the treasury changed since verify): the proxy would revert our call after the fee was taken.
  */
 function senderRefusal(ctx: StepContext, call: DirectCall): StepResult | undefined {
-  if (call.sender === undefined || call.sender === ctx.treasury.toLowerCase()) return undefined;
-  return failed(settlementDoomed('the payment may be executed only by another facilitator address than this service', { facilitator: call.sender, treasury: ctx.treasury }), true);
+  if (call.sender === undefined || call.sender === ctx.signers.treasury.toLowerCase()) return undefined;
+  return failed(settlementDoomed('the payment may be executed only by another facilitator address than this service', { facilitator: call.sender, treasury: ctx.signers.treasury }), true);
 }
 
 /**
@@ -174,7 +174,7 @@ export async function transferGasCap(ctx: StepContext, call: Pick<DirectCall, 'd
  * GasKind; plus what the payment's mechanism says its call runs besides (`gas.extra`).
  */
 export async function transferExecutionGasCap(ctx: StepContext, withPermit = false): Promise<{ gas: bigint; kind: 'eoa' | 'contract' }> {
-  const contract = await ctx.codeAt(ctx.settlement.payer);
+  const contract = await ctx.chain.codeAt(ctx.settlement.payer);
   // e.g. a call that sends the payer's approval permit first runs the token's permit too
   const extra = paymentOf(ctx.settlement).mechanism.gas?.extra({ withPermit }) ?? 0n;
   return contract ? { gas: ctx.network.gasCaps.contractTransfer + extra, kind: 'contract' } : { gas: ctx.network.gasCaps.transfer + extra, kind: 'eoa' };

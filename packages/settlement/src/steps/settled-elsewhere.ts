@@ -75,12 +75,12 @@ export async function executionOf(
 ): Promise<{ execution?: { txHash: string; to?: string }; paidElsewhere: boolean; byOurExecutor: boolean }> {
   const { mechanism, parsed } = paymentOf(ctx.settlement);
   // our own executor's batches are told by their per-item logs, not taken for a stranger's contract
-  const found = await mechanism.findExecution(parsed, withOurExecutor(ctx.network.usdc, ctx.treasury));
+  const found = await mechanism.findExecution(parsed, withOurExecutor(ctx.network.usdc, ctx.signers.treasury));
   if (found && 'unattributed' in found) throw new PaymentOutcomeUnknownError(ctx.settlement.id, found.unattributed);
   return {
     execution: found,
     // what this settlement moves (an upto settlement: the merchant's amount, within the signed maximum)
     paidElsewhere: found !== undefined && found.txHash !== ourTxHash && found.paidToPayee >= BigInt(ctx.settlement.amount),
-    byOurExecutor: found?.to !== undefined && found.to.toLowerCase() === ctx.treasury.toLowerCase(),
+    byOurExecutor: found?.to !== undefined && found.to.toLowerCase() === ctx.signers.treasury.toLowerCase(),
   };
 }

@@ -13,7 +13,7 @@ import type { StepContext } from '../step';
  * atomic path a transfer that fails undoes its fee in the same transaction).
  */
 export function pathOf(ctx: StepContext): 'atomic' | 'sequential' {
-  const executorCanCharge = ctx.feeAmount === ctx.executorFee;
+  const executorCanCharge = ctx.policy.feeAmount === ctx.policy.executorFee;
   const executorCanRun = hasExecutorItem(ctx);
-  return ctx.networkPath === 'atomic' && executorCanCharge && executorCanRun && BigInt(ctx.settlement.amount) >= ctx.feeAmount ? 'atomic' : 'sequential';
+  return ctx.policy.networkPath === 'atomic' && executorCanCharge && executorCanRun && BigInt(ctx.settlement.amount) >= ctx.policy.feeAmount ? 'atomic' : 'sequential';
 }

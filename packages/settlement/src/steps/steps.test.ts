@@ -362,10 +362,10 @@ describe('checkAllowance (check_allowance)', () => {
 
   it('fixes the atomic path where the network has it, but sequential for a payment smaller than the fee', async () => {
     const h = stepHarness();
-    h.ctx.networkPath = 'atomic';
+    h.ctx.policy.networkPath = 'atomic';
     expect((await checkAllowance(h.ctx)).data).toEqual({ settlementMode: 'atomic' });
     const small = stepHarness(settlementFixture({ amount: (FEE - 1n).toString() }));
-    small.ctx.networkPath = 'atomic';
+    small.ctx.policy.networkPath = 'atomic';
     expect((await checkAllowance(small.ctx)).data).toEqual({ settlementMode: 'sequential' });
   });
 
@@ -784,7 +784,7 @@ describe('transferNotExecuted', () => {
 describe('a worker without the treasury key (the atomic path only)', () => {
   function keyless(settlement = settlementFixture({ state: 'check_allowance' }), mode: 'atomic' | 'sequential' = 'sequential') {
     const h = stepHarness(settlement, { overrides: { treasurySigns: false } });
-    h.ctx.networkPath = mode;
+    h.ctx.policy.networkPath = mode;
     return h;
   }
 
@@ -827,7 +827,7 @@ describe('a worker without the treasury key (the atomic path only)', () => {
 });
 
 describe('a fee stored but not signed yet (a crash after its nonce was taken, a relayer server not done)', () => {
-  const storedUnsigned = (settlement = settlementFixture({ state: 'collect_fee', settlementMode: 'sequential' }), overrides: Partial<StepContext> = {}) => {
+  const storedUnsigned = (settlement = settlementFixture({ state: 'collect_fee', settlementMode: 'sequential' }), overrides: NonNullable<Parameters<typeof stepHarness>[1]>['overrides'] = {}) => {
     const h = stepHarness(settlement, { overrides });
     h.transactions.unsigned.add(`${settlement.id}:fee`);
     return h;

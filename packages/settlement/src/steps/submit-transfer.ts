@@ -12,7 +12,7 @@ import { transferNotExecuted } from './transfer-not-executed';
  */
 export const submitTransfer: Step = async (ctx) => {
   const { settlement } = ctx;
-  const existing = await ctx.transactions.find(settlement.id, 'transfer');
+  const existing = await ctx.chain.transactions.find(settlement.id, 'transfer');
   if (existing) return { to: 'executing', data: { settlementTxHash: existing.hash }, note: { resumed: true } };
   // an expired authorization is not waited for: the submit's estimate refuses it, and that is the answer
   if (authorizationStillValid(ctx)) {
@@ -25,13 +25,13 @@ export const submitTransfer: Step = async (ctx) => {
   // a call with one sender (upto's facilitator) goes from the treasury's key, as the pre-flight checked
   const sender = call.sender ?? (await fundedRelayer(ctx));
   if (typeof sender !== 'string') return sender;
-  if (call.sender !== undefined && (call.sender !== ctx.treasury.toLowerCase() || !ctx.treasurySigns)) {
+  if (call.sender !== undefined && (call.sender !== ctx.signers.treasury.toLowerCase() || !ctx.signers.treasurySigns)) {
     return transferNotExecuted(ctx, `the payment may be executed only by ${call.sender}, which this worker cannot send from`);
   }
   const withheld = await transferWithheld(ctx);
   if (withheld) return withheld;
   try {
-    const tx = await ctx.transactions.submit({
+    const tx = await ctx.chain.transactions.submit({
       settlementId: settlement.id,
       purpose: 'transfer',
       chainId: ctx.network.chainId,
@@ -57,6 +57,6 @@ export const submitTransfer: Step = async (ctx) => {
  * settlements have such a request (one statement on the sequential path; the atomic path never comes here).
  */
 async function transferWithheld(ctx: Parameters<Step>[0]): Promise<Awaited<ReturnType<Step>> | undefined> {
-  if (ctx.settlement.surface !== 'x402' || (await ctx.claimTransfer())) return undefined;
+  if (ctx.settlement.surface !== 'x402' || (await ctx.records.claimTransfer())) return undefined;
   return transferNotExecuted(ctx, 'the settle request was answered before the transfer could be sent: it is not sent');
 }

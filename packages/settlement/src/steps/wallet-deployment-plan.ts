@@ -24,11 +24,11 @@ export async function planWalletDeployment(ctx: StepContext, wrapped: Erc6492Sig
   if (refused) return refused;
   const cap = ctx.network.gasCaps.walletDeploy;
   // as the deployment will be sent: within its cap, at the market's gas price (the factory's code decides)
-  const { maxFeePerGasCap } = await ctx.transactions.networkFee(ctx.network.chainId);
-  const estimate: SimulationResult = await ctx.network.usdc.estimate(ctx.relayers[0], wrapped.factoryCalldata, wrapped.factory, { gasLimit: cap, maxFeePerGasCap }).catch(async (err: unknown) => {
+  const { maxFeePerGasCap } = await ctx.chain.transactions.networkFee(ctx.network.chainId);
+  const estimate: SimulationResult = await ctx.network.usdc.estimate(ctx.signers.relayers[0], wrapped.factoryCalldata, wrapped.factory, { gasLimit: cap, maxFeePerGasCap }).catch(async (err: unknown) => {
     // the factory's code did not finish in time: the stranger's doing, counted like a failed probe, never retried
     if (!(err instanceof UntrustedCallTimeoutError)) throw err;
-    await ctx.walletDeployments!.recordFailedProbe(deploymentRequest(ctx, wrapped));
+    await ctx.policy.walletDeployments!.recordFailedProbe(deploymentRequest(ctx, wrapped));
     return { revert: 'the wallet deployment estimate did not finish in time' };
   });
   if ('revert' in estimate && estimate.outOfGas !== undefined) {
@@ -61,7 +61,7 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
   if (!ctx.network.walletFactories.includes(wrapped.factory)) return refuse('the ERC-6492 factory is not on the allowlist');
   const admission = await refusalBeforeWalletDeployment(ctx);
   if (admission) return admission;
-  const guard = ctx.walletDeployments;
+  const guard = ctx.policy.walletDeployments;
   if (!guard) return refuse('this worker has no wallet-deployment checks, so it deploys no wallets');
   const implementation = await deployedImplementation(ctx, guard, wrapped);
   if ('unknown' in implementation) return refuse(implementation.unknown);
@@ -73,17 +73,17 @@ export async function deploymentRefusal(ctx: StepContext, wrapped: Erc6492Signat
   const merchant = ctx.settlement.merchant;
   const [payerBalance, allowance, merchantBalance] = await Promise.all([
     usdc.balanceOf(terms.payer),
-    usdc.allowance(merchant, ctx.treasury),
+    usdc.allowance(merchant, ctx.signers.treasury),
     usdc.balanceOf(merchant),
   ]);
   if (payerBalance < amount) {
     return refuse('the counterfactual wallet does not hold the payment', { balance: payerBalance.toString(), value: amount.toString() });
   }
-  if (allowance < ctx.feeAmount) {
-    return refuse("the merchant's allowance to the treasury does not cover the fee", { required: ctx.feeAmount.toString(), available: allowance.toString() });
+  if (allowance < ctx.policy.feeAmount) {
+    return refuse("the merchant's allowance to the treasury does not cover the fee", { required: ctx.policy.feeAmount.toString(), available: allowance.toString() });
   }
-  if (merchantBalance < ctx.feeAmount) {
-    return refuse("the merchant's balance does not cover the fee", { required: ctx.feeAmount.toString(), available: merchantBalance.toString() });
+  if (merchantBalance < ctx.policy.feeAmount) {
+    return refuse("the merchant's balance does not cover the fee", { required: ctx.policy.feeAmount.toString(), available: merchantBalance.toString() });
   }
   const simulation = await probeDeployment(ctx, guard, wrapped);
   if ('refused' in simulation) return simulation.refused;
@@ -136,8 +136,8 @@ async function probeDeployment(
   };
   // the deployment and the transfer within their caps, their calldata (carried by the probe's) and the probe's own
   const gasLimit = gasCaps.walletDeploy + gasCaps.contractTransfer + calldataGas(probe.factoryCalldata) + calldataGas(probe.transferCalldata) + PROBE_OWN_GAS;
-  const { maxFeePerGasCap } = await ctx.transactions.networkFee(ctx.network.chainId);
-  for (const sender of call.sender ? [call.sender] : ctx.relayers) {
+  const { maxFeePerGasCap } = await ctx.chain.transactions.networkFee(ctx.network.chainId);
+  for (const sender of call.sender ? [call.sender] : ctx.signers.relayers) {
     const simulation = await guard.simulateDeployment(ctx.network.chainId, sender, probe, { gasLimit, maxFeePerGasCap });
     if ('insufficientFunds' in simulation) continue;
     if ('reason' in simulation) {
@@ -169,7 +169,7 @@ async function deployedImplementation(ctx: StepContext, guard: WalletDeploymentG
 
 /** Takes one of the merchant's and the factory's deployments of the window, or says which limit is reached. */
 export async function reserveDeployment(ctx: StepContext, wrapped: Erc6492Signature): Promise<StepResult | undefined> {
-  const reservation = await ctx.walletDeployments!.reserve(deploymentRequest(ctx, wrapped));
+  const reservation = await ctx.policy.walletDeployments!.reserve(deploymentRequest(ctx, wrapped));
   if (reservation.reserved) return undefined;
   return failed(
     settlementDoomed(`wallet deployments limit reached for this ${reservation.limit}`, {

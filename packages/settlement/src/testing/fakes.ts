@@ -36,7 +36,7 @@ import { settlementRow, verificationRow } from '@facilitator/db/testing';
 import type { SettlementAccounting } from '../accounting';
 import type { SettlementMachineStore } from '../settlement-machine';
 import type { DeploymentSimulation, ProbeTransaction, WalletDeploymentGuard } from '../wallet-deployment-guard';
-import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepContext } from '../step';
+import type { SettlementChain, SettlementNetwork, SettlementWithVerification, StepChain, StepContext, StepPolicy, StepRecords, StepSigners } from '../step';
 import { OutcomeWaits } from '../outcome-waits';
 import { type StepResult, isAwait, type StepAwait, isWait, type StepWait } from '../step-outcome';
 
@@ -521,10 +521,22 @@ export function moved(result: StepResult | StepWait | StepAwait): StepResult {
   return result;
 }
 
+/** Any member of a step context's groups, named flat: what a test overrides (the harness puts each in its group). */
+type StepContextOverrides = Partial<StepChain & StepSigners & StepPolicy & StepRecords>;
+
+const CHAIN_MEMBERS = ['transactions', 'outcomes', 'codeAt', 'atomic'] as const;
+const SIGNER_MEMBERS = ['relayers', 'nextRelayer', 'anyFundedRelayer', 'treasury', 'treasurySigns', 'admission'] as const;
+const POLICY_MEMBERS = ['networkPath', 'feeAmount', 'executorFee', 'expiryMarginSeconds', 'now', 'merchantPause', 'accounting', 'walletDeployments'] as const;
+const RECORD_MEMBERS = ['claimSend', 'claimTransfer', 'feeRevertsOfMerchant'] as const;
+
+function pick(flat: Record<string, unknown>, members: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(members.filter((m) => flat[m] !== undefined).map((m) => [m, flat[m]]));
+}
+
 /** A step context over fakes; `feeReverts` is what feeRevertsOfMerchant reports. */
 export function stepHarness(
   settlement: SettlementWithVerification = settlementFixture(),
-  options: { feeReverts?: FeeReverts; overrides?: Partial<StepContext>; accounting?: boolean | Partial<SettlementAccounting> } = {},
+  options: { feeReverts?: FeeReverts; overrides?: StepContextOverrides; accounting?: boolean | Partial<SettlementAccounting> } = {},
 ): StepHarness {
   const log: string[] = [];
   const accounting = options.accounting ? new FakeAccounting(log) : undefined;
@@ -534,17 +546,15 @@ export function stepHarness(
   let turn = 0;
   const feeRevertQueries: Date[] = [];
   const walletDeployments = new FakeWalletDeployments(log);
-  const ctx: StepContext = {
-    settlement,
-    network: networkFixture(chain),
+  const flat: Record<string, unknown> = {
     transactions,
     outcomes: new OutcomeWaits(transactions),
+    // unmemoized here: every ask shows in the chain's log
+    codeAt: (address: string) => chain.hasCode(address),
     relayers,
     nextRelayer: async () => relayers[turn++ % relayers.length],
     anyFundedRelayer: async () => true,
     treasury: TREASURY,
-    // unmemoized here: every ask shows in the chain's log
-    codeAt: (address) => chain.hasCode(address),
     treasurySigns: true,
     admission: TEST_ADMISSION,
     networkPath: 'sequential',
@@ -554,6 +564,8 @@ export function stepHarness(
     expiryMarginSeconds: 30,
     now: () => NOW,
     merchantPause: { afterReverts: 3, windowMs: 600_000 },
+    walletDeployments,
+    ...(accounting ? { accounting: accounting.context(options.accounting === true ? {} : (options.accounting as Partial<SettlementAccounting>)) } : {}),
     claimSend: async () => {
       log.push('db.claimSend');
       return true;
@@ -562,14 +574,20 @@ export function stepHarness(
       log.push('db.claimTransfer');
       return true;
     },
-    feeRevertsOfMerchant: async (merchant, chainId, since) => {
+    feeRevertsOfMerchant: async (merchant: string, chainId: number, since: Date) => {
       log.push(`db.feeRevertsOfMerchant(${merchant},${chainId})`);
       feeRevertQueries.push(since);
       return options.feeReverts ?? { count: 0, lastAt: null };
     },
-    walletDeployments,
-    ...(accounting ? { accounting: accounting.context(options.accounting === true ? {} : (options.accounting as Partial<SettlementAccounting>)) } : {}),
     ...options.overrides,
+  };
+  const ctx: StepContext = {
+    settlement,
+    network: networkFixture(chain),
+    chain: pick(flat, CHAIN_MEMBERS) as unknown as StepChain,
+    signers: pick(flat, SIGNER_MEMBERS) as unknown as StepSigners,
+    policy: pick(flat, POLICY_MEMBERS) as unknown as StepPolicy,
+    records: pick(flat, RECORD_MEMBERS) as unknown as StepRecords,
   };
   return { ctx, chain, transactions, log, feeRevertQueries, walletDeployments, ...(accounting ? { accounting } : {}) };
 }
