@@ -83,13 +83,24 @@ export function mechanismsInVersion(mechanisms: readonly PaymentMechanismId[], v
  * proxies). A mechanism registered but not served still names its contract: the executor holds it either way.
  */
 export function executorTargets(network: MechanismNetwork): Readonly<Record<string, string>> {
-  return Object.assign({}, ...registeredMechanisms().map((m) => m.executor?.targets(network) ?? {})) as Record<string, string>;
+  // asked for every executor item on the hot path, of a handful of networks: the registry never changes
+  const key = `${network.chainId}:${network.tokenAddress.toLowerCase()}`;
+  let targets = TARGETS_BY_NETWORK.get(key);
+  if (!targets) {
+    targets = Object.freeze(Object.assign({}, ...registeredMechanisms().map((m) => m.executor?.targets(network) ?? {})) as Record<string, string>);
+    TARGETS_BY_NETWORK.set(key, targets);
+  }
+  return targets;
 }
+const TARGETS_BY_NETWORK = new Map<string, Readonly<Record<string, string>>>();
 
 /** The most gas any registered mechanism's direct call runs beyond the transfer caps (`gas.extra`): what a stored executor item may carry at most besides them. */
 export function mostExtraGas(): bigint {
-  return registeredMechanisms().reduce((most, m) => {
+  // read for every stored executor item checked; the registered mechanisms never change
+  MOST_EXTRA_GAS ??= registeredMechanisms().reduce((most, m) => {
     const extra = m.gas?.extra({ withPermit: true }) ?? 0n;
     return extra > most ? extra : most;
   }, 0n);
+  return MOST_EXTRA_GAS;
 }
+let MOST_EXTRA_GAS: bigint | undefined;

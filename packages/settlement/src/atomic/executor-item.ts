@@ -11,11 +11,22 @@ import type { StepContext } from '../step';
  * calls come from the treasury's address).
  */
 export function executorCallOf(call: DirectCall, network: MechanismNetwork, treasury: string): DirectCall | undefined {
-  const targets = Object.values(executorTargets(network)).map((a) => a.toLowerCase());
-  if (!targets.includes(call.to.toLowerCase())) return undefined;
+  if (!lowercaseTargets(network).has(call.to.toLowerCase())) return undefined;
   if (call.sender !== undefined && call.sender.toLowerCase() !== treasury.toLowerCase()) return undefined;
   return call;
 }
+
+/** the executor's targets on `network`, lowercase: kept per targets object (`executorTargets` keeps one per network) */
+function lowercaseTargets(network: MechanismNetwork): ReadonlySet<string> {
+  const targets = executorTargets(network);
+  let lowercase = LOWERCASE_TARGETS.get(targets);
+  if (!lowercase) {
+    lowercase = new Set(Object.values(targets).map((a) => a.toLowerCase()));
+    LOWERCASE_TARGETS.set(targets, lowercase);
+  }
+  return lowercase;
+}
+const LOWERCASE_TARGETS = new WeakMap<Readonly<Record<string, string>>, ReadonlySet<string>>();
 
 /** with the payer's approval permit or without, the call goes to the same target from the same sender */
 function itemCallOf(ctx: StepContext, withPermit = false): DirectCall | undefined {
