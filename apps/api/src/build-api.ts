@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { ApiConfig } from '@facilitator/config';
-import { FailoverJsonRpcProvider, RpcChainReader, RpcEndpointPool } from '@facilitator/chain-rpc';
+import { RpcChainReader, evmChainFamily } from '@facilitator/chain-rpc';
 import {
   ChainTransactionRepository,
   IdempotencyRepository,
@@ -86,11 +86,12 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   queueStore.redis?.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
   const queues = queueStore.openQueues((err) => logger.warn('queue connection error', { err: err.message }));
   // one pool per network behind both the hot path's batch calls and ethers: one view of which endpoints are up
-  const pools = config.networks.map((n) => new RpcEndpointPool(n.chainId, n.rpcUrls, { callTimeoutMs: n.rpcTimeoutMs }));
+  const opened = config.networks.map((n) => evmChainFamily.open(n));
+  const pools = opened.map((n) => n.endpoints);
   const endpoints = config.networks.map((n, i) => ({
     chainId: n.chainId,
     pool: pools[i],
-    provider: new FailoverJsonRpcProvider(pools[i]),
+    provider: opened[i].provider,
     rpc: pools[i],
     tokenAddress: n.tokenAddress,
     eip712Name: n.eip712Name,
@@ -156,7 +157,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
   });
   // the merchant page: sign-ins, and the fee allowance each merchant has left (read from the chain)
   const merchantSessions = new MerchantSessions(new MerchantSessionRepository(pool));
-  const feeAllowances = new FeeAllowances(endpoints, config.treasuryAddress, config.feeAmount);
+  const feeAllowances = new FeeAllowances(opened, config.treasuryAddress, config.feeAmount);
 
   const verification = new VerificationService({
     chain,
@@ -301,8 +302,7 @@ export function buildApi(config: ApiConfig, logger: Logger): ApiRuntime {
       await progressWakeups.close();
       await queues.close();
       await queueStore.close();
-      // the provider destroys its pool
-      for (const e of endpoints) e.provider.destroy();
+      for (const network of opened) network.close();
       await Promise.all([prisma.$disconnect(), pool.end()]);
     },
   };

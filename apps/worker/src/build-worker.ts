@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
 import type { WorkerProcessConfig } from '@facilitator/config';
-import { FailoverJsonRpcProvider, RpcEndpointPool, UsdcClient } from '@facilitator/chain-rpc';
+import { evmChainFamily } from '@facilitator/chain-rpc';
 import { LocalKeyTransactionProvider, type TransactionProvider } from '@facilitator/chain-sending';
 import { OpenZeppelinRelayerProvider } from '@facilitator/relayer-openzeppelin';
 import {
@@ -56,9 +56,11 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   const queueStore = openQueueStore(queueStoreTargetOf(config, Math.min(20, config.worker.settlementConcurrency + 2)));
   queueStore.redis?.on('error', (err) => logger.warn('redis connection error', { err: err.message }));
   const queues = queueStore.openQueues((err) => logger.warn('queue connection error', { err: err.message }));
-  // every read fails over between the network's endpoints; every signed transaction goes to all healthy ones
-  const pools = config.networks.map((n) => new RpcEndpointPool(n.chainId, n.rpcUrls, { callTimeoutMs: n.rpcTimeoutMs }));
-  const providers = new Map(pools.map((pool) => [pool.chainId, new FailoverJsonRpcProvider(pool)]));
+  // every network opened by its family (EVM: every read fails over between the network's endpoints; every
+  // signed transaction goes to all healthy ones)
+  const opened = new Map(config.networks.map((n) => [n.chainId, evmChainFamily.open(n)]));
+  const pools = [...opened.values()].map((n) => n.endpoints);
+  const providers = new Map([...opened].map(([chainId, n]) => [chainId, n.provider]));
   // the relayer server is asked again every EXECUTOR_RECHECK_MS for a relayer signing as the treasury: while
   // one exists that the operator did not allow, nothing new is sent through it (issue 40)
   const treasuryRelayerWatch =
@@ -86,7 +88,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
   const treasurySigns = keys.kind === 'openzeppelin-relayer' ? keys.treasurySigns : keys.treasury !== undefined;
   const networks = new Map<number, SettlementNetwork>(
     config.networks.map((n) => {
-      const usdc = new UsdcClient(providers.get(n.chainId)!, n.tokenAddress);
+      const { usdc } = opened.get(n.chainId)!;
       return [
         n.chainId,
         {
@@ -321,7 +323,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       }
       await queues.close();
       await queueStore.close();
-      for (const provider of providers.values()) provider.destroy();
+      for (const network of opened.values()) network.close();
       await prisma.$disconnect();
       await pool.end();
     },

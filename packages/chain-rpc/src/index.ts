@@ -22,3 +22,6 @@ export { RpcChainReader } from './rpc-chain-reader';
 
 // ERC-6492: signatures of wallets not deployed yet
 export { parseErc6492Signature, tokenSignature, wrapErc6492Signature, type Erc6492Signature } from './erc6492/erc6492-signature';
+
+// the EVM family: how the apps open every eip155 network (its endpoints, provider, token client and the seam's reads)
+export { evmChainFamily, evmAddresses, type EvmFamilyNetwork, type EvmNetworkSettings } from './evm-family';

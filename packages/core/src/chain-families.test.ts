@@ -5,8 +5,10 @@ describe('chain families', () => {
   it("reads a network id's family from its CAIP-2 namespace", () => {
     expect(familyOfNetworkId('eip155:8453')).toBe('evm');
     expect(familyOfNetworkId('eip155:84532')).toBe('evm');
+    expect(familyOfNetworkId('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp')).toBe('svm');
+    expect(familyOfNetworkId('solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1')).toBe('svm');
     // a namespace no family has, and text that is no CAIP-2 id
-    expect(familyOfNetworkId('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp')).toBeUndefined();
+    expect(familyOfNetworkId('stellar:pubnet')).toBeUndefined();
     expect(familyOfNetworkId('eip155')).toBeUndefined();
     expect(familyOfNetworkId('base')).toBeUndefined();
   });

@@ -1,10 +1,12 @@
 /**
  * The chain families the engine knows, each with its CAIP-2 namespace: a network id (`eip155:8453`) names its
- * family by its namespace. EVM is the one served today; a family is a seam below the mechanisms
- * (docs/plans/chain-family-seam.md says what one provides).
+ * family by its namespace. A family is a seam below the mechanisms: `@facilitator/chain-family` says what one
+ * provides. EVM is served; Solana's family (`svm`, issue 43) is known here so its records and payment keys
+ * are spelt by its own rules, and is served once its networks are registered.
  */
 export const CHAIN_FAMILIES = {
   evm: { caipNamespace: 'eip155' },
+  svm: { caipNamespace: 'solana' },
 } as const;
 
 export type ChainFamilyId = keyof typeof CHAIN_FAMILIES;

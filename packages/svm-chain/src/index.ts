@@ -19,3 +19,6 @@ export { kitPartialSigner } from './kit-signer';
 // the fee, first: the merchant's delegated allowance to the treasury, and the transfer that collects it
 export { feeTransferTransaction, type FeeTransferRequest, type FeeTransferTransaction } from './fee-transfer';
 export { delegatedFeeAllowance, feeAllowanceOf, type FeeAllowance } from './fee-allowance';
+
+// the Solana family: how an app opens a solana network (the seam's reads, and the family's own)
+export { svmChainFamily, svmAddresses, type SvmFamilyNetwork, type SvmNetworkSettings } from './svm-family';

@@ -1,5 +1,4 @@
-import type { JsonRpcProvider } from 'ethers';
-import { UsdcClient } from '@facilitator/chain-rpc';
+import type { FamilyNetwork } from '@facilitator/chain-family';
 import { rpcUnavailable, SharedReadings } from '@facilitator/core';
 
 /** How long a reading of a merchant's allowance and balance is reused: a page reload does not ask the chain again. */
@@ -7,11 +6,8 @@ const READING_MS = 10_000;
 /** strangers choose the merchants a session reads (one signature each): the memo stays bounded */
 const MAX_READINGS = 10_000;
 
-export interface FeeNetwork {
-  chainId: number;
-  provider: JsonRpcProvider;
-  tokenAddress: string;
-}
+/** what the page reads of a network: its id, its token and the family's reads (any family's network is one) */
+export type FeeNetwork = Pick<FamilyNetwork, 'networkId' | 'token' | 'reads'>;
 
 export interface FeeAllowance {
   network: string;
@@ -24,33 +20,32 @@ export interface FeeAllowance {
   readAt: Date;
 }
 
-/** A merchant's fee allowance to the treasury and its balance on each enabled network, read from the chain. */
+/**
+ * A merchant's fee allowance to the treasury and its balance on each enabled network, read from the chain
+ * through each network's family (what "allowance" means is the family's: an ERC-20 allowance, a delegation).
+ */
 export class FeeAllowances {
   private readonly readings = new SharedReadings<string, FeeAllowance>({ maxEntries: MAX_READINGS });
-  private readonly tokens: Array<{ chainId: number; token: UsdcClient }>;
 
   constructor(
-    networks: readonly FeeNetwork[],
+    private readonly networks: readonly FeeNetwork[],
     private readonly treasury: string,
     private readonly fee: bigint,
-  ) {
-    this.tokens = networks.map((n) => ({ chainId: n.chainId, token: new UsdcClient(n.provider, n.tokenAddress) }));
-  }
+  ) {}
 
   of(merchant: string): Promise<FeeAllowance[]> {
-    return Promise.all(this.tokens.map(({ chainId, token }) => this.readings.get(`${chainId}:${merchant}`, READING_MS, () => this.read(chainId, token, merchant))));
+    return Promise.all(this.networks.map((network) => this.readings.get(`${network.networkId}:${merchant}`, READING_MS, () => this.read(network, merchant))));
   }
 
-  private async read(chainId: number, token: UsdcClient, merchant: string): Promise<FeeAllowance> {
-    const network = `eip155:${chainId}`;
+  private async read({ networkId: network, token, reads }: FeeNetwork, merchant: string): Promise<FeeAllowance> {
     // a node that cannot be asked is a 503 naming the network, never a 500 (the page says so and keeps the rest)
-    const [allowance, balance] = await Promise.all([token.allowance(merchant, this.treasury), token.balanceOf(merchant)]).catch((err: unknown) => {
+    const [allowance, balance] = await Promise.all([reads.feeAllowance(merchant, this.treasury), reads.tokenBalance(merchant)]).catch((err: unknown) => {
       throw rpcUnavailable(network, err);
     });
     const spendable = allowance < balance ? allowance : balance;
     return {
       network,
-      token: token.tokenAddress.toLowerCase(),
+      token,
       fee: this.fee.toString(),
       allowance: allowance.toString(),
       balance: balance.toString(),
