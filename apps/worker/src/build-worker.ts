@@ -92,6 +92,7 @@ export function buildWorker(config: WorkerProcessConfig, logger: Logger, keys: W
       return [
         n.chainId,
         {
+          family: 'evm',
           chainId: n.chainId,
           caip2: n.caip2,
           rpcUrl: n.rpcUrl,

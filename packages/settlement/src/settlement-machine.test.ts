@@ -5,6 +5,7 @@ import { SettlementMachine, UnknownSettlementError, type SettlementTransitionEve
 import { SettlementWaitingError } from './waiting';
 import { SettlementAwaitingChainError } from './awaiting-chain';
 import { TRANSITIONS, canTransition } from './states';
+import { EVM_STEPS, STEPS_BY_FAMILY } from './steps';
 import { UnsentSettlementStop } from './unsent-settlement-stop';
 import { PaymentOutcomeUnknownError } from './payment-outcome-unknown';
 import { classifySettlementError } from './error-classes';
@@ -49,6 +50,8 @@ function harness(
     settlementMode?: 'atomic' | 'sequential';
     walletDeployments?: FakeWalletDeployments;
     inSlotWaitMs?: number;
+    /** the network's family, when not EVM's */
+    family?: string;
   } = {},
 ) {
   const log: string[] = [];
@@ -63,7 +66,7 @@ function harness(
   const machine = new SettlementMachine({
     settlements: store,
     admission: TEST_ADMISSION,
-    networks: new Map([[CHAIN_ID, networkFixture(chain)]]),
+    networks: new Map([[CHAIN_ID, { ...networkFixture(chain), ...(options.family ? { family: options.family as 'evm' } : {}) }]]),
     paths: { pathOf: () => options.settlementMode ?? 'sequential' },
     transactions,
     outcomes,
@@ -304,6 +307,14 @@ describe('SettlementMachine.advance', () => {
     const h = harness([settlementFixture({ chainId: 1 })]);
     await expect(h.machine.advance('stl_1')).rejects.toThrow('settlement stl_1 is on chain 1, which is not enabled');
     expect(h.log).toEqual(['db.findWithVerification']);
+  });
+
+  it("runs the step table of the network's family, and nothing on a network whose family has none", async () => {
+    // a network some family other than EVM opened: the machine has no steps of that family to run there
+    const h = harness(undefined, { family: 'svm' });
+    await expect(h.machine.advance('stl_1')).rejects.toThrow('settlement stl_1 is on a network of family svm, which this worker does not settle');
+    expect(h.log).toEqual(['db.findWithVerification']);
+    expect(STEPS_BY_FAMILY.evm).toBe(EVM_STEPS);
   });
 });
 

@@ -13,7 +13,7 @@ import { PaymentOutcomeUnknownError } from './payment-outcome-unknown';
 import { SettlementEndedError } from './settlement-ended';
 import { canTransition, isFinal } from './states';
 import type { MerchantPausePolicy, SettlementChain, SettlementNetwork, StepContext } from './step';
-import { STEPS } from './steps';
+import { STEPS_BY_FAMILY, type ProcessingState, type StepTable } from './steps';
 import { SettlementWaitingError } from './waiting';
 import { SettlementAwaitingChainError } from './awaiting-chain';
 import type { OutcomeWaits } from './outcome-waits';
@@ -102,13 +102,14 @@ export class SettlementMachine {
     // run again by an operator (Bull Board retry, or POST /v1/settlements/{id}/retry): off the attention list
     if (settlement.attentionAt) await this.options.settlements.clearAttention(settlementId);
     const code = new CodeReads(this.options.networks.get(settlement.chainId)?.usdc);
+    const steps = this.stepsOf(settlement);
     for (;;) {
       if (isFinal(settlement.state)) return settlement.state;
-      const state = settlement.state as keyof typeof STEPS;
+      const state = settlement.state as ProcessingState;
       // code read so far is kept only for steps that read it before they send anything (a wallet deployment
       // sends first, then looks at the payer's code again); once a step may have sent, every ask reads anew
       if (!CODE_READ_BEFORE_SENDING.includes(state)) code.stopKeeping();
-      const result = await STEPS[state](this.context(settlement, code)).catch((error: unknown) => {
+      const result = await steps[state](this.context(settlement, code)).catch((error: unknown) => {
         // a settle request stopped it before anything was sent: read it again, final
         if (error instanceof SettlementEndedError) return undefined;
         throw error;
@@ -255,6 +256,15 @@ export class SettlementMachine {
   /** Unix seconds, as the steps see them */
   private nowSeconds(): number {
     return this.options.now ? this.options.now() : Math.floor(Date.now() / 1000);
+  }
+
+  /** the step table of the settlement's network's family; a network not enabled here runs nothing */
+  private stepsOf(settlement: Settlement): StepTable {
+    const network = this.options.networks.get(settlement.chainId);
+    if (!network) throw new Error(`settlement ${settlement.id} is on chain ${settlement.chainId}, which is not enabled`);
+    const steps = STEPS_BY_FAMILY[network.family];
+    if (!steps) throw new Error(`settlement ${settlement.id} is on a network of family ${network.family}, which this worker does not settle`);
+    return steps;
   }
 
   private context(settlement: StepContext['settlement'], code: CodeReads): StepContext {

@@ -38,6 +38,8 @@ export type SettlementChain = Pick<
  * the full UsdcClient for the composition root, which also reads key balances through it.
  */
 export interface SettlementNetwork<Chain extends SettlementChain = UsdcClient> {
+  /** the family whose step table settles on it (`STEPS_BY_FAMILY`) */
+  family: 'evm';
   chainId: number;
   caip2: string;
   rpcUrl: string;

@@ -403,6 +403,7 @@ export function uptoSettlementFixture(amount: bigint, overrides: Partial<Settlem
 export function networkFixture(chain: SettlementChain): SettlementNetwork<SettlementChain> {
   return {
     chainId: CHAIN_ID,
+    family: 'evm',
     caip2: 'eip155:84532',
     rpcUrl: 'http://127.0.0.1:9',
     confirmations: 2,
