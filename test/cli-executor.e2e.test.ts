@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { hashAuthorization, Wallet } from 'ethers';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { executorTargets } from '@facilitator/payment-mechanisms';
-import { executorStatus, type ExecutorConfig } from '@facilitator/settlement-contract';
+import { executorStatus, type ExecutorConfig } from '@facilitator/evm-executor';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
 
 const CLI = path.resolve(__dirname, '../apps/cli/dist/main.js');

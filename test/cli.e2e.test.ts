@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BaseWallet, encryptKeystoreJson, Wallet } from 'ethers';
-import { writeDevnetInfo } from '@facilitator/devnet';
+import { writeDevnetInfo } from '@facilitator/evm-devnet';
 import { newMerchant } from './support/chain-actions';
 import { runNodeProgram, type ProgramRun } from './support/node-program';
 import { freePort } from './support/ports';

@@ -1,7 +1,7 @@
 // Custody (issue 24): the worker settles on the atomic path holding relayer keys only; no key in its
 // environment can move a merchant's allowance. Compiled worker, anvil with Circle's USDC, real HTTP.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { setUpDevnetExecutor } from '@facilitator/devnet';
+import { setUpDevnetExecutor } from '@facilitator/evm-devnet';
 import { balances, difference } from './support/chain-actions';
 import { PRICE_UNITS, startTestStack, workerEnvWithoutTreasuryKey, type TestStack } from './support/test-stack';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-process';

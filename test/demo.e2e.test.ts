@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { writeDevnetInfo } from '@facilitator/devnet';
+import { writeDevnetInfo } from '@facilitator/evm-devnet';
 import { Wallet } from 'ethers';
 import { MerchantAction } from '@facilitator/merchants';
 import { balances, difference } from './support/chain-actions';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Contract, JsonRpcProvider, Wallet } from 'ethers';
 import { networkByChainId } from '@facilitator/core';
-import { readDevnetInfo, type DevnetInfo } from '@facilitator/devnet';
+import { readDevnetInfo, type DevnetInfo } from '@facilitator/evm-devnet';
 import { MerchantAction } from '@facilitator/merchants';
 import { createEmptyDatabase, type EmptyTestDatabase } from './support/database';
 import { startNodeProgram, type LongRunningProgram } from './support/long-running-program';

@@ -1,7 +1,7 @@
 // A settlement owns its fee (issue 25, item 3): the API decides it once, from its FEE_AMOUNT, and stores it
 // on the row; the worker charges exactly that, even when its own FEE_AMOUNT (and its executor's fee) says
 // otherwise, as during a rolling change of the fee. Compiled worker, anvil with Circle's USDC, real HTTP.
-import { setUpDevnetExecutor } from '@facilitator/devnet';
+import { setUpDevnetExecutor } from '@facilitator/evm-devnet';
 import { balances, difference } from './support/chain-actions';
 import { PRICE_UNITS, startTestStack, type TestStack } from './support/test-stack';
 import { until } from './support/until';

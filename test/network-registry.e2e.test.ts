@@ -8,7 +8,7 @@ import { getAddress } from 'ethers';
 import { authorizationToJson, NETWORKS, type NetworkInfo } from '@facilitator/core';
 import { loadConfig } from '@facilitator/config';
 import { createSilentLogger } from '@facilitator/logging';
-import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { buildApi } from '../apps/api/src/build-api';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { deleteStackQueues, stackEnv, workerEnvWithoutTreasuryKey } from './support/test-stack';

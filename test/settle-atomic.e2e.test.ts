@@ -4,7 +4,7 @@ import { parseEther, parseUnits, Wallet } from 'ethers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MerchantAction } from '@facilitator/merchants';
 import { X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY, EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/payment-mechanisms';
-import { executorInterface } from '@facilitator/settlement-contract';
+import { executorInterface } from '@facilitator/evm-executor';
 import { balances, cancelAuthorization, difference, newMerchant } from './support/chain-actions';
 import { merchantCall } from './support/merchant-client';
 import { approvePermit2, permit2Request, uptoRequest } from './support/permit2-request';

@@ -131,7 +131,7 @@ it('refuses a 6492 signature whose factory is not on the allowlist', async () =>
   const { owner, safe } = await fundedCounterfactualSafe();
   const authorization = authorizationFrom(stack.devnet, safe.address);
   const inner = await signAsSafe(owner, safe.address, authorization);
-  const { wrapErc6492Signature } = await import('@facilitator/chain-rpc');
+  const { wrapErc6492Signature } = await import('@facilitator/evm-chain');
   const signature = wrapErc6492Signature('0x000000000000000000000000000000000000dead', safe.factoryCalldata, inner);
   const verified = await stack.http.post('/v1/verify').send(formBVerifyRequest(stack.devnet, authorization, signature));
   expect(verified.status).toBe(400);

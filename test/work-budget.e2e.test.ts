@@ -15,7 +15,7 @@ import type { PaymentRequirements } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { authorizationToJson } from '@facilitator/core';
-import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { startApiProcess, type ApiProcess } from './support/api-process';
 import { createTestDatabase, type TestDatabase } from './support/database';
 import { startJsonRpcProxy, type JsonRpcProxy } from './support/json-rpc-proxy';

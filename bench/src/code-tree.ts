@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import * as currentDevnet from '@facilitator/devnet';
+import * as currentDevnet from '@facilitator/evm-devnet';
 import { log } from './results';
 import { API_MAIN, ROOT, WORKER_MAIN } from './stack';
 
@@ -98,7 +98,7 @@ export async function prepareBaselineTree(commit: string): Promise<BaselineTree>
   const buildSeconds = Math.round((Date.now() - started) / 1000);
   // the tree's own devnet: the settlement executor and USDC set-up that build expects
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const devnet = require(path.join(dir, 'packages/devnet/dist/index.js')) as DevnetModule;
+  const devnet = require(path.join(dir, 'packages/evm-devnet/dist/index.js')) as DevnetModule;
   return {
     tree: {
       label: short,

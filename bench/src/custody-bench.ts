@@ -15,9 +15,9 @@
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { executorTargets } from '@facilitator/payment-mechanisms';
-import { setUpExecutor } from '@facilitator/settlement-contract';
+import { setUpExecutor } from '@facilitator/evm-executor';
 import { createSigner, type SignerEnvironment } from '@facilitator/signers';
 import { createSoftHsmToken, startKmsProtocolServer, type KmsProtocolServer, type SoftHsmToken } from '@facilitator/signers/testing';
 import { describeProblems, FEE_UNITS, startChain, startFacilitator, stopChainOnSignal, type Facilitator, type FacilitatorOptions } from './facilitator-stack';

@@ -6,7 +6,7 @@
 // went wrong in the facilitator while it measured.
 import { parseUnits } from 'ethers';
 import { Client } from 'pg';
-import { guardChild, startDevnet, type Devnet } from '@facilitator/devnet';
+import { guardChild, startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { mergeProblems, watchProblems, type LogProblems } from './app-logs';
 import { log } from './results';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker, type AppProcess, type BenchDatabase } from './stack';

@@ -11,7 +11,7 @@ import type { PaymentRequirements } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { UptoEvmScheme as UptoEvmClientScheme } from '@x402/evm/upto/client';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { PERMIT2_ADDRESS } from '@facilitator/payment-mechanisms';
 import type { Facilitator } from './facilitator-stack';
 import { gasPerPayment } from './paid-request-bench';

@@ -24,7 +24,7 @@
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MaxUint256, Wallet } from 'ethers';
-import { setUpDevnetExecutor, type Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor, type Devnet } from '@facilitator/evm-devnet';
 import { PERMIT2_ADDRESS } from '@facilitator/payment-mechanisms';
 import type { x402Client } from '@x402/fetch';
 import {

@@ -3,7 +3,7 @@
 // digest with libsecp256k1 takes a few microseconds, so generation never limits the benchmark.
 import { randomBytes } from 'node:crypto';
 import { Signature, verifyTypedData } from 'ethers';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { authorizationToJson, domainSeparator, type TransferAuthorization } from '@facilitator/core';
 import { recoverAuthorizationSigner, TRANSFER_WITH_AUTHORIZATION_TYPES, transferAuthorizationDigest } from '@facilitator/payment-mechanisms';
 

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { guardChild } from '@facilitator/devnet';
+import { guardChild } from '@facilitator/evm-devnet';
 import { watchProblems, type LogProblems } from './app-logs';
 import { cleanupOnSignal, freePort } from './stack';
 

@@ -2,7 +2,7 @@
 // in-process (no HTTP, no database) on the same machine and against the same anvil and USDC.
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { baseSepolia } from 'viem/chains';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { PRICE_UNITS, type PaymentFactory, type SignedPayment } from './payments';
 import { epochMs, summarize, type LatencySummary } from './stats';
 import { referenceSigner } from './reference-signer';

@@ -15,7 +15,7 @@
 // each path's settings. Payments are verified first (not timed); each worker start is warmed up with a
 // few settlements (not counted).
 import type { Client } from 'pg';
-import { setUpDevnetExecutor, type Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor, type Devnet } from '@facilitator/evm-devnet';
 import { describeProblems, FEE_UNITS, startChain, startFacilitator, stopChainOnSignal, type Facilitator } from './facilitator-stack';
 import type { LogProblems } from './app-logs';
 import { machineInfo, versions, type MachineInfo } from './machine';

@@ -5,7 +5,7 @@
 // settle request is written (autocannon's setupRequest), and the `settled` time is the worker's own
 // transition row in Postgres (settlement_transitions.at, same machine clock), read once the load is over.
 import type { Client } from 'pg';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { loadRun, loadRunAtRate, type LoadRunResult, type RequestContext } from './autocannon-run';
 import type { PaymentFactory } from './payments';
 import { epochMs, round, roundSummary, summarize, type LatencySummary } from './stats';

@@ -2,7 +2,7 @@
 // compiled API cluster and worker process(es); torn down by `stop` or on SIGINT/SIGTERM.
 import { parseUnits } from 'ethers';
 import { Client } from 'pg';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { currentTree, type CodeTree } from './code-tree';
 import { PRICE_UNITS } from './payments';
 import { cleanupOnSignal, createDatabase, deleteRedisKeys, profilingArgs, stackEnv, startApi, startWorker, type AppProcess } from './stack';

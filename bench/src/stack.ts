@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { Client } from 'pg';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { applyMigrations } from '@facilitator/db';
 import { setTimeout as sleep } from 'node:timers/promises';
 

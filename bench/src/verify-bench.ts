@@ -1,7 +1,7 @@
 // `npm run bench:verify`: verified requests per second and latency of POST /v1/verify on the compiled API
 // (Node cluster), against the same payments verified in-process by @x402/evm's exact facilitator.
 import { Client } from 'pg';
-import { startDevnet } from '@facilitator/devnet';
+import { startDevnet } from '@facilitator/evm-devnet';
 import { loadRun } from './autocannon-run';
 import { machineInfo, versions, type MachineInfo } from './machine';
 import { makeBodies, PaymentFactory } from './payments';

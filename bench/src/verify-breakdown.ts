@@ -3,8 +3,8 @@
 // alone: CPU per operation in Node, in Postgres and in anvil, and the rate one process reaches with it.
 // It explains the verify benchmark; it is not a target itself.
 import http from 'node:http';
-import { createProvider, fiatTokenInterface, JsonRpcBatchClient, RpcChainReader } from '@facilitator/chain-rpc';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { createProvider, fiatTokenInterface, JsonRpcBatchClient, RpcChainReader } from '@facilitator/evm-chain';
+import { startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { loadConfig } from '@facilitator/config';
 import { domainSeparator, IdPrefix, KECCAK_BACKEND, newId, signatureRecovery } from '@facilitator/core';
 import { recoverAuthorizationSigner } from '@facilitator/payment-mechanisms';

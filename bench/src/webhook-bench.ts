@@ -21,7 +21,7 @@
 // arrivals per second from the resume to the last arrival.
 import { createServer, type Server } from 'node:http';
 import { Wallet } from 'ethers';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
 import { createPgPool, createPrismaClient, WebhookEventRepository } from '@facilitator/db';
 import { createQueues, createRedisConnection } from '@facilitator/queue';

@@ -15,7 +15,7 @@ import { UptoEvmScheme as UptoEvmServerScheme } from '@x402/evm/upto/server';
 import { paymentMiddleware, setSettlementOverrides, x402ResourceServer } from '@x402/express';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { MerchantAction, signMerchantRequest } from '@facilitator/merchants';
 import { epochMs } from './stats';
 

@@ -20,7 +20,7 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { authorizationToJson, domainSeparator } from '@facilitator/core';
-import { setUpDevnetExecutor, type Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor, type Devnet } from '@facilitator/evm-devnet';
 import { transferAuthorizationDigest } from '@facilitator/payment-mechanisms';
 import type { LogProblems } from './app-logs';
 import { FEE_UNITS, startChain, startFacilitator, stopChainOnSignal, type Facilitator } from './facilitator-stack';

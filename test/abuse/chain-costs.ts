@@ -1,7 +1,7 @@
 // What an attack cost our keys on chain, read from the blocks themselves (not from our own records), and
 // the waits the failure-accounting abuse tests share.
 import { hexlify, randomBytes } from 'ethers';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { authorizationToJson } from '@facilitator/core';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PRICE_UNITS, type TestStack } from '../support/test-stack';

@@ -4,7 +4,7 @@
 // 23 bytes) is asked by ERC-1271 too, running its delegate's code. checkPayerSignature follows that rule;
 // each case is checked against USDC itself (a dry run of the transfer on anvil).
 import { concat, Wallet } from 'ethers';
-import { JsonRpcBatchClient, RpcChainReader, UsdcClient } from '@facilitator/chain-rpc';
+import { JsonRpcBatchClient, RpcChainReader, UsdcClient } from '@facilitator/evm-chain';
 import { checkPayerSignature, type Payment } from '@facilitator/verification';
 import { compileTestContract, deploy } from '../support/solidity';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';

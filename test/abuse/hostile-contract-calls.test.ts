@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { getCreate2Address, hexlify, Interface, keccak256 } from 'ethers';
 import supertest from 'supertest';
-import { wrapErc6492Signature } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature } from '@facilitator/evm-chain';
 import { loadApiConfig } from '@facilitator/config';
 import type { TransferAuthorization } from '@facilitator/core';
 import { createSilentLogger } from '@facilitator/logging';

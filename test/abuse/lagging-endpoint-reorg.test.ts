@@ -2,7 +2,7 @@
 // The reorg watcher reads through the network's endpoint pool; when the endpoint it prefers lags a few
 // blocks behind, the blocks of freshly settled transactions (and their receipts) do not exist there yet.
 // That must be waited for, never taken for a reorg, let alone for a lost transaction.
-import { FailoverJsonRpcProvider, RpcEndpointPool, UsdcClient } from '@facilitator/chain-rpc';
+import { FailoverJsonRpcProvider, RpcEndpointPool, UsdcClient } from '@facilitator/evm-chain';
 import { ChainTransactionRepository, createPgPool, SettlementBatchRepository, SettlementFinalityStore } from '@facilitator/db';
 import { createSilentLogger } from '@facilitator/logging';
 import { FinalityWatcher } from '@facilitator/settlement';

@@ -2,9 +2,9 @@
 // no treasury key; the attacker holds a relayer key, its own USDC and ETH, and calls the treasury's delegated
 // settlement executor directly, and the token. What can it do to a merchant? Measured on the real USDC.
 import { Contract, Interface, Wallet, randomBytes, hexlify, id } from 'ethers';
-import { itemOutcomes, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
-import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
-import { tokenSignature } from '@facilitator/chain-rpc';
+import { itemOutcomes, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/evm-executor';
+import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/evm-devnet';
+import { tokenSignature } from '@facilitator/evm-chain';
 import { uptoPermit2, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import { executorCallOf } from '../../packages/settlement/src/atomic/executor-item';
 import { uptoSettleCalldata } from '../../packages/payment-mechanisms/src/upto-permit2/proxy-calldata';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { getAddress, hexlify, Interface, Wallet, ZeroAddress } from 'ethers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { wrapErc6492Signature } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature } from '@facilitator/evm-chain';
 import { authorizationToJson, type TransferAuthorization } from '@facilitator/core';
 import { authorizationDigest, CANONICAL_SAFE, placeCanonicalSafe, safeOwnerSignature } from '../support/canonical-safe';
 import { PRICE_UNITS, startTestStack, type TestStack } from '../support/test-stack';

@@ -5,7 +5,7 @@
 // signing with a real key); in both the worker holds no treasury key.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { executorTargets } from '@facilitator/payment-mechanisms';
-import { setUpExecutor } from '@facilitator/settlement-contract';
+import { setUpExecutor } from '@facilitator/evm-executor';
 import { createSoftHsmToken, startKmsProtocolServer, type KmsProtocolServer, type SoftHsmToken } from '@facilitator/signers/testing';
 import { startTestStack, TestStack } from '../support/test-stack';
 import { describeNeeding, softhsmMissing } from '../support/system-tools';

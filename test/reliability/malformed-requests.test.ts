@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { equals } from '@jest/expect-utils';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { deleteStackQueues, PRICE_UNITS, stackEnv } from '../support/test-stack';
 import { startApiProcess, type ApiProcess } from '../support/api-process';

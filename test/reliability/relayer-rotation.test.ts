@@ -5,8 +5,8 @@
 // path in between. Workers hold no treasury key; 1 s blocks.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { executorTargets } from '@facilitator/payment-mechanisms';
-import { executorStatus, setUpExecutor } from '@facilitator/settlement-contract';
-import type { DevnetAccount } from '@facilitator/devnet';
+import { executorStatus, setUpExecutor } from '@facilitator/evm-executor';
+import type { DevnetAccount } from '@facilitator/evm-devnet';
 import { startTestStack, type TestStack } from '../support/test-stack';
 import { until as waitUntil } from '../support/until';
 import type { WorkerProcess } from '../support/worker-process';

@@ -2,7 +2,7 @@
 // anvil_setCode, so the facilitator's default ERC-6492 factory allowlist applies as on Base; plus what a
 // counterfactual Safe payer needs: its address, its factory call and an owner's signature.
 import { AbiCoder, Contract, Interface, TypedDataEncoder, ZeroAddress, type BaseWallet, type JsonRpcProvider } from 'ethers';
-import { wrapErc6492Signature } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature } from '@facilitator/evm-chain';
 import { type Eip712Domain, type TransferAuthorization } from '@facilitator/core';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 

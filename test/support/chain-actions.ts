@@ -1,7 +1,7 @@
 // Things a payer or merchant does on chain by themselves, outside the facilitator, and what tests read
 // back from the chain to check the facilitator's work.
 import { id as topicOf, Signature, Wallet, zeroPadValue } from 'ethers';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 
 const CANCEL_TYPES = {
   CancelAuthorization: [

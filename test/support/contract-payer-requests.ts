@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { hexlify } from 'ethers';
 import { authorizationToJson, type TransferAuthorization } from '@facilitator/core';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { PRICE_UNITS } from './test-stack';
 
 /** `payer` pays the devnet merchant the test price, valid for an hour, with a fresh nonce. */

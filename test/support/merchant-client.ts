@@ -1,6 +1,6 @@
 // The merchant's side of the merchant endpoints, for tests: sign a request with the payTo key and call.
 import type { BaseWallet } from 'ethers';
-import { ANVIL_DEFAULT_MNEMONIC, devnetAccounts } from '@facilitator/devnet';
+import { ANVIL_DEFAULT_MNEMONIC, devnetAccounts } from '@facilitator/evm-devnet';
 import { MerchantAction, signMerchantRequest, type ProofRequest } from '@facilitator/merchants';
 import type { TestStack } from './test-stack';
 

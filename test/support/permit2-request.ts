@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { MaxUint256, Wallet } from 'ethers';
 import { permit2WitnessTypes, uptoPermit2WitnessTypes } from '@x402/evm';
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { PERMIT2_ADDRESS, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from '@facilitator/payment-mechanisms';
 import { signPermit2 } from '@facilitator/payment-mechanisms/testing';
 

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import supertest from 'supertest';
 import { Wallet } from 'ethers';
-import { setUpDevnetExecutor, startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/devnet';
+import { setUpDevnetExecutor, startDevnet, type Devnet, type DevnetOptions, type AuthorizationFields } from '@facilitator/evm-devnet';
 import { loadConfig, type Config } from '@facilitator/config';
 import { authorizationToJson } from '@facilitator/core';
 import { deleteQueueKeys, openQueueStore, queueStoreTargetOf, type Queues } from '@facilitator/queue';

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { ApiConfig } from '@facilitator/config';
-import { RpcChainReader, evmChainFamily } from '@facilitator/chain-rpc';
+import { RpcChainReader, evmChainFamily } from '@facilitator/evm-chain';
 import {
   ChainTransactionRepository,
   IdempotencyRepository,

@@ -1,4 +1,4 @@
-import type { RpcEndpointPool } from '@facilitator/chain-rpc';
+import type { RpcEndpointPool } from '@facilitator/evm-chain';
 import type { ReadinessParts } from './routes/health';
 
 /**

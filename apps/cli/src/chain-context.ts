@@ -1,5 +1,5 @@
 import { Interface, type JsonRpcProvider } from 'ethers';
-import { createProvider, fiatTokenInterface, UsdcClient, waitForRpc } from '@facilitator/chain-rpc';
+import { createProvider, fiatTokenInterface, UsdcClient, waitForRpc } from '@facilitator/evm-chain';
 import { EnvReader, type Env } from '@facilitator/config';
 import { NETWORKS, networkByAnyName, networkByChainId, type NetworkInfo } from '@facilitator/core';
 import { DEV_STACK_CHAIN_VARIABLE } from './dev-stack-defaults';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { readDevnetInfo, type DevnetInfo } from '@facilitator/devnet';
+import { readDevnetInfo, type DevnetInfo } from '@facilitator/evm-devnet';
 
 /** The repository the CLI was built in: `npm run dev` keeps its files under its `.devnet`. */
 const ROOT = path.resolve(__dirname, '../../..');

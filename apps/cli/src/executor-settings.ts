@@ -1,7 +1,7 @@
 import { getAddress } from 'ethers';
 import { EnvReader, readRelayerAddresses, readRelayers, readTreasuryAddress, type Env } from '@facilitator/config';
 import { executorTargets } from '@facilitator/payment-mechanisms';
-import type { ExecutorConfig } from '@facilitator/settlement-contract';
+import type { ExecutorConfig } from '@facilitator/evm-executor';
 import type { ChainSettings } from './chain-context';
 import { CliError } from './errors';
 

@@ -1,5 +1,5 @@
 import type { JsonRpcProvider, Wallet } from 'ethers';
-import { fiatTokenInterface } from '@facilitator/chain-rpc';
+import { fiatTokenInterface } from '@facilitator/evm-chain';
 import { CliError, oneLine } from './errors';
 import { setTimeout as sleep } from 'node:timers/promises';
 

@@ -1,4 +1,4 @@
-import type { Devnet } from '@facilitator/devnet';
+import type { Devnet } from '@facilitator/evm-devnet';
 import { authorizationToJson } from '@facilitator/core';
 
 /** A copy-paste verify request with a freshly signed payment from the devnet payer. */

@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { formatUnits } from 'ethers';
 import { networkByChainId } from '@facilitator/core';
-import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/devnet';
+import { setUpDevnetExecutor, startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { applyMigrations } from '@facilitator/db';
 import { deleteQueueKeys } from '@facilitator/queue';
 import { DEFAULT_DEV_DATABASE, prepareDevDatabase } from './dev-database';

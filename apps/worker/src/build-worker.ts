@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq';
 import type { WorkerProcessConfig } from '@facilitator/config';
-import { evmChainFamily } from '@facilitator/chain-rpc';
-import { LocalKeyTransactionProvider, type TransactionProvider } from '@facilitator/chain-sending';
+import { evmChainFamily } from '@facilitator/evm-chain';
+import { LocalKeyTransactionProvider, type TransactionProvider } from '@facilitator/evm-sending';
 import { OpenZeppelinRelayerProvider } from '@facilitator/relayer-openzeppelin';
 import {
   ChainTransactionRepository,

@@ -1,6 +1,6 @@
 import { Transaction } from 'ethers';
-import { classifyNodeError } from '@facilitator/chain-rpc';
-import { minedReceiptFromRpc } from '@facilitator/chain-sending';
+import { classifyNodeError } from '@facilitator/evm-chain';
+import { minedReceiptFromRpc } from '@facilitator/evm-sending';
 import type { FinalityChain } from '@facilitator/settlement';
 
 interface RawProvider {

@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { RpcUnavailableError } from '@facilitator/chain-sending';
+import { RpcUnavailableError } from '@facilitator/evm-sending';
 import { createSilentLogger } from '@facilitator/logging';
 import {
   SettlementAwaitingChainError,

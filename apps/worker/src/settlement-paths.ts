@@ -2,7 +2,7 @@ import type { WorkerProcessConfig } from '@facilitator/config';
 import type { Logger } from '@facilitator/logging';
 import type { SettlementNetwork, SettlementPathPolicy } from '@facilitator/settlement';
 import { executorTargets } from '@facilitator/payment-mechanisms';
-import { executorStatus, type ExecutorStatus } from '@facilitator/settlement-contract';
+import { executorStatus, type ExecutorStatus } from '@facilitator/evm-executor';
 import type { JsonRpcProvider } from 'ethers';
 
 /**

@@ -1,4 +1,4 @@
-import { TransactionSendingError, type TransactionProvider } from '@facilitator/chain-sending';
+import { TransactionSendingError, type TransactionProvider } from '@facilitator/evm-sending';
 import type { Logger } from '@facilitator/logging';
 import type { OpenZeppelinRelayerClient } from '@facilitator/relayer-openzeppelin';
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { WorkerProcessConfig } from '@facilitator/config';
-import type { UsdcClient } from '@facilitator/chain-rpc';
+import type { UsdcClient } from '@facilitator/evm-chain';
 import { SharedReadings } from '@facilitator/core';
 import type { KeyBalance, Metrics } from '@facilitator/metrics';
 import type { Logger } from '@facilitator/logging';

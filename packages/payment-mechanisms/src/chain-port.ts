@@ -1,4 +1,4 @@
-import type { AuthorizationUse, FoundLog, MinedTransaction } from '@facilitator/chain-rpc';
+import type { AuthorizationUse, FoundLog, MinedTransaction } from '@facilitator/evm-chain';
 
 /**
  * What a mechanism asks of the chain when a payment is settled, as narrow ports over what UsdcClient

@@ -7,7 +7,7 @@
 // and an EVM mechanism offers the capabilities whose checks an EVM payment must pass (signature, nonce).
 // Offline: the chain is a stub that builds calls and reads nothing.
 import { bytesToHex, hexToBytes, InvalidRequestError } from '@facilitator/core';
-import { paidBetween } from '@facilitator/chain-rpc';
+import { paidBetween } from '@facilitator/evm-chain';
 import { AbiCoder, concat, keccak256, recoverAddress, toUtf8Bytes, Wallet } from 'ethers';
 import type { MechanismNetwork, ParsedPayment, PaymentMechanism, StoredPayload } from './mechanism';
 import { mechanismFor, registeredMechanisms } from './registry';

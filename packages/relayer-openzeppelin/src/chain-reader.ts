@@ -1,4 +1,4 @@
-import { readMarket, type MarketReading } from '@facilitator/chain-rpc';
+import { readMarket, type MarketReading } from '@facilitator/evm-chain';
 import {
   FeePolicy,
   minedReceiptFromRpc,
@@ -6,7 +6,7 @@ import {
   type MinedTransactionReceipt,
   type NetworkFee,
   type SendingNetworks,
-} from '@facilitator/chain-sending';
+} from '@facilitator/evm-sending';
 import { SharedReadings } from '@facilitator/core';
 import type { Fees } from '@facilitator/db';
 import { keccak256, Transaction } from 'ethers';

@@ -1,4 +1,4 @@
-import { TransactionSendingError } from '@facilitator/chain-sending';
+import { TransactionSendingError } from '@facilitator/evm-sending';
 import type { RelayerTransactionStatus } from './api/relayer-api-types';
 
 /**

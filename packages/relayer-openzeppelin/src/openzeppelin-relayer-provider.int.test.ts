@@ -2,17 +2,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keccak256, parseUnits, Wallet, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
-import { createProvider, fiatTokenInterface, paidBetween } from '@facilitator/chain-rpc';
+import { createProvider, fiatTokenInterface, paidBetween } from '@facilitator/evm-chain';
 import {
   IdempotencyConflictError,
   LocalKeyTransactionProvider,
   TransactionWouldRevertError,
   UnauthenticatedTransactionError,
   type TransactionOutcome,
-} from '@facilitator/chain-sending';
+} from '@facilitator/evm-sending';
 import { ForeignProviderTransactionError } from '@facilitator/db';
-import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
-import { feeLegRequest, transferLegRequest } from '@facilitator/chain-sending/testing';
+import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/evm-devnet';
+import { feeLegRequest, transferLegRequest } from '@facilitator/evm-sending/testing';
 import { startOpenZeppelinRelayerServer, type LocalRelayerServer } from '@facilitator/relayer-openzeppelin/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { OpenZeppelinRelayerClient } from './api/relayer-api-client';

@@ -9,7 +9,7 @@ import {
   type TransactionOutcome,
   type TransactionProvider,
   type TransactionRequest,
-} from '@facilitator/chain-sending';
+} from '@facilitator/evm-sending';
 import { type TransactionPurpose } from '@facilitator/db';
 import { ChainTransactionRepository, type ExternalTransaction, type Pool } from '@facilitator/db';
 import { OpenZeppelinRelayerClient, type RelayerApiClientOptions } from './api/relayer-api-client';

@@ -1,4 +1,4 @@
-import { SHARED_SENDING_DEFAULTS, SILENT_TRANSACTION_LOGGER, type TransactionLogger } from '@facilitator/chain-sending';
+import { SHARED_SENDING_DEFAULTS, SILENT_TRANSACTION_LOGGER, type TransactionLogger } from '@facilitator/evm-sending';
 import type { RelayerSpeed } from './api/relayer-api-types';
 
 /** The durable steps of a send, each stored before the next starts. */

@@ -1,4 +1,4 @@
-import { OutcomeTimeoutError, replayRevertReason, type MinedTransactionReceipt, type TransactionOutcome } from '@facilitator/chain-sending';
+import { OutcomeTimeoutError, replayRevertReason, type MinedTransactionReceipt, type TransactionOutcome } from '@facilitator/evm-sending';
 import type { ChainTransactionRepository, ExternalTransaction } from '@facilitator/db';
 import type { EvmTransactionResponse } from './api/relayer-api-types';
 import type { ChainReader, MinedTransaction } from './chain-reader';

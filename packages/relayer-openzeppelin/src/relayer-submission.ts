@@ -1,7 +1,7 @@
 import type { ChainTransactionRepository, ExternalTransaction, ExternalTransactionStatements } from '@facilitator/db';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { rowDigest, UnauthenticatedTransactionError } from '@facilitator/chain-sending';
+import { rowDigest, UnauthenticatedTransactionError } from '@facilitator/evm-sending';
 import type { OpenZeppelinRelayerClient } from './api/relayer-api-client';
 import type { EvmTransactionRequest } from './api/relayer-api-types';
 import type { ChainReader } from './chain-reader';

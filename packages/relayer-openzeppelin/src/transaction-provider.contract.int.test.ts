@@ -3,16 +3,16 @@
 // What the settlement engine relies on must hold the same way whoever signs.
 import { parseUnits, type JsonRpcProvider } from 'ethers';
 import { IdPrefix, newId } from '@facilitator/core';
-import { createProvider, paidBetween } from '@facilitator/chain-rpc';
+import { createProvider, paidBetween } from '@facilitator/evm-chain';
 import {
   IdempotencyConflictError,
   LocalKeyTransactionProvider,
   TransactionWouldRevertError,
   type TransactionProvider,
   type TransactionRequest,
-} from '@facilitator/chain-sending';
-import { transferLegRequest } from '@facilitator/chain-sending/testing';
-import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/devnet';
+} from '@facilitator/evm-sending';
+import { transferLegRequest } from '@facilitator/evm-sending/testing';
+import { startDevnet, type Devnet, type DevnetAccount } from '@facilitator/evm-devnet';
 import { startOpenZeppelinRelayerServer, type LocalRelayerServer } from '@facilitator/relayer-openzeppelin/testing';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
 import { OpenZeppelinRelayerClient } from './api/relayer-api-client';

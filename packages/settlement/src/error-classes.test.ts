@@ -1,4 +1,4 @@
-import { GasCapExceededError, NonceConsumedError, OutcomeTimeoutError, RpcUnavailableError, TransactionRejectedError } from '@facilitator/chain-sending';
+import { GasCapExceededError, NonceConsumedError, OutcomeTimeoutError, RpcUnavailableError, TransactionRejectedError } from '@facilitator/evm-sending';
 import { classifySettlementError } from './error-classes';
 
 describe('classifySettlementError', () => {

@@ -1,7 +1,7 @@
-import type { AuthorizationUse } from '@facilitator/chain-rpc';
+import type { AuthorizationUse } from '@facilitator/evm-chain';
 import type { AwaitingFinality, ForeignExecutionWatch, SettlementRow, WebhookEventRow } from '@facilitator/db';
 import { createSilentLogger } from '@facilitator/logging';
-import { executorInterface } from '@facilitator/settlement-contract';
+import { executorInterface } from '@facilitator/evm-executor';
 import { id, Interface } from 'ethers';
 import { FinalityWatcher, type FinalityChain, type FinalityReceipt } from './finality-watcher';
 import type { SettlementWithVerification } from './step';

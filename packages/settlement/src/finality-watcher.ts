@@ -1,7 +1,7 @@
 import type { AwaitingFinality, ChainTransactionRepository, ForeignExecutionWatch, SettlementBatchRepository, SettlementFinalityStore } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
 import { withOurExecutor, type Execution, type MechanismChain } from '@facilitator/payment-mechanisms';
-import { itemKey, itemOutcomes } from '@facilitator/settlement-contract';
+import { itemKey, itemOutcomes } from '@facilitator/evm-executor';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { paymentOf } from './payment';
 import { reorgEvent, type ReorgChange, type SettlementMoney } from './settlement-events';

@@ -1,4 +1,4 @@
-import { RelayerRotation } from '@facilitator/chain-sending';
+import { RelayerRotation } from '@facilitator/evm-sending';
 
 /** A relayer's native balance and the minimum under which it is skipped (RELAYER_MIN_BALANCE_<chainId>). */
 export interface RelayerFunds {

@@ -1,4 +1,4 @@
-import type { TransactionOutcome } from '@facilitator/chain-sending';
+import type { TransactionOutcome } from '@facilitator/evm-sending';
 import { OutcomeWaits, type PendingOutcome } from './outcome-waits';
 
 /** A provider whose outcomes come when the test mines them; every wait it starts is counted. */

@@ -1,4 +1,4 @@
-import type { TransactionOutcome, TransactionProvider } from '@facilitator/chain-sending';
+import type { TransactionOutcome, TransactionProvider } from '@facilitator/evm-sending';
 
 /**
  * A transaction whose outcome is not known yet. `known` resolves (never rejects) once this process has it,

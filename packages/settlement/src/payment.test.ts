@@ -1,4 +1,4 @@
-import { tokenSignature } from '@facilitator/chain-rpc';
+import { tokenSignature } from '@facilitator/evm-chain';
 import { exactEip3009, exactPermit2, uptoPermit2, type ExactEip3009Payload, EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2 } from '@facilitator/payment-mechanisms';
 import { directCallOf, paymentOf, rawSignatureOf, termsOf } from './payment';
 import {

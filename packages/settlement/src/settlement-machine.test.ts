@@ -34,7 +34,7 @@ import {
   TEST_ADMISSION,
 } from './testing/fakes';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
-import { executorInterface } from '@facilitator/settlement-contract';
+import { executorInterface } from '@facilitator/evm-executor';
 import { SettlementWaitReason } from './wait-reasons';
 
 const WEBHOOK_URL = 'https://merchant.example/hooks/x402';

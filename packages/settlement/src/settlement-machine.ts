@@ -1,4 +1,4 @@
-import type { TransactionProvider } from '@facilitator/chain-sending';
+import type { TransactionProvider } from '@facilitator/evm-sending';
 import type { Settlement, SettlementStore, SettlementState } from '@facilitator/db';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import type { SettlementAccounting } from './accounting';

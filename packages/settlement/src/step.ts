@@ -1,7 +1,7 @@
 import type { WalletDeploymentGuard } from './wallet-deployment-guard';
-import type { UsdcClient } from '@facilitator/chain-rpc';
+import type { UsdcClient } from '@facilitator/evm-chain';
 import type { MechanismChain } from '@facilitator/payment-mechanisms';
-import type { TransactionProvider } from '@facilitator/chain-sending';
+import type { TransactionProvider } from '@facilitator/evm-sending';
 import type { SettlementAccounting } from './accounting';
 import type { AtomicSettlement } from './atomic/atomic-settlement';
 import type { SettlementAdmission } from './settlement-admission';

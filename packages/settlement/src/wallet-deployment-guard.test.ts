@@ -1,4 +1,4 @@
-import { FailoverJsonRpcProvider, JsonRpcError, RpcCallTimeoutError, RpcEndpointPool, UsdcClient, type RpcCaller } from '@facilitator/chain-rpc';
+import { FailoverJsonRpcProvider, JsonRpcError, RpcCallTimeoutError, RpcEndpointPool, UsdcClient, type RpcCaller } from '@facilitator/evm-chain';
 import { toQuantity } from 'ethers';
 import { RpcWalletDeploymentGuard } from './wallet-deployment-guard';
 

@@ -1,4 +1,4 @@
-import { classifyNodeError, isOutOfGasAnswer, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain-rpc';
+import { classifyNodeError, isOutOfGasAnswer, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/evm-chain';
 import type {
   WalletDeploymentLimits,
   WalletDeploymentRepository,
@@ -11,7 +11,7 @@ import {
   walletDeploymentProbeFailure,
   walletDeploymentProbeResult,
   type WalletDeploymentProbeRequest,
-} from '@facilitator/settlement-contract';
+} from '@facilitator/evm-executor';
 
 /**
  * What the deploy-then-transfer simulation found: the gas of each step, which step failed and why, or that

@@ -1,7 +1,7 @@
 // What each backend signs is accepted by a node: a type-2 transfer and a type-4 transaction carrying the
 // signer's own EIP-7702 authorization, sent raw to anvil and mined from the signer's address.
 import { Wallet, getAddress, parseEther, type TransactionReceipt } from 'ethers';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { createSoftHsmToken, startKmsProtocolServer, type KmsProtocolServer, type SoftHsmToken } from '@facilitator/signers/testing';
 import { describeNeeding, softhsmMissing } from '../../../test/support/system-tools';
 import { signAuthorization, signTransaction } from './ethereum-signing';

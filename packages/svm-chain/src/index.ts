@@ -1,5 +1,5 @@
-// @facilitator/svm-chain: the Solana family's chain access (issue 43), the counterpart of chain-rpc (reads) and
-// chain-sending (sending) for EVM. Holds no key: the fee payer and the treasury sign through the Ed25519 signer port.
+// @facilitator/svm-chain: the Solana family's chain access (issue 43), the counterpart of evm-chain (reads) and
+// evm-sending (sending) for EVM. Holds no key: the fee payer and the treasury sign through the Ed25519 signer port.
 
 // reads, each at the commitment commitments.ts names for it
 export { RpcSvmReads, type SvmReads, type SvmRpc, type SvmAccount, type SvmSignatureStatus, type SvmLatestBlockhash, type SvmLandedTransaction, type SvmSimulation } from './svm-reads';

@@ -52,7 +52,7 @@ export interface SvmSimulation {
 }
 
 /**
- * Every read the Solana family's settlement makes of a chain (the counterpart of chain-rpc's readers for EVM).
+ * Every read the Solana family's settlement makes of a chain (the counterpart of evm-chain's readers for EVM).
  * A port: the JSON-RPC implementation is RpcSvmReads; a test may stand in with its own. Each method reads once.
  */
 export interface SvmReads {

@@ -7,7 +7,7 @@ import { RpcSvmReads, type SvmReads, type SvmRpc } from './svm-reads';
 import { outcomeOf, type SvmLifetime, type SvmTransactionOutcome } from './transaction-outcome';
 
 /**
- * Sending on a Solana network (the counterpart of chain-sending for EVM). A port: RpcSvmSender is the JSON-RPC
+ * Sending on a Solana network (the counterpart of evm-sending for EVM). A port: RpcSvmSender is the JSON-RPC
  * implementation. The transaction's id is its first (fee payer's) signature, known before it is sent, so the
  * caller persists it first and can always ask for its outcome after a crash. Nothing here waits or loops: each
  * call reads or sends once, and the caller schedules the next poll.

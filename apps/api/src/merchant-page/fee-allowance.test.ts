@@ -1,4 +1,4 @@
-import { evmChainFamily } from '@facilitator/chain-rpc';
+import { evmChainFamily } from '@facilitator/evm-chain';
 import { ServiceUnavailableError } from '@facilitator/core';
 import { FeeAllowances } from './fee-allowance';
 

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { getAddress, hashAuthorization, Signature, Wallet, type Authorization } from 'ethers';
 import { EnvReader, type Env } from '@facilitator/config';
-import { delegationRequest, deployExecutor, executorConfigProblem, executorStatus, submitDelegation, type DelegationRequest } from '@facilitator/settlement-contract';
+import { delegationRequest, deployExecutor, executorConfigProblem, executorStatus, submitDelegation, type DelegationRequest } from '@facilitator/evm-executor';
 import { connectChain, resolveChainSettings } from '../chain-context';
 import { CliError, oneLine } from '../errors';
 import { resolveExecutorSettings } from '../executor-settings';

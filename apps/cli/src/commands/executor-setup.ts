@@ -1,6 +1,6 @@
 import { getAddress, Wallet, type JsonRpcProvider } from 'ethers';
 import { EXECUTOR_MAX_RELAYERS } from '@facilitator/config';
-import { setUpExecutor, type ExecutorConfig, type ExecutorSetupKeys, type ExecutorStatus, type SetupProgress } from '@facilitator/settlement-contract';
+import { setUpExecutor, type ExecutorConfig, type ExecutorSetupKeys, type ExecutorStatus, type SetupProgress } from '@facilitator/evm-executor';
 import { connectChain, resolveChainSettings } from '../chain-context';
 import { CliError, oneLine } from '../errors';
 import { resolveExecutorSettings } from '../executor-settings';

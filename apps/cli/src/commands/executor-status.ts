@@ -1,5 +1,5 @@
 import { getAddress } from 'ethers';
-import { executorStatus, type ExecutorConfig, type ExecutorStatus } from '@facilitator/settlement-contract';
+import { executorStatus, type ExecutorConfig, type ExecutorStatus } from '@facilitator/evm-executor';
 import { connectChain, resolveChainSettings, type ChainSettings, type TokenInfo } from '../chain-context';
 import { resolveExecutorSettings } from '../executor-settings';
 import { formatToken, redactUrl, table } from '../format';

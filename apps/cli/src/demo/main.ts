@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { parseUnits, Wallet } from 'ethers';
-import { readDevnetInfo, signTransferAuthorization, type DevnetInfo } from '@facilitator/devnet';
+import { readDevnetInfo, signTransferAuthorization, type DevnetInfo } from '@facilitator/evm-devnet';
 import { EnvReader } from '@facilitator/config';
 import { authorizationToJson, networkByChainId } from '@facilitator/core';
 import { MERCHANT_REQUEST_DOMAIN_PATH, MerchantAction, signingTargetOf, signMerchantRequest, type PublishedMerchantRequestDomain } from '@facilitator/merchants';

@@ -20,7 +20,7 @@ export interface NewTransaction {
   to: string;
   data: string;
   gasLimit: bigint;
-  /** the sending key's signature over the row (chain-sending's row-authenticator) */
+  /** the sending key's signature over the row (evm-sending's row-authenticator) */
   authenticator: string;
 }
 

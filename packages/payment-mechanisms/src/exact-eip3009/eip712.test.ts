@@ -110,7 +110,7 @@ describe('recoverAuthorizationSigner', () => {
   });
 
   // USDC's ECRecover reverts "ECRecover: invalid signature 'v' value" for v = 0/1 (shown on the real contract in
-  // packages/devnet/src/devnet.int.test.ts), so verify must refuse them too.
+  // packages/evm-devnet/src/devnet.int.test.ts), so verify must refuse them too.
   it('refuses v = 0/1 (the y parity without the 27), as the token contract does', async () => {
     const { signature, digest } = await signedByWallet();
     const zeroBased = editSignature(signature, (bytes) => (bytes[64] -= 27));

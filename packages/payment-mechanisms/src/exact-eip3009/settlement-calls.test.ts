@@ -1,4 +1,4 @@
-import { paidBetween, wrapErc6492Signature, type AuthorizationUse } from '@facilitator/chain-rpc';
+import { paidBetween, wrapErc6492Signature, type AuthorizationUse } from '@facilitator/evm-chain';
 import { exactEip3009 } from '.';
 import type { MechanismChain } from '../chain-port';
 import { eip3009TokenInterface, TRANSFER_WITH_AUTHORIZATION_VRS } from './token-calls';

@@ -1,4 +1,4 @@
-import { paidBetween, tokenSignature } from '@facilitator/chain-rpc';
+import { paidBetween, tokenSignature } from '@facilitator/evm-chain';
 import type { TokenAuthorizationCalls } from '../chain-port';
 import type { DirectCall, Execution, LogLike, MechanismNetwork, NonceIdentity, ParsedPayment } from '../mechanism';
 import type { ExactEip3009Payload } from './parse';

@@ -1,5 +1,5 @@
 import { id, Interface } from 'ethers';
-import { addressWord, bytes32Word, encodeCall, uintWord } from '@facilitator/chain-rpc';
+import { addressWord, bytes32Word, encodeCall, uintWord } from '@facilitator/evm-chain';
 import type { TransferAuthorization } from '@facilitator/core';
 
 /**
@@ -20,7 +20,7 @@ export const TRANSFER_WITH_AUTHORIZATION_BYTES =
 
 export const eip3009TokenInterface = new Interface(EIP3009_TOKEN_ABI);
 
-// the (v, r, s) overload is encoded by hand: every argument is a static 32-byte word (see chain-rpc's token-calldata)
+// the (v, r, s) overload is encoded by hand: every argument is a static 32-byte word (see evm-chain's token-calldata)
 const VRS_SELECTOR = id(TRANSFER_WITH_AUTHORIZATION_VRS).slice(0, 10);
 
 /**

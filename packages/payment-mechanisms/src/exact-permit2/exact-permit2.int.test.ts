@@ -1,9 +1,9 @@
 // exact through Permit2 as settlement asks it, against the devnet's Permit2 and its double of x402's exact
 // proxy, read through UsdcClient as the worker reads the chain: the nonce is free until the direct call runs,
 // that call moves the amount to the payee once, its logs say so, and the search finds who ran it.
-import { UsdcClient } from '@facilitator/chain-rpc';
+import { UsdcClient } from '@facilitator/evm-chain';
 import { networkByChainId } from '@facilitator/core';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { permit2WitnessTypes } from '@x402/evm';
 import { Contract, parseEther, Wallet, type TransactionReceipt } from 'ethers';
 import { exactPermit2 } from '.';

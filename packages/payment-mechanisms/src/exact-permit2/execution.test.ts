@@ -3,7 +3,7 @@ import { AMOUNT, FakeContractReads, NONCE, PAYEE, PAYER, permit2Payment, SIGNATU
 import type { MechanismChain } from '../chain-port';
 import { exactPermit2 } from '.';
 import { settleCalldata } from './proxy-calldata';
-import { executorInterface } from '@facilitator/settlement-contract';
+import { executorInterface } from '@facilitator/evm-executor';
 
 const payment = permit2Payment();
 const ROUTER = '0x' + '55'.repeat(20);

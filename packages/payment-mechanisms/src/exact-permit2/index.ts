@@ -1,4 +1,4 @@
-import { tokenSignature } from '@facilitator/chain-rpc';
+import { tokenSignature } from '@facilitator/evm-chain';
 import type { PaymentMechanism } from '../mechanism';
 import { X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2Fingerprint } from '../permit2/fingerprint';

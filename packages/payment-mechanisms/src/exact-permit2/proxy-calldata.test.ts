@@ -1,6 +1,6 @@
 import { Interface, Signature, Wallet } from 'ethers';
 import { x402ExactPermit2ProxyABI } from '@x402/evm';
-import { wrapErc6492Signature } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature } from '@facilitator/evm-chain';
 import { X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import type { MechanismChain } from '../chain-port';
 import { permit2Payment, SIGNATURE } from '../testing/permit2-chain';

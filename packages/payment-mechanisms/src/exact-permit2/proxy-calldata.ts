@@ -1,4 +1,4 @@
-import { addressWord, uintWord } from '@facilitator/chain-rpc';
+import { addressWord, uintWord } from '@facilitator/evm-chain';
 import type { ApprovalPermit } from '../mechanism';
 import { PERMIT, EIP2612_PERMIT, proxySettleCalldata, readProxyCall, type ProxyCallLayout } from '../permit2/proxy-calldata';
 import { selectorOf } from '../permit2/selector';

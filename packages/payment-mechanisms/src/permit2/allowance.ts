@@ -1,4 +1,4 @@
-import { addressWord, decodeUint, encodeCall } from '@facilitator/chain-rpc';
+import { addressWord, decodeUint, encodeCall } from '@facilitator/evm-chain';
 import type { ContractReads } from '../chain-port';
 import type { ApprovalPermit, PayerApproval } from '../mechanism';
 import { PERMIT2_ADDRESS } from './addresses';

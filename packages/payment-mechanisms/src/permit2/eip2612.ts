@@ -1,5 +1,5 @@
 import { InvalidRequestError, keccak256, writeBytes, writeUint } from '@facilitator/core';
-import { addressWord, decodeUint, encodeCall } from '@facilitator/chain-rpc';
+import { addressWord, decodeUint, encodeCall } from '@facilitator/evm-chain';
 import { recoverAuthorizationSigner } from '../exact-eip3009/eip712';
 import type { ContractReads } from '../chain-port';
 import type { ApprovalPermit, StoredPayload } from '../mechanism';

@@ -1,4 +1,4 @@
-import { addressWord, decodeUint, encodeCall, uintWord } from '@facilitator/chain-rpc';
+import { addressWord, decodeUint, encodeCall, uintWord } from '@facilitator/evm-chain';
 import type { ContractReads } from '../chain-port';
 import type { NonceIdentity } from '../mechanism';
 import { selectorOf } from './selector';

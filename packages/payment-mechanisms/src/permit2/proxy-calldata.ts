@@ -1,4 +1,4 @@
-import { encodeCall, uintWord } from '@facilitator/chain-rpc';
+import { encodeCall, uintWord } from '@facilitator/evm-chain';
 import type { ApprovalPermit } from '../mechanism';
 import { splitEip2612Signature } from './eip2612';
 import type { ProxySettlement } from './x402-proxy';

@@ -1,4 +1,4 @@
-import { classifyNodeError } from '@facilitator/chain-rpc';
+import { classifyNodeError } from '@facilitator/evm-chain';
 import type { ContractReads } from '../chain-port';
 import { PERMIT2_ADDRESS } from './addresses';
 import { selectorOf } from './selector';

@@ -1,5 +1,5 @@
-import { addressWord, decodeUint, TRANSFER_TOPIC, type FoundLog } from '@facilitator/chain-rpc';
-import { settledItemLogs } from '@facilitator/settlement-contract';
+import { addressWord, decodeUint, TRANSFER_TOPIC, type FoundLog } from '@facilitator/evm-chain';
+import { settledItemLogs } from '@facilitator/evm-executor';
 import type { ContractReads } from '../chain-port';
 import type { Execution, ParsedPayment } from '../mechanism';
 import { isPermit2NonceUsed } from './nonce-bitmap';

@@ -1,4 +1,4 @@
-import { addressWord, decodeUint, TRANSFER_TOPIC } from '@facilitator/chain-rpc';
+import { addressWord, decodeUint, TRANSFER_TOPIC } from '@facilitator/evm-chain';
 import type { LogLike, ParsedPayment } from '../mechanism';
 import type { Permit2Transfer } from './payload';
 import { topicOf } from './selector';

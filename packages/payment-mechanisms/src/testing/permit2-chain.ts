@@ -1,7 +1,7 @@
 // A Permit2 payment and the chain as its mechanism reads it, in memory, for the unit tests of exact-permit2
 // and upto-permit2: the logs Permit2, the token and the proxies emit, and a ContractReads whose answers the
 // test sets.
-import type { ChainLog, FoundLog, MinedTransaction } from '@facilitator/chain-rpc';
+import type { ChainLog, FoundLog, MinedTransaction } from '@facilitator/evm-chain';
 import type { ContractReads } from '../chain-port';
 import { exactPermit2 } from '../exact-permit2';
 import { X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';

@@ -1,7 +1,7 @@
 // One signed payment of each registered mechanism, as x402 clients make it, and what the chain shows when its
 // direct call runs: what the conformance suite (src/conformance.test.ts) runs every mechanism's checklist on,
 // and what a mechanism's own tests sign with instead of a copy of their own.
-import { addressWord, TRANSFER_TOPIC, uintWord } from '@facilitator/chain-rpc';
+import { addressWord, TRANSFER_TOPIC, uintWord } from '@facilitator/evm-chain';
 import { domainSeparator } from '@facilitator/core';
 import { Wallet } from 'ethers';
 import { permit2WitnessTypes, uptoPermit2WitnessTypes } from '@x402/evm';

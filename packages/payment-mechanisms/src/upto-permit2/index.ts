@@ -1,4 +1,4 @@
-import { tokenSignature } from '@facilitator/chain-rpc';
+import { tokenSignature } from '@facilitator/evm-chain';
 import { getAddress } from 'ethers';
 import type { PaymentMechanism } from '../mechanism';
 import { X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';

@@ -1,6 +1,6 @@
 import { Interface, Signature, Wallet } from 'ethers';
 import { x402UptoPermit2ProxyABI } from '@x402/evm';
-import { wrapErc6492Signature } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature } from '@facilitator/evm-chain';
 import { X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';
 import type { MechanismChain } from '../chain-port';
 import { AMOUNT, FACILITATOR, SIGNATURE, uptoPayment } from '../testing/permit2-chain';

@@ -2,9 +2,9 @@
 // proxy, read through UsdcClient as the worker reads the chain: the payer signs a maximum naming the
 // facilitator; only that facilitator's direct call runs, for the smaller amount it names, once; its logs say
 // what moved, and the search finds who ran it.
-import { UsdcClient } from '@facilitator/chain-rpc';
+import { UsdcClient } from '@facilitator/evm-chain';
 import { networkByChainId } from '@facilitator/core';
-import { startDevnet, type Devnet } from '@facilitator/devnet';
+import { startDevnet, type Devnet } from '@facilitator/evm-devnet';
 import { uptoPermit2WitnessTypes } from '@x402/evm';
 import { Contract, id, parseEther, Wallet, type TransactionReceipt } from 'ethers';
 import { uptoPermit2 } from '.';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createProvider, waitForRpc } from '@facilitator/chain-rpc';
+import { createProvider, waitForRpc } from '@facilitator/evm-chain';
 import type { EvmTransactionResponse, RelayerApiEnvelope, RelayerSpeed, RelayerWebhookNotification } from '../api/relayer-api-types';
 import { jsonWithIntegers } from '../api/relayer-api-client';
 import { signRelayerWebhook } from '../webhook-signature';

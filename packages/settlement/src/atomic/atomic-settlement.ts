@@ -1,6 +1,6 @@
-import type { TransactionOutcome } from '@facilitator/chain-sending';
+import type { TransactionOutcome } from '@facilitator/evm-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
-import type { ExecutorItem } from '@facilitator/settlement-contract';
+import type { ExecutorItem } from '@facilitator/evm-executor';
 import type { PendingOutcome } from '../outcome-waits';
 
 /** A settlement's payment as one item of the executor's `settle`. */

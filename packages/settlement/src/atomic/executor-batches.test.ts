@@ -1,9 +1,9 @@
 import type { NewSettlementBatch, StoredSettlementBatch } from '@facilitator/db';
 import { OutcomeWaits } from '../outcome-waits';
-import type { SubmittedTransaction, TransactionOutcome, TransactionProvider, TransactionRequest } from '@facilitator/chain-sending';
-import { executorInterface, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
+import type { SubmittedTransaction, TransactionOutcome, TransactionProvider, TransactionRequest } from '@facilitator/evm-sending';
+import { executorInterface, settleCalldata, type ExecutorItem } from '@facilitator/evm-executor';
 import { Interface } from 'ethers';
-import { itemCalldataGas } from '@facilitator/settlement-contract';
+import { itemCalldataGas } from '@facilitator/evm-executor';
 import { BATCH_OVERHEAD_GAS, ExecutorBatches, gasCapOf, itemEnvelope, ItemRefusedError, NoFundedRelayerError, StoredBatchRefusedError, type ExecutorBatchesOptions } from './executor-batches';
 import { SettlementEndedError } from '../settlement-ended';
 

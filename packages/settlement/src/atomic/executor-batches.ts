@@ -1,8 +1,8 @@
-import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/chain-sending';
+import type { SubmittedTransaction, TransactionOutcome, TransactionProvider } from '@facilitator/evm-sending';
 import type { OutcomeWaits, PendingOutcome } from '../outcome-waits';
 import type { BatchNotStored, SettlementBatchRepository, StoredSettlementBatch } from '@facilitator/db';
 import { SettlementEndedError } from '../settlement-ended';
-import { executorInterface, itemCalldataGas, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/settlement-contract';
+import { executorInterface, itemCalldataGas, itemKey, settleCalldata, type ExecutorItem } from '@facilitator/evm-executor';
 import type { AtomicItemRequest, AtomicSettlement } from './atomic-settlement';
 
 export interface ExecutorBatchesOptions {

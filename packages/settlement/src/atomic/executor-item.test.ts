@@ -1,5 +1,5 @@
 import { executorTargets, uptoPermit2, X402_EXACT_PERMIT2_PROXY, X402_UPTO_PERMIT2_PROXY, type PaymentMechanism } from '@facilitator/payment-mechanisms';
-import { EXECUTOR_TARGET_SLOTS } from '@facilitator/settlement-contract';
+import { EXECUTOR_TARGET_SLOTS } from '@facilitator/evm-executor';
 import { paymentOf, type SettlementPayment } from '../payment';
 import { AMOUNT, CHAIN_ID, FakeChain, MERCHANT, PAYER, permit2SettlementFixture, PLAIN_SIGNATURE, settlementFixture, TOKEN, TREASURY } from '../testing/fakes';
 import { executorCallOf } from './executor-item';

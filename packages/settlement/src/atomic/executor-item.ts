@@ -1,5 +1,5 @@
 import { executorTargets, type DirectCall, type MechanismNetwork } from '@facilitator/payment-mechanisms';
-import type { ExecutorItem } from '@facilitator/settlement-contract';
+import type { ExecutorItem } from '@facilitator/evm-executor';
 import { directCallOf, mechanismNetworkOf } from '../payment';
 import type { StepContext } from '../step';
 

@@ -1,5 +1,5 @@
 import { EIP2612_PERMIT_GAS } from '@facilitator/payment-mechanisms';
-import type { ExecutorItem } from '@facilitator/settlement-contract';
+import type { ExecutorItem } from '@facilitator/evm-executor';
 import type { SettlementNetwork, SettlementWithVerification } from '../step';
 import { CHAIN_ID, FakeChain, GAS_CAPS, networkFixture, permit2SettlementFixture, settlementFixture, TREASURY } from '../testing/fakes';
 import { executorItemOf } from './executor-item';

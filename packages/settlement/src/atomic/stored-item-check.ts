@@ -1,5 +1,5 @@
 import { mostExtraGas } from '@facilitator/payment-mechanisms';
-import type { ExecutorItem } from '@facilitator/settlement-contract';
+import type { ExecutorItem } from '@facilitator/evm-executor';
 import type { SettlementStore } from '@facilitator/db';
 import { directCallOf } from '../payment';
 import type { SettlementNetwork, SettlementWithVerification } from '../step';

@@ -1,6 +1,6 @@
-import { GasCapExceededError, type TransactionLog, type TransactionOutcome } from '@facilitator/chain-sending';
+import { GasCapExceededError, type TransactionLog, type TransactionOutcome } from '@facilitator/evm-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
-import { executorInterface } from '@facilitator/settlement-contract';
+import { executorInterface } from '@facilitator/evm-executor';
 import { AbiCoder, id, Interface } from 'ethers';
 import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError } from '../atomic/executor-batches';

@@ -1,6 +1,6 @@
-import { GasCapExceededError, TransactionWouldRevertError, type TransactionOutcome } from '@facilitator/chain-sending';
+import { GasCapExceededError, TransactionWouldRevertError, type TransactionOutcome } from '@facilitator/evm-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
-import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/settlement-contract';
+import { itemKey, itemOutcomes, type ExecutorItem } from '@facilitator/evm-executor';
 import type { AtomicSettlement } from '../atomic/atomic-settlement';
 import { ItemRefusedError, NoFundedRelayerError } from '../atomic/executor-batches';
 import { executorItemOf } from '../atomic/executor-item';

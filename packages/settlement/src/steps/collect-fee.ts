@@ -1,4 +1,4 @@
-import { GasCapExceededError, TransactionWouldRevertError, type TransactionRequest } from '@facilitator/chain-sending';
+import { GasCapExceededError, TransactionWouldRevertError, type TransactionRequest } from '@facilitator/evm-sending';
 import { approvalCommands } from '../approval-command';
 import { SettlementEndedError } from '../settlement-ended';
 import { termsOf } from '../payment';

@@ -1,4 +1,4 @@
-import { UntrustedCallTimeoutError, wrapErc6492Signature } from '@facilitator/chain-rpc';
+import { UntrustedCallTimeoutError, wrapErc6492Signature } from '@facilitator/evm-chain';
 import { Interface } from 'ethers';
 import { AMOUNT, ERC6492_SIGNATURE, FACTORY, FEE, PLAIN_SIGNATURE, settlementFixture, stepHarness } from '../testing/fakes';
 import { deployWallet } from './deploy-wallet';

@@ -1,5 +1,5 @@
-import { parseErc6492Signature, type Erc6492Signature } from '@facilitator/chain-rpc';
-import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
+import { parseErc6492Signature, type Erc6492Signature } from '@facilitator/evm-chain';
+import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/evm-sending';
 import { rawSignatureOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext } from '../step';

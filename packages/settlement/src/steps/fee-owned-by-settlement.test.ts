@@ -3,7 +3,7 @@
 // whose executor takes another fee never puts such a settlement in a batch: it charges the row's fee
 // sequentially when it holds the treasury's key, and otherwise waits (nothing sent) for a worker that can.
 // (The machine's own wiring, the row's fee into the step context, is shown by settlement-machine.test.ts.)
-import type { TransactionOutcome } from '@facilitator/chain-sending';
+import type { TransactionOutcome } from '@facilitator/evm-sending';
 import type { StoredSettlementBatch } from '@facilitator/db';
 import type { AtomicItemRequest, AtomicSettlement } from '../atomic/atomic-settlement';
 import { FEE, MERCHANT, moved, NOW, settlementFixture, stepHarness, TREASURY, transferFromCalldata, type StepHarness } from '../testing/fakes';

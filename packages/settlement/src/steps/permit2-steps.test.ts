@@ -1,7 +1,7 @@
 // A payment through Permit2 and x402's exact proxy, step by step: the steps ask its mechanism what they ask
 // EIP-3009's token (is the nonce spent, the call to send, what the transaction paid, who executed it).
-import { TransactionWouldRevertError } from '@facilitator/chain-sending';
-import { calldataGas } from '@facilitator/settlement-contract';
+import { TransactionWouldRevertError } from '@facilitator/evm-sending';
+import { calldataGas } from '@facilitator/evm-executor';
 import { id, Interface } from 'ethers';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
 import type { Step, StepContext } from '../step';

@@ -1,4 +1,4 @@
-import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/chain-rpc';
+import { JsonRpcError, UntrustedCallTimeoutError, type SimulationOptions } from '@facilitator/evm-chain';
 import { GAS_CAPS, PAYER, RELAYER_A, RELAYER_B, settlementFixture, stepHarness } from '../testing/fakes';
 import { directCallOf, paymentOf } from '../payment';
 import { preflight, transferGasCap } from './preflight';

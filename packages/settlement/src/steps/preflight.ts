@@ -1,6 +1,6 @@
-import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/chain-rpc';
+import { classifyNodeError, parseErc6492Signature, UntrustedCallTimeoutError, type SimulationResult } from '@facilitator/evm-chain';
 import { approvalFor, approvalShortOf, type DirectCall } from '@facilitator/payment-mechanisms';
-import { calldataGas } from '@facilitator/settlement-contract';
+import { calldataGas } from '@facilitator/evm-executor';
 import { directCallOf, paymentOf, type SettlementPayment } from '../payment';
 import { failed, settlementDoomed } from '../failures';
 import type { Step, StepContext } from '../step';

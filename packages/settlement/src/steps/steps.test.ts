@@ -1,8 +1,8 @@
-import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
+import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/evm-sending';
 import { reservationRefusal } from './reservation-refusal';
 import type { ReservationRefusalTerms } from '../step-outcome';
 import type { PayerInFlight } from '@facilitator/db';
-import { calldataGas } from '@facilitator/settlement-contract';
+import { calldataGas } from '@facilitator/evm-executor';
 import type { TransferAuthorization } from '@facilitator/core';
 import type { Step, StepContext } from '../step';
 import {

@@ -1,4 +1,4 @@
-import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/chain-sending';
+import { GasCapExceededError, TransactionWouldRevertError } from '@facilitator/evm-sending';
 import { directCallOf, sendsPermit } from '../payment';
 import type { Step } from '../step';
 import { authorizationStillValid, fundedRelayer, waitForGas } from '../waiting';

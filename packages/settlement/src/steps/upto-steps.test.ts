@@ -1,7 +1,7 @@
 // An upto payment through Permit2, step by step: the row owns the amount the merchant settles (at most the
 // signed maximum) and its fee (none below the fee); the call moves exactly that amount and goes from the
 // treasury, the only sender the payer's witness names.
-import { calldataGas } from '@facilitator/settlement-contract';
+import { calldataGas } from '@facilitator/evm-executor';
 import { id, Interface } from 'ethers';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
 import type { Step, StepContext } from '../step';

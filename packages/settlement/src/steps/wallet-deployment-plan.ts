@@ -1,5 +1,5 @@
-import { calldataGas, decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/settlement-contract';
-import { UntrustedCallTimeoutError, type Erc6492Signature, type SimulationResult } from '@facilitator/chain-rpc';
+import { calldataGas, decodeImplementation, IMPLEMENTATION_VIEW, implementationOfFactoryCall } from '@facilitator/evm-executor';
+import { UntrustedCallTimeoutError, type Erc6492Signature, type SimulationResult } from '@facilitator/evm-chain';
 import { directCallOf, paymentOf } from '../payment';
 import { failed, settlementDoomed } from '../failures';
 import type { StepContext } from '../step';

@@ -1,7 +1,7 @@
 // In-memory stand-ins for the chain, the transaction provider and the settlements table, for the unit
 // tests of the steps and the settlement machine (no Postgres, Redis or anvil). Not exported by the package.
 // Every fake appends to a shared call log, so a test can assert what happened before what.
-import { wrapErc6492Signature, type AuthorizationUse, type FoundLog, type MinedTransaction, type SimulationOptions } from '@facilitator/chain-rpc';
+import { wrapErc6492Signature, type AuthorizationUse, type FoundLog, type MinedTransaction, type SimulationOptions } from '@facilitator/evm-chain';
 import {
   type NetworkFee,
   type SubmittedTransaction,
@@ -9,7 +9,7 @@ import {
   type TransactionOutcome,
   type TransactionProvider,
   type TransactionRequest,
-} from '@facilitator/chain-sending';
+} from '@facilitator/evm-sending';
 import { type TransactionPurpose } from '@facilitator/db';
 import { transferWithAuthorizationData } from '@facilitator/payment-mechanisms';
 import type { TransferAuthorization } from '@facilitator/core';
