@@ -279,6 +279,7 @@ describe('verification failures, each with the spec message and details', () => 
         surface: 'v1',
         state: 'fee_collected',
         chainId: 84532,
+        network: 'eip155:84532',
         tokenAddress: stack.devnet.token.toLowerCase(),
         nonceSpace: stack.devnet.token.toLowerCase(),
         payer: a.from.toLowerCase(),
@@ -350,7 +351,7 @@ describe('check order: a request failing two checks reports the first', () => {
       data: {
         id: 'stl_' + 'b'.repeat(32),
         verificationId: (await stack.db.prisma.verification.findFirstOrThrow({ where: { nonce: a.nonce.toLowerCase() } })).id,
-        surface: 'v1', state: 'settled', chainId: 84532, tokenAddress: stack.devnet.token.toLowerCase(), nonceSpace: stack.devnet.token.toLowerCase(),
+        surface: 'v1', state: 'settled', chainId: 84532, network: 'eip155:84532', tokenAddress: stack.devnet.token.toLowerCase(), nonceSpace: stack.devnet.token.toLowerCase(),
         payer: a.from.toLowerCase(), merchant: a.to.toLowerCase(), amount: a.value, nonce: a.nonce.toLowerCase(), feeAmount: '10000',
       },
     });

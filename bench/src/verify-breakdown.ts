@@ -123,11 +123,12 @@ function prismaRecordOf(payment: Payment) {
   return { ...columns, payload: payload ?? undefined, request: request ?? undefined, metadata: metadata ?? undefined };
 }
 
+// network_name named, as the service's insert does (a row without it is an older process's, completed by a trigger)
 const RAW_INSERT = `INSERT INTO verifications (id, status, protocol_version, surface, chain_id, network, token_address, payer, merchant,
-  amount, expected_amount, nonce, valid_after, valid_before, signature, request, created_at, updated_at)
-  VALUES ($1, 'verified', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, now(), now())`;
+  amount, expected_amount, nonce, valid_after, valid_before, signature, request, network_name, created_at, updated_at)
+  VALUES ($1, 'verified', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now(), now())`;
 const RAW_INSERT_MANY = `INSERT INTO verifications (id, protocol_version, surface, chain_id, network, token_address, payer, merchant,
-  amount, expected_amount, nonce, valid_after, valid_before, signature, request, status, created_at, updated_at) VALUES `;
+  amount, expected_amount, nonce, valid_after, valid_before, signature, request, network_name, status, created_at, updated_at) VALUES `;
 const RAW_NONCE_USE = `SELECT id FROM settlements WHERE chain_id = $1 AND nonce_space = $2 AND payer = $3 AND nonce = $4
   AND (state IN ('fee_collected', 'executing', 'settled') OR merchant_paid) LIMIT 1`;
 
@@ -201,7 +202,7 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
         return pool.query({
           name: 'insert-verification',
           text: RAW_INSERT,
-          values: [newId(IdPrefix.Verification), r.protocolVersion, r.surface, r.chainId, r.network, r.tokenAddress, r.payer, r.merchant, r.amount, r.expectedAmount, r.nonce, r.validAfter, r.validBefore, r.signature, JSON.stringify(r.request)],
+          values: [newId(IdPrefix.Verification), r.protocolVersion, r.surface, r.chainId, r.network, r.tokenAddress, r.payer, r.merchant, r.amount, r.expectedAmount, r.nonce, r.validAfter, r.validBefore, r.signature, JSON.stringify(r.request), r.networkName],
         });
       }),
     );
@@ -218,8 +219,8 @@ export async function runVerifyBreakdown(): Promise<BreakdownResults> {
           for (let b = 0; b < BATCH; b++) {
             const r = verificationRecordOf(payments[fresh++ % count]);
             const o = values.length;
-            tuples.push(`(${Array.from({ length: 15 }, (_, k) => `$${o + k + 1}`).join(', ')}, 'verified', now(), now())`);
-            values.push(newId(IdPrefix.Verification), r.protocolVersion, r.surface, r.chainId, r.network, r.tokenAddress, r.payer, r.merchant, r.amount, r.expectedAmount, r.nonce, r.validAfter, r.validBefore, r.signature, JSON.stringify(r.request));
+            tuples.push(`(${Array.from({ length: 16 }, (_, k) => `$${o + k + 1}`).join(', ')}, 'verified', now(), now())`);
+            values.push(newId(IdPrefix.Verification), r.protocolVersion, r.surface, r.chainId, r.network, r.tokenAddress, r.payer, r.merchant, r.amount, r.expectedAmount, r.nonce, r.validAfter, r.validBefore, r.signature, JSON.stringify(r.request), r.networkName);
           }
           return pool.query({ name: `insert-verifications-${BATCH}`, text: RAW_INSERT_MANY + tuples.join(', '), values });
         },

@@ -120,7 +120,7 @@ it('(b) repeated fee reverts: the payment waits out a back-off, and the merchant
   const verification = await stack.db.prisma.verification.findUniqueOrThrow({ where: { id: v.body.verification_id } });
   // what a reverted fee leaves: failed, fee_collection_failed, the fee's hash, the payment released
   const revertedFee = (n: number, nonce = verification.nonce!) => ({
-    id: `stl_revert_${n}_${Date.now()}`, verificationId: verification.id, surface: 'v1', state: 'failed' as const, chainId: verification.chainId,
+    id: `stl_revert_${n}_${Date.now()}`, verificationId: verification.id, surface: 'v1', state: 'failed' as const, chainId: verification.chainId, network: verification.network,
     tokenAddress: verification.tokenAddress!, nonceSpace: verification.nonceSpace!, payer: verification.payer!, merchant: verification.merchant!, amount: verification.amount!,
     nonce, feeAmount: FEE.toString(), feeTxHash: `0x${'ab'.repeat(32)}`, errorCode: 'fee_collection_failed', errorMessage: 'fee reverted',
   });

@@ -44,7 +44,7 @@ export function verificationEvents(deps: VerificationEventsDeps): (outcome: Veri
               merchant_address: record.merchant,
               verified_amount: record.amount,
               verified_token: record.tokenAddress,
-              chain: record.network,
+              chain: record.networkName,
               nonce: record.nonce,
             },
       });

@@ -1,4 +1,4 @@
-import { familyOfNetworkId } from './chain-families';
+import { evmNetworkId, familyOfNetworkId } from './chain-families';
 import { NETWORKS } from './networks';
 
 describe('chain families', () => {
@@ -15,5 +15,10 @@ describe('chain families', () => {
 
   it('gives every registry network the family its id names', () => {
     for (const network of NETWORKS) expect(familyOfNetworkId(network.caip2)).toBe(network.family);
+  });
+
+  it('spells an EVM chain id as its CAIP-2 id, the one the registry gives it', () => {
+    expect(evmNetworkId(8453)).toBe('eip155:8453');
+    for (const network of NETWORKS) if (network.family === 'evm') expect(evmNetworkId(network.chainId)).toBe(network.caip2);
   });
 });

@@ -16,3 +16,8 @@ export function familyOfNetworkId(networkId: string): ChainFamilyId | undefined 
   const namespace = /^([-a-z0-9]{3,8}):[-_a-zA-Z0-9]{1,32}$/.exec(networkId)?.[1];
   return (Object.keys(CHAIN_FAMILIES) as ChainFamilyId[]).find((family) => CHAIN_FAMILIES[family].caipNamespace === namespace);
 }
+
+/** The CAIP-2 id of the EVM network with this chain id (`eip155:8453`): what an EVM row's `network` holds. */
+export function evmNetworkId(chainId: number): string {
+  return `${CHAIN_FAMILIES.evm.caipNamespace}:${chainId}`;
+}

@@ -52,4 +52,4 @@ export { SETTLEMENT_WAIT_REASONS, SETTLEMENT_WAIT_REASON_TEXT, settlementWaitRea
 export type { RpcEndpointSnapshot } from './rpc-endpoint-snapshot';
 export { isPublicAddress } from './public-address';
 export { addressSchema, bytes32Schema, uintStringSchema, signatureSchema, MAX_SIGNATURE_BYTES } from './json-schema-atoms';
-export { CHAIN_FAMILIES, familyOfNetworkId, type ChainFamilyId } from './chain-families';
+export { CHAIN_FAMILIES, evmNetworkId, familyOfNetworkId, type ChainFamilyId } from './chain-families';

@@ -34,8 +34,8 @@ const hex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
 async function newSettlement(): Promise<string> {
   const verificationId = newId(IdPrefix.Verification);
   const settlementId = newId(IdPrefix.Settlement);
-  const payment = { chainId: CHAIN, tokenAddress: USDC, payer: hex(20), merchant: hex(20), amount: '1000000', nonce: hex(32) };
-  await new VerificationRepository(db.pool).create({ id: verificationId, status: 'verified', mechanism: 'exact/eip3009', scheme: 'exact', protocolVersion: 2, surface: 'x402', network: 'eip155:8453', request: {}, ...payment });
+  const payment = { chainId: CHAIN, network: `eip155:${CHAIN}`, tokenAddress: USDC, payer: hex(20), merchant: hex(20), amount: '1000000', nonce: hex(32) };
+  await new VerificationRepository(db.pool).create({ id: verificationId, status: 'verified', mechanism: 'exact/eip3009', scheme: 'exact', protocolVersion: 2, surface: 'x402', networkName: 'eip155:8453', request: {}, ...payment });
   await new SettlementRequestStore(db.prisma, db.pool).createOrGetForPayment({ id: settlementId, verificationId, mechanism: 'exact/eip3009', scheme: 'exact', nonceSpace: USDC, payload: null, paymentKey: `key:${settlementId}`, surface: 'x402', feeAmount: '1000', authorizationFingerprint: settlementId, ...payment });
   return settlementId;
 }

@@ -51,6 +51,21 @@ describe('SettlementRequests.start: payment identity', () => {
     expect(older.inserted[0]).toMatchObject({ nonceSpace: verification.tokenAddress, payload: null });
   });
 
+  it("keys a settlement by its verification's network: an EVM key as before, another family's by its CAIP-2 id and in its case", async () => {
+    const evm = storeWith();
+    const verification = verificationFixture();
+    await requestsOver(evm.store).requests.start(verification, 'v1');
+    expect(evm.inserted[0].network).toBe('eip155:84532');
+    expect(evm.inserted[0].paymentKey).toBe(`84532:${verification.tokenAddress}:${verification.payer}:${verification.nonce}`.toLowerCase());
+
+    const other = storeWith();
+    const network = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+    const [mint, payer] = ['4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM'];
+    await requestsOver(other.store).requests.start(verificationFixture({ network, networkName: network, nonceSpace: mint, payer }), 'x402');
+    expect(other.inserted[0].network).toBe(network);
+    expect(other.inserted[0].paymentKey).toBe(`${network}:${mint}:${payer}:${verification.nonce}`);
+  });
+
   it('answers a repeat of the same authorization with its live settlement', async () => {
     const live = settlementFixture({ state: 'collect_fee' });
     const { requests } = requestsOver(storeWith(live).store);

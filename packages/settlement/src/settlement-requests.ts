@@ -5,6 +5,7 @@ import { enqueueSettlement, type Queues } from '@facilitator/queue';
 import { failurePauseOf, type FailureCounts, type FailurePausePolicy } from './accounting';
 import { failurePaused } from './failures';
 import { intakeRefusalError, type IntakeFundsCheck } from './intake-funds-check';
+import { paymentKeyOf } from './payment-key';
 
 /**
  * The payment's nonce identity (db's PaymentNonce) of a verified verification: the contract that records
@@ -14,13 +15,9 @@ function paymentNonceOf(v: Verification): PaymentNonce {
   return { chainId: v.chainId, nonceSpace: v.nonceSpace ?? v.tokenAddress!, payer: v.payer!, nonce: v.nonce! };
 }
 
-/**
- * Mirrors verification's payment identity: "chainId:nonceSpace:payer:nonce". An EIP-3009 nonce's space is
- * its token, so every key written before spaces existed ("chainId:token:payer:nonce") is still its key.
- */
+/** The payment key of a verified verification (paymentKeyOf: by its network's family). */
 function settlementPaymentKey(v: Verification): string {
-  const n = paymentNonceOf(v);
-  return `${n.chainId}:${n.nonceSpace}:${n.payer}:${n.nonce}`.toLowerCase();
+  return paymentKeyOf({ network: v.network, ...paymentNonceOf(v) });
 }
 
 /**
@@ -139,6 +136,7 @@ export class SettlementRequests {
       paymentKey: settlementPaymentKey(verification),
       surface,
       chainId: verification.chainId,
+      network: verification.network,
       tokenAddress: verification.tokenAddress!,
       payer: verification.payer!,
       merchant: verification.merchant!,

@@ -100,6 +100,7 @@ class FakeVerifications implements VerificationStore {
       surface: row.surface,
       chainId: row.chainId,
       network: row.network,
+      networkName: row.networkName,
       tokenAddress: row.tokenAddress ?? null,
       payer: row.payer ?? null,
       merchant: row.merchant ?? null,

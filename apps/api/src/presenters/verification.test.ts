@@ -13,7 +13,7 @@ function verifiedRow(fields: Partial<VerificationRow> = {}): VerificationRow {
     protocolVersion: 1,
     surface: 'v1',
     chainId: 84532,
-    network: 'base-sepolia',
+    networkName: 'base-sepolia',
     tokenAddress: '0x036cbd53842c5426634e7929541ec2318f3dcf7e',
     payer: '0x' + '11'.repeat(20),
     merchant: '0x' + 'aa'.repeat(20),

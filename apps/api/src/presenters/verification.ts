@@ -22,7 +22,7 @@ export function formBVerificationResult(record: VerificationRow) {
     verification_id: record.id,
     status: 'verified',
     transaction_hash: record.nonce,
-    chain: record.network,
+    chain: record.networkName,
     verified_amount: record.amount,
     verified_token: record.tokenAddress,
     seller_address: record.merchant,
@@ -42,7 +42,7 @@ export function verificationStatusRecord(record: VerificationRow, settlementTxHa
     created_at: record.createdAt.toISOString(),
     updated_at: record.updatedAt.toISOString(),
     transaction_hash: settlementTxHash,
-    chain: record.network,
+    chain: record.networkName,
     details: {
       seller_address: record.merchant,
       expected_amount: record.expectedAmount,

@@ -38,8 +38,8 @@ const address = () => hex(20);
 async function newSettlement(): Promise<string> {
   const verificationId = newId(IdPrefix.Verification);
   const settlementId = newId(IdPrefix.Settlement);
-  const payment = { chainId: CHAIN, tokenAddress: USDC, payer: address(), merchant: address(), amount: '1000000', nonce: hex(32) };
-  await verifications.create({ id: verificationId, status: 'verified', mechanism: 'exact/eip3009', scheme: 'exact', protocolVersion: 2, surface: 'x402', network: 'eip155:8453', request: {}, ...payment });
+  const payment = { chainId: CHAIN, network: `eip155:${CHAIN}`, tokenAddress: USDC, payer: address(), merchant: address(), amount: '1000000', nonce: hex(32) };
+  await verifications.create({ id: verificationId, status: 'verified', mechanism: 'exact/eip3009', scheme: 'exact', protocolVersion: 2, surface: 'x402', networkName: 'eip155:8453', request: {}, ...payment });
   await settlements.createOrGetForPayment({ id: settlementId, verificationId, mechanism: 'exact/eip3009', scheme: 'exact', nonceSpace: USDC, payload: null, paymentKey: `key:${settlementId}`, surface: 'x402', feeAmount: '1000', authorizationFingerprint: settlementId, ...payment });
   return settlementId;
 }
@@ -91,6 +91,7 @@ describe('ChainTransactionRepository', () => {
         settlementId,
         purpose: 'transfer',
         chainId: CHAIN,
+        network: `eip155:${CHAIN}`,
         fromAddress: from,
         toAddress: USDC,
         data: tx.data,

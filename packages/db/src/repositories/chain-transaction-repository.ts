@@ -1,4 +1,4 @@
-import { IdPrefix, newId } from '@facilitator/core';
+import { evmNetworkId, IdPrefix, newId } from '@facilitator/core';
 import type { ChainTransactionAttempt } from '../generated/prisma/client';
 import type { Pool } from '../pg-pool';
 import { attemptFromColumns, transactionFromColumns, type Fees, type MinedStatus, type StoredTransaction, type TransactionPurpose } from './chain-transaction-row';
@@ -73,8 +73,8 @@ const SQL = {
       RETURNING next_nonce - 1 AS nonce
     )
     INSERT INTO chain_transactions
-      (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, authenticator, status, created_at, updated_at)
-    SELECT $4, $5, $6, $1, $2, $7, $8, allocated.nonce, $9, $10, 'allocated', now(), now() FROM allocated
+      (id, settlement_id, purpose, chain_id, network, from_address, to_address, data, nonce, gas_limit, authenticator, status, created_at, updated_at)
+    SELECT $4, $5, $6, $1, $11, $2, $7, $8, allocated.nonce, $9, $10, 'allocated', now(), now() FROM allocated
     RETURNING *`,
   // The status moves allocated -> signed in the same statement that stores the first version: of two
   // concurrent callers, the second waits for the first's row lock, then finds the status moved on.
@@ -200,6 +200,7 @@ export class ChainTransactionRepository {
     try {
       const rows = await this.query('allocateAndInsert', [
         tx.chainId, tx.from, chainPendingNonce.toString(), id, tx.settlementId, tx.purpose, tx.to, tx.data, tx.gasLimit.toString(), tx.authenticator,
+        evmNetworkId(tx.chainId),
       ]);
       return transactionFromColumns(rows[0]);
     } catch (error) {

@@ -64,6 +64,7 @@ export function chainTransactionFromColumns(r: Columns): ChainTransaction {
     settlementId: r.settlement_id as string,
     purpose: r.purpose as string,
     chainId: r.chain_id as number,
+    network: r.network as string,
     fromAddress: r.from_address as string,
     toAddress: r.to_address as string,
     data: r.data as string,

@@ -53,6 +53,7 @@ describe('ChainTransactionRepository.external', () => {
       settlementId: tx.settlementId,
       purpose: 'transfer',
       chainId: CHAIN,
+      network: `eip155:${CHAIN}`,
       fromAddress: tx.from,
       toAddress: tx.to,
       data: tx.data,

@@ -1,4 +1,4 @@
-import { IdPrefix, newId } from '@facilitator/core';
+import { evmNetworkId, IdPrefix, newId } from '@facilitator/core';
 import type { ChainTransaction } from '../generated/prisma/client';
 import type { Pool, PoolClient } from 'pg';
 import { chainTransactionFromColumns, ForeignProviderTransactionError } from './chain-transaction-row';
@@ -54,8 +54,8 @@ const RETURNING = `RETURNING *, (extract(epoch FROM (now() - provider_requested_
 const SQL = {
   insert: `
     INSERT INTO chain_transactions
-      (id, settlement_id, purpose, chain_id, from_address, to_address, data, nonce, gas_limit, status, provider, authenticator, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, 'allocated', $9, $10, now(), now())
+      (id, settlement_id, purpose, chain_id, network, from_address, to_address, data, nonce, gas_limit, status, provider, authenticator, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, $11, $5, $6, $7, NULL, $8, 'allocated', $9, $10, now(), now())
     ${RETURNING}`,
   findByKey: `${SELECT} WHERE t.settlement_id = $1 AND t.purpose = $2`,
   findById: `${SELECT} WHERE t.id = $1`,
@@ -118,6 +118,7 @@ export class ExternalTransactionStatements {
     try {
       const rows = await this.query('insert', [
         newId(IdPrefix.ChainTransaction), tx.settlementId, tx.purpose, tx.chainId, tx.from, tx.to, tx.data, tx.gasLimit.toString(), tx.provider, tx.authenticator,
+        evmNetworkId(tx.chainId),
       ]);
       return externalFromColumns(rows[0]);
     } catch (error) {

@@ -67,6 +67,7 @@ export function settlementFromColumns(r: Record<string, unknown>): Settlement {
     surface: r.surface as string,
     state: r.state as Settlement['state'],
     chainId: r.chain_id as number,
+    network: r.network as string,
     tokenAddress: r.token_address as string,
     payer: r.payer as string,
     merchant: r.merchant as string,

@@ -38,6 +38,7 @@ function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificati
     surface: 'x402',
     chainId: 8453,
     network: 'eip155:8453',
+    networkName: 'eip155:8453',
     tokenAddress: USDC,
     payer: PAYER,
     merchant: MERCHANT,
@@ -71,6 +72,7 @@ async function settlementOf(row: NewVerificationRow, state: SettlementState, mer
       surface: row.surface,
       state,
       chainId: row.chainId,
+      network: row.network,
       tokenAddress: row.tokenAddress!,
       nonceSpace: row.nonceSpace!,
       payer: row.payer!,
@@ -89,7 +91,8 @@ async function settlementOf(row: NewVerificationRow, state: SettlementState, mer
 
 describe('VerificationRepository', () => {
   it('stores every field of a verified row and reads it back with its exact types', async () => {
-    const row = verifiedRow();
+    // an x402 v1 body names its network `base`: stored as written beside the CAIP-2 id
+    const row = verifiedRow({ networkName: 'base' });
     const before = Date.now();
     const created = await repo.create(row);
 
@@ -100,6 +103,7 @@ describe('VerificationRepository', () => {
       surface: 'x402',
       chainId: 8453,
       network: 'eip155:8453',
+      networkName: 'base',
       tokenAddress: USDC,
       payer: PAYER,
       merchant: MERCHANT,
@@ -140,7 +144,8 @@ describe('VerificationRepository', () => {
       protocolVersion: 1,
       surface: 'v1',
       chainId: 84532,
-      network: 'base-sepolia',
+      network: 'eip155:84532',
+      networkName: 'base-sepolia',
       request: null,
       failureMessage: 'unsupported network',
       failureDetails: { reason: 'unsupported_network', accepted: ['base', 'base-sepolia'] },
@@ -149,7 +154,7 @@ describe('VerificationRepository', () => {
     const found = await repo.findById(row.id);
 
     expect(found).toStrictEqual(created);
-    expect(found).toMatchObject({ status: 'rejected', protocolVersion: 1, surface: 'v1', chainId: 84532, network: 'base-sepolia' });
+    expect(found).toMatchObject({ status: 'rejected', protocolVersion: 1, surface: 'v1', chainId: 84532, network: 'eip155:84532', networkName: 'base-sepolia' });
     for (const field of ['tokenAddress', 'payer', 'merchant', 'amount', 'expectedAmount', 'nonce', 'validAfter', 'validBefore', 'signature', 'request', 'metadata', 'webhookUrl'] as const) {
       expect(found![field]).toBeNull();
     }

@@ -3,13 +3,13 @@ import { dateColumn } from './pg-query';
 
 /** Column order of the hot-path INSERT; the values array follows it. */
 export const VERIFICATION_COLUMNS = [
-  'id', 'status', 'protocol_version', 'surface', 'chain_id', 'network', 'token_address', 'payer', 'merchant',
+  'id', 'status', 'protocol_version', 'surface', 'chain_id', 'network', 'network_name', 'token_address', 'payer', 'merchant',
   'amount', 'expected_amount', 'nonce', 'valid_after', 'valid_before', 'signature', 'authorization_fingerprint', 'request', 'metadata',
   'webhook_url', 'failure_message', 'failure_details', 'verify_ms', 'mechanism', 'scheme', 'nonce_space', 'payload',
 ] as const;
 
 type Stored = Omit<Verification, 'createdAt' | 'updatedAt'>;
-type Required = 'id' | 'status' | 'protocolVersion' | 'surface' | 'chainId' | 'network' | 'mechanism' | 'scheme';
+type Required = 'id' | 'status' | 'protocolVersion' | 'surface' | 'chainId' | 'network' | 'networkName' | 'mechanism' | 'scheme';
 
 /** A verification to store: the identity fields required, the rest optional (stored as NULL). */
 export type NewVerificationRow = Pick<Stored, Required> & { [K in Exclude<keyof Stored, Required | 'payload'>]?: Stored[K] | null | undefined } & {
@@ -23,7 +23,7 @@ export type NewVerificationRow = Pick<Stored, Required> & { [K in Exclude<keyof 
 
 export function valuesOf(row: NewVerificationRow): unknown[] {
   return [
-    row.id, row.status, row.protocolVersion, row.surface, row.chainId, row.network, row.tokenAddress ?? null, row.payer ?? null,
+    row.id, row.status, row.protocolVersion, row.surface, row.chainId, row.network, row.networkName, row.tokenAddress ?? null, row.payer ?? null,
     row.merchant ?? null, row.amount ?? null, row.expectedAmount ?? null, row.nonce ?? null, row.validAfter ?? null,
     row.validBefore ?? null, row.signature ?? null, row.authorizationFingerprint ?? null, row.request == null ? null : JSON.stringify(row.request), row.metadata == null ? null : JSON.stringify(row.metadata),
     row.webhookUrl ?? null, row.failureMessage ?? null, row.failureDetails == null ? null : JSON.stringify(row.failureDetails),
@@ -40,6 +40,7 @@ export function fromColumns(r: Record<string, unknown>): Verification {
     surface: r.surface as string,
     chainId: r.chain_id as number,
     network: r.network as string,
+    networkName: r.network_name as string,
     tokenAddress: r.token_address as string | null,
     payer: r.payer as string | null,
     merchant: r.merchant as string | null,

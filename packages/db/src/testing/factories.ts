@@ -1,5 +1,6 @@
 // Rows for tests, complete and typed: every column of the Prisma model is written here once, so a test
 // names only the values it is about (as overrides) and a new column is added in this one place.
+import { evmNetworkId } from '@facilitator/core';
 import type { Settlement, Verification } from '../generated/prisma/client';
 
 const CHAIN_ID = 84532;
@@ -23,7 +24,9 @@ export function verificationRow(overrides: Partial<Verification> = {}): Verifica
     protocolVersion: 2,
     surface: 'v1',
     chainId: CHAIN_ID,
-    network: `eip155:${CHAIN_ID}`,
+    // an overridden chain's id, unless the override names the network too
+    network: evmNetworkId(overrides.chainId ?? CHAIN_ID),
+    networkName: evmNetworkId(overrides.chainId ?? CHAIN_ID),
     tokenAddress: TOKEN,
     payer: PAYER,
     merchant: MERCHANT,
@@ -59,6 +62,7 @@ export function settlementRow(overrides: Partial<Settlement> = {}): Settlement {
     surface: 'v1',
     state: 'pending',
     chainId: CHAIN_ID,
+    network: evmNetworkId(overrides.chainId ?? CHAIN_ID),
     tokenAddress: TOKEN,
     payer: PAYER,
     merchant: MERCHANT,
@@ -111,7 +115,8 @@ export function settlementWithVerification(
       id: row.verificationId,
       surface: row.surface,
       chainId: row.chainId,
-      network: `eip155:${row.chainId}`,
+      network: row.network,
+      networkName: row.network,
       tokenAddress: row.tokenAddress,
       payer: row.payer,
       merchant: row.merchant,

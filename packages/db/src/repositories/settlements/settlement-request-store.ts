@@ -11,6 +11,8 @@ export interface NewSettlementRow {
   paymentKey: string;
   surface: string;
   chainId: number;
+  /** the network's CAIP-2 id, as on its verification */
+  network: string;
   tokenAddress: string;
   payer: string;
   merchant: string;
@@ -33,8 +35,8 @@ const CREATE_OR_GET = `
   WITH created AS (
     INSERT INTO settlements
       (id, verification_id, payment_key, surface, state, chain_id, token_address, payer, merchant, amount, nonce, fee_amount, metadata,
-       authorization_fingerprint, mechanism, scheme, nonce_space, payload, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16, $17::jsonb, now(), now())
+       authorization_fingerprint, mechanism, scheme, nonce_space, payload, network, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16, $17::jsonb, $18, now(), now())
     ON CONFLICT (payment_key) DO NOTHING
     RETURNING *
   ), history AS (
@@ -72,7 +74,7 @@ export class SettlementRequestStore extends SettlementTable {
     const values = [
       data.id, data.verificationId, data.paymentKey, data.surface, data.chainId, data.tokenAddress, data.payer, data.merchant,
       data.amount, data.nonce, data.feeAmount, data.metadata == null ? null : JSON.stringify(data.metadata), data.authorizationFingerprint,
-      data.mechanism, data.scheme, data.nonceSpace, data.payload == null ? null : JSON.stringify(data.payload),
+      data.mechanism, data.scheme, data.nonceSpace, data.payload == null ? null : JSON.stringify(data.payload), data.network,
     ];
     // An insert that lost to one committed after this statement began sees neither its own row nor the
     // winner's: it finds nothing, and the next attempt reads the winner.

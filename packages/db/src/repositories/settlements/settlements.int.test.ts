@@ -44,6 +44,7 @@ async function newPayment(overrides: Partial<NewSettlementRow> = {}): Promise<Ne
   const verificationId = newId(IdPrefix.Verification);
   const base = {
     chainId: CHAIN,
+    network: `eip155:${overrides.chainId ?? CHAIN}`,
     tokenAddress: USDC,
     payer: PAYER,
     merchant: randomAddress(),
@@ -59,7 +60,8 @@ async function newPayment(overrides: Partial<NewSettlementRow> = {}): Promise<Ne
     protocolVersion: 2,
     surface: 'x402',
     chainId: base.chainId,
-    network: 'eip155:8453',
+    network: base.network,
+    networkName: base.network,
     tokenAddress: base.tokenAddress,
     payer: base.payer,
     merchant: base.merchant,
