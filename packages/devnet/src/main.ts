@@ -1,6 +1,7 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { optionalNumber, stopOnSignal } from '@facilitator/solana-devnet';
 import { formatUnits } from 'ethers';
 import { startDevnet } from './devnet';
 
@@ -34,20 +35,7 @@ async function main(): Promise<void> {
   console.log(`payer ${accounts.payer.address}: ${formatUnits(await devnet.balanceOf(accounts.payer.address), 6)} USDC`);
   console.log(`merchant ${accounts.merchant.address}; treasury ${accounts.treasury.address}`);
 
-  const shutdown = async () => {
-    rmSync(infoFile, { force: true });
-    await devnet.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
-}
-
-function optionalNumber(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isFinite(number)) throw new Error(`not a number: ${value}`);
-  return number;
+  stopOnSignal(infoFile, () => devnet.stop());
 }
 
 main().catch((error: unknown) => {

@@ -7,3 +7,5 @@ export { solanaDevnetSigner, solanaDevnetSeed, SOLANA_DEVNET_ROLES, type SolanaD
 export { signedTransaction, sendInstructions } from './chain-transactions';
 export { DEVNET_GENESIS_HASH } from './rpc-methods';
 export { RpcError } from './json-rpc-server';
+// what a local chain's main does around the chain (packages/devnet's main uses it too)
+export { stopOnSignal, optionalNumber } from './dev-process';
