@@ -1,4 +1,5 @@
-export { LocalSolanaChain, type LocalSolanaChainOptions, type LandedTransaction, type AccountWrite } from './local-solana-chain';
+export { LocalSolanaChain, type LocalSolanaChainOptions } from './local-solana-chain';
+export { type LandedTransaction, type AccountWrite } from './chain-records';
 export { type Commitment } from './slot-clock';
 export { startSolanaDevnet, type SolanaDevnetOptions, type SolanaDevnet } from './solana-devnet';
 export { setUpDevWorld, SOLANA_DEVNET_NETWORK, DEVNET_USDC_MINT, USDC_DECIMALS, type DevWorld, type DevWorldOptions } from './dev-world';

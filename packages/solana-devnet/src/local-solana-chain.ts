@@ -1,10 +1,12 @@
 import { address, getBase58Decoder, getTransactionDecoder, lamports as toLamports } from '@solana/kit';
 import { FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from 'litesvm';
 import { RpcError, startJsonRpcServer, type JsonRpcServer } from './json-rpc-server';
+import type { AccountWrite, LandedTransaction, SimulationResult, TokenBalance } from './chain-records';
+import type { RpcChain } from './rpc-chain';
 import { rpcMethods } from './rpc-methods';
 import { SlotClock, type Commitment } from './slot-clock';
 import { readMint, readTokenAccount, uiTokenAmount } from './token-accounts';
-import { describeTransactionError, transactionErrorJson, type TransactionErrorJson } from './transaction-errors';
+import { describeTransactionError, transactionErrorJson } from './transaction-errors';
 import { isEmptySignature, parseWireTransaction, transactionFee, type WireTransaction } from './wire-transaction';
 
 export interface LocalSolanaChainOptions {
@@ -21,50 +23,6 @@ export interface LocalSolanaChainOptions {
   finalizedAfterSlots?: number;
 }
 
-export interface TokenBalance {
-  accountIndex: number;
-  mint: string;
-  owner: string;
-  programId: string;
-  uiTokenAmount: ReturnType<typeof uiTokenAmount>;
-}
-
-/** A transaction that landed (succeeded, or failed in an instruction and paid its fee), as getTransaction reads it. */
-export interface LandedTransaction {
-  signature: string;
-  slot: bigint;
-  blockTime: number;
-  /** undefined for an airdrop (LiteSVM credits it without a wire transaction). */
-  tx?: WireTransaction;
-  err: TransactionErrorJson | null;
-  logs: string[];
-  unitsConsumed: bigint;
-  fee: bigint;
-  preBalances: bigint[];
-  postBalances: bigint[];
-  preTokenBalances: TokenBalance[];
-  postTokenBalances: TokenBalance[];
-  innerInstructions: { index: number; instructions: { programIdIndex: number; accounts: number[]; data: Uint8Array; stackHeight: number }[] }[];
-}
-
-export interface SimulationResult {
-  err: TransactionErrorJson | null;
-  logs: string[];
-  unitsConsumed: bigint;
-  returnData: { programId: string; data: [string, 'base64'] } | null;
-  innerInstructions: LandedTransaction['innerInstructions'];
-  postAccounts: Map<string, { lamports: bigint; data: Uint8Array; owner: string; executable: boolean } | null>;
-  fee: bigint;
-}
-
-export interface AccountWrite {
-  address: string;
-  lamports: bigint;
-  data: Uint8Array;
-  owner: string;
-  executable?: boolean;
-}
-
 const base58 = getBase58Decoder();
 const transactionDecoder = getTransactionDecoder();
 
@@ -75,7 +33,7 @@ const transactionDecoder = getTransactionDecoder();
  * then follows the slot), their metadata for getTransaction, and the preflight/skip-preflight rules of a node's
  * sendTransaction. Account reads see the latest (processed) state whatever commitment is asked.
  */
-export class LocalSolanaChain {
+export class LocalSolanaChain implements RpcChain {
   readonly svm: LiteSVM;
   readonly blockhashMaxAgeSlots: number;
   readonly confirmedAfterSlots: number;

@@ -1,6 +1,7 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { optionalNumber, stopOnSignal } from './dev-process';
 import { startSolanaDevnet } from './solana-devnet';
 
 /**
@@ -30,20 +31,7 @@ async function main(): Promise<void> {
   console.log(`USDC ${info.token.mint}; payer ${info.accounts.payer.address}; merchant ${info.accounts.merchant.address}`);
   console.log(`treasury ${info.accounts.treasury.address} (merchant's delegate); fee payer ${info.accounts.feePayer.address}`);
 
-  const shutdown = async () => {
-    rmSync(infoFile, { force: true });
-    await devnet.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
-}
-
-function optionalNumber(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isFinite(number)) throw new Error(`not a number: ${value}`);
-  return number;
+  stopOnSignal(infoFile, () => devnet.stop());
 }
 
 main().catch((error: unknown) => {

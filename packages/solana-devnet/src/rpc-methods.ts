@@ -1,6 +1,7 @@
 import { getBase58Decoder, getBase58Encoder } from '@solana/kit';
 import { INVALID_PARAMS, RpcError, type RpcHandler } from './json-rpc-server';
-import type { LandedTransaction, LocalSolanaChain } from './local-solana-chain';
+import type { ChainAccount, LandedTransaction } from './chain-records';
+import type { RpcChain } from './rpc-chain';
 import type { Commitment } from './slot-clock';
 import { parsedTokenData, readMint, readTokenAccount, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, uiTokenAmount } from './token-accounts';
 import { isWritable, parseMessage, transactionFee, type WireTransaction } from './wire-transaction';
@@ -11,14 +12,13 @@ const U64_MAX = 18_446_744_073_709_551_615n;
 const base58 = { encode: getBase58Decoder(), decode: getBase58Encoder() };
 
 type Config = Record<string, unknown>;
-type Account = NonNullable<ReturnType<LocalSolanaChain['getAccount']>>;
 
 /**
  * The Solana JSON-RPC methods the chain answers, in the node's shapes: what `@solana/kit`'s rpc, the stock
  * `@x402/svm` client and facilitator (its `toFacilitatorSvmSigner`) and a wallet's first reads call, plus three
  * `devnet_*` controls for tests in another process (like anvil's `anvil_*`).
  */
-export function rpcMethods(chain: LocalSolanaChain): Map<string, RpcHandler> {
+export function rpcMethods(chain: RpcChain): Map<string, RpcHandler> {
   const context = (commitment: Commitment = 'finalized') => ({ apiVersion: '2.2.0', slot: chain.slot(commitment) });
   const withContext = (config: Config, value: unknown) => ({ context: context(commitmentOf(config)), value });
   const decimalsOf = (mint: string) => chain.mintDecimals(mint);
@@ -182,7 +182,7 @@ function wireBytes(transaction: unknown, encoding: unknown): Uint8Array {
   throw new RpcError(INVALID_PARAMS, `unsupported encoding: ${String(encoding)}. Supported encodings: base58, base64`);
 }
 
-function encodeAccount(account: Account, config: Config, decimalsOf: (mint: string) => number | undefined) {
+function encodeAccount(account: ChainAccount, config: Config, decimalsOf: (mint: string) => number | undefined) {
   const encoding = config.encoding ?? 'base58';
   let data: unknown;
   const slice = asConfig(config.dataSlice) as { offset?: number; length?: number };

@@ -8,10 +8,10 @@ import {
   type KeyPairSigner,
   type Signature,
 } from '@solana/kit';
+import { stockSvmPayment, stockSvmRequirements } from '@facilitator/solana-devnet/testing';
 import { toFacilitatorSvmSigner } from '@x402/svm';
-import { ExactSvmScheme as ExactSvmClient } from '@x402/svm/exact/client';
 import { ExactSvmScheme as ExactSvmFacilitator } from '@x402/svm/exact/facilitator';
-import { DEVNET_USDC_MINT, SOLANA_DEVNET_NETWORK } from './dev-world';
+import { SOLANA_DEVNET_NETWORK } from './dev-world';
 import { startSolanaDevnet, type SolanaDevnet } from './solana-devnet';
 
 type FacilitatorSvmSigner = ConstructorParameters<typeof ExactSvmFacilitator>[0];
@@ -57,15 +57,7 @@ describe('the stock @x402/svm client and reference facilitator against the local
   });
   afterAll(() => devnet.stop());
 
-  const requirements = () => ({
-    scheme: 'exact',
-    network: SOLANA_DEVNET_NETWORK as `${string}:${string}`,
-    asset: DEVNET_USDC_MINT,
-    amount: '10000',
-    payTo: devnet.info.accounts.merchant.address,
-    maxTimeoutSeconds: 60,
-    extra: { feePayer: devnet.info.accounts.feePayer.address },
-  });
+  const requirements = () => stockSvmRequirements(devnet);
   const balanceOf = async (tokenAccount: string) => BigInt((await rpc.getTokenAccountBalance(address(tokenAccount)).send()).value.amount);
   const callsDuring = async <T>(run: () => Promise<T>): Promise<[T, string[]]> => {
     devnet.chain.rpcCalls.clear();
@@ -75,8 +67,7 @@ describe('the stock @x402/svm client and reference facilitator against the local
 
   async function payAndSettle(signer: FacilitatorSvmSigner) {
     const { signers, tokenAccounts } = devnet.world;
-    const client = new ExactSvmClient(signers.payer, { rpcUrl: devnet.chain.rpcUrl });
-    const [created, clientCalls] = await callsDuring(() => client.createPaymentPayload(2, requirements()));
+    const [created, clientCalls] = await callsDuring(() => stockSvmPayment(devnet));
     const payload = { x402Version: 2, accepted: requirements(), resource: { url: 'http://merchant.test/paid', description: '', mimeType: '' }, payload: created.payload };
 
     const facilitator = new ExactSvmFacilitator(signer);

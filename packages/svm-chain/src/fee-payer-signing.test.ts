@@ -120,6 +120,9 @@ describe('signAsFeePayer', () => {
     expect(await refusal(signAsFeePayer(withTable, feePayer))).toMatchObject({ problem: 'address_lookup_tables' });
     expect(await refusal(signAsFeePayer('not a transaction', feePayer))).toMatchObject({ problem: 'undecodable' });
     expect(await refusal(signAsFeePayer(Buffer.from([1, 2, 3]).toString('base64'), feePayer))).toMatchObject({ problem: 'undecodable' });
+    // a message naming no account names no fee payer, so not ours
+    const empty = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), Buffer.from(new Uint8Array(32).fill(7)), Buffer.from([0])]).toString('base64');
+    expect(await refusal(signAsFeePayer(empty, feePayer))).toMatchObject({ problem: 'fee_payer_mismatch' });
   });
 
   it('signs the same message to the same signature (Ed25519 is deterministic): signing again after a crash gives the same id', async () => {

@@ -1,10 +1,10 @@
 // The fee, first, on the local Solana chain: the treasury, as the merchant's SPL delegate, takes the flat fee
 // from the merchant's token account in its own transaction before the payer's, and the allowance goes down by it.
 import { LocalEd25519Signer } from '@facilitator/signers';
-import { DEVNET_USDC_MINT, SOLANA_DEVNET_NETWORK, sendInstructions, startSolanaDevnet, type SolanaDevnet } from '@facilitator/solana-devnet';
+import { DEVNET_USDC_MINT, sendInstructions, startSolanaDevnet, type SolanaDevnet } from '@facilitator/solana-devnet';
+import { stockSvmPayment } from '@facilitator/solana-devnet/testing';
 import { address } from '@solana/kit';
 import { getApproveCheckedInstruction } from '@solana-program/token';
-import { ExactSvmScheme as ExactSvmClient } from '@x402/svm/exact/client';
 import { delegatedFeeAllowance } from './fee-allowance';
 import { feeTransferTransaction } from './fee-transfer';
 import { TOKEN_PROGRAM } from './programs';
@@ -28,19 +28,7 @@ describe('the fee transfer on the local Solana chain', () => {
   const allowanceQuery = () => ({ merchant: devnet.info.accounts.merchant.address, mint: DEVNET_USDC_MINT, treasury: devnet.info.accounts.treasury.address, tokenProgram: TOKEN_PROGRAM });
   const usdcOf = async (tokenAccount: string) => (await sender.reads.tokenAccount(tokenAccount))?.amount ?? 0n;
 
-  async function stockPayment(): Promise<string> {
-    const client = new ExactSvmClient(devnet.world.signers.payer, { rpcUrl: devnet.chain.rpcUrl });
-    const created = await client.createPaymentPayload(2, {
-      scheme: 'exact',
-      network: SOLANA_DEVNET_NETWORK as `${string}:${string}`,
-      asset: DEVNET_USDC_MINT,
-      amount: PRICE.toString(),
-      payTo: devnet.info.accounts.merchant.address,
-      maxTimeoutSeconds: 60,
-      extra: { feePayer: devnet.info.accounts.feePayer.address },
-    });
-    return (created.payload as { transaction: string }).transaction;
-  }
+  const stockPayment = async () => (await stockSvmPayment(devnet, { amount: PRICE })).transaction;
 
   it("collects the fee before the payer's transaction: the allowance falls by the fee, the treasury's new token account holds it", async () => {
     const { accounts } = devnet.info;

@@ -7,6 +7,7 @@ export { READ_COMMITMENT } from './commitments';
 export { decodeTokenAccount, type SvmTokenAccount } from './token-account';
 export { tokenBalanceChanges, type SvmTokenBalanceChange, type NodeTokenBalance } from './token-balance-changes';
 export { transactionErrorText, type SvmTransactionError } from './transaction-error';
+export { decodeSvmWireTransaction, type SvmWireTransactionDecoding, type SvmTransactionDecodeProblem, type DecodedSvmTransaction, type DecodedSvmInstruction, type DecodedSvmSignature } from './wire-transaction';
 export { TOKEN_PROGRAM, TOKEN_2022_PROGRAM, MEMO_PROGRAM, COMPUTE_BUDGET_PROGRAM, isTokenProgram } from './programs';
 
 // sending: the fee payer's signature, one send, one outcome read (the caller schedules polls)

@@ -4,8 +4,8 @@
 // transaction that fails on chain.
 import { LocalEd25519Signer, createEd25519Signer, type Ed25519Signer } from '@facilitator/signers';
 import { createSoftHsmToken, type SoftHsmToken } from '@facilitator/signers/testing';
-import { DEVNET_USDC_MINT, SOLANA_DEVNET_NETWORK, startSolanaDevnet, type SolanaDevnet } from '@facilitator/solana-devnet';
-import { ExactSvmScheme as ExactSvmClient } from '@x402/svm/exact/client';
+import { DEVNET_USDC_MINT, startSolanaDevnet, type SolanaDevnet } from '@facilitator/solana-devnet';
+import { stockSvmPayment } from '@facilitator/solana-devnet/testing';
 import { describeNeeding, softhsmMissing } from '../../../test/support/system-tools';
 import { FeePayerSigningRefused } from './fee-payer-signing';
 import { feeTransferTransaction } from './fee-transfer';
@@ -26,20 +26,9 @@ afterAll(() => devnet.stop());
 const localFeePayer = () => new LocalEd25519Signer(devnet.info.accounts.feePayer.secretKey);
 const treasury = () => new LocalEd25519Signer(devnet.info.accounts.treasury.secretKey);
 
-/** The stock client's payment of `amount` to the merchant, with `feePayer` as the requirements' extra.feePayer: a partially signed base64 transaction. */
-async function stockPayment(feePayer: string, amount = '10000'): Promise<string> {
-  const client = new ExactSvmClient(devnet.world.signers.payer, { rpcUrl: devnet.chain.rpcUrl });
-  const requirements = {
-    scheme: 'exact',
-    network: SOLANA_DEVNET_NETWORK as `${string}:${string}`,
-    asset: DEVNET_USDC_MINT,
-    amount,
-    payTo: devnet.info.accounts.merchant.address,
-    maxTimeoutSeconds: 60,
-    extra: { feePayer },
-  };
-  const created = await client.createPaymentPayload(2, requirements);
-  return (created.payload as { transaction: string }).transaction;
+/** The stock client's payment of 10,000 (a cent) to the merchant, with `feePayer` as the requirements' extra.feePayer: a partially signed base64 transaction. */
+async function stockPayment(feePayer: string): Promise<string> {
+  return (await stockSvmPayment(devnet, { feePayer })).transaction;
 }
 
 const usdcOf = async (tokenAccount: string) => (await sender.reads.tokenAccount(tokenAccount))?.amount ?? 0n;

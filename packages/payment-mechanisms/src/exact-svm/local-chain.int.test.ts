@@ -1,6 +1,6 @@
-import { startSolanaDevnet, SOLANA_DEVNET_NETWORK, DEVNET_USDC_MINT, type SolanaDevnet } from '@facilitator/solana-devnet';
+import { startSolanaDevnet, type SolanaDevnet } from '@facilitator/solana-devnet';
+import { stockSvmPayment, stockSvmRequirements } from '@facilitator/solana-devnet/testing';
 import { createSolanaRpc, type Address, type Base64EncodedWireTransaction } from '@solana/kit';
-import { ExactSvmScheme as ExactSvmClient } from '@x402/svm/exact/client';
 import { ExactSvmScheme as ExactSvmFacilitator } from '@x402/svm/exact/facilitator';
 import { mintProblem, payToAccountProblem, type SvmAccountFacts } from './chain-facts';
 import { checkExactSvmTransaction } from './rules';
@@ -18,15 +18,7 @@ describe('exact on Solana against the local chain', () => {
   });
   afterAll(() => devnet.stop());
 
-  const requirementsFor = (payTo: string) => ({
-    scheme: 'exact',
-    network: SOLANA_DEVNET_NETWORK as `${string}:${string}`,
-    asset: DEVNET_USDC_MINT,
-    amount: '10000',
-    payTo,
-    maxTimeoutSeconds: 60,
-    extra: { feePayer: devnet.info.accounts.feePayer.address },
-  });
+  const requirementsFor = (payTo: string) => stockSvmRequirements(devnet, { payTo });
   const ours = () => ({ feePayers: [devnet.info.accounts.feePayer.address] });
   const accountFacts = async (account: Address): Promise<SvmAccountFacts | null> => {
     const { value } = await rpc.getAccountInfo(account, { encoding: 'base64' }).send();
@@ -34,10 +26,7 @@ describe('exact on Solana against the local chain', () => {
   };
   const simulationError = async (transaction: string) =>
     (await rpc.simulateTransaction(transaction as Base64EncodedWireTransaction, { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: false }).send()).value.err;
-  const pay = async (payTo: string) => {
-    const client = new ExactSvmClient(devnet.world.signers.payer, { rpcUrl: devnet.chain.rpcUrl });
-    return ((await client.createPaymentPayload(2, requirementsFor(payTo))).payload as { transaction: string }).transaction;
-  };
+  const pay = async (payTo: string) => (await stockSvmPayment(devnet, { payTo })).transaction;
   const referenceVerify = (transaction: string, payTo: string) => {
     const signer = {
       getAddresses: () => [devnet.world.signers.feePayer.address],

@@ -1,4 +1,4 @@
-import { base58, fromBase58 } from '../ed25519/base58';
+import { base58 } from '../ed25519/base58';
 import type { Ed25519Signer } from '../ed25519/ed25519-signer';
 import { verifyEd25519 } from '../ed25519/ed25519-public-key';
 import { ED25519_EC_PARAMS, ED25519_EC_PARAMS_BY_NAME, ed25519PublicKeyFromEcPoint } from '../der';
@@ -36,8 +36,8 @@ export class Pkcs11Ed25519Signer implements Ed25519Signer {
 
   static async open(uri: string | Pkcs11Uri): Promise<Pkcs11Ed25519Signer> {
     const key = await TokenKey.open(uri, ED25519_CURVE);
-    // the identity is the base58 of the 32-byte point the token gave
-    return new Pkcs11Ed25519Signer(key, fromBase58(key.identity, 32));
+    // the public key from the point the token gave, as ED25519_CURVE read the address from it
+    return new Pkcs11Ed25519Signer(key, Uint8Array.from(ed25519PublicKeyFromEcPoint(key.ecPoint)));
   }
 
   get address(): string {

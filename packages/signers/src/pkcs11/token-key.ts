@@ -43,6 +43,8 @@ export class TokenKey {
     private readonly curve: TokenCurve,
     /** the key's identity in its family's spelling (an EVM address, a base58 public key) */
     readonly identity: string,
+    /** the public half's CKA_EC_POINT as the token gave it (the curve's TokenCurve reads the public key from it) */
+    readonly ecPoint: Uint8Array,
     /** the key named without any secret: `pkcs11:token=…;object=…` */
     readonly description: string,
   ) {
@@ -73,7 +75,8 @@ export class TokenKey {
       const slot = findSlot(library.pkcs11, parsed);
       for (let i = 0; i < parsed.sessions; i++) sessions.push(openSession(library.pkcs11, slot, pin));
       const found = findKeyPair(library.pkcs11, sessions[0], parsed, { name: curve.name, keyType: curve.keyType(), ecParams: curve.ecParams });
-      return new TokenKey({ library, uri: parsed, slot, pin }, new SessionPool(sessions), found.privateKey, curve, curve.identityOf(found.ecPoint), description);
+      const ecPoint = Uint8Array.from(found.ecPoint);
+      return new TokenKey({ library, uri: parsed, slot, pin }, new SessionPool(sessions), found.privateKey, curve, curve.identityOf(ecPoint), ecPoint, description);
     } catch (error) {
       for (const session of sessions) closeQuietly(library.pkcs11, session);
       library.release();

@@ -2,7 +2,6 @@
 // the protocol server, SoftHSM): a backend passes these or it is not a signer.
 import { inspect } from 'node:util';
 import { Transaction, Wallet, getAddress, getBytes, keccak256, parseUnits, randomBytes, recoverAddress, verifyAuthorization, verifyTypedData } from 'ethers';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '@facilitator/payment-mechanisms';
 import { checkSigner } from '../check-signer';
 import { signAuthorization, signTransaction, signTypedData } from '../ethereum-signing';
 import { isLowS } from '../recoverable-signature';
@@ -16,6 +15,21 @@ export interface SignerUnderTest {
   /** Strings that must never appear in the signer's description or errors (a PIN, a private key). */
   secrets?: string[];
 }
+
+/**
+ * EIP-3009's TransferWithAuthorization, the typed data payers sign, written out here: key custody depends on no
+ * payment mechanism (payment-mechanisms reads Solana transactions through svm-chain, which signs through here).
+ */
+const TRANSFER_WITH_AUTHORIZATION_TYPES = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+};
 
 const SCHEME = { local: 'local:', 'aws-kms': 'kms:', pkcs11: 'pkcs11:' } as const;
 
