@@ -352,7 +352,7 @@ describe('x402Version 1 wire format, through x402 1.x’s own useFacilitator', (
     expect(await v1.settle(payload, req)).toEqual({ success: true, payer, transaction: expect.stringMatching(HASH), network: 'base-sepolia' });
     expect(difference(await balances(stack.devnet), before)).toEqual({ payer: -PRICE, merchant: PRICE - FEE, treasury: FEE });
     const stored = await stack.db.prisma.verification.findFirstOrThrow({ where: { nonce: (payload.payload as { authorization: { nonce: string } }).authorization.nonce.toLowerCase() } });
-    expect(stored).toMatchObject({ surface: 'x402', protocolVersion: 1, network: 'base-sepolia' });
+    expect(stored).toMatchObject({ surface: 'x402', protocolVersion: 1, networkName: 'base-sepolia', network: 'eip155:84532' });
   });
 
   it('a wrong amount is isValid false with a code x402 1.x lists in ErrorReasons', async () => {

@@ -147,6 +147,6 @@ describe('x402-express + x402-fetch (x402Version 1) with our facilitator', () =>
     const settlement = await stack.db.prisma.settlement.findFirstOrThrow({ where: { settlementTxHash: receipt.transaction } });
     expect(settlement).toMatchObject({ surface: 'x402', state: 'settled', amount: PRICE.toString() });
     const verification = await stack.db.prisma.verification.findUniqueOrThrow({ where: { id: settlement.verificationId } });
-    expect(verification).toMatchObject({ surface: 'x402', protocolVersion: 1, network: 'base-sepolia', status: 'verified' });
+    expect(verification).toMatchObject({ surface: 'x402', protocolVersion: 1, networkName: 'base-sepolia', network: 'eip155:84532', status: 'verified' });
   });
 });
