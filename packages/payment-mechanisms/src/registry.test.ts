@@ -2,7 +2,7 @@ import { NETWORKS } from '@facilitator/core';
 import { exactEip3009 } from './exact-eip3009';
 import { exactPermit2 } from './exact-permit2';
 import { uptoPermit2 } from './upto-permit2';
-import { knownSchemes, mechanismById, mechanismFor, mechanismsInVersion, mechanismsOn, schemesOf, servedMechanismById } from './registry';
+import { executorTargets, knownSchemes, mechanismById, mechanismFor, mechanismsInVersion, mechanismsOn, schemesOf, servedMechanismById } from './registry';
 import { EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2 } from './mechanism-ids';
 
 const payload = {
@@ -61,5 +61,25 @@ describe('mechanism registry', () => {
     expect(mechanismFor('upto', [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], upto)).toBe(uptoPermit2);
     expect(mechanismFor('exact', [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], upto)).toBeUndefined();
     expect(mechanismFor('upto', [EXACT_EIP3009, EXACT_PERMIT2, UPTO_PERMIT2], payload)).toBeUndefined();
+  });
+
+  // executorTargets is kept per (chain, token) for every caller (the worker's items, its executor status, the CLI):
+  // what one caller passes or does with the answer must not change what the next one is told
+  it("gives every caller of one network the same targets, whatever the first caller's spelling of the token, and none can change them", () => {
+    const token = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
+    const first = executorTargets({ chainId: 999_001, tokenAddress: token });
+    expect(first.token).toBe(token.toLowerCase());
+    const second = executorTargets({ chainId: 999_001, tokenAddress: token.toLowerCase() });
+    expect(second).toBe(first);
+    expect(() => {
+      (first as Record<string, string>).token = '0x' + '66'.repeat(20);
+    }).toThrow(TypeError);
+    expect(() => {
+      (first as Record<string, string>).attacker = '0x' + '66'.repeat(20);
+    }).toThrow(TypeError);
+    expect(executorTargets({ chainId: 999_001, tokenAddress: token.toLowerCase() }).token).toBe(token.toLowerCase());
+    expect(Object.values(executorTargets({ chainId: 999_001, tokenAddress: token }))).not.toContain('0x' + '66'.repeat(20));
+    // another chain with the same token is its own entry
+    expect(executorTargets({ chainId: 999_002, tokenAddress: token })).not.toBe(first);
   });
 });

@@ -84,10 +84,12 @@ export function mechanismsInVersion(mechanisms: readonly PaymentMechanismId[], v
  */
 export function executorTargets(network: MechanismNetwork): Readonly<Record<string, string>> {
   // asked for every executor item on the hot path, of a handful of networks: the registry never changes
-  const key = `${network.chainId}:${network.tokenAddress.toLowerCase()}`;
+  // computed from the key's own spelling: the first caller's spelling of the token must not be what every later caller reads
+  const keyed = { chainId: network.chainId, tokenAddress: network.tokenAddress.toLowerCase() };
+  const key = `${keyed.chainId}:${keyed.tokenAddress}`;
   let targets = TARGETS_BY_NETWORK.get(key);
   if (!targets) {
-    targets = Object.freeze(Object.assign({}, ...registeredMechanisms().map((m) => m.executor?.targets(network) ?? {})) as Record<string, string>);
+    targets = Object.freeze(Object.assign({}, ...registeredMechanisms().map((m) => m.executor?.targets(keyed) ?? {})) as Record<string, string>);
     TARGETS_BY_NETWORK.set(key, targets);
   }
   return targets;

@@ -66,6 +66,17 @@ describe('SettlementRequests.start: payment identity', () => {
     expect(other.inserted[0].paymentKey).toBe(`${network}:${mint}:${payer}:${verification.nonce}`);
   });
 
+  it("stores nothing for a verification a database writer stored with another EVM network than its chain's (no second key of one payment)", async () => {
+    // a copy of an honest verification whose network names another chain: its key would not be the honest one's
+    for (const network of ['eip155:1', 'EIP155:84532']) {
+      const { store, inserted } = storeWith();
+      const { requests, enqueued } = requestsOver(store);
+      await expect(requests.start(verificationFixture({ network }), 'v1')).rejects.toThrow(/disagree|no chain family/);
+      expect(inserted).toEqual([]);
+      expect(enqueued).toEqual([]);
+    }
+  });
+
   it('answers a repeat of the same authorization with its live settlement', async () => {
     const live = settlementFixture({ state: 'collect_fee' });
     const { requests } = requestsOver(storeWith(live).store);

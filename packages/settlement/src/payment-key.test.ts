@@ -22,4 +22,20 @@ describe('paymentKeyOf', () => {
     // a payer whose address differs only in case is another payer, hence another payment
     expect(paymentKeyOf({ network, chainId: 0, nonceSpace: mint, payer: payer.toLowerCase(), nonce: 'Nonce5Xy' })).not.toBe(key);
   });
+
+  // a database writer (a compromised API) stores a copy of a verification naming another network than its chain's:
+  // a key spelt from it would differ from the honest key of the same payment, so both could be live at once
+  it("refuses an EVM network that is not its chain's, rather than spell the same payment a second way", () => {
+    const honest = { network: 'eip155:84532', chainId: 84532, nonceSpace: TOKEN, payer: PAYER, nonce: NONCE };
+    expect(() => paymentKeyOf({ ...honest, network: 'eip155:1' })).toThrow('payment on network eip155:1 is stored on chain 84532: the two disagree');
+    expect(() => paymentKeyOf({ ...honest, network: 'eip155:084532' })).toThrow('the two disagree');
+    expect(paymentKeyOf(honest)).toMatch(/^84532:/);
+  });
+
+  it('refuses a network no family has (a namespace in another case, or none), rather than spell it as written', () => {
+    const honest = { network: 'eip155:84532', chainId: 84532, nonceSpace: TOKEN, payer: PAYER, nonce: NONCE };
+    for (const network of ['EIP155:84532', 'cosmos:cosmoshub-4', '84532', '']) {
+      expect(() => paymentKeyOf({ ...honest, network })).toThrow(`payment on network ${JSON.stringify(network)}: no chain family has that network`);
+    }
+  });
 });

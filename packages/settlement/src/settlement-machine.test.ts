@@ -316,6 +316,23 @@ describe('SettlementMachine.advance', () => {
     expect(h.log).toEqual(['db.findWithVerification']);
     expect(STEPS_BY_FAMILY.evm).toBe(EVM_STEPS);
   });
+
+  // a database writer stores a row naming another family's network (or another EVM chain) on an enabled chain: a
+  // payment key spelt from it is not the honest row's, so it could be a second live settlement of one payment
+  it.each(['solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', 'eip155:1', 'eip155:084532', 'not a network'])(
+    'settles nothing of a row whose network is not its chain\'s (%s): refused before anything is read or sent',
+    async (network) => {
+      const h = harness([settlementFixture({ network }, { webhookUrl: WEBHOOK_URL, network })]);
+      await expect(h.machine.advance('stl_1')).rejects.toThrow(`settlement stl_1 names network ${JSON.stringify(network)}, but its chain ${CHAIN_ID} is eip155:${CHAIN_ID}: not settled`);
+      expect(h.log).toEqual(['db.findWithVerification']);
+      expect(h.transactions.sent).toEqual([]);
+      expect(h.row().state).toBe('pending');
+      // the same row naming its chain's network is settled
+      const honest = harness([settlementFixture({ network: `eip155:${CHAIN_ID}` }, { webhookUrl: WEBHOOK_URL })]);
+      await expect(honest.machine.advance('stl_1')).resolves.toBe('settled');
+      expect(honest.transactions.sent.map((r) => [r.purpose, r.chainId])).toEqual([['fee', CHAIN_ID], ['transfer', CHAIN_ID]]);
+    },
+  );
 });
 
 describe('SettlementMachine.persistChecked', () => {

@@ -258,10 +258,17 @@ export class SettlementMachine {
     return this.options.now ? this.options.now() : Math.floor(Date.now() / 1000);
   }
 
-  /** the step table of the settlement's network's family; a network not enabled here runs nothing */
+  /**
+   * the step table of the settlement's network's family; a network not enabled here runs nothing, nor does a row
+   * whose network is not its chain's: every writer of ours stores its chain's network, so that row is a database
+   * writer's (its payment keyed another way than the honest row of the same payment), and nothing of it is read or sent
+   */
   private stepsOf(settlement: Settlement): StepTable {
     const network = this.options.networks.get(settlement.chainId);
     if (!network) throw new Error(`settlement ${settlement.id} is on chain ${settlement.chainId}, which is not enabled`);
+    if (settlement.network !== network.caip2) {
+      throw new Error(`settlement ${settlement.id} names network ${JSON.stringify(settlement.network)}, but its chain ${settlement.chainId} is ${network.caip2}: not settled`);
+    }
     const steps = STEPS_BY_FAMILY[network.family];
     if (!steps) throw new Error(`settlement ${settlement.id} is on a network of family ${network.family}, which this worker does not settle`);
     return steps;

@@ -77,15 +77,50 @@ it('completes the rows of a process older than it (a rolling deploy), and keeps 
   expect(rows).toEqual([{ network: 'eip155:84532', in_flight: '1000' }]);
 });
 
+it("takes an older writer's row's network from its chain id, whatever network name the row carries", async () => {
+  // an older process stores the client's name in `network`; a writer using that shape to name another chain's or
+  // another family's network gets the name kept as written and the network of the row's chain
+  for (const [id, written] of [['older_mainnet', 'eip155:1'], ['older_solana', 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1']] as const) {
+    await owner.query(
+      `INSERT INTO verifications (id, status, protocol_version, surface, chain_id, network, created_at, updated_at)
+       VALUES ($1, 'rejected', 1, 'v1', 84532, $2, now(), now())`,
+      [`ver_${id}`, written],
+    );
+    const { rows } = await owner.query(`SELECT network, network_name FROM verifications WHERE id = $1`, [`ver_${id}`]);
+    expect(rows[0]).toEqual({ network: 'eip155:84532', network_name: written });
+  }
+  // this version's shape with no network at all is refused, not completed (the trigger runs only for the older shape)
+  await expect(
+    owner.query(
+      `INSERT INTO verifications (id, status, protocol_version, surface, chain_id, network, network_name, created_at, updated_at)
+       VALUES ('ver_no_network', 'rejected', 2, 'x402', 84532, NULL, 'eip155:84532', now(), now())`,
+    ),
+  ).rejects.toMatchObject({ code: '23502' });
+});
+
 it("leaves a row of this version's writers as written", async () => {
-  const network = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
   await owner.query(
     `INSERT INTO verifications (id, status, protocol_version, surface, chain_id, network, network_name, created_at, updated_at)
-     VALUES ('ver_new', 'rejected', 2, 'x402', 0, $1, $1, now(), now())`,
-    [network],
+     VALUES ('ver_new', 'rejected', 2, 'x402', 84532, 'eip155:84532', 'eip155:84532', now(), now())`,
   );
   const { rows } = await owner.query(`SELECT network, network_name FROM verifications WHERE id = 'ver_new'`);
-  expect(rows[0]).toEqual({ network, network_name: network });
+  expect(rows[0]).toEqual({ network: 'eip155:84532', network_name: 'eip155:84532' });
+});
+
+it("refuses a row whose network is not its chain's, in this version's shape (20261129063000)", async () => {
+  // another EVM chain's network, and another family's, on a chain 84532 row: a second key for one payment
+  for (const [id, network] of [['lying_mainnet', 'eip155:1'], ['lying_solana', 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1']] as const) {
+    await expect(
+      owner.query(
+        `INSERT INTO verifications (id, status, protocol_version, surface, chain_id, network, network_name, created_at, updated_at)
+         VALUES ($1, 'rejected', 2, 'x402', 84532, $2, $2, now(), now())`,
+        [`ver_${id}`, network],
+      ),
+    ).rejects.toMatchObject({ code: '23514' });
+  }
+  for (const table of ['verifications', 'settlements', 'chain_transactions', 'merchant_fees_in_flight']) {
+    await expect(owner.query(`UPDATE ${table} SET network = 'eip155:1' WHERE chain_id = 84532`)).rejects.toMatchObject({ code: '23514' });
+  }
 });
 
 it("keeps the counters' functions out of a session's temporary schema (as 20261129000500 set them)", async () => {

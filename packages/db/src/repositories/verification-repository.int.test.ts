@@ -29,6 +29,8 @@ const randomNonce = () => `0x${randomBytes(32).toString('hex')}`;
 
 /** A verified row; rows with the same nonce are the same authorization unless `authorizationFingerprint` says otherwise. */
 function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificationRow {
+  // a row's network is its chain's (the database checks it): an overridden chain brings its own
+  const chainNetwork = `eip155:${overrides.chainId ?? 8453}`;
   const row: NewVerificationRow = {
     id: newId(IdPrefix.Verification),
     status: 'verified',
@@ -37,8 +39,8 @@ function verifiedRow(overrides: Partial<NewVerificationRow> = {}): NewVerificati
     protocolVersion: 2,
     surface: 'x402',
     chainId: 8453,
-    network: 'eip155:8453',
-    networkName: 'eip155:8453',
+    network: chainNetwork,
+    networkName: chainNetwork,
     tokenAddress: USDC,
     payer: PAYER,
     merchant: MERCHANT,
