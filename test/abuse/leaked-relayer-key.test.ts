@@ -128,7 +128,7 @@ it("a leaked relayer key with an upto payment's payload settles it for any amoun
     const call =
       amount > p.terms.amount
         ? { to: X402_UPTO_PERMIT2_PROXY, data: uptoSettleCalldata(p.payload, amount, tokenSignature(p.payload.signature)), gasKind: 'x402UptoPermit2Proxy.settle' as const, sender: treasury.address }
-        : uptoPermit2.directCall(p, {} as never, { amount });
+        : uptoPermit2.evmExecution!.directCall(p, {} as never, { amount });
     const executorCall = executorCallOf(call, network, treasury.address);
     if (!executorCall) throw new Error('the executor may not make this call');
     return { payer: p.terms.payer, merchant: merchant.address, amount, nonce: p.terms.nonce.value, target: executorCall.to, data: executorCall.data, gas: 300_000n };

@@ -1,10 +1,11 @@
 // The conformance suite: every registered mechanism, and a toy one registered only here, answer the
 // checklist of `PaymentMechanism` (docs/architecture.md, "Adding a payment mechanism: the checklist"). The
 // core, of every mechanism: claims exclusive across the registry, parse -> store -> read back is the
-// identity, fingerprints stable, a direct call refuses an amount the payment forbids, paid-in reads a
-// transfer log. Each capability, of a mechanism that offers it: digest and recovery round-trip (signature),
-// the terms' nonce in its space (nonce), its spenders and permit (approval), its executor targets and gas;
-// and an EVM mechanism offers the capabilities whose checks an EVM payment must pass (signature, nonce).
+// identity, fingerprints stable. Each capability, of a mechanism that offers it: a direct call refuses an
+// amount the payment forbids and paid-in reads a transfer log (EVM execution), digest and recovery
+// round-trip (signature), the terms' nonce in its space (nonce), its spenders and permit (approval), its
+// executor targets and gas; and an EVM mechanism offers the capabilities whose checks an EVM payment must
+// pass (EVM execution, signature, nonce).
 // Offline: the chain is a stub that builds calls and reads nothing.
 import { bytesToHex, hexToBytes, InvalidRequestError } from '@facilitator/core';
 import { paidBetween } from '@facilitator/evm-chain';
@@ -73,14 +74,17 @@ const toy: PaymentMechanism<ToyPayload> = {
   payloadSchema: { type: 'object', required: ['toy', 'signature'] },
   payloadMarker: { type: 'object', required: ['toy'] },
   describe: () => ({ scheme: 'toy' }),
-  directCall(payment, chain, settle) {
-    const amount = amountToSettle(toy, payment.terms, settle);
-    return { to: chain.tokenAddress, data: '0x' + toyFields({ ...payment.payload, amount }).slice(2) + payment.signature.slice(2), gasKind: 'transferWithAuthorization' };
+  // its capabilities: how it executes on EVM (a call to the token), a signature recoverable offline under its
+  // own per-chain domain, and the token's nonces (an EVM mechanism must offer all three); no approval, no
+  // contract but the token, no gas beyond a transfer's
+  evmExecution: {
+    directCall(payment, chain, settle) {
+      const amount = amountToSettle(toy, payment.terms, settle);
+      return { to: chain.tokenAddress, data: '0x' + toyFields({ ...payment.payload, amount }).slice(2) + payment.signature.slice(2), gasKind: 'transferWithAuthorization' };
+    },
+    paidIn: (logs, { terms }, network) => paidBetween(logs, network.tokenAddress, terms.payer, terms.payee),
+    findExecution: async () => undefined,
   },
-  paidIn: (logs, { terms }, network) => paidBetween(logs, network.tokenAddress, terms.payer, terms.payee),
-  findExecution: async () => undefined,
-  // its capabilities: a signature recoverable offline under its own per-chain domain, and the token's nonces
-  // (an EVM mechanism must offer both); no approval, no contract but the token, no gas beyond a transfer's
   signature: {
     ownDomainSeparator: (network) => hexToBytes(keccak256(toUtf8Bytes(`toy:${network.chainId}:${network.tokenAddress}`))),
     signedDigest: (p, separator) => hexToBytes(keccak256(concat([separator, toyFields(p)]))),
@@ -133,7 +137,7 @@ it('every registered mechanism has a specimen to run the checklist on', () => {
 
 describe.each(REGISTRY.map((s) => [s.mechanism.id, s] as const))('%s', (_id, specimen) => {
   const { mechanism } = specimen;
-  const { signature, nonce, approval, executor, gas, x402 } = mechanism;
+  const { evmExecution, signature, nonce, approval, executor, gas, x402 } = mechanism;
   const separatorOn = (on: MechanismNetwork) =>
     signature?.ownDomainSeparator?.(on) ?? (on.chainId === network.chainId ? specimen.tokenDomainSeparator! : domainSeparator({ name: 'USDC', version: '2', chainId: on.chainId, verifyingContract: on.tokenAddress }));
 
@@ -220,26 +224,28 @@ describe.each(REGISTRY.map((s) => [s.mechanism.id, s] as const))('%s', (_id, spe
     });
   }
 
-  it('builds its direct call for an amount the payment allows, and refuses one it forbids', async () => {
-    const parsed = mechanism.parse((await first(specimen)).payload, '/payload', network);
-    const signed = parsed.terms.amount;
-    const call = mechanism.directCall(parsed, specimen.chain, { amount: signed });
-    expect(call.to).toMatch(/^0x[0-9a-fA-F]{40}$/);
-    expect(call.data).toMatch(/^0x[0-9a-f]+$/i);
-    const forbidden = mechanism.signedAmount === 'exact' ? [signed + 1n, signed - 1n, 0n] : [signed + 1n, 0n];
-    for (const amount of forbidden) {
-      expect(settleAmountProblem(mechanism, parsed.terms, amount)).toEqual(expect.any(String));
-      expect(() => mechanism.directCall(parsed, specimen.chain, { amount })).toThrow();
-    }
-  });
+  if (evmExecution) {
+    it('EVM execution: builds its direct call for an amount the payment allows, and refuses one it forbids', async () => {
+      const parsed = mechanism.parse((await first(specimen)).payload, '/payload', network);
+      const signed = parsed.terms.amount;
+      const call = evmExecution.directCall(parsed, specimen.chain, { amount: signed });
+      expect(call.to).toMatch(/^0x[0-9a-fA-F]{40}$/);
+      expect(call.data).toMatch(/^0x[0-9a-f]+$/i);
+      const forbidden = mechanism.signedAmount === 'exact' ? [signed + 1n, signed - 1n, 0n] : [signed + 1n, 0n];
+      for (const amount of forbidden) {
+        expect(settleAmountProblem(mechanism, parsed.terms, amount)).toEqual(expect.any(String));
+        expect(() => evmExecution.directCall(parsed, specimen.chain, { amount })).toThrow();
+      }
+    });
 
-  it('reads what a transaction that ran its direct call paid the payee from its transfer log, and nothing from another transfer', async () => {
-    const parsed = mechanism.parse((await first(specimen)).payload, '/payload', network);
-    const { payer, payee, amount } = parsed.terms;
-    expect(mechanism.paidIn(specimen.executionLogs(payer, payee, amount), parsed, network)).toBe(amount);
-    expect(mechanism.paidIn(specimen.executionLogs(payer, '0x' + '77'.repeat(20), amount), parsed, network)).toBe(0n);
-    expect(mechanism.paidIn([], parsed, network)).toBe(0n);
-  });
+    it('EVM execution: reads what a transaction that ran its direct call paid the payee from its transfer log, and nothing from another transfer', async () => {
+      const parsed = mechanism.parse((await first(specimen)).payload, '/payload', network);
+      const { payer, payee, amount } = parsed.terms;
+      expect(evmExecution.paidIn(specimen.executionLogs(payer, payee, amount), parsed, network)).toBe(amount);
+      expect(evmExecution.paidIn(specimen.executionLogs(payer, '0x' + '77'.repeat(20), amount), parsed, network)).toBe(0n);
+      expect(evmExecution.paidIn([], parsed, network)).toBe(0n);
+    });
+  }
 
   it('describes itself under its scheme, in the x402 versions that carry it, with its payload\'s own names', () => {
     expect(mechanism.describe(network, '0x' + '77'.repeat(20)).scheme).toBe(mechanism.scheme);
@@ -251,10 +257,12 @@ describe.each(REGISTRY.map((s) => [s.mechanism.id, s] as const))('%s', (_id, spe
     expect(Object.keys(CHAIN_FAMILIES)).toContain(mechanism.family);
   });
 
-  // verification runs a capability's check only when a mechanism offers it: an EVM payment must pass the
-  // offline signature check and the nonce check, so an EVM mechanism offers both
+  // verification and settlement run a capability's check only when a mechanism offers it: an EVM payment
+  // executes by a call, and must pass the offline signature check and the nonce check, so an EVM mechanism
+  // offers all three
   if (mechanism.family === 'evm') {
-    it('as an EVM mechanism, offers an offline signature and a nonce space', () => {
+    it('as an EVM mechanism, executes by a call and offers an offline signature and a nonce space', () => {
+      expect(evmExecution).toEqual(expect.objectContaining({ directCall: expect.any(Function), paidIn: expect.any(Function), findExecution: expect.any(Function) }));
       expect(signature).toEqual(expect.objectContaining({ signedDigest: expect.any(Function), recoverSigner: expect.any(Function) }));
       expect(nonce).toEqual(expect.objectContaining({ space: expect.any(Function), isUsed: expect.any(Function) }));
     });

@@ -9,6 +9,7 @@ export type {
   ParsedPayment,
   SignerRecovery,
   PaymentMechanism,
+  EvmExecution,
   StoredPayload,
   DirectCall,
   GasKind,
@@ -31,7 +32,7 @@ export type {
 } from './capabilities';
 export type { MechanismChain, TokenAuthorizationCalls, ContractReads, PaymentReads } from './chain-port';
 export { withOurExecutor } from './chain-port';
-export { missingApproval, approvalFor, approvalShortOf } from './mechanism';
+export { missingApproval, approvalFor, approvalShortOf, evmExecutionOf } from './mechanism';
 export { approvalPermitProblem, type ApprovalPermitProblem } from './approval-permit';
 export { EIP2612_GAS_SPONSORING, EIP2612_PERMIT_GAS, eip2612PermitDigest } from './permit2/eip2612';
 export { settleAmountProblem, amountToSettle } from './settle-amount';

@@ -184,13 +184,13 @@ export type Execution = { txHash: string; block: number; /** the transaction's t
  * and network). It says facts about a payment and gives what the engine needs to check it; it never runs a
  * settlement: fee first, exactly once, batching and reorgs belong to the engine.
  *
- * A small core every mechanism has (what it claims and reads, its terms and identity, how it is described,
- * the call that executes it and what that call paid), and capabilities a mechanism offers when its payments
- * have them (an offline-recoverable signature, a nonce space, an approval, a contract that may be missing,
+ * A small core every mechanism has, in every chain family (what it claims and reads, its terms and identity,
+ * how it is described), and capabilities a mechanism offers when its payments have them (how an EVM payment
+ * executes, an offline-recoverable signature, a nonce space, an approval, a contract that may be missing,
  * executor targets, extra gas, x402 codes and extensions of its own): verification and settlement run the
- * check a capability stands for only when the mechanism offers it. Every EVM mechanism offers `signature` and
- * `nonce`, so those checks stay mandatory for an EVM payment; a mechanism of another chain family (Solana)
- * may have neither.
+ * check a capability stands for only when the mechanism offers it. Every EVM mechanism offers `evmExecution`,
+ * `signature` and `nonce` (the conformance suite holds it), so those checks stay mandatory for an EVM payment;
+ * a mechanism of another chain family (Solana) may have none of them.
  */
 export interface PaymentMechanism<Payload> {
   // The core: what every mechanism says.
@@ -250,25 +250,14 @@ export interface PaymentMechanism<Payload> {
    */
   describe(network: MechanismNetwork, facilitator: string): { scheme: string; extra?: Record<string, unknown> };
 
-  // What settlement asks. A nonce that is used is not a payment that was made: "paid" is only ever read
-  // from a transfer to the payee (findExecution, paidIn).
-
-  /**
-   * The call that executes the payment, sent by any of our relayers unless it names its `sender`. The
-   * payer's signature goes in as the checking contract takes it: an ERC-6492 signature's inner one (the
-   * wallet is deployed first, then checks its own signature). `settle` is the amount to move: a payment
-   * whose signed amount is exact moves that amount without it (and refuses any other); one whose signed
-   * amount is a maximum needs it. An amount the payment does not allow (`settleAmountProblem`) is thrown,
-   * never settled as something else: the engine checks it first.
-   */
-  directCall(payment: ParsedPayment<Payload>, chain: MechanismChain, settle?: SettleOrder): DirectCall;
-  /** what this payment paid its payee in a transaction that ran its direct call, from that transaction's logs */
-  paidIn(logs: readonly LogLike[], payment: ParsedPayment<Payload>, network: MechanismNetwork): bigint;
-  /** the transaction that executed this payment in the recent blocks (ours or anyone's); undefined: none did */
-  findExecution(payment: ParsedPayment<Payload>, chain: MechanismChain): Promise<Execution | undefined>;
-
   // The capabilities: each present when the mechanism's payments have it, and its check run only then.
 
+  /**
+   * how an EVM payment executes: the call a relayer sends, what a transaction paid the payee, who executed it
+   * (every EVM mechanism has it; another family's mechanism executes its own way, e.g. the payer's own
+   * Solana transaction)
+   */
+  readonly evmExecution?: EvmExecution<Payload>;
   /** a signature anyone can check offline: verification recovers the payer from it (every EVM mechanism has one) */
   readonly signature?: OfflineSignature<Payload>;
   /** a nonce space on chain: verification and settlement ask whether the payment's nonce is spent (every EVM mechanism has one) */
@@ -285,6 +274,26 @@ export interface PaymentMechanism<Payload> {
   readonly x402?: X402Capability;
 }
 
+/**
+ * How an EVM payment executes, as settlement asks it. A nonce that is used is not a payment that was made:
+ * "paid" is only ever read from a transfer to the payee (findExecution, paidIn).
+ */
+export interface EvmExecution<Payload> {
+  /**
+   * The call that executes the payment, sent by any of our relayers unless it names its `sender`. The
+   * payer's signature goes in as the checking contract takes it: an ERC-6492 signature's inner one (the
+   * wallet is deployed first, then checks its own signature). `settle` is the amount to move: a payment
+   * whose signed amount is exact moves that amount without it (and refuses any other); one whose signed
+   * amount is a maximum needs it. An amount the payment does not allow (`settleAmountProblem`) is thrown,
+   * never settled as something else: the engine checks it first.
+   */
+  directCall(payment: ParsedPayment<Payload>, chain: MechanismChain, settle?: SettleOrder): DirectCall;
+  /** what this payment paid its payee in a transaction that ran its direct call, from that transaction's logs */
+  paidIn(logs: readonly LogLike[], payment: ParsedPayment<Payload>, network: MechanismNetwork): bigint;
+  /** the transaction that executed this payment in the recent blocks (ours or anyone's); undefined: none did */
+  findExecution(payment: ParsedPayment<Payload>, chain: MechanismChain): Promise<Execution | undefined>;
+}
+
 /** A payment's columns as a settlement row and its verification keep them (decimal strings, 0x hex). */
 export interface PaymentColumns {
   payer: string;
@@ -294,4 +303,13 @@ export interface PaymentColumns {
   validBefore: string;
   nonce: string;
   signature: string;
+}
+
+/**
+ * How an EVM mechanism's payment executes. A mechanism of another family has no EVM execution, and only the
+ * EVM family's settlement steps ask (a settlement runs its network's family's steps): asked of one, it throws.
+ */
+export function evmExecutionOf<Payload>(mechanism: PaymentMechanism<Payload>): EvmExecution<Payload> {
+  if (!mechanism.evmExecution) throw new Error(`mechanism ${mechanism.id} (${mechanism.family}) has no EVM execution`);
+  return mechanism.evmExecution;
 }

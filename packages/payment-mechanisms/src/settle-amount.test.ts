@@ -39,10 +39,10 @@ describe('the amount a payment may settle', () => {
     const chain = {} as MechanismChain;
     expect(exactPermit2.signedAmount).toBe('exact');
     expect(exactEip3009.signedAmount).toBe('exact');
-    expect(exactPermit2.directCall(payment, chain, { amount: payment.terms.amount })).toEqual(exactPermit2.directCall(payment, chain));
-    expect(exactPermit2.directCall(payment, chain).sender).toBeUndefined();
-    expect(() => exactPermit2.directCall(payment, chain, { amount: payment.terms.amount - 1n })).toThrow('moves exactly its signed amount');
+    expect(exactPermit2.evmExecution!.directCall(payment, chain, { amount: payment.terms.amount })).toEqual(exactPermit2.evmExecution!.directCall(payment, chain));
+    expect(exactPermit2.evmExecution!.directCall(payment, chain).sender).toBeUndefined();
+    expect(() => exactPermit2.evmExecution!.directCall(payment, chain, { amount: payment.terms.amount - 1n })).toThrow('moves exactly its signed amount');
     // checked before the token is asked for anything
-    expect(() => exactEip3009.directCall({ terms: { amount: 5n } } as never, chain, { amount: 4n })).toThrow('exact/eip3009: the payment moves exactly its signed amount 5, not 4');
+    expect(() => exactEip3009.evmExecution!.directCall({ terms: { amount: 5n } } as never, chain, { amount: 4n })).toThrow('exact/eip3009: the payment moves exactly its signed amount 5, not 4');
   });
 });

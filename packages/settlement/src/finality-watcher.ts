@@ -1,6 +1,6 @@
 import type { AwaitingFinality, ChainTransactionRepository, ForeignExecutionWatch, SettlementBatchRepository, SettlementFinalityStore } from '@facilitator/db';
 import type { Logger } from '@facilitator/logging';
-import { withOurExecutor, type Execution, type MechanismChain } from '@facilitator/payment-mechanisms';
+import { evmExecutionOf, withOurExecutor, type Execution, type MechanismChain } from '@facilitator/payment-mechanisms';
 import { itemKey, itemOutcomes } from '@facilitator/evm-executor';
 import type { WebhookOutbox } from '@facilitator/webhooks';
 import { paymentOf } from './payment';
@@ -264,7 +264,7 @@ export class FinalityWatcher {
   private async executionOf(chainId: number, settlement: SettlementWithVerification): Promise<Exclude<Execution, { unattributed: string }> | undefined> {
     const { mechanism, parsed } = paymentOf(settlement);
     // our own executor's batches are told by their per-item logs, not taken for a stranger's contract
-    const found = await mechanism.findExecution(parsed, withOurExecutor(this.options.chain.mechanismChain(chainId), this.options.treasury));
+    const found = await evmExecutionOf(mechanism).findExecution(parsed, withOurExecutor(this.options.chain.mechanismChain(chainId), this.options.treasury));
     if (found && 'unattributed' in found) throw new Error(`settlement ${settlement.id}: who executed its payment cannot be told: ${found.unattributed}`);
     return found;
   }

@@ -98,9 +98,9 @@ describe('the payment a settlement executes', () => {
     expect(termsOf(part)).toMatchObject({ mechanism: UPTO_PERMIT2, amount: AMOUNT, sender: TREASURY });
     const call = directCallOf(part, chain);
     expect(call.sender).toBe(TREASURY);
-    const settled = uptoPermit2.directCall(paymentOf(part).parsed as never, chain, { amount: AMOUNT / 4n });
+    const settled = uptoPermit2.evmExecution!.directCall(paymentOf(part).parsed as never, chain, { amount: AMOUNT / 4n });
     expect(call.data).toBe(settled.data);
-    expect(call.data).not.toBe(uptoPermit2.directCall(paymentOf(part).parsed as never, chain, { amount: AMOUNT }).data);
+    expect(call.data).not.toBe(uptoPermit2.evmExecution!.directCall(paymentOf(part).parsed as never, chain, { amount: AMOUNT }).data);
     expect(directCallOf(uptoSettlementFixture(AMOUNT), chain).to).toBe(call.to);
     // a row for more than the payer signed, or for nothing, is never executed
     expect(() => paymentOf(uptoSettlementFixture(AMOUNT + 1n))).toThrow('is above the signed maximum');

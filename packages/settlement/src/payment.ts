@@ -1,5 +1,6 @@
 import {
   approvalFor,
+  evmExecutionOf,
   servedMechanismById,
   settleAmountProblem,
   type DirectCall,
@@ -59,7 +60,7 @@ export function termsOf(settlement: SettlementWithVerification): PaymentTerms {
  */
 export function directCallOf(settlement: SettlementWithVerification, chain: MechanismChain, withPermit = false): DirectCall {
   const { mechanism, parsed } = paymentOf(settlement);
-  return mechanism.directCall(parsed, chain, { amount: BigInt(settlement.amount), ...(withPermit ? { withPermit } : {}) });
+  return evmExecutionOf(mechanism).directCall(parsed, chain, { amount: BigInt(settlement.amount), ...(withPermit ? { withPermit } : {}) });
 }
 
 /**

@@ -44,13 +44,15 @@ export const exactEip3009: PaymentMechanism<ExactEip3009Payload> = {
   // no marker: a payload of no other mechanism's shape is EIP-3009's (the reference's default)
   payloadSchema: exactEip3009PayloadSchema,
   describe: () => ({ scheme: 'exact' }),
-  directCall(payment, chain, settle) {
-    // the token moves the signed value: an order for any other amount is refused, never settled as this one
-    amountToSettle(exactEip3009, payment.terms, settle);
-    return transferWithAuthorizationCall(payment, chain);
+  evmExecution: {
+    directCall(payment, chain, settle) {
+      // the token moves the signed value: an order for any other amount is refused, never settled as this one
+      amountToSettle(exactEip3009, payment.terms, settle);
+      return transferWithAuthorizationCall(payment, chain);
+    },
+    paidIn: paidByTransfers,
+    findExecution: authorizationUse,
   },
-  paidIn: paidByTransfers,
-  findExecution: authorizationUse,
   // its direct call is the token's own: the executor's `token`
   executor: { targets: (network) => ({ token: network.tokenAddress }) },
   storedFromColumns: storedAuthorizationOf,

@@ -59,14 +59,14 @@ describe('exact through EIP-3009, as settlement asks it', () => {
   });
 
   it('executes by the token\'s transferWithAuthorization, byte for byte as ethers encodes it', () => {
-    const call = exactEip3009.directCall(payment, new RecordingToken());
+    const call = exactEip3009.evmExecution!.directCall(payment, new RecordingToken());
     expect(call).toEqual({ to: network.tokenAddress, data: TRANSFER_DATA, gasKind: 'transferWithAuthorization' });
   });
 
   it('gives the token the inner signature of an ERC-6492 payer, whose wallet is deployed first', () => {
     const wrapped = wrapErc6492Signature('0x' + '66'.repeat(20), '0x1234', SIGNATURE);
     const payload = { ...payment.payload, signature: wrapped.toLowerCase() };
-    const call = exactEip3009.directCall({ ...payment, payload, signature: payload.signature }, new RecordingToken());
+    const call = exactEip3009.evmExecution!.directCall({ ...payment, payload, signature: payload.signature }, new RecordingToken());
     expect(call.data).toBe(TRANSFER_DATA);
   });
 
@@ -78,17 +78,17 @@ describe('exact through EIP-3009, as settlement asks it', () => {
       data: '0x' + value.toString(16).padStart(64, '0'),
     });
     const logs = [transfer(PAYER, PAYEE, 1_000_000n), transfer(PAYER, '0x' + '33'.repeat(20), 5n), transfer(PAYER, PAYEE, 7n, '0x' + '99'.repeat(20))];
-    expect(exactEip3009.paidIn(logs, payment, network)).toBe(1_000_000n);
-    expect(exactEip3009.paidIn(logs, payment, network)).toBe(paidBetween(logs, network.tokenAddress, PAYER, PAYEE));
+    expect(exactEip3009.evmExecution!.paidIn(logs, payment, network)).toBe(1_000_000n);
+    expect(exactEip3009.evmExecution!.paidIn(logs, payment, network)).toBe(paidBetween(logs, network.tokenAddress, PAYER, PAYEE));
   });
 
   it('finds an execution by the token\'s AuthorizationUsed, with what its transfer paid the payee', async () => {
     const token = new RecordingToken();
-    expect(await exactEip3009.findExecution(payment, token)).toBeUndefined();
+    expect(await exactEip3009.evmExecution!.findExecution(payment, token)).toBeUndefined();
     token.use = { transactionHash: '0xabc', blockNumber: 7, paidToMerchant: 1_000_000n, to: network.tokenAddress };
-    expect(await exactEip3009.findExecution(payment, token)).toEqual({ txHash: '0xabc', block: 7, to: network.tokenAddress, paidToPayee: 1_000_000n });
+    expect(await exactEip3009.evmExecution!.findExecution(payment, token)).toEqual({ txHash: '0xabc', block: 7, to: network.tokenAddress, paidToPayee: 1_000_000n });
     token.use = { transactionHash: '0xdef', blockNumber: 8, paidToMerchant: 0n };
-    expect(await exactEip3009.findExecution(payment, token)).toEqual({ txHash: '0xdef', block: 8, paidToPayee: 0n });
+    expect(await exactEip3009.evmExecution!.findExecution(payment, token)).toEqual({ txHash: '0xdef', block: 8, paidToPayee: 0n });
     expect(token.asked).toEqual(Array(3).fill(`findAuthorizationUse(${PAYER},${NONCE},${PAYEE})`));
   });
 });

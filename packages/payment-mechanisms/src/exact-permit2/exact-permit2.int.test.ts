@@ -53,9 +53,9 @@ it('executes by its direct call once: the nonce spent, the amount at the payee, 
   const p = await payment(0x1_00n + 7n, 250_000n);
   const payerBefore = await devnet.balanceOf(p.terms.payer);
   expect(await exactPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(false);
-  expect(await exactPermit2.findExecution(p, chain)).toBeUndefined();
+  expect(await exactPermit2.evmExecution!.findExecution(p, chain)).toBeUndefined();
 
-  const call = exactPermit2.directCall(p, chain);
+  const call = exactPermit2.evmExecution!.directCall(p, chain);
   expect(call.to).toBe(X402_EXACT_PERMIT2_PROXY);
   const receipt = await send(relayer, call);
   expect(receipt.status).toBe(1);
@@ -65,8 +65,8 @@ it('executes by its direct call once: the nonce spent, the amount at the payee, 
   expect(receipt.gasUsed).toBeLessThan(networkByChainId(84532)!.gasCaps.transfer);
 
   expect(await exactPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(true);
-  expect(exactPermit2.paidIn(receipt.logs, p, network())).toBe(250_000n);
-  expect(await exactPermit2.findExecution(p, chain)).toEqual({
+  expect(exactPermit2.evmExecution!.paidIn(receipt.logs, p, network())).toBe(250_000n);
+  expect(await exactPermit2.evmExecution!.findExecution(p, chain)).toEqual({
     txHash: receipt.hash,
     block: receipt.blockNumber,
     to: X402_EXACT_PERMIT2_PROXY,
@@ -83,9 +83,9 @@ it("finds a stranger's execution among the payer's other payments to the same pa
   const payee = Wallet.createRandom().address;
   const earlier = await payment(0x2_00n + 1n, 40_000n, payee);
   const ours = await payment(0x2_00n + 2n, 40_000n, payee);
-  await send(relayer, exactPermit2.directCall(earlier, chain));
-  const theirs = await send(stranger, exactPermit2.directCall(ours, chain));
-  expect(await exactPermit2.findExecution(ours, chain)).toEqual({ txHash: theirs.hash, block: theirs.blockNumber, to: X402_EXACT_PERMIT2_PROXY, paidToPayee: 40_000n });
+  await send(relayer, exactPermit2.evmExecution!.directCall(earlier, chain));
+  const theirs = await send(stranger, exactPermit2.evmExecution!.directCall(ours, chain));
+  expect(await exactPermit2.evmExecution!.findExecution(ours, chain)).toEqual({ txHash: theirs.hash, block: theirs.blockNumber, to: X402_EXACT_PERMIT2_PROXY, paidToPayee: 40_000n });
 });
 
 it('finds no execution of a nonce the payer invalidated: spent, but nothing paid', async () => {
@@ -94,6 +94,6 @@ it('finds no execution of a nonce the payer invalidated: spent, but nothing paid
   const permit2 = new Contract(PERMIT2_ADDRESS, ['function invalidateUnorderedNonces(uint256 wordPos, uint256 mask)'], payer);
   await (await permit2.invalidateUnorderedNonces(3n, 1n << 5n)).wait();
   expect(await exactPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(true);
-  expect(await exactPermit2.findExecution(p, chain)).toBeUndefined();
-  expect(await chain.estimate(relayer.address, exactPermit2.directCall(p, chain).data, X402_EXACT_PERMIT2_PROXY)).toMatchObject({ revert: expect.any(String) });
+  expect(await exactPermit2.evmExecution!.findExecution(p, chain)).toBeUndefined();
+  expect(await chain.estimate(relayer.address, exactPermit2.evmExecution!.directCall(p, chain).data, X402_EXACT_PERMIT2_PROXY)).toMatchObject({ revert: expect.any(String) });
 });

@@ -20,7 +20,7 @@ function proxySettle(chain: FakeContractReads, hash: string, calldata = settleCa
 }
 
 // Permit2's search makes none of the token's own calls
-const find = (chain: FakeContractReads) => exactPermit2.findExecution(payment, chain as unknown as MechanismChain);
+const find = (chain: FakeContractReads) => exactPermit2.evmExecution!.findExecution(payment, chain as unknown as MechanismChain);
 
 describe('finding who executed a Permit2 payment', () => {
   it('answers none, without searching, while its nonce is free: every execution spends it', async () => {
@@ -114,7 +114,7 @@ describe("a Permit2 payment our own settlement executor ran (the EIP-7702 treasu
     });
     chain.mine({ hash, to: TREASURY, data: '0xdeadbeef', logs });
   }
-  const findWithExecutor = (chain: FakeContractReads) => exactPermit2.findExecution(payment, Object.assign(chain, { executor: TREASURY }) as unknown as MechanismChain);
+  const findWithExecutor = (chain: FakeContractReads) => exactPermit2.evmExecution!.findExecution(payment, Object.assign(chain, { executor: TREASURY }) as unknown as MechanismChain);
 
   it("is the item of our batch for this payer and nonce that settled, paying what that item's transfer paid", async () => {
     const chain = chainWith((c) => {

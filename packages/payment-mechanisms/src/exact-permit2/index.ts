@@ -1,5 +1,6 @@
 import { tokenSignature } from '@facilitator/evm-chain';
-import type { PaymentMechanism } from '../mechanism';
+import type { MechanismChain } from '../chain-port';
+import type { DirectCall, ParsedPayment, PaymentMechanism, SettleOrder } from '../mechanism';
 import { X402_EXACT_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2Fingerprint } from '../permit2/fingerprint';
 import { permitWitnessDigest, structHash } from '../permit2/eip712';
@@ -30,8 +31,10 @@ const WITNESS_TYPE = 'Witness(address to,uint256 validAfter)';
  * from a relayer.
  */
 export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
-  ...permit2ProxyMembers(EXACT_PROXY, (p, separator) =>
-    permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
+  ...permit2ProxyMembers(
+    EXACT_PROXY,
+    (p, separator) => permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { uint: p.validAfter }])),
+    exactProxyCall,
   ),
   id: EXACT_PERMIT2,
   family: 'evm',
@@ -48,18 +51,20 @@ export const exactPermit2: PaymentMechanism<ExactPermit2Payload> = {
   payloadMarker: exactPermit2PayloadMarker,
   x402: { reasons: EXACT_PERMIT2_X402_REASONS, extensions: [EIP2612_GAS_SPONSORING_EXTENSION] },
   describe: () => ({ scheme: 'exact' }),
-  directCall(payment, _chain, settle) {
-    // the exact proxy moves the permitted amount whole: an order for any other amount is refused
-    amountToSettle(exactPermit2, payment.terms, settle);
-    const permit = permitToSend(payment.payload, settle);
-    return {
-      to: X402_EXACT_PERMIT2_PROXY,
-      // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
-      data: settleCalldata(payment.payload, tokenSignature(payment.payload.signature), permit),
-      gasKind: permit ? 'x402ExactPermit2Proxy.settleWithPermit' : 'x402ExactPermit2Proxy.settle',
-    };
-  },
 };
+
+/** the exact proxy's settle call: it moves the permitted amount whole */
+function exactProxyCall(payment: ParsedPayment<ExactPermit2Payload>, _chain: MechanismChain, settle?: SettleOrder): DirectCall {
+  // the exact proxy moves the permitted amount whole: an order for any other amount is refused
+  amountToSettle(exactPermit2, payment.terms, settle);
+  const permit = permitToSend(payment.payload, settle);
+  return {
+    to: X402_EXACT_PERMIT2_PROXY,
+    // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
+    data: settleCalldata(payment.payload, tokenSignature(payment.payload.signature), permit),
+    gasKind: permit ? 'x402ExactPermit2Proxy.settleWithPermit' : 'x402ExactPermit2Proxy.settle',
+  };
+}
 
 const parsedOf = (p: ExactPermit2Payload) => permit2PaymentOf(EXACT_PERMIT2, 'exact', p);
 

@@ -27,10 +27,10 @@ describe("the exact proxy's calldata", () => {
     const payment = permit2Payment();
     // the calldata is the payload's alone: nothing is read
     const chain = {} as MechanismChain;
-    expect(exactPermit2.directCall(payment, chain)).toEqual({ to: X402_EXACT_PERMIT2_PROXY, data: settleCalldata(payment.payload, SIGNATURE), gasKind: 'x402ExactPermit2Proxy.settle' });
+    expect(exactPermit2.evmExecution!.directCall(payment, chain)).toEqual({ to: X402_EXACT_PERMIT2_PROXY, data: settleCalldata(payment.payload, SIGNATURE), gasKind: 'x402ExactPermit2Proxy.settle' });
     const wrapped = wrapErc6492Signature('0x' + '66'.repeat(20), '0x1234', SIGNATURE).toLowerCase();
     const deployedFirst = permit2Payment({ signature: wrapped });
-    expect(exactPermit2.directCall(deployedFirst, chain).data).toBe(proxy.encodeFunctionData('settle', ethersArgs(payment.payload, SIGNATURE)));
+    expect(exactPermit2.evmExecution!.directCall(deployedFirst, chain).data).toBe(proxy.encodeFunctionData('settle', ethersArgs(payment.payload, SIGNATURE)));
   });
 
   it('reads the owner, nonce and transfer of a settle and of a settleWithPermit', () => {

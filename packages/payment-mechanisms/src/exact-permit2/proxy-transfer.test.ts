@@ -3,7 +3,7 @@ import { AMOUNT, PAYEE, PAYER, permit2Payment, settledLog, transferLog } from '.
 import { exactPermit2 } from '.';
 
 const payment = permit2Payment();
-const paid = (logs: Parameters<typeof exactPermit2.paidIn>[0]) => exactPermit2.paidIn(logs, payment, { chainId: 84532, tokenAddress: payment.payload.token });
+const paid = (logs: Parameters<NonNullable<typeof exactPermit2.evmExecution>['paidIn']>[0]) => exactPermit2.evmExecution!.paidIn(logs, payment, { chainId: 84532, tokenAddress: payment.payload.token });
 const OTHER = '0x' + '77'.repeat(20);
 
 describe('what a Permit2 payment paid its payee, from a transaction\'s logs', () => {

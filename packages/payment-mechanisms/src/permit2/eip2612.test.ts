@@ -154,22 +154,22 @@ describe("x402's eip2612GasSponsoring: the payer's EIP-2612 permit for Permit2",
     const permit2612 = { value: permit.value, deadline: permit.deadline, r: '0x' + sig.slice(0, 64), s: '0x' + sig.slice(64, 128), v: parseInt(sig.slice(128), 16) };
     const p = parsed.payload;
     const args = [{ permitted: { token: p.token, amount: p.amount }, nonce: p.nonce, deadline: p.deadline }, p.from, { to: p.to, validAfter: p.validAfter }, p.signature];
-    const call = exactPermit2.directCall(parsed, {} as never, { amount: p.amount, withPermit: true });
+    const call = exactPermit2.evmExecution!.directCall(parsed, {} as never, { amount: p.amount, withPermit: true });
     expect(call).toEqual({
       to: X402_EXACT_PERMIT2_PROXY,
       data: new Interface(x402ExactPermit2ProxyABI as never).encodeFunctionData('settleWithPermit', [permit2612, ...args]),
       gasKind: 'x402ExactPermit2Proxy.settleWithPermit',
     });
     // without the order, the call is settle, as before
-    expect(exactPermit2.directCall(parsed, {} as never).data).toBe(new Interface(x402ExactPermit2ProxyABI as never).encodeFunctionData('settle', args));
+    expect(exactPermit2.evmExecution!.directCall(parsed, {} as never).data).toBe(new Interface(x402ExactPermit2ProxyABI as never).encodeFunctionData('settle', args));
 
     const upto = { ...uptoPayment(), payload: { ...uptoPayment().payload, permit } };
     const u = upto.payload;
     const uptoArgs = [{ permitted: { token: u.token, amount: u.amount }, nonce: u.nonce, deadline: u.deadline }, 7n, u.from, { to: u.to, facilitator: u.facilitator, validAfter: u.validAfter }, u.signature];
-    expect(uptoPermit2.directCall(upto, {} as never, { amount: 7n, withPermit: true }).data).toBe(
+    expect(uptoPermit2.evmExecution!.directCall(upto, {} as never, { amount: 7n, withPermit: true }).data).toBe(
       new Interface(x402UptoPermit2ProxyABI as never).encodeFunctionData('settleWithPermit', [permit2612, ...uptoArgs]),
     );
     // a payment without a permit cannot be sent with one
-    expect(() => uptoPermit2.directCall(uptoPayment(), {} as never, { amount: 7n, withPermit: true })).toThrow(/carries none/);
+    expect(() => uptoPermit2.evmExecution!.directCall(uptoPayment(), {} as never, { amount: 7n, withPermit: true })).toThrow(/carries none/);
   });
 });

@@ -12,7 +12,7 @@ function proxySettle(chain: FakeContractReads, hash: string, value: bigint, call
   chain.mine({ hash, to: X402_UPTO_PERMIT2_PROXY, data: calldata, logs: [transferLog(PAYER, PAYEE, value, 0), settledLog(1, 'Settled()', X402_UPTO_PERMIT2_PROXY)] });
 }
 
-const find = (chain: FakeContractReads) => uptoPermit2.findExecution(payment, chain as unknown as MechanismChain);
+const find = (chain: FakeContractReads) => uptoPermit2.evmExecution!.findExecution(payment, chain as unknown as MechanismChain);
 
 describe('finding who executed an upto payment', () => {
   it('answers none while its nonce is free', async () => {

@@ -1,6 +1,7 @@
 import { tokenSignature } from '@facilitator/evm-chain';
 import { getAddress } from 'ethers';
-import type { PaymentMechanism } from '../mechanism';
+import type { MechanismChain } from '../chain-port';
+import type { DirectCall, ParsedPayment, PaymentMechanism, SettleOrder } from '../mechanism';
 import { X402_UPTO_PERMIT2_PROXY } from '../permit2/addresses';
 import { permit2Fingerprint } from '../permit2/fingerprint';
 import { permitWitnessDigest, structHash } from '../permit2/eip712';
@@ -33,9 +34,12 @@ const WITNESS_TYPE = 'Witness(address to,address facilitator,uint256 validAfter)
  * `extra.facilitatorAddress`), and settlement sends its call from it (docs/decisions.md, "`upto` served").
  */
 export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
-  ...permit2ProxyMembers(UPTO_PROXY, (p, separator) =>
-    permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { address: p.facilitator }, { uint: p.validAfter }])),
+  ...permit2ProxyMembers(
+    UPTO_PROXY,
+    (p, separator) => permitWitnessDigest(separator, p, WITNESS_TYPE, structHash(WITNESS_TYPE, [{ address: p.to }, { address: p.facilitator }, { uint: p.validAfter }])),
+    uptoProxyCall,
   ),
+
   id: UPTO_PERMIT2,
   family: 'evm',
   scheme: 'upto',
@@ -52,19 +56,21 @@ export const uptoPermit2: PaymentMechanism<UptoPermit2Payload> = {
   x402: { reasons: UPTO_PERMIT2_X402_REASONS, extensions: [EIP2612_GAS_SPONSORING_EXTENSION] },
   // the sender clients must name in the witness, as the reference's getExtra gives it (checksummed)
   describe: (_network, facilitator) => ({ scheme: 'upto', extra: { facilitatorAddress: getAddress(facilitator) } }),
-  directCall(payment, _chain, settle) {
-    const amount = amountToSettle(uptoPermit2, payment.terms, settle);
-    const permit = permitToSend(payment.payload, settle);
-    return {
-      to: X402_UPTO_PERMIT2_PROXY,
-      // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
-      data: uptoSettleCalldata(payment.payload, amount, tokenSignature(payment.payload.signature), permit),
-      gasKind: permit ? 'x402UptoPermit2Proxy.settleWithPermit' : 'x402UptoPermit2Proxy.settle',
-      // the proxy reverts (UnauthorizedFacilitator) a call from anyone but the witness's facilitator
-      sender: payment.terms.sender,
-    };
-  },
 };
+
+/** the upto proxy's settle call: the amount the merchant names, at most the permitted one, from the witness's facilitator */
+function uptoProxyCall(payment: ParsedPayment<UptoPermit2Payload>, _chain: MechanismChain, settle?: SettleOrder): DirectCall {
+  const amount = amountToSettle(uptoPermit2, payment.terms, settle);
+  const permit = permitToSend(payment.payload, settle);
+  return {
+    to: X402_UPTO_PERMIT2_PROXY,
+    // Permit2 knows nothing of ERC-6492: the wallet, deployed first, checks its own signature
+    data: uptoSettleCalldata(payment.payload, amount, tokenSignature(payment.payload.signature), permit),
+    gasKind: permit ? 'x402UptoPermit2Proxy.settleWithPermit' : 'x402UptoPermit2Proxy.settle',
+    // the proxy reverts (UnauthorizedFacilitator) a call from anyone but the witness's facilitator
+    sender: payment.terms.sender,
+  };
+}
 
 const parsedOf = (p: UptoPermit2Payload) => permit2PaymentOf(UPTO_PERMIT2, 'upto', p, p.facilitator);
 

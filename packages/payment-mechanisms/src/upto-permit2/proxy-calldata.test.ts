@@ -32,7 +32,7 @@ describe("the upto proxy's calldata", () => {
 
   it('is the direct call: the amount ordered, sent only by the facilitator the payer named', () => {
     const payment = uptoPayment();
-    const call = uptoPermit2.directCall(payment, chain, { amount: 400_000n });
+    const call = uptoPermit2.evmExecution!.directCall(payment, chain, { amount: 400_000n });
     expect(call).toEqual({ to: X402_UPTO_PERMIT2_PROXY, data: uptoSettleCalldata(payment.payload, 400_000n, SIGNATURE), gasKind: 'x402UptoPermit2Proxy.settle', sender: FACILITATOR });
     const args = double.decodeFunctionData('settle', call.data);
     expect(args.amount).toBe(400_000n);
@@ -42,19 +42,19 @@ describe("the upto proxy's calldata", () => {
     expect(args.witness.facilitator.toLowerCase()).toBe(FACILITATOR);
     expect(args.signature).toBe(SIGNATURE);
     // the whole maximum is an amount like any other
-    expect(double.decodeFunctionData('settle', uptoPermit2.directCall(payment, chain, { amount: AMOUNT }).data).amount).toBe(AMOUNT);
+    expect(double.decodeFunctionData('settle', uptoPermit2.evmExecution!.directCall(payment, chain, { amount: AMOUNT }).data).amount).toBe(AMOUNT);
   });
 
   it('refuses to build a call without an amount, of nothing, or above the maximum: never the maximum by default', () => {
     const payment = uptoPayment();
-    expect(() => uptoPermit2.directCall(payment, chain)).toThrow('needs the amount to settle');
-    expect(() => uptoPermit2.directCall(payment, chain, { amount: 0n })).toThrow('more than 0');
-    expect(() => uptoPermit2.directCall(payment, chain, { amount: AMOUNT + 1n })).toThrow('above the signed maximum');
+    expect(() => uptoPermit2.evmExecution!.directCall(payment, chain)).toThrow('needs the amount to settle');
+    expect(() => uptoPermit2.evmExecution!.directCall(payment, chain, { amount: 0n })).toThrow('more than 0');
+    expect(() => uptoPermit2.evmExecution!.directCall(payment, chain, { amount: AMOUNT + 1n })).toThrow('above the signed maximum');
   });
 
   it("gives an ERC-6492 payer's inner signature: its wallet is deployed first", () => {
     const wrapped = wrapErc6492Signature('0x' + '66'.repeat(20), '0x1234', SIGNATURE).toLowerCase();
-    const call = uptoPermit2.directCall(uptoPayment({ signature: wrapped }), chain, { amount: 1n });
+    const call = uptoPermit2.evmExecution!.directCall(uptoPayment({ signature: wrapped }), chain, { amount: 1n });
     expect(double.decodeFunctionData('settle', call.data).signature).toBe(SIGNATURE);
   });
 

@@ -3,7 +3,7 @@ import { AMOUNT, PAYEE, PAYER, settledLog, transferLog, uptoPayment } from '../t
 import { uptoPermit2 } from '.';
 
 const payment = uptoPayment();
-const paid = (logs: Parameters<typeof uptoPermit2.paidIn>[0]) => uptoPermit2.paidIn(logs, payment, { chainId: 84532, tokenAddress: payment.payload.token });
+const paid = (logs: Parameters<NonNullable<typeof uptoPermit2.evmExecution>['paidIn']>[0]) => uptoPermit2.evmExecution!.paidIn(logs, payment, { chainId: 84532, tokenAddress: payment.payload.token });
 const settled = (index: number, event: 'Settled()' | 'SettledWithPermit()' = 'Settled()') => settledLog(index, event, X402_UPTO_PERMIT2_PROXY);
 const OTHER = '0x' + '77'.repeat(20);
 

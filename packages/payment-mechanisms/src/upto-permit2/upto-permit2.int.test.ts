@@ -61,11 +61,11 @@ it("executes by its facilitator's direct call once, for the amount ordered: that
   const p = await payment(0x4_00n + 7n, 250_000n);
   const payerBefore = await devnet.balanceOf(p.terms.payer);
   expect(await uptoPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(false);
-  expect(await uptoPermit2.findExecution(p, chain)).toBeUndefined();
+  expect(await uptoPermit2.evmExecution!.findExecution(p, chain)).toBeUndefined();
   expect(uptoPermit2.approval).toBeDefined();
   expect((await uptoPermit2.approval!.read(p, chain)).allowance).toBeGreaterThanOrEqual(p.terms.amount);
 
-  const call = uptoPermit2.directCall(p, chain, { amount: 150_000n });
+  const call = uptoPermit2.evmExecution!.directCall(p, chain, { amount: 150_000n });
   expect(call).toMatchObject({ to: X402_UPTO_PERMIT2_PROXY, sender: facilitator.address.toLowerCase(), gasKind: 'x402UptoPermit2Proxy.settle' });
 
   // anyone but the facilitator the payer named is refused by the proxy, before anything moves
@@ -81,11 +81,11 @@ it("executes by its facilitator's direct call once, for the amount ordered: that
   expect(receipt.gasUsed).toBeLessThan(networkByChainId(84532)!.gasCaps.transfer);
 
   expect(await uptoPermit2.nonce!.isUsed(p.terms.nonce, chain)).toBe(true);
-  expect(uptoPermit2.paidIn(receipt.logs, p, network())).toBe(150_000n);
-  expect(await uptoPermit2.findExecution(p, chain)).toEqual({ txHash: receipt.hash, block: receipt.blockNumber, to: X402_UPTO_PERMIT2_PROXY, paidToPayee: 150_000n });
+  expect(uptoPermit2.evmExecution!.paidIn(receipt.logs, p, network())).toBe(150_000n);
+  expect(await uptoPermit2.evmExecution!.findExecution(p, chain)).toEqual({ txHash: receipt.hash, block: receipt.blockNumber, to: X402_UPTO_PERMIT2_PROXY, paidToPayee: 150_000n });
 
   // a second execution reverts (Permit2's InvalidNonce), even for the rest of the maximum
-  const rest = uptoPermit2.directCall(p, chain, { amount: 100_000n });
+  const rest = uptoPermit2.evmExecution!.directCall(p, chain, { amount: 100_000n });
   expect(await chain.estimate(facilitator.address, rest.data, rest.to)).toMatchObject(customError('InvalidNonce()'));
   expect(await chain.estimate(facilitator.address, call.data, call.to)).toMatchObject(customError('InvalidNonce()'));
   await expect(send(facilitator, rest)).rejects.toThrow();
@@ -96,9 +96,9 @@ it('settles the whole maximum when that is the amount ordered, and finds it amon
   const payee = Wallet.createRandom().address;
   const earlier = await payment(0x5_00n + 1n, 40_000n, payee);
   const ours = await payment(0x5_00n + 2n, 40_000n, payee);
-  await send(facilitator, uptoPermit2.directCall(earlier, chain, { amount: 39_999n }));
-  const receipt = await send(facilitator, uptoPermit2.directCall(ours, chain, { amount: 40_000n }));
+  await send(facilitator, uptoPermit2.evmExecution!.directCall(earlier, chain, { amount: 39_999n }));
+  const receipt = await send(facilitator, uptoPermit2.evmExecution!.directCall(ours, chain, { amount: 40_000n }));
   expect(await devnet.balanceOf(payee)).toBe(79_999n);
-  expect(await uptoPermit2.findExecution(ours, chain)).toEqual({ txHash: receipt.hash, block: receipt.blockNumber, to: X402_UPTO_PERMIT2_PROXY, paidToPayee: 40_000n });
-  expect(await uptoPermit2.findExecution(earlier, chain)).toMatchObject({ paidToPayee: 39_999n });
+  expect(await uptoPermit2.evmExecution!.findExecution(ours, chain)).toEqual({ txHash: receipt.hash, block: receipt.blockNumber, to: X402_UPTO_PERMIT2_PROXY, paidToPayee: 40_000n });
+  expect(await uptoPermit2.evmExecution!.findExecution(earlier, chain)).toMatchObject({ paidToPayee: 39_999n });
 });

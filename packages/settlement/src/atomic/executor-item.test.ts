@@ -7,7 +7,7 @@ import { executorCallOf } from './executor-item';
 const chain = new FakeChain();
 const network = { chainId: CHAIN_ID, tokenAddress: chain.tokenAddress };
 /** the item's call of a payment's direct call for `amount`, as `directCallOf` builds it for a settlement */
-const itemCall = ({ mechanism, parsed }: SettlementPayment, amount: bigint) => executorCallOf(mechanism.directCall(parsed, chain, { amount }), network, TREASURY);
+const itemCall = ({ mechanism, parsed }: SettlementPayment, amount: bigint) => executorCallOf(mechanism.evmExecution!.directCall(parsed, chain, { amount }), network, TREASURY);
 
 /** An upto payment of a maximum of AMOUNT whose witness names `facilitator` (the only sender its proxy accepts). */
 function upto(facilitator: string): SettlementPayment {
@@ -51,7 +51,7 @@ describe("an executor item's call", () => {
 
   it('does not exist for a call to any other contract: the executor would refuse it', () => {
     const payment = paymentOf(settlementFixture());
-    const elsewhere = { ...payment.mechanism, directCall: () => ({ to: '0x' + '99'.repeat(20), data: '0x', gasKind: 'transferWithAuthorization' as const }) };
+    const elsewhere = { ...payment.mechanism, evmExecution: { ...payment.mechanism.evmExecution!, directCall: () => ({ to: '0x' + '99'.repeat(20), data: '0x', gasKind: 'transferWithAuthorization' as const }) } };
     expect(itemCall({ mechanism: elsewhere, parsed: payment.parsed }, AMOUNT)).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import { evmExecutionOf } from '@facilitator/payment-mechanisms';
 import { mechanismNetworkOf, paymentOf } from '../payment';
 import type { Step } from '../step';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
@@ -16,7 +17,7 @@ export const confirmTransfer: Step = async (ctx) => {
   // never from a receipt's status alone (a call that succeeds and moves nothing, e.g. to a proxy missing on
   // this chain, must not tell a merchant it was paid)
   const { mechanism, parsed } = paymentOf(settlement);
-  const paid = mechanism.paidIn(outcome.logs, parsed, mechanismNetworkOf(ctx));
+  const paid = evmExecutionOf(mechanism).paidIn(outcome.logs, parsed, mechanismNetworkOf(ctx));
   // the settlement's own amount: the signed one, or what the merchant settles of an upto maximum
   const amount = BigInt(settlement.amount);
   if (paid < amount) {

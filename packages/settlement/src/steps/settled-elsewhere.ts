@@ -1,4 +1,4 @@
-import { withOurExecutor } from '@facilitator/payment-mechanisms';
+import { evmExecutionOf, withOurExecutor } from '@facilitator/payment-mechanisms';
 import { paymentOf } from '../payment';
 import { PaymentOutcomeUnknownError } from '../payment-outcome-unknown';
 import type { StepContext } from '../step';
@@ -75,7 +75,7 @@ export async function executionOf(
 ): Promise<{ execution?: { txHash: string; to?: string }; paidElsewhere: boolean; byOurExecutor: boolean }> {
   const { mechanism, parsed } = paymentOf(ctx.settlement);
   // our own executor's batches are told by their per-item logs, not taken for a stranger's contract
-  const found = await mechanism.findExecution(parsed, withOurExecutor(ctx.network.usdc, ctx.signers.treasury));
+  const found = await evmExecutionOf(mechanism).findExecution(parsed, withOurExecutor(ctx.network.usdc, ctx.signers.treasury));
   if (found && 'unattributed' in found) throw new PaymentOutcomeUnknownError(ctx.settlement.id, found.unattributed);
   return {
     execution: found,
