@@ -96,9 +96,11 @@ export async function prepareBaselineTree(commit: string): Promise<BaselineTree>
     built = true;
   } else log(`baseline: reusing the build of ${short} at ${dir}`);
   const buildSeconds = Math.round((Date.now() - started) / 1000);
-  // the tree's own devnet: the settlement executor and USDC set-up that build expects
+  // the tree's own devnet: the settlement executor and USDC set-up that build expects (`packages/devnet` in a
+  // tree older than the packages named by family)
+  const devnetPackage = existsSync(path.join(dir, 'packages/evm-devnet')) ? 'packages/evm-devnet' : 'packages/devnet';
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const devnet = require(path.join(dir, 'packages/evm-devnet/dist/index.js')) as DevnetModule;
+  const devnet = require(path.join(dir, devnetPackage, 'dist/index.js')) as DevnetModule;
   return {
     tree: {
       label: short,
