@@ -70,8 +70,9 @@ describe.each(targets)('on %s', (_backend, target) => {
       await waitFor('the sent settlement ran again', () => ran.filter((r) => r === 'stl_sent').length === 2);
       const newRunBefore = ran.slice(1, ran.lastIndexOf('stl_sent')).length;
       // at most the new settlements already running, or taken while the job was being promoted (a queue round
-      // trip, slow on a loaded machine), ran before it: without the priorities all 30 do
-      expect(newRunBefore).toBeLessThanOrEqual(5);
+      // trip of a few of their 60 ms each, more on a loaded machine: 8 were seen on a busy 2-core host), ran
+      // before it; without the priorities it waits behind all 30
+      expect(newRunBefore).toBeLessThan(15);
       await waitFor('every new settlement ran', () => ran.length === 32);
     } finally {
       await worker.close();
