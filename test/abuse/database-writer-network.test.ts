@@ -7,9 +7,8 @@
 // settles none (their unit tests: payment-key.test.ts, settlement-machine.test.ts).
 // Real USDC on anvil, the compiled worker (holding the treasury key, sequential path), the API in process.
 import { randomBytes } from 'node:crypto';
+import { asApiRole } from './api-role';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from 'pg';
-import { grantApiRole } from '@facilitator/db';
 import { startTestStack, PRICE_UNITS, type TestStack } from '../support/test-stack';
 import { abuseReport } from './abuse-report';
 
@@ -25,23 +24,6 @@ afterAll(async () => {
 
 const SOLANA_DEVNET = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
 
-async function asApiRole(): Promise<{ client: Client; drop(): Promise<void> }> {
-  const role = `facilitator_api_${randomBytes(4).toString('hex')}`;
-  await grantApiRole(stack.db.url, { role });
-  const roleUrl = new URL(stack.db.url);
-  roleUrl.username = role;
-  roleUrl.password = '';
-  const client = new Client({ connectionString: roleUrl.toString() });
-  await client.connect();
-  return {
-    client,
-    drop: async () => {
-      await client.end().catch(() => undefined);
-      await stack.db.prisma.$executeRawUnsafe(`DROP OWNED BY ${role}`);
-      await stack.db.prisma.$executeRawUnsafe(`DROP ROLE ${role}`);
-    },
-  };
-}
 
 async function settlementOf(verificationId: string): Promise<string | undefined> {
   for (let i = 0; i < 100; i++) {
@@ -77,7 +59,7 @@ it("(insider, network) a verification copied with another network than its chain
   await stack.http.post('/v1/settle').send({ verification_id: honestVerification, destination_address: merchant.address });
   const honest = await settlementOf(honestVerification);
 
-  const api = await asApiRole();
+  const api = await asApiRole(stack);
   const copies: Record<string, string> = { [SOLANA_DEVNET]: `ver_copy${randomBytes(12).toString('hex')}`, 'eip155:1': `ver_copy${randomBytes(12).toString('hex')}` };
   const refusals: Record<string, string> = {};
   try {

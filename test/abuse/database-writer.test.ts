@@ -9,6 +9,7 @@
 // database role (npm run db:api-role) cannot write batch, item or transaction rows at all.
 // Real USDC on anvil, the compiled worker (holding the treasury key), the API in process.
 import { randomBytes } from 'node:crypto';
+import { asApiRole } from './api-role';
 import { Interface, Wallet, hexlify } from 'ethers';
 import { Client } from 'pg';
 import supertest from 'supertest';
@@ -236,24 +237,6 @@ it("(insider 1) the API's database role: it serves verify and settle, and cannot
   }
 }, 120_000);
 
-/** A connection as the API's own database role (npm run db:api-role), and how to drop the role afterwards. */
-async function asApiRole(): Promise<{ client: Client; drop(): Promise<void> }> {
-  const role = `facilitator_api_${randomBytes(4).toString('hex')}`;
-  await grantApiRole(stack.db.url, { role });
-  const roleUrl = new URL(stack.db.url);
-  roleUrl.username = role;
-  roleUrl.password = '';
-  const client = new Client({ connectionString: roleUrl.toString() });
-  await client.connect();
-  return {
-    client,
-    drop: async () => {
-      await client.end().catch(() => undefined);
-      await stack.db.prisma.$executeRawUnsafe(`DROP OWNED BY ${role}`);
-      await stack.db.prisma.$executeRawUnsafe(`DROP ROLE ${role}`);
-    },
-  };
-}
 
 it('(insider 1) settlement rows the API role inserts straight into collect_fee: the treasury charges no fee for them', async () => {
   const report = abuseReport(
@@ -270,7 +253,7 @@ it('(insider 1) settlement rows the API role inserts straight into collect_fee: 
   const real = (await settlementOf(v.body.verification_id)).id;
   const genuine = await finalState(real);
 
-  const api = await asApiRole();
+  const api = await asApiRole(stack);
   const allowanceBefore = await stack.devnet.allowance(merchant.address, treasury.address);
   const forged: string[] = [];
   try {
@@ -363,7 +346,7 @@ it("(insider 1) a webhook_events row the API role inserts: the worker signs and 
   const genuineId = await eventOf(genuine.body.verification_id);
   const redirectedId = await eventOf(redirected.body.verification_id);
 
-  const api = await asApiRole();
+  const api = await asApiRole(stack);
   const forgedId = `evt_forged${randomBytes(12).toString('hex')}`;
   const forged = { event_type: 'settlement.settled', event_id: forgedId, settlement_id: 'stl_never_existed', status: 'settled', data: { amount: '1000000000' }, merchant_address: merchant };
   try {
